@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    // Builds and deployments run real package managers and processes.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    // Two cores: more parallel builds only make each slower.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});

@@ -1,0 +1,156 @@
+import type { EnvSource, PlanEnvironment, PlanVariable, ShadowedVariable } from '../plan/schema.js';
+import { assertValidVariableName } from './names.js';
+import type { Assignment } from './assignments.js';
+import { Redactor } from './secrets.js';
+
+/**
+ * The run environment is made of three sets (specification, "Environment"):
+ * the application's variables, those of linked add-ons and linked applications,
+ * and those the service defines. Buildpacks may add defaults that apply only
+ * when no set defines the name (e.g. WEB_CONCURRENCY).
+ *
+ * Precedence, strongest first:
+ *   1. service       — PORT, INSTANCE_NUMBER… describe the instance; an app cannot move its own port.
+ *   2. application   — what the user set explicitly wins over what a link injected.
+ *   3. addon         — linked add-ons and applications, in link order; a later link wins over an earlier one.
+ *   4. buildpack-default — filled only when absent.
+ */
+export const ENV_PRECEDENCE: readonly EnvSource[] = ['service', 'application', 'addon', 'buildpack-default'];
+
+export interface LinkedVariables {
+  /** Add-on or linked application name, e.g. "redis-main". */
+  readonly name: string;
+  readonly kind?: 'addon' | 'application';
+  readonly variables: Readonly<Record<string, string>>;
+}
+
+export interface EnvironmentInput {
+  /** A name → value map, or assignments that remember where each was read (file and line, option). */
+  readonly application?: Readonly<Record<string, string>> | readonly Assignment[];
+  readonly links?: readonly LinkedVariables[];
+  readonly service?: Readonly<Record<string, string>>;
+}
+
+export interface EnvEntry {
+  readonly name: string;
+  readonly value: string;
+  readonly source: EnvSource;
+  readonly origin: string;
+  readonly secret: boolean;
+}
+
+/**
+ * The assembled environment. Values (secrets included) stay in memory for
+ * execution; `toPlan()` gives the serialisable view without secret values.
+ */
+export class Environment {
+  private readonly entries = new Map<string, EnvEntry>();
+  private readonly shadowedList: ShadowedVariable[] = [];
+  readonly redactor = new Redactor();
+
+  /** Adds a variable at `source`; records whichever definition loses. */
+  put(name: string, value: string, source: EnvSource, origin: string): void {
+    const secret = this.redactor.addVariable(name, value);
+    const incoming: EnvEntry = { name, value, source, origin, secret };
+    const existing = this.entries.get(name);
+    if (existing === undefined) {
+      this.entries.set(name, incoming);
+      return;
+    }
+    const rank = (s: EnvSource) => ENV_PRECEDENCE.indexOf(s);
+    // Equal rank: the later definition wins (link order; later lines of a file).
+    const incomingWins = rank(incoming.source) <= rank(existing.source);
+    const [kept, hidden] = incomingWins ? [incoming, existing] : [existing, incoming];
+    this.entries.set(name, kept);
+    if (kept.source === 'buildpack-default' || hidden.source === 'buildpack-default') return;
+    if (kept.source === hidden.source && kept.origin === hidden.origin) return;
+    this.shadowedList.push({
+      name,
+      kept: { source: kept.source, origin: kept.origin },
+      hidden: { source: hidden.source, origin: hidden.origin },
+      reason:
+        kept.source === hidden.source
+          ? `both come from ${kept.source} variables; the later one (${kept.origin}) wins`
+          : `${kept.source} variables take precedence over ${hidden.source} variables`,
+    });
+  }
+
+  /** Adds a buildpack default unless some source already defines the name. Returns whether it was added. */
+  putDefault(name: string, value: string, origin: string): boolean {
+    if (this.entries.has(name)) return false;
+    this.put(name, value, 'buildpack-default', origin);
+    return true;
+  }
+
+  get(name: string): string | undefined {
+    return this.entries.get(name)?.value;
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  entry(name: string): EnvEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  /** Every variable, sorted by name. */
+  list(): EnvEntry[] {
+    return [...this.entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Plain name → value map, for spawning processes. */
+  toRecord(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const e of this.entries.values()) out[e.name] = e.value;
+    return out;
+  }
+
+  get shadowed(): readonly ShadowedVariable[] {
+    return this.shadowedList;
+  }
+
+  toPlan(): PlanEnvironment {
+    const variables: PlanVariable[] = this.list().map((e) => ({
+      name: e.name,
+      source: e.source,
+      origin: e.origin,
+      secret: e.secret,
+      ...(e.secret ? {} : { value: e.value }),
+    }));
+    return { precedence: [...ENV_PRECEDENCE], variables, shadowed: [...this.shadowedList] };
+  }
+
+  /** A copy, so that a planner can add defaults without touching the caller's environment. */
+  clone(): Environment {
+    const copy = new Environment();
+    for (const e of this.entries.values()) copy.put(e.name, e.value, e.source, e.origin);
+    copy.shadowedList.push(...this.shadowedList);
+    return copy;
+  }
+}
+
+/** Builds the environment from the three sets, validating every name. */
+export function assembleEnvironment(input: EnvironmentInput): Environment {
+  const env = new Environment();
+  // Weakest first, so that `put` records what each stronger set shadows.
+  for (const link of input.links ?? []) {
+    const origin = `${link.kind ?? 'addon'} ${link.name}`;
+    for (const [name, value] of Object.entries(link.variables)) {
+      assertValidVariableName(name, origin);
+      env.put(name, value, 'addon', origin);
+    }
+  }
+  const application: readonly Assignment[] = Array.isArray(input.application)
+    ? input.application
+    : Object.entries(input.application ?? {}).map(([name, value]) => ({ name, value, origin: 'application variables' }));
+  for (const { name, value, origin } of application) {
+    assertValidVariableName(name, origin);
+    env.put(name, value, 'application', origin);
+  }
+  for (const [name, value] of Object.entries(input.service ?? {})) {
+    assertValidVariableName(name, 'service');
+    env.put(name, value, 'service', 'service');
+  }
+  return env;
+}

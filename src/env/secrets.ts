@@ -1,0 +1,99 @@
+/**
+ * Which variables are secrets, and a redactor that removes their values from any
+ * text before it is printed, logged, serialised or put into an error.
+ */
+
+/** Names the specification marks as credentials. */
+const KNOWN_SECRET_NAMES = new Set([
+  'NPM_TOKEN',
+  'SECRET_KEY_BASE',
+  'STORAGE_ADDON_KEY_ID',
+  'STORAGE_ADDON_KEY_SECRET',
+  'CC_HTTP_BASIC_AUTH',
+]);
+
+// Conventional credential names (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWORD, …).
+const SECRET_NAME_PATTERN = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|_PASS$|_PWD$|PRIVATE|CREDENTIAL|API_?KEY|ACCESS_?KEY|AUTH)/i;
+
+export type SecretReason = 'known' | 'name' | 'url-credentials';
+
+/** Why a variable is secret, or undefined when it is not. */
+export function secretReason(name: string, value: string): SecretReason | undefined {
+  if (KNOWN_SECRET_NAMES.has(name) || /^CC_HTTP_BASIC_AUTH_\d+$/.test(name)) return 'known';
+  if (SECRET_NAME_PATTERN.test(name)) return 'name';
+  if (urlPassword(value) !== undefined) return 'url-credentials';
+  return undefined;
+}
+
+/** The password of a `scheme://user:password@host` value, if it has one. */
+function urlPassword(value: string): string | undefined {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:([^@\s/]+)@/i.exec(value);
+  return m?.[1];
+}
+
+// Shorter values would turn ordinary words into "***" all over the output.
+const MIN_REDACTED_LENGTH = 3;
+export const REDACTED = '***';
+
+/** Replaces every known secret value (and its URL-encoded and base64 forms) by `***`. */
+export class Redactor {
+  private readonly needles = new Set<string>();
+  private pattern: RegExp | undefined;
+
+  /** Registers the secret parts of a variable; returns whether it is secret. */
+  addVariable(name: string, value: string): boolean {
+    const reason = secretReason(name, value);
+    if (reason === undefined) return false;
+    this.addSecret(value);
+    if (reason === 'url-credentials') {
+      const pw = urlPassword(value);
+      if (pw !== undefined) this.addSecret(pw);
+    }
+    // A "login:password" value is also sent as the password alone and as base64.
+    if (/BASIC_AUTH/.test(name)) {
+      const colon = value.indexOf(':');
+      if (colon >= 0) this.addSecret(value.slice(colon + 1));
+    }
+    return true;
+  }
+
+  addSecret(value: string): void {
+    if (value.length < MIN_REDACTED_LENGTH) return;
+    for (const form of [value, encodeURIComponent(value), Buffer.from(value).toString('base64')]) {
+      if (form.length >= MIN_REDACTED_LENGTH) this.needles.add(form);
+    }
+    this.pattern = undefined;
+  }
+
+  get size(): number {
+    return this.needles.size;
+  }
+
+  redact(text: string): string {
+    if (this.needles.size === 0) return text;
+    if (this.pattern === undefined) {
+      // Longest first, so a secret containing another is removed whole.
+      const alternatives = [...this.needles].sort((a, b) => b.length - a.length).map(escapeRegExp);
+      this.pattern = new RegExp(alternatives.join('|'), 'g');
+    }
+    return text.replace(this.pattern, REDACTED);
+  }
+
+  /** Redacts every string inside a JSON-like value. */
+  redactDeep<T>(value: T): T {
+    if (this.needles.size === 0) return value;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string') return this.redact(v);
+      if (Array.isArray(v)) return v.map(walk);
+      if (v !== null && typeof v === 'object') {
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [this.redact(k), walk(x)]));
+      }
+      return v;
+    };
+    return walk(value) as T;
+  }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

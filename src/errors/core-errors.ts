@@ -1,0 +1,115 @@
+import { defineErrors } from './runplan-error.js';
+
+/** Error codes raised by the runplan core (buildpacks declare their own). */
+export const CoreErrors = defineErrors({
+  ENV_INVALID_NAME: {
+    title: 'Invalid environment variable name',
+    kind: 'input',
+    fix: 'Rename the variable using only ASCII letters, digits and "_", not starting with a digit.',
+  },
+  ENV_MALFORMED_ASSIGNMENT: {
+    title: 'Malformed NAME=VALUE assignment',
+    kind: 'input',
+    fix: 'Write each variable as NAME=VALUE (one per line in an env file).',
+  },
+  ENV_FILE_UNREADABLE: {
+    title: 'Environment file cannot be read',
+    kind: 'input',
+    fix: 'Check the path given to --env-file / --addon-env-file and its permissions.',
+  },
+  DETECT_NO_MATCH: {
+    title: 'No buildpack recognises the application',
+    kind: 'input',
+    fix: 'Add the file the application type needs (package.json, Gemfile + config.ru, conf/application.conf) or pass --type.',
+  },
+  DETECT_UNKNOWN_TYPE: {
+    title: 'Unknown application type',
+    kind: 'input',
+    fix: 'Pass one of the registered types to --type.',
+  },
+  DETECT_REJECTED: {
+    title: 'The requested buildpack does not apply to this application',
+    kind: 'input',
+    fix: 'Add the files the buildpack needs, or choose another --type.',
+  },
+  APP_DIR_NOT_FOUND: {
+    title: 'Application directory not found',
+    kind: 'input',
+    fix: 'Pass the path of an existing directory that holds the application.',
+  },
+  PLAN_INVALID: {
+    title: 'A buildpack produced a plan that does not match the run-plan schema',
+    kind: 'internal',
+    fix: 'This is a bug in the buildpack named in the message; report it with the plan output.',
+  },
+  PLAN_DOCUMENT_INVALID: {
+    title: 'A run plan read from JSON does not match the schema',
+    kind: 'input',
+    fix: 'Produce the plan with `runplan plan --json` of the same runplan version, and do not edit it by hand.',
+  },
+  PLAN_DUPLICATE_BUILDPACK: {
+    title: 'Two buildpacks share one id',
+    kind: 'input',
+    fix: 'Give the host buildpack an id not already registered, or replace the existing one explicitly with registry.replace().',
+  },
+  HEALTH_CHECK_PATH_INVALID: {
+    title: 'Invalid health-check path',
+    kind: 'input',
+    fix: 'Set CC_HEALTH_CHECK_PATH / CC_HEALTH_CHECK_PATH_<n> to a URL path starting with "/", without spaces.',
+  },
+  HEALTH_CHECK_FAILED: {
+    title: 'Health check failed',
+    kind: 'deployment',
+    fix: 'Make every configured health-check path answer 200, or update CC_HEALTH_CHECK_PATH… and redeploy.',
+  },
+  HEALTH_NOT_LISTENING: {
+    title: 'The web process never accepted connections',
+    kind: 'deployment',
+    fix: 'Make the application listen on 0.0.0.0 at the port given in PORT (8080 on the service).',
+  },
+  HEALTH_LOOPBACK_ONLY: {
+    title: 'The web process listens on the loopback interface only',
+    kind: 'deployment',
+    fix: 'Listen on 0.0.0.0 (all interfaces); the service reaches the application from outside its instance.',
+  },
+  BUILD_STEP_FAILED: {
+    title: 'A build step failed',
+    kind: 'deployment',
+    fix: 'Read the step output above the error, fix the cause in the application, then build again.',
+  },
+  BUILD_ACTION_UNKNOWN: {
+    title: 'A build step names an action no registered buildpack provides',
+    kind: 'input',
+    fix: 'Register the buildpack that provides the action with the registry used to build.',
+  },
+  BUILD_WORKSPACE: {
+    title: 'The build workspace cannot be prepared',
+    kind: 'deployment',
+    fix: 'Check free disk space and permissions of the cache directory (--cache-dir or RUNPLAN_CACHE_DIR).',
+  },
+  BUILD_FILE_ESCAPES_APP: {
+    title: 'A planned file points outside the application',
+    kind: 'input',
+    fix: 'Keep every generated file inside the application directory.',
+  },
+  RUN_SPAWN_FAILED: {
+    title: 'A process could not be started',
+    kind: 'deployment',
+    fix: 'Check that the command exists in the built application (for example the file named by main).',
+  },
+  RUN_PORT_IN_USE: {
+    title: 'The web port is already in use',
+    kind: 'deployment',
+    fix: 'Stop the program that listens on the port, or choose another with --port.',
+  },
+  CLI_USAGE: {
+    title: 'Invalid command line',
+    kind: 'input',
+    fix: 'Run `runplan --help` for the commands and options.',
+  },
+  HOST_INVALID_SETTING: {
+    title: 'Invalid host setting',
+    kind: 'input',
+    fix: 'Give the port as an integer 1–65535, CPUs as a positive integer and memory as e.g. 512M or 2G.',
+  },
+});

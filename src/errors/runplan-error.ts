@@ -1,0 +1,111 @@
+/**
+ * One error type for everything runplan refuses to do. Each error has a stable
+ * code (`RUNPLAN_E_<AREA>_<WHAT>`), a message saying what went wrong, the file
+ * or variable at fault when there is one, and the fix.
+ */
+
+/** How a failure should be reported: a mistake in the user's input, a failed deployment, or a bug. */
+export type ErrorKind = 'input' | 'deployment' | 'internal';
+
+/** The documented, stable part of an error: what the code means and how to fix it in general. */
+export interface ErrorDefinition {
+  readonly code: string;
+  readonly title: string;
+  readonly kind: ErrorKind;
+  readonly fix: string;
+}
+
+/** The specific part of one occurrence. */
+export interface ErrorOccurrence {
+  /** What happened, with the values involved (never a secret). */
+  readonly message: string;
+  /** Path of the file at fault, relative to the application when possible. */
+  readonly file?: string;
+  /** Name of the environment variable at fault. */
+  readonly variable?: string;
+  /** A fix for this occurrence, when more precise than the definition's. */
+  readonly fix?: string;
+  readonly cause?: unknown;
+  /** Machine-readable facts, e.g. `{ step: 'install', exitCode: 1 }`. Never secrets. */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export class RunplanError extends Error {
+  readonly code: string;
+  readonly kind: ErrorKind;
+  readonly title: string;
+  readonly file: string | undefined;
+  readonly variable: string | undefined;
+  readonly fix: string;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(definition: ErrorDefinition, occurrence: ErrorOccurrence) {
+    super(`${definition.code}: ${occurrence.message}`, occurrence.cause === undefined ? undefined : { cause: occurrence.cause });
+    this.name = 'RunplanError';
+    this.code = definition.code;
+    this.kind = definition.kind;
+    this.title = definition.title;
+    this.file = occurrence.file;
+    this.variable = occurrence.variable;
+    this.fix = occurrence.fix ?? definition.fix;
+    this.details = occurrence.details ?? {};
+  }
+
+  /** The message without the code prefix. */
+  get reason(): string {
+    return this.message.slice(this.code.length + 2);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      kind: this.kind,
+      message: this.reason,
+      ...(this.file === undefined ? {} : { file: this.file }),
+      ...(this.variable === undefined ? {} : { variable: this.variable }),
+      fix: this.fix,
+      ...(Object.keys(this.details).length === 0 ? {} : { details: this.details }),
+    };
+  }
+}
+
+/** A code together with a way to raise it. */
+export interface ErrorType extends ErrorDefinition {
+  create(occurrence: ErrorOccurrence): RunplanError;
+  /** True when `error` is a RunplanError with this code. */
+  is(error: unknown): error is RunplanError;
+}
+
+const CODE_PATTERN = /^RUNPLAN_E_[A-Z0-9]+_[A-Z0-9_]+$/;
+
+/**
+ * Declares a group of error codes. Keys become codes with the `RUNPLAN_E_` prefix,
+ * so `{ NODE_NO_START: … }` defines `RUNPLAN_E_NODE_NO_START`.
+ */
+export function defineErrors<K extends string>(
+  definitions: Record<K, Omit<ErrorDefinition, 'code'>>,
+): Record<K, ErrorType> {
+  const out = {} as Record<K, ErrorType>;
+  for (const key of Object.keys(definitions) as K[]) {
+    const code = `RUNPLAN_E_${key}`;
+    if (!CODE_PATTERN.test(code)) throw new Error(`invalid error code ${code}: expected RUNPLAN_E_<AREA>_<WHAT>`);
+    const definition: ErrorDefinition = { code, ...definitions[key] };
+    out[key] = {
+      ...definition,
+      create: (occurrence) => new RunplanError(definition, occurrence),
+      is: (error): error is RunplanError => error instanceof RunplanError && error.code === code,
+    };
+  }
+  return out;
+}
+
+export function isRunplanError(error: unknown): error is RunplanError {
+  return error instanceof RunplanError;
+}
+
+/** Lists the definitions of one or more groups, for documentation and catalogues. */
+export function listDefinitions(...groups: Array<Record<string, ErrorType>>): ErrorDefinition[] {
+  return groups.flatMap((group) =>
+    Object.values(group).map(({ code, title, kind, fix }) => ({ code, title, kind, fix })),
+  );
+}

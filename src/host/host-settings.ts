@@ -1,0 +1,79 @@
+import { availableParallelism, homedir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { CoreErrors } from '../errors/core-errors.js';
+
+/** The instance the application runs on, as the host declares it. */
+export interface InstanceSize {
+  readonly cpus: number;
+  readonly memoryMb: number;
+}
+
+/** What the host (the platform embedding runplan) decides, as opposed to the application. */
+export interface HostSettings {
+  /** Port the web process listens on; the service's is 8080. */
+  readonly port: number;
+  readonly instance: InstanceSize;
+  /** Shared cache of runtimes, layers and workspaces. */
+  readonly cacheDir: string;
+  /** INSTANCE_NUMBER given to the processes. */
+  readonly instanceNumber: number;
+  /** Where the built application lives at run time (APP_HOME); defaults to the application root. */
+  readonly appHome?: string;
+  /** How long an application may take to become healthy; overrides the buildpack's timing. */
+  readonly healthTimeoutMs?: number;
+  /** Extra service-defined variables (strongest precedence). */
+  readonly serviceVariables?: Readonly<Record<string, string>>;
+}
+
+export const DEFAULT_PORT = 8080;
+
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.RUNPLAN_CACHE_DIR) return env.RUNPLAN_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'runplan');
+}
+
+/** Fills what the host left out from this machine's own size. */
+export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSettings {
+  const settings: HostSettings = {
+    port: partial.port ?? DEFAULT_PORT,
+    instance: partial.instance ?? { cpus: availableParallelism(), memoryMb: Math.floor(totalmem() / 1024 / 1024) },
+    cacheDir: partial.cacheDir ?? defaultCacheDir(),
+    instanceNumber: partial.instanceNumber ?? 0,
+    ...(partial.appHome === undefined ? {} : { appHome: partial.appHome }),
+    ...(partial.serviceVariables === undefined ? {} : { serviceVariables: partial.serviceVariables }),
+    ...(partial.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: partial.healthTimeoutMs }),
+  };
+  assertPort(settings.port, 'port');
+  if (!Number.isInteger(settings.instance.cpus) || settings.instance.cpus < 1) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `instance CPUs must be a positive integer, got ${settings.instance.cpus}.` });
+  }
+  if (!Number.isInteger(settings.instance.memoryMb) || settings.instance.memoryMb < 64) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `instance memory must be at least 64 MB, got ${settings.instance.memoryMb} MB.` });
+  }
+  return settings;
+}
+
+export function assertPort(port: number, what: string): void {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${what} must be an integer from 1 to 65535, got ${port}.` });
+  }
+}
+
+/** Parses "512M", "2G", "2048" (megabytes) into megabytes. */
+export function parseMemory(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?$/i.exec(text.trim());
+  if (!m) throw CoreErrors.HOST_INVALID_SETTING.create({ message: `memory "${text}" is not a size such as 512M or 2G.` });
+  const factor = { '': 1, K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024 }[(m[2] ?? '').toUpperCase()] ?? 1;
+  return Math.floor(Number(m[1]) * factor);
+}
+
+/** Variables the service defines for every instance. */
+export function serviceVariables(host: HostSettings, appRoot: string): Record<string, string> {
+  return {
+    PORT: String(host.port),
+    INSTANCE_NUMBER: String(host.instanceNumber),
+    INSTANCE_TYPE: 'production',
+    APP_HOME: host.appHome ?? appRoot,
+    ...host.serviceVariables,
+  };
+}

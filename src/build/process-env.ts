@@ -1,0 +1,36 @@
+import { delimiter, resolve } from 'node:path';
+import type { Environment } from '../env/assemble.js';
+
+/**
+ * Variables of the machine runplan runs on that builds and processes need
+ * (PATH to find programs, HOME for tool configuration, locale). Everything else
+ * of runplan's own environment — npm_config_* when started through npm, its
+ * own NODE_OPTIONS — stays out of the application.
+ */
+const SYSTEM_VARIABLES = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'];
+
+export function systemEnvironment(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of SYSTEM_VARIABLES) {
+    const value = from[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * The environment of a step or process: system variables, then the deployment
+ * environment, then the plan's overrides, with `pathPrepend` directories first on PATH.
+ */
+export function childEnvironment(
+  appDir: string,
+  env: Environment,
+  overrides: Readonly<Record<string, string>>,
+  pathPrepend: readonly string[],
+  system: Record<string, string> = systemEnvironment(),
+): Record<string, string> {
+  const merged: Record<string, string> = { ...system, ...env.toRecord(), ...overrides };
+  const extra = pathPrepend.map((p) => resolve(appDir, p));
+  if (extra.length > 0) merged.PATH = [...extra, merged.PATH ?? ''].filter(Boolean).join(delimiter);
+  return merged;
+}

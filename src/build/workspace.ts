@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, readlink, realpath, rename, rm, symlink } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import fse from 'fs-extra';
+import { CoreErrors } from '../errors/core-errors.js';
+
+/**
+ * Builds never touch the application's own directory: the source is copied into a
+ * fresh build directory under the cache, built there, and only a successful build
+ * becomes `current` (an atomic symlink swap). A failed build is removed and the
+ * previous one keeps serving, so nothing is lost and nothing is half-built.
+ *
+ *   <cacheDir>/apps/<name>-<hash>/builds/<id>/   one directory per build
+ *   <cacheDir>/apps/<name>-<hash>/current        symlink to the last good build
+ */
+export interface AppWorkspace {
+  readonly root: string;
+  readonly currentLink: string;
+}
+
+// Not part of a deployment: version control data, dependencies the build recreates, runplan's own state.
+const NEVER_COPIED = new Set(['.git', 'node_modules', '.runplan']);
+
+export function appWorkspace(cacheDir: string, appRoot: string): AppWorkspace {
+  const abs = resolve(appRoot);
+  const hash = createHash('sha256').update(abs).digest('hex').slice(0, 12);
+  const root = join(cacheDir, 'apps', `${basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}-${hash}`);
+  return { root, currentLink: join(root, 'current') };
+}
+
+/** A key for per-application caches (layers), stable across builds of the same source directory. */
+export function appCacheKey(workspace: AppWorkspace): string {
+  return basename(workspace.root);
+}
+
+export interface BuildDirectory {
+  readonly dir: string;
+  /** Makes this build the current one and removes builds older than the previous one. */
+  commit(): Promise<void>;
+  /** Removes this build (after a failure). */
+  discard(): Promise<void>;
+}
+
+export async function createBuildDirectory(workspace: AppWorkspace, appRoot: string): Promise<BuildDirectory> {
+  const id = `${new Date().toISOString().replace(/[-:.TZ]/g, '')}-${randomBytes(3).toString('hex')}`;
+  const dir = join(workspace.root, 'builds', id);
+  try {
+    await mkdir(dir, { recursive: true });
+    await fse.copy(resolve(appRoot), dir, {
+      filter: (src) => !NEVER_COPIED.has(basename(src)),
+      preserveTimestamps: true,
+    });
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw CoreErrors.BUILD_WORKSPACE.create({ message: `cannot copy ${appRoot} into ${dir}: ${(error as Error).message}`, cause: error });
+  }
+  return {
+    dir,
+    async commit() {
+      const previous = await currentBuild(workspace);
+      const tmpLink = `${workspace.currentLink}.${randomBytes(4).toString('hex')}`;
+      await symlink(dir, tmpLink);
+      await rename(tmpLink, workspace.currentLink);
+      const keep = new Set([dir, previous].filter((d): d is string => d !== undefined));
+      const buildsDir = join(workspace.root, 'builds');
+      for (const name of await readdir(buildsDir)) {
+        const path = join(buildsDir, name);
+        if (!keep.has(path)) await rm(path, { recursive: true, force: true });
+      }
+    },
+    async discard() {
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The directory of the last successful build, if any. */
+export async function currentBuild(workspace: AppWorkspace): Promise<string | undefined> {
+  try {
+    return await realpath(resolve(workspace.root, await readlink(workspace.currentLink)));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The buildpack contract, modelled on Cloud Native Buildpacks: a Detector says
+ * whether the buildpack applies (pass / skip / error, with evidence), a Planner
+ * resolves everything into its part of the run plan, and the Builder, Runner and
+ * HealthChecker carry a plan out. Hosts implement any of these to plug in their
+ * own buildpacks or their own execution (containers, Kubernetes…).
+ */
+import type { Environment } from '../env/assemble.js';
+import type { ErrorType, RunplanError } from '../errors/runplan-error.js';
+import type { FileSource } from '../files/file-source.js';
+import type { HostSettings } from '../host/host-settings.js';
+import type { Logger } from '../log/logger.js';
+import type {
+  BuildStep,
+  Decision,
+  HealthCheckPlan,
+  Layer,
+  PlannedFile,
+  PlannedProcess,
+  PlanWarning,
+  RunPlan,
+  Runtime,
+} from '../plan/schema.js';
+
+export type DetectStatus = 'pass' | 'skip' | 'error';
+
+export interface DetectResult {
+  readonly status: DetectStatus;
+  /** What decided: files found or missing, e.g. "package.json found". */
+  readonly evidence: readonly string[];
+  /** With status "error": why the buildpack should apply but cannot. */
+  readonly error?: RunplanError;
+}
+
+export interface Detector {
+  detect(files: FileSource): Promise<DetectResult>;
+}
+
+export interface PlanContext {
+  readonly files: FileSource;
+  /** Absolute path of the application source. */
+  readonly appRoot: string;
+  /** The assembled deployment environment (application, add-ons, service). */
+  readonly env: Environment;
+  readonly host: HostSettings;
+}
+
+/** How the health check behaves when the user configured no path. */
+export type DefaultHealthCheck =
+  | { readonly kind: 'port'; readonly reason: string }
+  | { readonly kind: 'http'; readonly paths: readonly string[]; readonly reason: string };
+
+/** A buildpack's part of the plan. The core adds detection, environment and health-check paths. */
+export interface PlanContribution {
+  readonly runtimes: readonly Runtime[];
+  readonly decisions: readonly Decision[];
+  readonly steps: readonly BuildStep[];
+  readonly layers: readonly Layer[];
+  readonly processes: readonly PlannedProcess[];
+  readonly files: readonly PlannedFile[];
+  readonly warnings: readonly PlanWarning[];
+  /** Variables filled only when no source defines them (e.g. WEB_CONCURRENCY). */
+  readonly envDefaults?: readonly { readonly name: string; readonly value: string; readonly reason: string }[];
+  /** Replaces the buildpack's static default health check for this application. */
+  readonly defaultHealthCheck?: DefaultHealthCheck;
+  /** Overrides of the health-check timing (e.g. a slow-starting framework). */
+  readonly healthTiming?: Partial<Pick<HealthCheckPlan, 'readyTimeoutMs' | 'requestTimeoutMs' | 'retryDelayMs'>>;
+}
+
+export interface Planner {
+  plan(context: PlanContext): Promise<PlanContribution>;
+}
+
+/** What an action step can use. */
+export interface ActionContext {
+  /** Absolute path of the application being built. */
+  readonly appDir: string;
+  readonly env: Environment;
+  readonly host: HostSettings;
+  /** Lines logged here are shown with the step's name. */
+  readonly log: (line: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** A named build operation implemented in code (e.g. install a Node version from the cache). */
+export type BuildAction = (params: Readonly<Record<string, unknown>>, context: ActionContext) => Promise<void>;
+
+export interface Buildpack {
+  /** Also the application type: "node", "ruby", "play1". */
+  readonly id: string;
+  readonly name: string;
+  /** When several buildpacks pass detection, the highest priority wins. */
+  readonly priority: number;
+  readonly detector: Detector;
+  readonly planner: Planner;
+  /** Health check used when no CC_HEALTH_CHECK_PATH… is configured. */
+  readonly defaultHealthCheck: DefaultHealthCheck;
+  /** Actions referenced by this buildpack's steps as "<id>/<name>". */
+  readonly actions?: Readonly<Record<string, BuildAction>>;
+  /** The error codes this buildpack raises, for documentation. */
+  readonly errors?: Readonly<Record<string, ErrorType>>;
+}
+
+export interface StepReport {
+  readonly name: string;
+  readonly status: 'succeeded' | 'cached';
+  readonly durationMs: number;
+}
+
+export interface BuildOptions {
+  readonly plan: RunPlan;
+  /** Absolute path of the directory being built (a copy of the source). */
+  readonly appDir: string;
+  readonly env: Environment;
+  readonly host: HostSettings;
+  readonly logger: Logger;
+  readonly signal?: AbortSignal;
+}
+
+export interface Builder {
+  build(options: BuildOptions): Promise<readonly StepReport[]>;
+}
+
+export interface ProcessState {
+  readonly name: string;
+  readonly pid: number | undefined;
+  readonly restarts: number;
+  readonly running: boolean;
+}
+
+export interface RunOptions {
+  readonly plan: RunPlan;
+  readonly appDir: string;
+  readonly env: Environment;
+  readonly logger: Logger;
+}
+
+export interface RunningApp {
+  processes(): readonly ProcessState[];
+  /** Stops every process (SIGTERM, grace period, SIGKILL) and resolves once none is left. */
+  stop(): Promise<void>;
+}
+
+export interface Runner {
+  start(options: RunOptions): Promise<RunningApp>;
+}
+
+export interface HealthTarget {
+  /** e.g. http://127.0.0.1:8080 */
+  readonly baseUrl: string;
+  readonly check: HealthCheckPlan;
+  /** Also verify that the port is bound on all interfaces (only meaningful on this machine). */
+  readonly verifyListenAddress?: boolean;
+}
+
+export interface PathResult {
+  readonly path: string;
+  /** The HTTP status, or a readable reason when there was no response. */
+  readonly status: number | string;
+  readonly ok: boolean;
+}
+
+export interface HealthReport {
+  readonly ok: boolean;
+  readonly results: readonly PathResult[];
+  /** Why it failed when it is not about one path. */
+  readonly problem?: { readonly kind: 'not-listening' | 'loopback-only'; readonly message: string };
+}
+
+export interface HealthChecker {
+  check(target: HealthTarget, logger: Logger, signal?: AbortSignal): Promise<HealthReport>;
+}

@@ -1,0 +1,167 @@
+import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
+import { LayerCache } from '../build/layer-cache.js';
+import { StepBuilder } from '../build/step-builder.js';
+import { appCacheKey, appWorkspace, createBuildDirectory } from '../build/workspace.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { isRunplanError, RunplanError } from '../errors/runplan-error.js';
+import type { Redactor } from '../env/secrets.js';
+import { DirectorySource } from '../files/directory-source.js';
+import { HttpHealthChecker } from '../health/http-health-checker.js';
+import { probePort } from '../health/probes.js';
+import { resolveHostSettings } from '../host/host-settings.js';
+import { Logger, type LogSink } from '../log/logger.js';
+import type { RunPlan } from '../plan/schema.js';
+import { createPlan, type CreatePlanOptions, type PlanResult } from '../planning/create-plan.js';
+import { LocalProcessRunner } from '../run/local-process-runner.js';
+import type { Clock } from '../time/clock.js';
+
+export interface BuildAppOptions extends CreatePlanOptions {
+  readonly appDir: string;
+  /** Receives every line (already redacted). */
+  readonly sink: LogSink;
+  /** Defaults to the StepBuilder with the per-application layer cache. */
+  readonly builder?: Builder;
+  readonly signal?: AbortSignal;
+  /** Called with the plan before the build starts (e.g. to print it). */
+  readonly onPlan?: (plan: RunPlan) => void;
+}
+
+export interface BuiltApp extends PlanResult {
+  /** Directory of the successful build, where processes run. */
+  readonly appDir: string;
+  readonly steps: readonly StepReport[];
+  readonly logger: Logger;
+}
+
+/**
+ * Plans and builds an application in a fresh copy of its source, and makes the
+ * build current. A failed build is removed; the previous one stays.
+ */
+export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
+  const { promote, discard: _discard, ...built } = await buildCandidate(options);
+  await promote();
+  return built;
+}
+
+/** A finished build that is not current yet: a deployment promotes it only once healthy. */
+async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { promote(): Promise<void>; discard(): Promise<void> }> {
+  const host = resolveHostSettings(options.host);
+  const workspace = appWorkspace(host.cacheDir, options.appDir);
+  const buildDir = await createBuildDirectory(workspace, options.appDir);
+  let redactor: Redactor | undefined;
+  try {
+    // Plan from the copy, so that what is planned is exactly what is built.
+    const planned = await createPlan({
+      ...options,
+      files: new DirectorySource(buildDir.dir),
+      host: { ...host, appHome: buildDir.dir },
+    });
+    redactor = planned.environment.redactor;
+    const logger = new Logger(options.sink, redactor);
+    options.onPlan?.(planned.plan);
+    const builder = options.builder ?? new StepBuilder({ registry: options.registry, layers: LayerCache.forApp(host.cacheDir, appCacheKey(workspace)) });
+    const steps = await builder.build({
+      plan: planned.plan,
+      appDir: buildDir.dir,
+      env: planned.environment,
+      host: planned.host,
+      logger,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    logger.info(`build succeeded: ${buildDir.dir}`);
+    return {
+      ...planned,
+      appDir: buildDir.dir,
+      steps,
+      logger,
+      promote: () => buildDir.commit(),
+      discard: () => buildDir.discard(),
+    };
+  } catch (error) {
+    await buildDir.discard();
+    throw redactError(error, redactor);
+  }
+}
+
+export interface DeployOptions extends BuildAppOptions {
+  readonly runner?: Runner;
+  readonly healthChecker?: HealthChecker;
+  /** Clock for the default runner's back-off and the default health checker's waits. */
+  readonly clock?: Clock;
+}
+
+export interface Deployment extends BuiltApp {
+  readonly running: RunningApp;
+  readonly health: HealthReport;
+  /** Stops every process of the deployment. */
+  stop(): Promise<void>;
+}
+
+/**
+ * What the service does on a push: build, start the processes, run the health
+ * check. Only a healthy deployment's build becomes current. When the check fails,
+ * everything started is stopped, the build is removed and a coded error is
+ * thrown: a failed deployment leaves nothing running.
+ */
+export async function deployApp(options: DeployOptions): Promise<Deployment> {
+  const { promote, discard, ...built } = await buildCandidate(options);
+  const { plan, environment, logger } = built;
+  const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
+    await running?.stop();
+    // The failed build is not kept: the previous good build remains current.
+    await discard();
+    throw redactError(error, environment.redactor);
+  };
+
+  // Another program on the port would answer the health check in the application's place.
+  const { port } = plan.healthCheck;
+  if (await probePort('127.0.0.1', port, 1_000)) {
+    return fail(CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already accepts connections before the application has started.`, details: { port } }));
+  }
+  const runner = options.runner ?? new LocalProcessRunner(options.clock ? { clock: options.clock } : {});
+  const running = await runner.start({ plan, appDir: built.appDir, env: environment, logger }).catch((error: unknown) => fail(error));
+  let health: HealthReport;
+  try {
+    const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});
+    health = await checker.check({ baseUrl: `http://127.0.0.1:${plan.healthCheck.port}`, check: plan.healthCheck, verifyListenAddress: true }, logger, options.signal);
+  } catch (error) {
+    return fail(error, running);
+  }
+  if (!health.ok) return fail(healthError(health), running);
+  await promote();
+  return { ...built, running, health, stop: () => running.stop() };
+}
+
+function healthError(health: HealthReport): RunplanError {
+  const details = { results: health.results };
+  if (health.problem?.kind === 'not-listening') {
+    return CoreErrors.HEALTH_NOT_LISTENING.create({ message: `the deployment failed: ${health.problem.message}.`, details });
+  }
+  if (health.problem?.kind === 'loopback-only') {
+    return CoreErrors.HEALTH_LOOPBACK_ONLY.create({ message: `the deployment failed: ${health.problem.message}.`, details });
+  }
+  const failing = health.results.filter((r) => !r.ok).map((r) => `GET ${r.path} returned ${r.status}`);
+  return CoreErrors.HEALTH_CHECK_FAILED.create({ message: `the deployment failed its health check: ${failing.join('; ')}.`, details });
+}
+
+/** An error whose texts no longer contain any secret value. */
+export function redactError(error: unknown, redactor: Redactor | undefined): unknown {
+  if (!redactor || redactor.size === 0) return error;
+  if (isRunplanError(error)) {
+    return new RunplanError(
+      { code: error.code, title: error.title, kind: error.kind, fix: redactor.redact(error.fix) },
+      {
+        message: redactor.redact(error.reason),
+        ...(error.file === undefined ? {} : { file: error.file }),
+        ...(error.variable === undefined ? {} : { variable: error.variable }),
+        details: redactor.redactDeep(error.details),
+      },
+    );
+  }
+  if (error instanceof Error) {
+    const copy = new Error(redactor.redact(error.message));
+    copy.stack = redactor.redact(error.stack ?? '');
+    return copy;
+  }
+  return error;
+}

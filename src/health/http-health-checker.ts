@@ -1,0 +1,104 @@
+import type { HealthChecker, HealthReport, HealthTarget, PathResult } from '../buildpack/contract.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import type { Logger } from '../log/logger.js';
+import { listenScope } from './listen-address.js';
+import { formatSeconds, probeHttp, probePort, type ProbeOutcome } from './probes.js';
+
+/** The closing line the specification prescribes after a failure. */
+export const HEALTH_CLOSING_LINE = 'If the deployment fails after this message, please update your configuration and redeploy.';
+
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
+const PORT_POLL_MS = 200;
+
+export interface HttpHealthCheckerOptions {
+  readonly clock?: Clock;
+}
+
+/**
+ * The deployment health check of the specification:
+ * every configured path is requested with GET; only exactly 200 passes; redirects
+ * are not followed; each answer is logged as `Response from GET <path> is <status>`;
+ * on failure `Health check failed:`, one `- GET <path> returned <status>.` per failing
+ * path and the closing line follow. With no path configured the web port must
+ * accept connections within the ready timeout.
+ *
+ * While an application is still starting it may refuse connections or, behind a
+ * proxy, answer 502–504: such transient failures are retried until the ready
+ * timeout. Any other status is final.
+ */
+export class HttpHealthChecker implements HealthChecker {
+  private readonly clock: Clock;
+
+  constructor(options: HttpHealthCheckerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async check(target: HealthTarget, logger: Logger, signal?: AbortSignal): Promise<HealthReport> {
+    const { check } = target;
+    const base = new URL(target.baseUrl);
+    const deadline = this.clock.now() + check.readyTimeoutMs;
+    const host = base.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
+
+    const portOpen = await this.waitForPort(host, port, deadline, signal);
+    if (check.kind === 'port') {
+      if (!portOpen) {
+        return this.fail(logger, 'not-listening', `port ${port} did not accept connections within ${formatSeconds(check.readyTimeoutMs)}`);
+      }
+      const scope = target.verifyListenAddress ? await listenScope(port) : 'unknown';
+      if (scope === 'loopback-only') {
+        return this.fail(logger, 'loopback-only', `port ${port} is bound to the loopback interface only; listen on 0.0.0.0`);
+      }
+      logger.health(`Port ${port} accepts connections`);
+      return { ok: true, results: [] };
+    }
+
+    if (portOpen && target.verifyListenAddress && (await listenScope(port)) === 'loopback-only') {
+      return this.fail(logger, 'loopback-only', `port ${port} is bound to the loopback interface only; listen on 0.0.0.0`);
+    }
+
+    for (;;) {
+      const results: Array<PathResult & { transient: boolean }> = [];
+      for (const { path } of check.paths) {
+        const outcome = await probeHttp(new URL(path, base), check.requestTimeoutMs);
+        results.push(toResult(path, outcome));
+      }
+      const failing = results.filter((r) => !r.ok);
+      const retry = failing.length > 0 && failing.every((r) => r.transient) && this.clock.now() + check.retryDelayMs < deadline && !signal?.aborted;
+      if (retry) {
+        logger.health(`Waiting for the application: ${failing.map((r) => `GET ${r.path} gave ${r.status}`).join(', ')}; next try in ${formatSeconds(check.retryDelayMs)}`);
+        await this.clock.sleep(check.retryDelayMs, signal);
+        continue;
+      }
+      for (const r of results) logger.health(`Response from GET ${r.path} is ${r.status}`);
+      const report = results.map(({ path, status, ok }) => ({ path, status, ok }));
+      if (failing.length === 0) return { ok: true, results: report };
+      logger.health('Health check failed:', 'error');
+      for (const r of failing) logger.health(`- GET ${r.path} returned ${r.status}.`, 'error');
+      logger.health(HEALTH_CLOSING_LINE, 'error');
+      return { ok: false, results: report };
+    }
+  }
+
+  private async waitForPort(host: string, port: number, deadline: number, signal?: AbortSignal): Promise<boolean> {
+    for (;;) {
+      if (await probePort(host, port, 1_000)) return true;
+      if (signal?.aborted || this.clock.now() + PORT_POLL_MS >= deadline) return false;
+      await this.clock.sleep(PORT_POLL_MS, signal);
+    }
+  }
+
+  private fail(logger: Logger, kind: NonNullable<HealthReport['problem']>['kind'], message: string): HealthReport {
+    logger.health('Health check failed:', 'error');
+    logger.health(`- ${message}.`, 'error');
+    logger.health(HEALTH_CLOSING_LINE, 'error');
+    return { ok: false, results: [], problem: { kind, message } };
+  }
+}
+
+function toResult(path: string, outcome: ProbeOutcome): PathResult & { transient: boolean } {
+  if ('status' in outcome) {
+    return { path, status: outcome.status, ok: outcome.status === 200, transient: TRANSIENT_STATUSES.has(outcome.status) };
+  }
+  return { path, status: outcome.failure, ok: false, transient: outcome.transient };
+}

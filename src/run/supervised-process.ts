@@ -1,0 +1,170 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { ProcessState } from '../buildpack/contract.js';
+import type { Environment } from '../env/assemble.js';
+import { LineSplitter, type Logger } from '../log/logger.js';
+import type { PlannedProcess } from '../plan/schema.js';
+import { childEnvironment } from '../build/process-env.js';
+import { formatSeconds } from '../health/probes.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import type { Clock } from '../time/clock.js';
+import { restartDelay } from './backoff.js';
+import { groupAlive, signalGroup } from './process-group.js';
+
+const GROUP_POLL_MS = 50;
+
+/**
+ * One process of the plan, kept alive per its restart policy. It runs in its own
+ * process group, so stopping reaches the children it spawned too (`npm start`
+ * runs a shell that runs node).
+ */
+export class SupervisedProcess {
+  private child: ChildProcess | undefined;
+  private pgid: number | undefined;
+  private restarts = 0;
+  private consecutiveCrashes = 0;
+  private stopping = false;
+  private readonly stopController = new AbortController();
+  private exitWaiters: Array<() => void> = [];
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly spec: PlannedProcess,
+    private readonly appDir: string,
+    private readonly env: Environment,
+    private readonly logger: Logger,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Starts the process; resolves once it has been spawned. A command that cannot
+   * be spawned at all (missing program or directory) fails at once: restarting
+   * it could not help.
+   */
+  async start(): Promise<void> {
+    const spawned = this.spawnOnce();
+    const spawnError = await spawned.ready;
+    if (spawnError) {
+      throw CoreErrors.RUN_SPAWN_FAILED.create({
+        message: `process "${this.spec.name}" could not be started: ${spawnError.message}.`,
+        details: { process: this.spec.name },
+      });
+    }
+    this.loop = this.superviseFrom(spawned);
+  }
+
+  state(): ProcessState {
+    return { name: this.spec.name, pid: this.child?.pid, restarts: this.restarts, running: this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null };
+  }
+
+  private spawnOnce(): { ready: Promise<Error | undefined>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }> } {
+    const { command } = this.spec;
+    const [file, ...args] = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
+    const child = spawn(file as string, args, {
+      cwd: resolve(this.appDir, this.spec.cwd),
+      env: childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.pgid = child.pid;
+    const emit = (stream: 'stdout' | 'stderr') => (line: string) => this.logger.emit({ kind: 'process', name: this.spec.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
+    const out = new LineSplitter(emit('stdout'));
+    const err = new LineSplitter(emit('stderr'));
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stderr?.on('data', (c: Buffer) => err.push(c));
+    const ready = new Promise<Error | undefined>((res) => {
+      child.once('spawn', () => res(undefined));
+      child.once('error', (e) => res(e));
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((res) => {
+      let spawnError: Error | undefined;
+      child.once('error', (e) => {
+        spawnError = e;
+        if (child.pid === undefined) res({ code: null, signal: null, error: e });
+      });
+      child.once('close', (code, signal) => {
+        out.flush();
+        err.flush();
+        res({ code, signal, ...(spawnError ? { error: spawnError } : {}) });
+      });
+    });
+    return { ready, exited };
+  }
+
+  private async superviseFrom(first: ReturnType<SupervisedProcess['spawnOnce']>): Promise<void> {
+    let current = first;
+    for (;;) {
+      const startedAt = this.clock.now();
+      const result = await current.exited;
+      // The leader is gone; children it left in its group are part of the same process.
+      if (this.pgid !== undefined && groupAlive(this.pgid)) await this.reapGroup(this.pgid);
+      this.notifyExit();
+      if (this.stopping) return;
+      const ranMs = this.clock.now() - startedAt;
+      const how = result.error ? `could not start: ${result.error.message}` : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+      const { restart } = this.spec;
+      const failed = result.error !== undefined || result.signal !== null || result.code !== 0;
+      if (restart.policy === 'never' || (restart.policy === 'on-failure' && !failed)) {
+        this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; not restarted (policy ${restart.policy})`);
+        return;
+      }
+      this.consecutiveCrashes = ranMs >= restart.resetAfterMs ? 1 : this.consecutiveCrashes + 1;
+      const delay = restartDelay(restart, this.consecutiveCrashes);
+      this.restarts += 1;
+      this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; restarting in ${formatSeconds(delay)} (restart ${this.restarts})`);
+      await this.clock.sleep(delay, this.stopController.signal);
+      if (this.stopping) return;
+      current = this.spawnOnce();
+      await current.ready;
+    }
+  }
+
+  /** Leftover children after the leader exited: ask, then force. */
+  private async reapGroup(pgid: number): Promise<void> {
+    signalGroup(pgid, 'SIGTERM');
+    await this.waitGroupGone(pgid, this.spec.stopGraceMs);
+    if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+  }
+
+  private async waitGroupGone(pgid: number, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (groupAlive(pgid) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, GROUP_POLL_MS));
+    }
+  }
+
+  private notifyExit(): void {
+    const waiters = this.exitWaiters;
+    this.exitWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /**
+   * SIGTERM to the process group, up to the grace period for it to exit, then
+   * SIGKILL. Resolves when no process of the group remains.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return this.loop;
+    this.stopping = true;
+    this.stopController.abort();
+    const child = this.child;
+    const pgid = this.pgid;
+    if (child && pgid !== undefined && (child.exitCode === null && child.signalCode === null || groupAlive(pgid))) {
+      const exited = new Promise<void>((r) => this.exitWaiters.push(r));
+      if (signalGroup(pgid, 'SIGTERM')) {
+        this.logger.info(`stopping ${this.spec.name} (SIGTERM to process group ${pgid})`);
+        const graceOver = new Promise<'grace'>((r) => setTimeout(() => r('grace'), this.spec.stopGraceMs).unref());
+        const outcome = await Promise.race([exited.then(() => 'exited' as const), graceOver]);
+        if (outcome === 'grace' || groupAlive(pgid)) {
+          if (groupAlive(pgid)) {
+            this.logger.warn(`${this.spec.name} still running after ${formatSeconds(this.spec.stopGraceMs)}; sending SIGKILL`);
+            signalGroup(pgid, 'SIGKILL');
+          }
+        }
+      }
+      await this.waitGroupGone(pgid, 5_000);
+    }
+    await this.loop;
+  }
+}

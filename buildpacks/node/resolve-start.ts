@@ -1,0 +1,55 @@
+import type { Command, Decision, OverriddenSource } from '../../src/plan/schema.js';
+import { NodeErrors } from './errors.js';
+import type { PackageJson } from './package-json.js';
+
+export interface StartResolution {
+  readonly command: Command;
+  /** The file `node` runs when started from main (checked after the build). */
+  readonly mainFile: string | undefined;
+  readonly decision: Decision;
+}
+
+/**
+ * How the web process starts (specification, package.json table and Node rules 1 and 5):
+ * `npm start` when scripts.start is defined, else `node <main>`; neither is an error.
+ */
+export function resolveStart(pkg: PackageJson): StartResolution {
+  const start = pkg.scripts?.start;
+  const main = pkg.main;
+  const overridden: OverriddenSource[] = [];
+  if (start !== undefined && start.trim() !== '') {
+    if (main !== undefined) overridden.push({ source: 'package.json main', value: main, reason: 'main is used only when scripts.start is undefined' });
+    return {
+      command: { kind: 'exec', argv: ['npm', 'start'] },
+      mainFile: undefined,
+      decision: {
+        id: 'node.start',
+        subject: 'Start command',
+        requested: start,
+        source: 'package.json scripts.start',
+        resolved: 'npm start',
+        reason: 'scripts.start is defined, so `npm start` is launched',
+        overridden,
+      },
+    };
+  }
+  if (main !== undefined && main.trim() !== '') {
+    return {
+      command: { kind: 'exec', argv: ['node', main] },
+      mainFile: main,
+      decision: {
+        id: 'node.start',
+        subject: 'Start command',
+        requested: main,
+        source: 'package.json main',
+        resolved: `node ${main}`,
+        reason: 'scripts.start is undefined, so the file named by main is run',
+        overridden,
+      },
+    };
+  }
+  throw NodeErrors.NODE_NO_START_COMMAND.create({
+    message: 'package.json defines neither scripts.start nor main, so there is no way to start the application.',
+    file: 'package.json',
+  });
+}

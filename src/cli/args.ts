@@ -1,0 +1,129 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parseAssignment, parseEnvFile, type Assignment } from '../env/assignments.js';
+import type { EnvironmentInput, LinkedVariables } from '../env/assemble.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { assertPort, parseMemory, type HostSettings } from '../host/host-settings.js';
+
+export const COMMANDS = ['plan', 'build', 'run', 'check', 'schema'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+export interface CliArguments {
+  readonly command: CommandName;
+  /** Application directory (plan/build/run) or base URL (check). */
+  readonly target: string | undefined;
+  readonly type: string | undefined;
+  readonly json: boolean;
+  readonly env: EnvironmentInput;
+  readonly host: Partial<HostSettings>;
+}
+
+export const USAGE = `Usage:
+  runplan plan  <dir> [options] [--json]   print the plan and the reason for every decision
+  runplan build <dir> [options]            build in a fresh copy of the application
+  runplan run   <dir> [options]            build, start, health-check, serve until Ctrl-C
+  runplan check <base-url> [options]       run only the health checks against a running app
+  runplan schema                           print the run plan's JSON Schema
+
+Options:
+  --type node|ruby|play1       skip detection and use this buildpack
+  --env NAME=VALUE             an application variable (repeatable)
+  --env-file FILE              application variables from a NAME=VALUE file (repeatable)
+  --addon-env ADDON:NAME=VALUE a variable injected by a linked add-on (repeatable)
+  --addon-env-file ADDON=FILE  the variables of a linked add-on, from a file (repeatable)
+  --port N                     web port (default 8080)
+  --cpus N, --memory SIZE      instance size declared by the host (default: this machine)
+  --cache-dir DIR              runtimes, layers and builds (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
+  --timeout SECONDS            how long the app may take to become healthy (default 60)
+  --json                       plan as JSON (plan command)
+  -h, --help, -v, --version`;
+
+export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        type: { type: 'string' },
+        env: { type: 'string', multiple: true },
+        'env-file': { type: 'string', multiple: true },
+        'addon-env': { type: 'string', multiple: true },
+        'addon-env-file': { type: 'string', multiple: true },
+        port: { type: 'string' },
+        cpus: { type: 'string' },
+        memory: { type: 'string' },
+        'cache-dir': { type: 'string' },
+        timeout: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw CoreErrors.CLI_USAGE.create({ message: (error as Error).message });
+  }
+  const [command, target, ...extra] = parsed.positionals;
+  if (!command || !(COMMANDS as readonly string[]).includes(command)) {
+    throw CoreErrors.CLI_USAGE.create({ message: command ? `unknown command "${command}".` : 'no command given.' });
+  }
+  if (command !== 'schema' && target === undefined) {
+    throw CoreErrors.CLI_USAGE.create({ message: `${command} needs ${command === 'check' ? 'a base URL' : 'an application directory'}.` });
+  }
+  if (extra.length > 0) throw CoreErrors.CLI_USAGE.create({ message: `unexpected argument "${extra[0]}".` });
+  const v = parsed.values;
+
+  const application: Assignment[] = [];
+  for (const file of v['env-file'] ?? []) application.push(...parseEnvFile(await readEnvFile(file), file));
+  for (const text of v.env ?? []) application.push(parseAssignment(text, '--env'));
+
+  const links = new Map<string, Record<string, string>>();
+  const link = (name: string) => links.get(name) ?? links.set(name, {}).get(name)!;
+  for (const spec of v['addon-env-file'] ?? []) {
+    const eq = spec.indexOf('=');
+    if (eq <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--addon-env-file expects ADDON=FILE, got "${spec}".` });
+    const file = spec.slice(eq + 1);
+    for (const a of parseEnvFile(await readEnvFile(file), file)) link(spec.slice(0, eq))[a.name] = a.value;
+  }
+  for (const spec of v['addon-env'] ?? []) {
+    const colon = spec.indexOf(':');
+    if (colon <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--addon-env expects ADDON:NAME=VALUE, got "${spec.split('=')[0]}…".` });
+    const a = parseAssignment(spec.slice(colon + 1), `--addon-env ${spec.slice(0, colon)}`);
+    link(spec.slice(0, colon))[a.name] = a.value;
+  }
+  const linkList: LinkedVariables[] = [...links].map(([name, variables]) => ({ name, variables }));
+
+  const host: { -readonly [K in keyof HostSettings]?: HostSettings[K] } = {};
+  if (v.port !== undefined) {
+    host.port = Number(v.port);
+    assertPort(host.port, '--port');
+  }
+  if (v.cpus !== undefined || v.memory !== undefined) {
+    const cpus = v.cpus === undefined ? undefined : Number(v.cpus);
+    const memoryMb = v.memory === undefined ? undefined : parseMemory(v.memory);
+    const { availableParallelism, totalmem } = await import('node:os');
+    host.instance = { cpus: cpus ?? availableParallelism(), memoryMb: memoryMb ?? Math.floor(totalmem() / 1048576) };
+  }
+  if (v['cache-dir'] !== undefined) host['cacheDir'] = v['cache-dir'];
+  if (v.timeout !== undefined) {
+    const seconds = Number(v.timeout);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--timeout must be a positive number of seconds, got "${v.timeout}".` });
+    host.healthTimeoutMs = Math.round(seconds * 1000);
+  }
+
+  return {
+    command: command as CommandName,
+    target,
+    type: v.type,
+    json: v.json ?? false,
+    env: { application, links: linkList },
+    host,
+  };
+}
+
+async function readEnvFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw CoreErrors.ENV_FILE_UNREADABLE.create({ message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`, file: path });
+  }
+}

@@ -1,0 +1,191 @@
+import type { LogLine } from '../log/logger.js';
+import { Logger } from '../log/logger.js';
+import { runPlanJsonSchema } from '../plan/json-schema.js';
+import { createPlan } from '../planning/create-plan.js';
+import { buildApp, deployApp } from '../deploy/deploy.js';
+import { defaultRegistry } from '../default-registry.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { isRunplanError } from '../errors/runplan-error.js';
+import { assembleEnvironment } from '../env/assemble.js';
+import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
+import { HttpHealthChecker } from '../health/http-health-checker.js';
+import { formatSeconds } from '../health/probes.js';
+import { RUNPLAN_VERSION } from '../version.js';
+import { parseCli, USAGE, type CliArguments } from './args.js';
+import { formatPlan } from './format-plan.js';
+
+type Write = (text: string) => void;
+
+/** Exit statuses: 0 success, 1 the deployment failed, 2 bad input, 70 internal error, 130 interrupted. */
+export const EXIT = { ok: 0, deploymentFailed: 1, input: 2, internal: 70, interrupted: 130 } as const;
+
+export async function main(argv: readonly string[], out: Write = stdout, err: Write = stderr): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help') || argv.length === 0) {
+    out(`runplan ${RUNPLAN_VERSION}: plan, build, run and health-check Node.js, Ruby on Rails and Play 1.x applications.\n\n${USAGE}\n`);
+    return argv.length === 0 ? EXIT.input : EXIT.ok;
+  }
+  if (argv.includes('-v') || argv.includes('--version')) {
+    out(`${RUNPLAN_VERSION}\n`);
+    return EXIT.ok;
+  }
+  try {
+    const args = await parseCli(argv);
+    switch (args.command) {
+      case 'schema':
+        out(`${JSON.stringify(runPlanJsonSchema(), null, 2)}\n`);
+        return EXIT.ok;
+      case 'plan':
+        return await planCommand(args, out);
+      case 'build':
+        return await buildCommand(args, out);
+      case 'run':
+        return await runCommand(args, out);
+      case 'check':
+        return await checkCommand(args, out);
+    }
+  } catch (error) {
+    return reportError(error, err);
+  }
+}
+
+async function planCommand(args: CliArguments, out: Write): Promise<number> {
+  const { plan } = await createPlan({ registry: defaultRegistry(), appDir: args.target as string, env: args.env, host: args.host, ...(args.type ? { type: args.type } : {}) });
+  out(args.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
+  return EXIT.ok;
+}
+
+async function buildCommand(args: CliArguments, out: Write): Promise<number> {
+  const started = Date.now();
+  const built = await buildApp({
+    registry: defaultRegistry(),
+    appDir: args.target as string,
+    env: args.env,
+    host: args.host,
+    sink: printLine(out),
+    onPlan: (plan) => out(`${formatPlan(plan)}\n\n`),
+    ...(args.type ? { type: args.type } : {}),
+  });
+  out(`==> built ${built.plan.app.type} application in ${formatSeconds(Date.now() - started)}\n`);
+  return EXIT.ok;
+}
+
+async function runCommand(args: CliArguments, out: Write): Promise<number> {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  let wake: () => void = () => undefined;
+  const signalled = new Promise<void>((resolve) => (wake = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    received = signal;
+    controller.abort();
+    wake();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const deployment = await deployApp({
+      registry: defaultRegistry(),
+      appDir: args.target as string,
+      env: args.env,
+      host: args.host,
+      sink: printLine(out),
+      signal: controller.signal,
+      onPlan: (plan) => out(`${formatPlan(plan)}\n\n`),
+      ...(args.type ? { type: args.type } : {}),
+    }).catch((error: unknown) => {
+      if (received) return undefined;
+      throw error;
+    });
+    if (!deployment) {
+      out(`==> interrupted by ${received}; nothing left running\n`);
+      return EXIT.interrupted;
+    }
+    if (!received) {
+      out(`==> deployment healthy: http://127.0.0.1:${deployment.plan.healthCheck.port}/ (listening on 0.0.0.0); Ctrl-C stops it\n`);
+      await signalled;
+    }
+    out(`==> ${received}: stopping\n`);
+    await deployment.stop();
+    out('==> stopped; nothing left running\n');
+    return EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function checkCommand(args: CliArguments, out: Write): Promise<number> {
+  let base: URL;
+  try {
+    base = new URL(args.target as string);
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw CoreErrors.CLI_USAGE.create({ message: `check needs an http:// or https:// base URL, got "${args.target}".` });
+  }
+  const registry = defaultRegistry();
+  const buildpack = args.type === undefined ? undefined : registry.get(args.type);
+  if (args.type !== undefined && !buildpack) {
+    throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
+  }
+  const env = assembleEnvironment(args.env);
+  const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
+  const check = planHealthCheck(
+    healthPathsFromEnv(env.list().map((e) => [e.name, e.value])),
+    buildpack?.defaultHealthCheck ?? { kind: 'port', reason: 'no path is configured and no --type given: the port must accept connections' },
+    port,
+    args.host.healthTimeoutMs === undefined ? {} : { readyTimeoutMs: args.host.healthTimeoutMs },
+  );
+  const logger = new Logger(printLine(out), env.redactor);
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
+  const report = await new HttpHealthChecker().check({ baseUrl: base.href, check, verifyListenAddress: loopback }, logger);
+  return report.ok ? EXIT.ok : EXIT.deploymentFailed;
+}
+
+/** How each kind of line is shown: health-check lines exactly as the specification words them. */
+export function formatLine(line: LogLine): string {
+  switch (line.origin.kind) {
+    case 'runplan':
+      return `==> ${line.level === 'info' ? '' : `${line.level}: `}${line.text}`;
+    case 'step':
+      return `[${line.origin.name}] ${line.text}`;
+    case 'process':
+      return `${line.origin.name} | ${line.text}`;
+    case 'health':
+      return line.text;
+  }
+}
+
+function printLine(out: Write) {
+  return (line: LogLine) => out(`${formatLine(line)}\n`);
+}
+
+function reportError(error: unknown, err: Write): number {
+  if (isRunplanError(error)) {
+    const lines = [`error ${error.message}`];
+    if (error.file) lines.push(`  file: ${error.file}`);
+    if (error.variable) lines.push(`  variable: ${error.variable}`);
+    lines.push(`  fix: ${error.fix}`);
+    if (error.kind === 'internal' && error.stack) lines.push(error.stack);
+    err(`${lines.join('\n')}\n`);
+    return error.kind === 'input' ? EXIT.input : error.kind === 'deployment' ? EXIT.deploymentFailed : EXIT.internal;
+  }
+  // Not a user mistake: show everything needed to report the bug.
+  err(`internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+  return EXIT.internal;
+}
+
+function stdout(text: string): void {
+  process.stdout.write(text);
+}
+
+function stderr(text: string): void {
+  process.stderr.write(text);
+}
+
+// Run when executed as the `runplan` binary (not when imported by tests).
+if (process.argv[1] && /(?:^|[\\/])(cli\.js|runplan)$/.test(process.argv[1])) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+    // Anything still holding the event loop open must not keep the CLI alive.
+    setTimeout(() => process.exit(code), 2_000).unref();
+  });
+}

@@ -1,0 +1,35 @@
+/**
+ * runplan: pluggable buildpacks that decide, explain and carry out how an
+ * application is built, started and health-checked.
+ *
+ * @packageDocumentation
+ */
+export * from './plan/schema.js';
+export { runPlanJsonSchema } from './plan/json-schema.js';
+export * from './buildpack/contract.js';
+export { BuildpackRegistry } from './buildpack/registry.js';
+export { selectBuildpack, type Selection } from './buildpack/detect.js';
+export { defaultRegistry } from './default-registry.js';
+export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
+export { buildApp, deployApp, redactError, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';
+export { StepBuilder, type StepBuilderOptions } from './build/step-builder.js';
+export { LayerCache } from './build/layer-cache.js';
+export { LocalProcessRunner, type LocalProcessRunnerOptions } from './run/local-process-runner.js';
+export { restartDelay, DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from './run/backoff.js';
+export { HttpHealthChecker, HEALTH_CLOSING_LINE, type HttpHealthCheckerOptions } from './health/http-health-checker.js';
+export { healthPathsFromEnv, planHealthCheck, HEALTH_DEFAULTS, type HealthPath } from './health/health-paths.js';
+export { assembleEnvironment, Environment, ENV_PRECEDENCE, type EnvironmentInput, type EnvEntry, type LinkedVariables } from './env/assemble.js';
+export { parseAssignment, parseEnvFile, type Assignment } from './env/assignments.js';
+export { isValidVariableName } from './env/names.js';
+export { Redactor, secretReason, REDACTED } from './env/secrets.js';
+export { RunplanError, defineErrors, isRunplanError, listDefinitions, type ErrorDefinition, type ErrorKind, type ErrorOccurrence, type ErrorType } from './errors/runplan-error.js';
+export { CoreErrors } from './errors/core-errors.js';
+export type { FileSource } from './files/file-source.js';
+export { DirectorySource } from './files/directory-source.js';
+export { MemorySource } from './files/memory-source.js';
+export { resolveHostSettings, DEFAULT_PORT, type HostSettings, type InstanceSize } from './host/host-settings.js';
+export { Logger, memorySink, type LogLine, type LogSink, type LineOrigin } from './log/logger.js';
+export { systemClock, InstantClock, type Clock } from './time/clock.js';
+export { formatPlan } from './cli/format-plan.js';
+export { RUNPLAN_VERSION } from './version.js';
+export { nodeBuildpack, NodeErrors } from '../buildpacks/node/index.js';

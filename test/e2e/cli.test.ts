@@ -1,0 +1,187 @@
+import { createServer } from 'node:http';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RunPlanSchema } from '../../src/plan/schema.js';
+import { ROOT, runCli, startCli } from '../helpers/cli.js';
+import { get } from '../helpers/http.js';
+import { freePort } from '../helpers/ports.js';
+import { processesUnder } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+
+const EXPRESS = join(ROOT, 'fixtures', 'node', 'express');
+const CLOSING = 'If the deployment fails after this message, please update your configuration and redeploy.';
+
+async function app(files: Record<string, string>): Promise<string> {
+  const dir = await tempDir('runplan-app-');
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  return dir;
+}
+
+describe('runplan plan', () => {
+  it('prints every decision with its reason, and which files decided the type', async () => {
+    const { code, stdout } = await runCli(['plan', EXPRESS, '--env', 'NODE_ENV=production']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('type: node (detected: package.json found)');
+    expect(stdout).toContain('Start command: npm start');
+    expect(stdout).toContain('why: scripts.start is defined, so `npm start` is launched');
+    expect(stdout).toContain('overridden: package.json main = "server.js"');
+    expect(stdout).toContain('1. install: npm install');
+    expect(stdout).toContain('web (web): npm start on port 8080');
+  });
+
+  it('prints a schema-valid plan with --json, without secret values', async () => {
+    const { code, stdout } = await runCli(['plan', EXPRESS, '--json', '--env', 'NPM_TOKEN=npm_tok_9f8e7d', '--addon-env', 'pg:DATABASE_URL=postgres://u:dbpw_77@h/db']);
+    expect(code).toBe(0);
+    const plan = RunPlanSchema.parse(JSON.parse(stdout));
+    expect(plan.environment.variables.find((v) => v.name === 'NPM_TOKEN')).toMatchObject({ secret: true });
+    expect(stdout).not.toContain('npm_tok_9f8e7d');
+    expect(stdout).not.toContain('dbpw_77');
+  });
+
+  it('reports the variable one set shadows in another', async () => {
+    const { stdout } = await runCli(['plan', EXPRESS, '--env', 'PORT=1234', '--addon-env', 'cache:GREETING=addon', '--env', 'GREETING=app']);
+    expect(stdout).toContain('shadowed: PORT from --env is hidden by service');
+    expect(stdout).toContain('shadowed: GREETING from addon cache is hidden by --env');
+  });
+});
+
+describe('coded errors for bad input', () => {
+  it('names the fix when package.json has neither start nor main, without a stack trace', async () => {
+    const dir = await app({ 'package.json': '{"name":"nothing-to-run"}' });
+    const { code, stderr } = await runCli(['plan', dir]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('error RUNPLAN_E_NODE_NO_START_COMMAND:');
+    expect(stderr).toContain('file: package.json');
+    expect(stderr).toContain('fix: Add "scripts": { "start": "node server.js" } or "main": "server.js" to package.json.');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('gives the position of invalid JSON in package.json', async () => {
+    const dir = await app({ 'package.json': '{\n  "name": "x",\n  "main": "a.js",\n}\n' });
+    const { code, stderr } = await runCli(['run', dir]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('RUNPLAN_E_NODE_PACKAGE_JSON_INVALID: package.json is not valid JSON at line 4, column 1');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('refuses invalid variable names and malformed options with codes', async () => {
+    const bad = await runCli(['plan', EXPRESS, '--env', 'MY-VAR=1']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('RUNPLAN_E_ENV_INVALID_NAME');
+    expect(bad.stderr).toContain('variable: MY-VAR');
+    const usage = await runCli(['deploy', EXPRESS]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('RUNPLAN_E_CLI_USAGE: unknown command "deploy"');
+    const port = await runCli(['plan', EXPRESS, '--port', '99999']);
+    expect(port.stderr).toContain('RUNPLAN_E_HOST_INVALID_SETTING');
+  });
+
+  it('fails the build with the step name and exit status, and never prints a secret', async () => {
+    const dir = await app({
+      'package.json': JSON.stringify({ name: 'leaky', version: '1.0.0', main: 'a.js', scripts: { install: 'echo "token is $NPM_TOKEN"; exit 7' } }),
+      'a.js': '',
+    });
+    const cache = await tempDir();
+    const { code, output } = await runCli(['build', dir, '--env', 'NPM_TOKEN=npm_very_secret_0042'], { RUNPLAN_CACHE_DIR: cache });
+    expect(code).toBe(1);
+    expect(output).toContain('[install] token is ***');
+    expect(output).toContain('RUNPLAN_E_BUILD_STEP_FAILED: step "install" (npm install) failed with exit status 7.');
+    expect(output).not.toContain('npm_very_secret_0042');
+    // The failed build was removed; nothing became current.
+    const [appDirName] = await readdir(join(cache, 'apps'));
+    expect(await readdir(join(cache, 'apps', appDirName as string, 'builds'))).toEqual([]);
+  });
+});
+
+describe('runplan run', () => {
+  it('builds, starts and health-checks the Express fixture, serves it, and stops everything on SIGINT', async () => {
+    const cache = await tempDir();
+    const port = await freePort();
+    const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH=/'], { RUNPLAN_CACHE_DIR: cache });
+    await run.waitFor('==> deployment healthy');
+    expect(run.output()).toContain('why: scripts.start is defined');
+    expect(run.output()).toMatch(/\[install\] added \d+ packages/);
+    expect(run.output()).toContain('Response from GET / is 200');
+    const answer = await get(`http://127.0.0.1:${port}/`);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ app: 'express', installedBy: 'npm', port: String(port) });
+    expect(processesUnder(cache).length).toBeGreaterThan(0);
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain('==> stopped; nothing left running');
+    expect(processesUnder(cache)).toEqual([]);
+    await expect(get(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  });
+
+  it('fails the deployment when one numbered health-check path is not 200, and leaves nothing running', async () => {
+    const cache = await tempDir();
+    const port = await freePort();
+    const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH_0=/', '--env', 'CC_HEALTH_CHECK_PATH_1=/missing'], { RUNPLAN_CACHE_DIR: cache });
+    const code = await run.exited;
+    expect(code).toBe(1);
+    const lines = run.output().split('\n');
+    const start = lines.indexOf('Response from GET / is 200');
+    expect(lines.slice(start, start + 5)).toEqual([
+      'Response from GET / is 200',
+      'Response from GET /missing is 404',
+      'Health check failed:',
+      '- GET /missing returned 404.',
+      CLOSING,
+    ]);
+    expect(run.stderr()).toContain('RUNPLAN_E_HEALTH_CHECK_FAILED');
+    expect(processesUnder(cache)).toEqual([]);
+    await expect(get(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  });
+
+  it('fails a deployment whose web process never listens, within the timeout', async () => {
+    const dir = await app({ 'package.json': '{"main":"idle.js"}', 'idle.js': 'setInterval(() => {}, 1000);' });
+    const cache = await tempDir();
+    const { code, output, stderr } = await runCli(['run', dir, '--port', String(await freePort()), '--timeout', '2'], { RUNPLAN_CACHE_DIR: cache });
+    expect(code).toBe(1);
+    expect(output).toMatch(/- port \d+ did not accept connections within 2 s\./);
+    expect(stderr).toContain('RUNPLAN_E_HEALTH_NOT_LISTENING');
+    expect(processesUnder(cache)).toEqual([]);
+  });
+});
+
+describe('runplan check', () => {
+  it('checks a running application with the specification\'s lines', async () => {
+    const server = createServer((req, res) => {
+      res.statusCode = req.url === '/ok' ? 200 : 503;
+      res.end();
+    });
+    const port = await freePort();
+    await new Promise<void>((r) => server.listen(port, '0.0.0.0', r));
+    try {
+      const ok = await runCli(['check', `http://127.0.0.1:${port}`, '--env', 'CC_HEALTH_CHECK_PATH=/ok']);
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toBe('Response from GET /ok is 200\n');
+      const bad = await runCli(['check', `http://127.0.0.1:${port}`, '--env', 'CC_HEALTH_CHECK_PATH_0=/ok', '--env', 'CC_HEALTH_CHECK_PATH_1=/down', '--timeout', '1']);
+      expect(bad.code).toBe(1);
+      expect(bad.stdout).toContain('Response from GET /down is 503\nHealth check failed:\n- GET /down returned 503.\n' + CLOSING);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('port already taken', () => {
+  it('refuses to deploy when another program holds the web port', async () => {
+    const server = createServer((_req, res) => res.end('not the app'));
+    const port = await freePort();
+    await new Promise<void>((r) => server.listen(port, '0.0.0.0', r));
+    try {
+      const cache = await tempDir();
+      const { code, stderr } = await runCli(['run', EXPRESS, '--port', String(port)], { RUNPLAN_CACHE_DIR: cache });
+      expect(code).toBe(1);
+      expect(stderr).toContain(`RUNPLAN_E_RUN_PORT_IN_USE: port ${port} already accepts connections`);
+      expect(processesUnder(cache)).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+});

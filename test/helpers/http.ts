@@ -1,0 +1,22 @@
+import { request } from 'node:http';
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+/** One real HTTP GET (no redirect following), for tests to observe what an app answers. */
+export function get(url: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}

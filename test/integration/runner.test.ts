@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { LocalProcessRunner } from '../../src/run/local-process-runner.js';
+import { assembleEnvironment } from '../../src/env/assemble.js';
+import { Logger, memorySink } from '../../src/log/logger.js';
+import type { PlannedProcess, RunPlan } from '../../src/plan/schema.js';
+import { InstantClock } from '../../src/time/clock.js';
+import { DEFAULT_RESTART, restartDelay } from '../../src/run/backoff.js';
+import { get } from '../helpers/http.js';
+import { freePort } from '../helpers/ports.js';
+import { isAlive, processesUnder } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+
+const proc = (name: string, script: string, extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
+  name, role: 'worker', command: { kind: 'shell', script }, cwd: '.', env: {}, pathPrepend: [], port: null,
+  restart: DEFAULT_RESTART, stopGraceMs: 2_000, ...extra,
+});
+
+async function start(processes: PlannedProcess[], env: Record<string, string> = {}, clock = new InstantClock()) {
+  const appDir = await tempDir();
+  const sink = memorySink();
+  const app = await new LocalProcessRunner({ clock }).start({
+    plan: { processes, files: [] } as unknown as RunPlan,
+    appDir,
+    env: assembleEnvironment({ application: env }),
+    logger: new Logger(sink),
+  });
+  return { app, sink, appDir, clock };
+}
+
+async function until(condition: () => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const WEB = `node -e "require('http').createServer((q, s) => s.end(JSON.stringify({ port: process.env.PORT, greeting: process.env.GREETING, extra: process.env.EXTRA }))).listen(+process.env.PORT, '0.0.0.0')"`;
+
+describe('LocalProcessRunner', () => {
+  it('starts each process with the deployment environment and its own overrides', async () => {
+    const port = await freePort();
+    const { app, sink } = await start([proc('web', WEB, { role: 'web', port, env: { EXTRA: 'from plan' } })], { PORT: String(port), GREETING: 'hello' });
+    try {
+      await until(() => sink.lines.length > 0 || app.processes()[0]?.running === true);
+      let answer;
+      for (let i = 0; i < 100 && !answer; i++) answer = await get(`http://127.0.0.1:${port}/`).catch(() => new Promise((r) => setTimeout(() => r(undefined), 50)));
+      expect(JSON.parse((answer as { body: string }).body)).toEqual({ port: String(port), greeting: 'hello', extra: 'from plan' });
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it('restarts a crashing process with exponential back-off, and logs each restart', async () => {
+    const { app, sink, clock } = await start([proc('worker', 'echo crashing; exit 3')]);
+    await until(() => (app.processes()[0]?.restarts ?? 0) >= 4);
+    await app.stop();
+    expect(clock.sleeps.slice(0, 4)).toEqual([1_000, 2_000, 4_000, 8_000]);
+    const restarts = sink.lines.filter((l) => l.text.includes('restarting in')).map((l) => l.text);
+    expect(restarts[0]).toMatch(/^worker exited with code 3 after .*; restarting in 1 s \(restart 1\)$/);
+    expect(restarts[1]).toMatch(/restarting in 2 s \(restart 2\)$/);
+    expect(restartDelay(DEFAULT_RESTART, 20)).toBe(DEFAULT_RESTART.maxDelayMs);
+  });
+
+  it('stops with SIGTERM to the whole process group, and leaves no child behind', async () => {
+    const { app, appDir, sink } = await start([proc('web', 'sleep 300 & sleep 300 & wait')]);
+    await until(() => processesUnder(appDir).length >= 3);
+    await app.stop();
+    expect(processesUnder(appDir)).toEqual([]);
+    expect(sink.lines.some((l) => l.text.startsWith('stopping web (SIGTERM to process group'))).toBe(true);
+  });
+
+  it('sends SIGKILL after the grace period to a process that ignores SIGTERM', async () => {
+    const script = `node -e "process.on('SIGTERM', () => console.log('ignoring SIGTERM')); console.log('ready'); setInterval(() => {}, 1000)"`;
+    const { app, appDir, sink } = await start([proc('stubborn', script, { stopGraceMs: 500 })]);
+    await until(() => sink.lines.some((l) => l.text === 'ready'));
+    const pid = app.processes()[0]?.pid as number;
+    await app.stop();
+    expect(isAlive(pid)).toBe(false);
+    expect(processesUnder(appDir)).toEqual([]);
+    const texts = sink.lines.map((l) => l.text);
+    expect(texts).toContain('ignoring SIGTERM');
+    expect(texts).toContain('stubborn still running after 0.5 s; sending SIGKILL');
+  });
+
+  it('does not restart processes once stopping, even mid back-off', async () => {
+    const { app } = await start([proc('worker', 'exit 1')]);
+    await until(() => (app.processes()[0]?.restarts ?? 0) >= 1);
+    await app.stop();
+    const restarts = app.processes()[0]?.restarts;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(app.processes()[0]?.restarts).toBe(restarts);
+    expect(app.processes()[0]?.running).toBe(false);
+  });
+});

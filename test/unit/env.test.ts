@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { assembleEnvironment, ENV_PRECEDENCE } from '../../src/env/assemble.js';
+import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
+import { isValidVariableName } from '../../src/env/names.js';
+import { Redactor, secretReason } from '../../src/env/secrets.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+
+describe('environment assembly', () => {
+  it('orders service over application over add-ons over buildpack defaults', () => {
+    expect(ENV_PRECEDENCE).toEqual(['service', 'application', 'addon', 'buildpack-default']);
+    const env = assembleEnvironment({
+      links: [{ name: 'pg', variables: { DATABASE_URL: 'from-addon', ONLY_ADDON: 'a' } }],
+      application: { DATABASE_URL: 'from-app', PORT: '1234', ONLY_APP: 'b' },
+      service: { PORT: '8080', INSTANCE_NUMBER: '0' },
+    });
+    expect(env.get('DATABASE_URL')).toBe('from-app');
+    expect(env.get('PORT')).toBe('8080');
+    expect(env.get('ONLY_ADDON')).toBe('a');
+    expect(env.entry('PORT')?.source).toBe('service');
+    expect(env.putDefault('ONLY_APP', 'default', 'test')).toBe(false);
+    expect(env.putDefault('WEB_CONCURRENCY', '2', 'test')).toBe(true);
+    expect(env.get('WEB_CONCURRENCY')).toBe('2');
+  });
+
+  it('reports every variable one set shadows in another', () => {
+    const env = assembleEnvironment({
+      links: [
+        { name: 'redis-a', variables: { REDIS_URL: 'a' } },
+        { name: 'redis-b', variables: { REDIS_URL: 'b' } },
+      ],
+      application: [{ name: 'PORT', value: '1', origin: '--env' }],
+      service: { PORT: '8080' },
+    });
+    expect(env.get('REDIS_URL')).toBe('b');
+    expect(env.shadowed).toEqual([
+      { name: 'REDIS_URL', kept: { source: 'addon', origin: 'addon redis-b' }, hidden: { source: 'addon', origin: 'addon redis-a' }, reason: expect.stringContaining('later one') },
+      { name: 'PORT', kept: { source: 'service', origin: 'service' }, hidden: { source: 'application', origin: '--env' }, reason: 'service variables take precedence over application variables' },
+    ]);
+  });
+
+  it('rejects names other than ASCII letters, digits and _ with a coded error naming the variable', () => {
+    for (const bad of ['A-B', 'É', 'A B', '', '1ABC', 'A.B']) {
+      expect(isValidVariableName(bad)).toBe(false);
+      expect(() => assembleEnvironment({ application: { [bad]: 'x' } })).toThrowError(
+        expect.objectContaining({ code: CoreErrors.ENV_INVALID_NAME.code, variable: bad }),
+      );
+    }
+    for (const good of ['A', '_A', 'a_b_1', 'CC_HEALTH_CHECK_PATH_0']) expect(isValidVariableName(good)).toBe(true);
+    expect(() => assembleEnvironment({ links: [{ name: 'pg', variables: { 'BAD-NAME': 'x' } }] })).toThrow(/from addon pg/);
+  });
+
+  it('keeps secret values out of the plan view', () => {
+    const env = assembleEnvironment({ application: { NPM_TOKEN: 'tok-123456', GREETING: 'hi' } });
+    const plan = env.toPlan();
+    expect(plan.variables.find((v) => v.name === 'NPM_TOKEN')).toEqual({ name: 'NPM_TOKEN', source: 'application', origin: 'application variables', secret: true });
+    expect(plan.variables.find((v) => v.name === 'GREETING')?.value).toBe('hi');
+    expect(JSON.stringify(plan)).not.toContain('tok-123456');
+  });
+});
+
+describe('assignments and env files', () => {
+  it('parses NAME=VALUE with "=" in the value', () => {
+    expect(parseAssignment('A=b=c', '--env')).toEqual({ name: 'A', value: 'b=c', origin: '--env' });
+    expect(parseAssignment('EMPTY=', '--env').value).toBe('');
+  });
+
+  it('refuses an assignment without a name, without echoing the value', () => {
+    const attempt = () => parseAssignment('=secretvalue', '--env');
+    expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_MALFORMED_ASSIGNMENT.code }));
+    expect(attempt).not.toThrow(/secretvalue/);
+  });
+
+  it('parses env files: comments, export, quotes, escapes, multi-line values, line numbers', () => {
+    const parsed = parseEnvFile(
+      ['# comment', '', 'export A=1', "B='lit $x \\n'", 'C="a\\nb \\"q\\""', 'D=plain # trailing comment', 'E="multi', 'line"'].join('\n'),
+      'app.env',
+    );
+    expect(parsed).toEqual([
+      { name: 'A', value: '1', origin: 'app.env:3' },
+      { name: 'B', value: 'lit $x \\n', origin: 'app.env:4' },
+      { name: 'C', value: 'a\nb "q"', origin: 'app.env:5' },
+      { name: 'D', value: 'plain', origin: 'app.env:6' },
+      { name: 'E', value: 'multi\nline', origin: 'app.env:7' },
+    ]);
+  });
+
+  it('names the file and line of a bad env-file entry', () => {
+    expect(() => parseEnvFile('OK=1\nBAD-NAME=2', 'app.env')).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_INVALID_NAME.code, message: expect.stringContaining('app.env:2') }));
+    expect(() => parseEnvFile('A="open', 'app.env')).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_MALFORMED_ASSIGNMENT.code }));
+  });
+});
+
+describe('secrets', () => {
+  it('classifies the specification\'s credentials and conventional secret names', () => {
+    for (const name of ['NPM_TOKEN', 'SECRET_KEY_BASE', 'STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'CC_HTTP_BASIC_AUTH', 'CC_HTTP_BASIC_AUTH_2', 'DB_PASSWORD', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY']) {
+      expect(secretReason(name, 'x'), name).toBeDefined();
+    }
+    expect(secretReason('DATABASE_URL', 'postgres://user:pw@db:5432/x')).toBe('url-credentials');
+    expect(secretReason('NODE_ENV', 'production')).toBeUndefined();
+    expect(secretReason('CC_HEALTH_CHECK_PATH', '/')).toBeUndefined();
+  });
+
+  it('redacts values, their URL-encoded and base64 forms, and basic-auth passwords', () => {
+    const r = new Redactor();
+    r.addVariable('NPM_TOKEN', 'abc/def+1');
+    r.addVariable('CC_HTTP_BASIC_AUTH', 'alice:s3cret');
+    r.addVariable('DATABASE_URL', 'postgres://u:dbpass@h/db');
+    const text = `t=abc/def+1 enc=${encodeURIComponent('abc/def+1')} b64=${Buffer.from('alice:s3cret').toString('base64')} pw=s3cret url=postgres://u:dbpass@h/db`;
+    const out = r.redact(text);
+    expect(out).not.toMatch(/abc\/def|s3cret|dbpass|YWxpY2U6czNjcmV0/);
+    expect(r.redactDeep({ a: ['x s3cret'], b: { c: 'abc/def+1' } })).toEqual({ a: ['x ***'], b: { c: '***' } });
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import type { Buildpack } from '../../src/buildpack/contract.js';
+import { BuildpackRegistry } from '../../src/buildpack/registry.js';
+import { selectBuildpack } from '../../src/buildpack/detect.js';
+import { defaultRegistry } from '../../src/default-registry.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { MemorySource } from '../../src/files/memory-source.js';
+import { createPlan } from '../../src/planning/create-plan.js';
+import { DEFAULT_RESTART } from '../../src/run/backoff.js';
+
+/** A host's own buildpack, defined here without touching runplan. */
+const procfileBuildpack: Buildpack = {
+  id: 'procfile',
+  name: 'Procfile',
+  priority: 100,
+  defaultHealthCheck: { kind: 'port', reason: 'port check' },
+  detector: {
+    async detect(files) {
+      return (await files.exists('Procfile')) ? { status: 'pass', evidence: ['Procfile found'] } : { status: 'skip', evidence: ['no Procfile'] };
+    },
+  },
+  planner: {
+    async plan({ files, host }) {
+      const web = /^web:\s*(.+)$/m.exec((await files.readText('Procfile')) ?? '')?.[1] ?? 'false';
+      return {
+        runtimes: [],
+        decisions: [{ id: 'procfile.web', subject: 'Web command', requested: web, source: 'Procfile', resolved: web, reason: 'the web: line of the Procfile', overridden: [] }],
+        steps: [],
+        layers: [],
+        processes: [{ name: 'web', role: 'web', command: { kind: 'shell', script: web }, cwd: '.', env: {}, pathPrepend: [], port: host.port, restart: DEFAULT_RESTART, stopGraceMs: 1000 }],
+        files: [],
+        warnings: [],
+      };
+    },
+  },
+};
+
+describe('buildpack registry', () => {
+  it('lets a host add its own buildpack, which then wins detection by priority', async () => {
+    const registry = defaultRegistry().register(procfileBuildpack);
+    const files = new MemorySource({ Procfile: 'web: node server.js\n', 'package.json': '{"main":"server.js"}' });
+    const { plan } = await createPlan({ registry, files, appDir: '/srv/app' });
+    expect(plan.app.type).toBe('procfile');
+    expect(plan.app.detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([
+      ['procfile', 'pass'],
+      ['node', 'pass'],
+    ]);
+    expect(plan.processes[0]?.command).toEqual({ kind: 'shell', script: 'node server.js' });
+  });
+
+  it('does not change the default registry when a host extends a copy', () => {
+    const base = defaultRegistry();
+    base.clone().register(procfileBuildpack);
+    expect(base.get('procfile')).toBeUndefined();
+  });
+
+  it('refuses a second buildpack with the same id unless replaced explicitly', () => {
+    const registry = new BuildpackRegistry([procfileBuildpack]);
+    expect(() => registry.register(procfileBuildpack)).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_DUPLICATE_BUILDPACK.code }));
+    const replacement = { ...procfileBuildpack, name: 'Procfile v2' };
+    expect(registry.replace(replacement).get('procfile')?.name).toBe('Procfile v2');
+  });
+
+  it('explains why nothing matched', async () => {
+    await expect(selectBuildpack(defaultRegistry(), new MemorySource({ 'README.md': '' }))).rejects.toMatchObject({
+      code: CoreErrors.DETECT_NO_MATCH.code,
+      message: expect.stringContaining('no package.json'),
+    });
+  });
+
+  it('checks that a forced --type applies, and names unknown types', async () => {
+    const files = new MemorySource({ 'README.md': '' });
+    await expect(selectBuildpack(defaultRegistry(), files, 'node')).rejects.toMatchObject({ code: CoreErrors.DETECT_REJECTED.code });
+    await expect(selectBuildpack(defaultRegistry(), files, 'cobol')).rejects.toMatchObject({ code: CoreErrors.DETECT_UNKNOWN_TYPE.code, message: expect.stringContaining('node') });
+  });
+
+  it('refuses a buildpack plan that breaks the schema', async () => {
+    const broken: Buildpack = {
+      ...procfileBuildpack,
+      id: 'broken',
+      planner: { plan: async (ctx) => ({ ...(await procfileBuildpack.planner.plan(ctx)), processes: [{ name: '' } as never] }) },
+    };
+    const registry = new BuildpackRegistry([broken]);
+    await expect(createPlan({ registry, files: new MemorySource({ Procfile: 'web: x' }), appDir: '/a' })).rejects.toMatchObject({ code: CoreErrors.PLAN_INVALID.code });
+  });
+});

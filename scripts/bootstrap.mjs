@@ -38,7 +38,7 @@ export function ensureDependencies() {
 export function ensureBuilt() {
   const cli = join(root, 'dist', 'cli.js');
   const sources = Math.max(...['src', 'buildpacks', 'tsup.config.ts', 'package.json'].map((p) => newest(join(root, p))));
-  if (!existsSync(cli) || sources > statSync(cli).mtimeMs) run('npx', ['tsup']);
+  if (!existsSync(cli) || sources > statSync(cli).mtimeMs) run('npx', ['tsup', '--silent']);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

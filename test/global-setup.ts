@@ -1,6 +1,23 @@
-// `vitest` run directly (not through `npm test`) still tests a current dist/.
-export default async function setup(): Promise<void> {
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The content-addressed cache (runtimes, downloads, layers) shared by every test of the run. */
+    sharedCacheDir: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<void> {
+  // `vitest` run directly (not through `npm test`) still tests a current dist/.
   // @ts-expect-error: plain ES module without type declarations
   const { ensureBuilt } = await import('../scripts/bootstrap.mjs');
   ensureBuilt();
+  // Kept between runs: it only holds content addressed by version or key, so
+  // reusing it is safe, and it spares downloading the same runtimes again.
+  const sharedCacheDir = process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');
+  mkdirSync(sharedCacheDir, { recursive: true });
+  project.provide('sharedCacheDir', sharedCacheDir);
 }

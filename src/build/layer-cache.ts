@@ -6,10 +6,14 @@ import { hardlinkTree } from './hardlink-copy.js';
 /**
  * Cached layers, one directory per (application, layer, key). A layer is saved
  * under a temporary name and renamed into place, so a crash never leaves a
- * half-saved layer that a later build would trust.
+ * half-saved layer that a later build would trust. The few most recent keys of a
+ * layer are kept, so builds that alternate between settings (or run at the same
+ * time with different settings) each find their own copy.
  *
  *   <cacheDir>/layers/<app>/<layer>/<key>/
  */
+const KEYS_KEPT = 3;
+
 export class LayerCache {
   constructor(private readonly root: string) {}
 
@@ -34,7 +38,7 @@ export class LayerCache {
     await hardlinkTree(this.entry(layer, key), target);
   }
 
-  /** Saves `source` as the layer's copy for `key`, replacing copies made for other keys. */
+  /** Saves `source` as the layer's copy for `key`; copies for older keys beyond the few kept are removed. */
   async save(layer: string, key: string, source: string): Promise<void> {
     const layerDir = join(this.root, safe(layer));
     await mkdir(layerDir, { recursive: true });
@@ -46,9 +50,11 @@ export class LayerCache {
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
-    for (const name of await readdir(layerDir)) {
-      if (name !== safe(key) && !name.startsWith('.tmp-')) await rm(join(layerDir, name), { recursive: true, force: true });
-    }
+    const entries = await Promise.all(
+      (await readdir(layerDir)).filter((n) => !n.startsWith('.tmp-')).map(async (name) => ({ name, mtime: (await stat(join(layerDir, name))).mtimeMs })),
+    );
+    entries.sort((a, b) => b.mtime - a.mtime);
+    for (const { name } of entries.slice(KEYS_KEPT)) await rm(join(layerDir, name), { recursive: true, force: true });
   }
 }
 

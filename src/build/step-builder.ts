@@ -34,9 +34,7 @@ export class StepBuilder implements Builder {
       const started = Date.now();
       const layer = step.layer === null ? undefined : plan.layers.find((l) => l.name === step.layer);
       const { layers } = this.options;
-      if (layer?.cacheKey && layers && (await layers.has(layer.name, layer.cacheKey))) {
-        await rm(resolve(appDir, layer.path), { recursive: true, force: true });
-        await layers.restore(layer.name, layer.cacheKey, resolve(appDir, layer.path));
+      if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger))) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         continue;
@@ -96,6 +94,22 @@ export class StepBuilder implements Builder {
         ...(result.code === 'ENOENT' ? { fix: `"${file}" was not found on PATH; install it or fix the command.` } : {}),
       });
     }
+  }
+}
+
+/** Links a cached layer into the build; on any failure the step simply runs. */
+async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger): Promise<boolean> {
+  const key = layer.cacheKey as string;
+  if (!(await layers.has(layer.name, key))) return false;
+  const target = resolve(appDir, layer.path);
+  try {
+    await rm(target, { recursive: true, force: true });
+    await layers.restore(layer.name, key, target);
+    return true;
+  } catch (error) {
+    logger.warn(`could not reuse cached layer ${layer.name}: ${(error as Error).message}; running the step instead`);
+    await rm(target, { recursive: true, force: true });
+    return false;
   }
 }
 

@@ -10,8 +10,12 @@ import { CoreErrors } from '../errors/core-errors.js';
  * becomes `current` (an atomic symlink swap). A failed build is removed and the
  * previous one keeps serving, so nothing is lost and nothing is half-built.
  *
- *   <cacheDir>/apps/<name>-<hash>/builds/<id>/   one directory per build
- *   <cacheDir>/apps/<name>-<hash>/current        symlink to the last good build
+ *   <workDir>/<name>-<hash>/builds/<id>/   one directory per build
+ *   <workDir>/<name>-<hash>/current        symlink to the last good build
+ *
+ * Build ids start with a timestamp, so they sort by age. Promoting a build removes
+ * only builds older than the one it replaces: a build of the same application
+ * still running concurrently is never pulled from under it.
  */
 export interface AppWorkspace {
   readonly root: string;
@@ -21,10 +25,10 @@ export interface AppWorkspace {
 // Not part of a deployment: version control data, dependencies the build recreates, runplan's own state.
 const NEVER_COPIED = new Set(['.git', 'node_modules', '.runplan']);
 
-export function appWorkspace(cacheDir: string, appRoot: string): AppWorkspace {
+export function appWorkspace(workDir: string, appRoot: string): AppWorkspace {
   const abs = resolve(appRoot);
   const hash = createHash('sha256').update(abs).digest('hex').slice(0, 12);
-  const root = join(cacheDir, 'apps', `${basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}-${hash}`);
+  const root = join(workDir, `${basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}-${hash}`);
   return { root, currentLink: join(root, 'current') };
 }
 
@@ -61,11 +65,11 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
       const tmpLink = `${workspace.currentLink}.${randomBytes(4).toString('hex')}`;
       await symlink(dir, tmpLink);
       await rename(tmpLink, workspace.currentLink);
-      const keep = new Set([dir, previous].filter((d): d is string => d !== undefined));
+      // Keep this build and the one it replaces; remove only what is older than both.
+      const oldestKept = [dir, previous].filter((d): d is string => d !== undefined).map((d) => basename(d)).sort()[0] as string;
       const buildsDir = join(workspace.root, 'builds');
       for (const name of await readdir(buildsDir)) {
-        const path = join(buildsDir, name);
-        if (!keep.has(path)) await rm(path, { recursive: true, force: true });
+        if (name < oldestKept) await rm(join(buildsDir, name), { recursive: true, force: true });
       }
     },
     async discard() {

@@ -7,6 +7,7 @@
  */
 import type { Environment } from '../env/assemble.js';
 import type { ErrorType, RunplanError } from '../errors/runplan-error.js';
+import type { WarningType } from '../errors/warnings.js';
 import type { FileSource } from '../files/file-source.js';
 import type { HostSettings } from '../host/host-settings.js';
 import type { Logger } from '../log/logger.js';
@@ -99,6 +100,8 @@ export interface Buildpack {
   readonly actions?: Readonly<Record<string, BuildAction>>;
   /** The error codes this buildpack raises, for documentation. */
   readonly errors?: Readonly<Record<string, ErrorType>>;
+  /** The warning codes this buildpack emits, for documentation. */
+  readonly warnings?: Readonly<Record<string, WarningType>>;
 }
 
 export interface StepReport {

@@ -1,5 +1,6 @@
 import { CoreErrors } from '../errors/core-errors.js';
 import { listDefinitions, type ErrorDefinition } from '../errors/runplan-error.js';
+import { listWarningDefinitions, type WarningDefinition } from '../errors/warnings.js';
 import type { BuildAction, Buildpack } from './contract.js';
 
 /**
@@ -52,6 +53,11 @@ export class BuildpackRegistry {
   /** Every error code the registered buildpacks declare. */
   errorDefinitions(): ErrorDefinition[] {
     return this.list().flatMap((bp) => (bp.errors ? listDefinitions(bp.errors) : []));
+  }
+
+  /** Every warning code the registered buildpacks declare. */
+  warningDefinitions(): WarningDefinition[] {
+    return this.list().flatMap((bp) => (bp.warnings ? listWarningDefinitions(bp.warnings) : []));
   }
 
   /** A copy to extend without changing this registry. */

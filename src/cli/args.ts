@@ -33,7 +33,9 @@ Options:
   --addon-env-file ADDON=FILE  the variables of a linked add-on, from a file (repeatable)
   --port N                     web port (default 8080)
   --cpus N, --memory SIZE      instance size declared by the host (default: this machine)
-  --cache-dir DIR              runtimes, layers and builds (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
+  --cache-dir DIR              runtimes, downloads and dependency layers, shared by all apps
+                               (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
+  --work-dir DIR               where builds are made and run (default $RUNPLAN_WORK_DIR or <cache-dir>/apps)
   --timeout SECONDS            how long the app may take to become healthy (default 60)
   --json                       plan as JSON (plan command)
   -h, --help, -v, --version`;
@@ -55,6 +57,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         cpus: { type: 'string' },
         memory: { type: 'string' },
         'cache-dir': { type: 'string' },
+        'work-dir': { type: 'string' },
         timeout: { type: 'string' },
         json: { type: 'boolean' },
       },
@@ -103,7 +106,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     const { availableParallelism, totalmem } = await import('node:os');
     host.instance = { cpus: cpus ?? availableParallelism(), memoryMb: memoryMb ?? Math.floor(totalmem() / 1048576) };
   }
-  if (v['cache-dir'] !== undefined) host['cacheDir'] = v['cache-dir'];
+  if (v['cache-dir'] !== undefined) host.cacheDir = v['cache-dir'];
+  if (v['work-dir'] !== undefined) host.workDir = v['work-dir'];
   if (v.timeout !== undefined) {
     const seconds = Number(v.timeout);
     if (!Number.isFinite(seconds) || seconds <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--timeout must be a positive number of seconds, got "${v.timeout}".` });

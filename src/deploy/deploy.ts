@@ -46,7 +46,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
 async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { promote(): Promise<void>; discard(): Promise<void> }> {
   const host = resolveHostSettings(options.host);
-  const workspace = appWorkspace(host.cacheDir, options.appDir);
+  const workspace = appWorkspace(host.workDir, options.appDir);
   const buildDir = await createBuildDirectory(workspace, options.appDir);
   let redactor: Redactor | undefined;
   try {

@@ -13,8 +13,13 @@ export interface HostSettings {
   /** Port the web process listens on; the service's is 8080. */
   readonly port: number;
   readonly instance: InstanceSize;
-  /** Shared cache of runtimes, layers and workspaces. */
+  /**
+   * Content-addressed cache shared by every deployment on the host: runtimes,
+   * downloads, dependency layers. Safe to share between concurrent builds.
+   */
   readonly cacheDir: string;
+  /** Where builds of applications live (one directory per application, one per build). */
+  readonly workDir: string;
   /** INSTANCE_NUMBER given to the processes. */
   readonly instanceNumber: number;
   /** Where the built application lives at run time (APP_HOME); defaults to the application root. */
@@ -32,12 +37,18 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'runplan');
 }
 
+export function defaultWorkDir(cacheDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.RUNPLAN_WORK_DIR || join(cacheDir, 'apps');
+}
+
 /** Fills what the host left out from this machine's own size. */
 export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSettings {
+  const cacheDir = partial.cacheDir ?? defaultCacheDir();
   const settings: HostSettings = {
     port: partial.port ?? DEFAULT_PORT,
     instance: partial.instance ?? { cpus: availableParallelism(), memoryMb: Math.floor(totalmem() / 1024 / 1024) },
-    cacheDir: partial.cacheDir ?? defaultCacheDir(),
+    cacheDir,
+    workDir: partial.workDir ?? defaultWorkDir(cacheDir),
     instanceNumber: partial.instanceNumber ?? 0,
     ...(partial.appHome === undefined ? {} : { appHome: partial.appHome }),
     ...(partial.serviceVariables === undefined ? {} : { serviceVariables: partial.serviceVariables }),

@@ -7,7 +7,7 @@ import { ROOT, runCli, startCli } from '../helpers/cli.js';
 import { get } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { processesUnder } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp.js';
+import { deploymentDirs, tempDir } from '../helpers/temp.js';
 
 const EXPRESS = join(ROOT, 'fixtures', 'node', 'express');
 const CLOSING = 'If the deployment fails after this message, please update your configuration and redeploy.';
@@ -85,23 +85,23 @@ describe('coded errors for bad input', () => {
       'package.json': JSON.stringify({ name: 'leaky', version: '1.0.0', main: 'a.js', scripts: { install: 'echo "token is $NPM_TOKEN"; exit 7' } }),
       'a.js': '',
     });
-    const cache = await tempDir();
-    const { code, output } = await runCli(['build', dir, '--env', 'NPM_TOKEN=npm_very_secret_0042'], { RUNPLAN_CACHE_DIR: cache });
+    const dirs = await deploymentDirs();
+    const { code, output } = await runCli(['build', dir, '--env', 'NPM_TOKEN=npm_very_secret_0042'], dirs.env);
     expect(code).toBe(1);
     expect(output).toContain('[install] token is ***');
     expect(output).toContain('RUNPLAN_E_BUILD_STEP_FAILED: step "install" (npm install) failed with exit status 7.');
     expect(output).not.toContain('npm_very_secret_0042');
     // The failed build was removed; nothing became current.
-    const [appDirName] = await readdir(join(cache, 'apps'));
-    expect(await readdir(join(cache, 'apps', appDirName as string, 'builds'))).toEqual([]);
+    const [appDirName] = await readdir(dirs.workDir);
+    expect(await readdir(join(dirs.workDir, appDirName as string, 'builds'))).toEqual([]);
   });
 });
 
 describe('runplan run', () => {
   it('builds, starts and health-checks the Express fixture, serves it, and stops everything on SIGINT', async () => {
-    const cache = await tempDir();
+    const dirs = await deploymentDirs();
     const port = await freePort();
-    const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH=/'], { RUNPLAN_CACHE_DIR: cache });
+    const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH=/'], dirs.env);
     await run.waitFor('==> deployment healthy');
     expect(run.output()).toContain('why: scripts.start is defined');
     expect(run.output()).toMatch(/\[install\] added \d+ packages/);
@@ -109,18 +109,18 @@ describe('runplan run', () => {
     const answer = await get(`http://127.0.0.1:${port}/`);
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toMatchObject({ app: 'express', installedBy: 'npm', port: String(port) });
-    expect(processesUnder(cache).length).toBeGreaterThan(0);
+    expect(processesUnder(dirs.workDir).length).toBeGreaterThan(0);
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
     expect(run.output()).toContain('==> stopped; nothing left running');
-    expect(processesUnder(cache)).toEqual([]);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
     await expect(get(`http://127.0.0.1:${port}/`)).rejects.toThrow();
   });
 
   it('fails the deployment when one numbered health-check path is not 200, and leaves nothing running', async () => {
-    const cache = await tempDir();
+    const dirs = await deploymentDirs();
     const port = await freePort();
-    const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH_0=/', '--env', 'CC_HEALTH_CHECK_PATH_1=/missing'], { RUNPLAN_CACHE_DIR: cache });
+    const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH_0=/', '--env', 'CC_HEALTH_CHECK_PATH_1=/missing'], dirs.env);
     const code = await run.exited;
     expect(code).toBe(1);
     const lines = run.output().split('\n');
@@ -133,18 +133,18 @@ describe('runplan run', () => {
       CLOSING,
     ]);
     expect(run.stderr()).toContain('RUNPLAN_E_HEALTH_CHECK_FAILED');
-    expect(processesUnder(cache)).toEqual([]);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
     await expect(get(`http://127.0.0.1:${port}/`)).rejects.toThrow();
   });
 
   it('fails a deployment whose web process never listens, within the timeout', async () => {
     const dir = await app({ 'package.json': '{"main":"idle.js"}', 'idle.js': 'setInterval(() => {}, 1000);' });
-    const cache = await tempDir();
-    const { code, output, stderr } = await runCli(['run', dir, '--port', String(await freePort()), '--timeout', '2'], { RUNPLAN_CACHE_DIR: cache });
+    const dirs = await deploymentDirs();
+    const { code, output, stderr } = await runCli(['run', dir, '--port', String(await freePort()), '--timeout', '2'], dirs.env);
     expect(code).toBe(1);
     expect(output).toMatch(/- port \d+ did not accept connections within 2 s\./);
     expect(stderr).toContain('RUNPLAN_E_HEALTH_NOT_LISTENING');
-    expect(processesUnder(cache)).toEqual([]);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
   });
 });
 
@@ -175,11 +175,11 @@ describe('port already taken', () => {
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '0.0.0.0', r));
     try {
-      const cache = await tempDir();
-      const { code, stderr } = await runCli(['run', EXPRESS, '--port', String(port)], { RUNPLAN_CACHE_DIR: cache });
+      const dirs = await deploymentDirs();
+      const { code, stderr } = await runCli(['run', EXPRESS, '--port', String(port)], dirs.env);
       expect(code).toBe(1);
       expect(stderr).toContain(`RUNPLAN_E_RUN_PORT_IN_USE: port ${port} already accepts connections`);
-      expect(processesUnder(cache)).toEqual([]);
+      expect(processesUnder(dirs.workDir)).toEqual([]);
     } finally {
       server.close();
     }

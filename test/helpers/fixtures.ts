@@ -1,6 +1,11 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './cli.js';
+import { expect } from 'vitest';
+import { ROOT, startCli } from './cli.js';
+import { get } from './http.js';
+import { freePort } from './ports.js';
+import { processesUnder } from './processes.js';
+import { deploymentDirs } from './temp.js';
 
 /** What a fixture app must do, kept beside it in expect.json. */
 export interface FixtureExpectation {
@@ -59,4 +64,49 @@ export function envArgs(expectation: FixtureExpectation): string[] {
   }
   if (expectation.type) args.push('--type', expectation.type);
   return args;
+}
+
+export interface CheckOptions {
+  /** More CLI arguments, e.g. the address of a service the test started. */
+  readonly extraArgs?: readonly string[];
+}
+
+/**
+ * Deploys a fixture for real with `runplan run` and checks it against its
+ * expect.json: the HTTP answers while it runs, or the error when it must fail;
+ * then that nothing of it is left running.
+ */
+export async function checkFixture(fixture: Fixture, options: CheckOptions = {}): Promise<string> {
+  const dirs = await deploymentDirs();
+  const port = await freePort();
+  const run = startCli(['run', fixture.dir, '--port', String(port), ...envArgs(fixture.expect), ...(options.extraArgs ?? [])], dirs.env);
+  try {
+    if (fixture.expect.deploy === 'fails') {
+      const code = await run.exited;
+      expect(code, run.output()).toBe(fixture.expect.exitCode ?? 1);
+      if (fixture.expect.errorCode) expect(run.stderr()).toContain(fixture.expect.errorCode);
+    } else {
+      await run.waitFor('==> deployment healthy');
+      for (const request of fixture.expect.requests ?? []) {
+        const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
+        expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
+        if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
+        if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
+        for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
+          expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
+        }
+      }
+      run.child.kill('SIGINT');
+      expect(await run.exited, run.output()).toBe(0);
+    }
+    for (const line of fixture.expect.output ?? []) expect(run.output()).toContain(line);
+    for (const text of fixture.expect.notInOutput ?? []) expect(run.output()).not.toContain(text);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
+    return run.output();
+  } finally {
+    if (run.child.exitCode === null) {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }
 }

@@ -1,0 +1,44 @@
+import type { PlanWarning } from '../plan/schema.js';
+
+/** The documented part of a warning code. */
+export interface WarningDefinition {
+  readonly code: string;
+  readonly title: string;
+  readonly fix: string;
+}
+
+export interface WarningType extends WarningDefinition {
+  /** A plan warning with this code; `fix` defaults to the definition's. */
+  create(occurrence: { message: string; file?: string; variable?: string; fix?: string }): PlanWarning;
+}
+
+const CODE_PATTERN = /^RUNPLAN_W_[A-Z0-9]+_[A-Z0-9_]+$/;
+
+/**
+ * Declares warning codes the way `defineErrors` declares errors: keys become
+ * `RUNPLAN_W_<KEY>`. A warning never stops a deployment; it says what the user
+ * should change and why.
+ */
+export function defineWarnings<K extends string>(definitions: Record<K, Omit<WarningDefinition, 'code'>>): Record<K, WarningType> {
+  const out = {} as Record<K, WarningType>;
+  for (const key of Object.keys(definitions) as K[]) {
+    const code = `RUNPLAN_W_${key}`;
+    if (!CODE_PATTERN.test(code)) throw new Error(`invalid warning code ${code}: expected RUNPLAN_W_<AREA>_<WHAT>`);
+    const definition = { code, ...definitions[key] };
+    out[key] = {
+      ...definition,
+      create: ({ message, file, variable, fix }) => ({
+        code,
+        message,
+        ...(file === undefined ? {} : { file }),
+        ...(variable === undefined ? {} : { variable }),
+        fix: fix ?? definition.fix,
+      }),
+    };
+  }
+  return out;
+}
+
+export function listWarningDefinitions(...groups: Array<Record<string, WarningType>>): WarningDefinition[] {
+  return groups.flatMap((g) => Object.values(g).map(({ code, title, fix }) => ({ code, title, fix })));
+}

@@ -9,6 +9,9 @@ import type { BuildStep, Layer } from '../plan/schema.js';
 import { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
 import { childEnvironment } from './process-env.js';
+import { terminateGroup } from '../run/process-group.js';
+
+const STEP_STOP_GRACE_MS = 5_000;
 
 export interface StepBuilderOptions {
   /** Where actions named by steps are found. */
@@ -70,6 +73,9 @@ export class StepBuilder implements Builder {
     const [file, ...args] = step.run.kind === 'exec' ? step.run.argv : ['/bin/sh', '-c', step.run.script];
     // Loaded on first use: planning never spawns, and execa is a third of the CLI's start-up time.
     const { execa } = await import('execa');
+    // Its own process group, so that stopping the step reaches everything it
+    // started: a background process holding the output pipe would otherwise
+    // keep the step "running" for ever.
     const child = execa(file as string, args, {
       cwd,
       env: childEnvironment(appDir, env, step.env, step.pathPrepend),
@@ -77,15 +83,24 @@ export class StepBuilder implements Builder {
       stdin: 'ignore',
       buffer: false,
       reject: false,
-      ...(signal ? { cancelSignal: signal } : {}),
+      detached: true,
     });
     const stdout = new LineSplitter(out('stdout'));
     const stderr = new LineSplitter(out('stderr'));
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const pgid = child.pid;
+    const stopGroup = () => (pgid === undefined ? undefined : void terminateGroup(pgid, STEP_STOP_GRACE_MS));
+    signal?.addEventListener('abort', stopGroup, { once: true });
+    // A step is over when its own process exits; whatever it left behind goes too.
+    child.once('exit', stopGroup);
     const result = await child;
+    signal?.removeEventListener('abort', stopGroup);
     stdout.flush();
     stderr.flush();
+    if (signal?.aborted) {
+      throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the build was interrupted during step "${step.name}".`, details: { step: step.name } });
+    }
     if (result.failed) {
       const status = result.exitCode !== undefined ? `exit status ${result.exitCode}` : result.signal ? `signal ${result.signal}` : (result.originalMessage ?? 'unknown failure');
       throw CoreErrors.BUILD_STEP_FAILED.create({

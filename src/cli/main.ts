@@ -1,4 +1,5 @@
 import type { LogLine } from '../log/logger.js';
+import type { RunPlan } from '../plan/schema.js';
 import { Logger } from '../log/logger.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
 import { createPlan } from '../planning/create-plan.js';
@@ -48,69 +49,83 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
   }
 }
 
+/** What every command that plans passes to the library. */
+function appOptions(args: CliArguments) {
+  return {
+    registry: defaultRegistry(),
+    appDir: args.target as string,
+    env: args.env,
+    host: args.host,
+    ...(args.type ? { type: args.type } : {}),
+  };
+}
+
+/** ...and what building commands add: printed lines, the plan shown first, Ctrl-C. */
+function buildOptions(args: CliArguments, out: Write, signal: AbortSignal) {
+  return { ...appOptions(args), sink: printLine(out), signal, onPlan: (plan: RunPlan) => out(`${formatPlan(plan)}\n\n`) };
+}
+
+/**
+ * Runs `work` with SIGINT/SIGTERM turned into an abort signal (so a build stops
+ * its step and removes the half-done build) and a promise of the signal.
+ */
+async function withSignals<T>(work: (signal: AbortSignal, stopRequested: Promise<NodeJS.Signals>) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let wake: (signal: NodeJS.Signals) => void = () => undefined;
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) => (wake = resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    controller.abort(signal);
+    wake(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await work(controller.signal, stopRequested);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 async function planCommand(args: CliArguments, out: Write): Promise<number> {
-  const { plan } = await createPlan({ registry: defaultRegistry(), appDir: args.target as string, env: args.env, host: args.host, ...(args.type ? { type: args.type } : {}) });
+  const { plan } = await createPlan(appOptions(args));
   out(args.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
   return EXIT.ok;
 }
 
 async function buildCommand(args: CliArguments, out: Write): Promise<number> {
   const started = Date.now();
-  const built = await buildApp({
-    registry: defaultRegistry(),
-    appDir: args.target as string,
-    env: args.env,
-    host: args.host,
-    sink: printLine(out),
-    onPlan: (plan) => out(`${formatPlan(plan)}\n\n`),
-    ...(args.type ? { type: args.type } : {}),
+  return withSignals(async (signal) => {
+    try {
+      const built = await buildApp(buildOptions(args, out, signal));
+      out(`==> built ${built.plan.app.type} application in ${formatSeconds(Date.now() - started)}\n`);
+      return EXIT.ok;
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      out(`==> interrupted by ${String(signal.reason)}; the unfinished build was removed\n`);
+      return EXIT.interrupted;
+    }
   });
-  out(`==> built ${built.plan.app.type} application in ${formatSeconds(Date.now() - started)}\n`);
-  return EXIT.ok;
 }
 
 async function runCommand(args: CliArguments, out: Write): Promise<number> {
-  const controller = new AbortController();
-  let received: NodeJS.Signals | undefined;
-  let wake: () => void = () => undefined;
-  const signalled = new Promise<void>((resolve) => (wake = resolve));
-  const onSignal = (signal: NodeJS.Signals) => {
-    received = signal;
-    controller.abort();
-    wake();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    const deployment = await deployApp({
-      registry: defaultRegistry(),
-      appDir: args.target as string,
-      env: args.env,
-      host: args.host,
-      sink: printLine(out),
-      signal: controller.signal,
-      onPlan: (plan) => out(`${formatPlan(plan)}\n\n`),
-      ...(args.type ? { type: args.type } : {}),
-    }).catch((error: unknown) => {
-      if (received) return undefined;
+  return withSignals(async (signal, stopRequested) => {
+    const deployment = await deployApp(buildOptions(args, out, signal)).catch((error: unknown) => {
+      if (signal.aborted) return undefined;
       throw error;
     });
     if (!deployment) {
-      out(`==> interrupted by ${received}; nothing left running\n`);
+      out(`==> interrupted by ${String(signal.reason)}; nothing left running\n`);
       return EXIT.interrupted;
     }
-    if (!received) {
+    if (!signal.aborted) {
       out(`==> deployment healthy: http://127.0.0.1:${deployment.plan.healthCheck.port}/ (listening on 0.0.0.0); Ctrl-C stops it\n`);
-      await signalled;
     }
-    out(`==> ${received}: stopping\n`);
+    out(`==> ${await stopRequested}: stopping\n`);
     await deployment.stop();
     out('==> stopped; nothing left running\n');
     return EXIT.ok;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 }
 
 async function checkCommand(args: CliArguments, out: Write): Promise<number> {

@@ -77,6 +77,11 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Read the step output above the error, fix the cause in the application, then build again.',
   },
+  BUILD_INTERRUPTED: {
+    title: 'The build was interrupted',
+    kind: 'deployment',
+    fix: 'Run the build again; the interrupted one was removed.',
+  },
   BUILD_ACTION_UNKNOWN: {
     title: 'A build step names an action no registered buildpack provides',
     kind: 'input',

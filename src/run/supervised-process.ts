@@ -9,9 +9,7 @@ import { formatSeconds } from '../health/probes.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Clock } from '../time/clock.js';
 import { restartDelay } from './backoff.js';
-import { groupAlive, signalGroup } from './process-group.js';
-
-const GROUP_POLL_MS = 50;
+import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from './process-group.js';
 
 /**
  * One process of the plan, kept alive per its restart policy. It runs in its own
@@ -98,7 +96,7 @@ export class SupervisedProcess {
       const startedAt = this.clock.now();
       const result = await current.exited;
       // The leader is gone; children it left in its group are part of the same process.
-      if (this.pgid !== undefined && groupAlive(this.pgid)) await this.reapGroup(this.pgid);
+      if (this.pgid !== undefined) await terminateGroup(this.pgid, this.spec.stopGraceMs);
       this.notifyExit();
       if (this.stopping) return;
       const ranMs = this.clock.now() - startedAt;
@@ -117,20 +115,6 @@ export class SupervisedProcess {
       if (this.stopping) return;
       current = this.spawnOnce();
       await current.ready;
-    }
-  }
-
-  /** Leftover children after the leader exited: ask, then force. */
-  private async reapGroup(pgid: number): Promise<void> {
-    signalGroup(pgid, 'SIGTERM');
-    await this.waitGroupGone(pgid, this.spec.stopGraceMs);
-    if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
-  }
-
-  private async waitGroupGone(pgid: number, ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (groupAlive(pgid) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, GROUP_POLL_MS));
     }
   }
 
@@ -163,7 +147,7 @@ export class SupervisedProcess {
           }
         }
       }
-      await this.waitGroupGone(pgid, 5_000);
+      await waitGroupGone(pgid, 5_000);
     }
     await this.loop;
   }

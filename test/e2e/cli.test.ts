@@ -185,3 +185,21 @@ describe('port already taken', () => {
     }
   });
 });
+
+describe('interrupting a build', () => {
+  it('stops the running step on SIGINT, removes the unfinished build and exits 130', async () => {
+    const dir = await app({
+      'package.json': JSON.stringify({ name: 'slow', version: '1.0.0', main: 'a.js', scripts: { install: 'echo installing; sleep 300' } }),
+      'a.js': '',
+    });
+    const dirs = await deploymentDirs();
+    const run = startCli(['build', dir], dirs.env);
+    await run.waitFor('[install] installing');
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(130);
+    expect(run.output()).toContain('==> interrupted by SIGINT; the unfinished build was removed');
+    const [appDirName] = await readdir(dirs.workDir);
+    expect(await readdir(join(dirs.workDir, appDirName as string, 'builds'))).toEqual([]);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
+  });
+});

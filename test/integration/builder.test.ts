@@ -10,6 +10,7 @@ import { CoreErrors } from '../../src/errors/core-errors.js';
 import { resolveHostSettings } from '../../src/host/host-settings.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import type { BuildStep, RunPlan } from '../../src/plan/schema.js';
+import { processesUnder } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const step = (name: string, script: string, extra: Partial<BuildStep> = {}): BuildStep => ({
@@ -52,6 +53,14 @@ describe('StepBuilder', () => {
       details: { step: 'breaks', exitCode: 3, signal: null },
     });
     await expect(stat(join(appDir, 'never-ran'))).rejects.toThrow();
+  });
+
+  it('ends a step when its process exits, stopping what it left running in the background', async () => {
+    const { run, appDir } = await build(planWith([step('daemonish', 'sleep 300 & echo left a sleeper')]));
+    const started = Date.now();
+    await run;
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(processesUnder(appDir)).toEqual([]);
   });
 
   it('says which program was missing', async () => {

@@ -36,7 +36,7 @@ export function planPlay1(config: HostConfiguration) {
     }
     const analysis = analyseConf(conf, (name) => {
       const entry = env.entry(name);
-      if (entry) return `${entry.source} ${entry.origin === entry.source ? 'variables' : `(${entry.origin})`}`;
+      if (entry) return entry.origin.startsWith(entry.source) ? entry.origin : `${entry.source} variables (${entry.origin})`;
       return SYSTEM_VARIABLES.includes(name) ? 'the host machine\'s environment' : undefined;
     });
 

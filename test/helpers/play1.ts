@@ -8,6 +8,8 @@ export type ArchiveKind = 'zip' | 'tar.gz';
 
 export interface StandInBuild {
   readonly dir: string;
+  /** The stand-in's classes (also inside every distribution). */
+  readonly jar: string;
   readonly archives: Readonly<Record<string, Readonly<Record<ArchiveKind, { readonly file: string; readonly sha256: string }>>>>;
 }
 

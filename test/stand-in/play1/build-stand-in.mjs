@@ -44,7 +44,7 @@ with zipfile.ZipFile(out, 'w', zipfile.ZIP_DEFLATED) as z:
 
 /**
  * Builds (or finds) the stand-in distributions of `releases` under `cacheDir`.
- * Returns { dir, archives: { <release>: { zip: { file, sha256 }, 'tar.gz': { file, sha256 } } } }.
+ * Returns { dir, jar, archives: { <release>: { zip: { file, sha256 }, 'tar.gz': { file, sha256 } } } }.
  */
 export async function buildStandIn({ cacheDir, releases }) {
   const dir = join(cacheDir, 'play1-stand-in', `${standInKey()}-${createHash('sha256').update(releases.join(',')).digest('hex').slice(0, 8)}`);
@@ -76,7 +76,7 @@ export async function buildStandIn({ cacheDir, releases }) {
     }
     rmSync(join(tmp, 'dist'), { recursive: true, force: true });
     rmSync(join(tmp, 'classes'), { recursive: true, force: true });
-    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({ dir, archives }, null, 2));
+    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({ dir, jar: join(dir, 'play-standin.jar'), archives }, null, 2));
     try {
       renameSync(tmp, dir);
     } catch (error) {

@@ -22,10 +22,18 @@ final class Conf {
     private static final Pattern REFERENCE = Pattern.compile("\\$\\{([^}]+)}");
 
     static TreeMap<String, String> load(File appPath, String id) throws Exception {
+        return resolve(applyId(read(appPath), id), appPath);
+    }
+
+    static Properties read(File appPath) throws Exception {
         Properties raw = new Properties();
         try (Reader reader = new InputStreamReader(Files.newInputStream(new File(appPath, "conf/application.conf").toPath()), StandardCharsets.UTF_8)) {
             raw.load(reader);
         }
+        return raw;
+    }
+
+    static TreeMap<String, String> applyId(Properties raw, String id) {
         TreeMap<String, String> conf = new TreeMap<>();
         for (String key : raw.stringPropertyNames()) {
             if (!ID_KEY.matcher(key).matches()) conf.put(key, raw.getProperty(key));
@@ -34,6 +42,10 @@ final class Conf {
             Matcher m = ID_KEY.matcher(key);
             if (m.matches() && m.group(1).equals(id)) conf.put(m.group(2), raw.getProperty(key).trim());
         }
+        return conf;
+    }
+
+    static TreeMap<String, String> resolve(TreeMap<String, String> conf, File appPath) {
         for (String key : conf.keySet()) {
             String value = conf.get(key);
             Matcher m = REFERENCE.matcher(value);

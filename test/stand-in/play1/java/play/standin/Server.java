@@ -156,7 +156,7 @@ public final class Server {
         return json.append(quote(name)).append(':').append(quote(value));
     }
 
-    private static String quote(String s) {
+    static String quote(String s) {
         StringBuilder out = new StringBuilder("\"");
         for (char c : s.toCharArray()) {
             if (c == '"' || c == '\\') out.append('\\').append(c);

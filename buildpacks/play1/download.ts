@@ -93,8 +93,7 @@ async function openFile(url: string): Promise<Readable> {
 
 async function openHttp(url: string, options: DownloadOptions): Promise<Readable> {
   const fetchImpl = options.fetch ?? globalThis.fetch;
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 600_000);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  const signal = withTimeout(options.signal, options.timeoutMs ?? 600_000);
   let response: Response;
   try {
     response = await fetchImpl(url, { signal, redirect: 'follow' });
@@ -116,4 +115,16 @@ async function openHttp(url: string, options: DownloadOptions): Promise<Readable
 
 function formatBytes(n: number): string {
   return n >= 1048576 ? `${(n / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} kB`;
+}
+
+/** The caller's signal, or a timeout, whichever comes first (AbortSignal.any is missing before Node 20.3). */
+function withTimeout(signal: AbortSignal | undefined, ms: number): AbortSignal {
+  const timeout = AbortSignal.timeout(ms);
+  if (!signal) return timeout;
+  const controller = new AbortController();
+  for (const s of [signal, timeout]) {
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
 }

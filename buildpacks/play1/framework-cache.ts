@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { distributionRoot, unpackArchive } from './archive.js';
 import { downloadVerified, type DownloadOptions } from './download.js';
@@ -36,6 +36,7 @@ export async function ensureFramework(cacheDir: string, release: FrameworkReleas
   const entry = frameworkCacheEntry(cacheDir, release);
   if (await isDirectory(entry)) return { dir: entry, cached: true };
 
+  await removeAbandoned(join(cacheDir, 'play1'));
   const work = join(cacheDir, 'play1', `.tmp-${randomBytes(6).toString('hex')}`);
   await mkdir(join(work, 'unpacked'), { recursive: true });
   try {
@@ -61,4 +62,14 @@ export async function ensureFramework(cacheDir: string, release: FrameworkReleas
 
 async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+/** Temporary directories a killed build left behind (a day old: no running build still uses them). */
+async function removeAbandoned(dir: string): Promise<void> {
+  const dayAgo = Date.now() - 86_400_000;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith('.tmp-')) continue;
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (info && info.mtimeMs < dayAgo) await rm(join(dir, name), { recursive: true, force: true });
+  }
 }

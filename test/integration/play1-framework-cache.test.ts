@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -175,6 +175,19 @@ describe('Play framework download and shared cache', () => {
     const results = await Promise.all([1, 2, 3].map(() => ensureFramework(cache, release)));
     expect(new Set(results.map((r) => r.dir)).size).toBe(1);
     expect(await readdir(join(cache, 'play1'))).toHaveLength(1);
+  });
+
+  it('removes temporary directories a killed build left more than a day ago, and only those', async () => {
+    await distribution('leftovers', LAYOUT);
+    const zip = await zipOf('leftovers');
+    served.set('/leftovers.zip', zip);
+    const cache = await cacheDir();
+    await mkdir(join(cache, 'play1', '.tmp-abandoned'), { recursive: true });
+    await mkdir(join(cache, 'play1', '.tmp-in-use'), { recursive: true });
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    await utimes(join(cache, 'play1', '.tmp-abandoned'), twoDaysAgo, twoDaysAgo);
+    await ensureFramework(cache, { version: '9.9.9', url: `${base}/leftovers.zip`, sha256: sha(zip) });
+    expect((await readdir(join(cache, 'play1'))).filter((n) => n.startsWith('.tmp-'))).toEqual(['.tmp-in-use']);
   });
 
   it('links the cached distribution into the build (action play1/install-framework)', async () => {

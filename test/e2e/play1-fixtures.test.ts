@@ -1,6 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunPlanSchema } from '../../src/plan/schema.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { checkFixture, listFixtures, type Fixture } from '../helpers/fixtures.js';
 import { standInDistributions, startPlay1Mirror, type Play1Mirror } from '../helpers/play1.js';
 import { tempDir } from '../helpers/temp.js';
@@ -37,4 +39,24 @@ describe('play1 fixtures', () => {
       }
     });
   }
+});
+
+describe('runplan plan for Play 1.x', () => {
+  const app = join(ROOT, 'fixtures', 'play1', 'env-reference');
+
+  it('prints a schema-valid plan explaining the version, without secret values', async () => {
+    const { code, stdout } = await runCli(['plan', app, '--json', '--env', 'PLAY1_VERSION=12', '--addon-env', 'pg:PG_PASSWORD=pg-plan-secret-55'], mirror.hostEnv());
+    expect(code).toBe(0);
+    const plan = RunPlanSchema.parse(JSON.parse(stdout));
+    expect(plan.app.type).toBe('play1');
+    expect(plan.runtimes[0]?.decision).toMatchObject({ requested: '12', source: 'env PLAY1_VERSION (--env)', resolved: '1.2.7.2', reason: expect.stringContaining('12 means 1.2') });
+    expect(stdout).not.toContain('pg-plan-secret-55');
+  });
+
+  it('refuses to plan a Play application when the host configured no mirror', async () => {
+    const { code, stderr } = await runCli(['plan', app], { RUNPLAN_PLAY1_MIRROR: '', RUNPLAN_PLAY1_CHECKSUMS: '' });
+    expect(code).toBe(2);
+    expect(stderr).toContain('error RUNPLAN_E_PLAY1_MIRROR_UNSET: Play 1.11.0 must be downloaded, but no mirror is configured');
+    expect(stderr).toContain('variable: RUNPLAN_PLAY1_MIRROR');
+  });
 });

@@ -28,7 +28,8 @@ export interface ParsedProperties {
 const BLANK = new Set([' ', '\t', '\f']);
 
 export function parseProperties(text: string): ParsedProperties {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
+  // A byte-order mark is kept, as java.util.Properties keeps it (it becomes part of the first key).
+  const lines = text.split(/\r\n|\r|\n/);
   const entries: PropertyEntry[] = [];
   const problems: PropertiesProblem[] = [];
   for (let i = 0; i < lines.length; i++) {

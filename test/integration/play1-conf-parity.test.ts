@@ -12,6 +12,8 @@ import { tempDir } from '../helpers/temp.js';
  * stand-in's ConfDump, which applies Play's framework-id rule) is the reference.
  */
 const TRICKY = [
+  // Java keeps a byte-order mark: this first line is the key "\uFEFFbom.key", not a comment.
+  '\uFEFFbom.key=with a byte-order mark',
   '# comment',
   '! bang comment',
   '  indented.key = indented value',

@@ -3,7 +3,11 @@
 import { execFileSync } from 'node:child_process';
 
 /** Debian packages the tests need, each with the command that proves it is installed. */
-export const DEBIAN_PACKAGES = [];
+export const DEBIAN_PACKAGES = [
+  // Play 1.x: the stand-in framework is compiled with javac (and jar) and run with java; its launcher is Python 3, like Play's.
+  { name: 'default-jdk-headless', command: 'javac' },
+  { name: 'python3', command: 'python3' },
+];
 
 function present(command) {
   try {

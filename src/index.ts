@@ -9,7 +9,7 @@ export { runPlanJsonSchema } from './plan/json-schema.js';
 export * from './buildpack/contract.js';
 export { BuildpackRegistry } from './buildpack/registry.js';
 export { selectBuildpack, type Selection } from './buildpack/detect.js';
-export { defaultRegistry } from './default-registry.js';
+export { defaultRegistry, type DefaultRegistryOptions } from './default-registry.js';
 export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
 export { buildApp, deployApp, redactError, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';
 export { StepBuilder, type StepBuilderOptions } from './build/step-builder.js';
@@ -34,3 +34,15 @@ export { systemClock, InstantClock, type Clock } from './time/clock.js';
 export { formatPlan } from './cli/format-plan.js';
 export { RUNPLAN_VERSION } from './version.js';
 export { nodeBuildpack, NodeErrors } from '../buildpacks/node/index.js';
+export {
+  createPlay1Buildpack,
+  Play1Errors,
+  Play1Warnings,
+  PLAY1_HOST_VARIABLES,
+  PLAY1_SERIES,
+  PLAY1_ACCEPTED_VALUES,
+  DEFAULT_PLAY1_SERIES,
+  resolvePlay1Version,
+  type Play1Options,
+  type Play1Series,
+} from '../buildpacks/play1/index.js';

@@ -7,7 +7,7 @@ import type { Environment } from '../env/assemble.js';
  * of runplan's own environment — npm_config_* when started through npm, its
  * own NODE_OPTIONS — stays out of the application.
  */
-const SYSTEM_VARIABLES = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'];
+export const SYSTEM_VARIABLES: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'];
 
 export function systemEnvironment(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};

@@ -30,9 +30,22 @@ export interface FixtureExpectation {
     readonly headers?: Readonly<Record<string, string>>;
     readonly json?: Readonly<Record<string, unknown>>;
     readonly bodyIncludes?: string;
+    /** Texts the body must not contain. */
+    readonly bodyExcludes?: readonly string[];
     readonly responseHeaders?: Readonly<Record<string, string>>;
   }[];
+  /** More arguments for `runplan run`, e.g. the instance size: ["--memory", "1G"]. */
+  readonly args?: readonly string[];
+  /** Environment of the runplan process itself: host-level settings, never the application's variables. */
+  readonly hostEnv?: Readonly<Record<string, string>>;
+  /**
+   * Several deployments of the same application, each its own test. A variant's
+   * fields replace the fixture's, except env, addons and hostEnv, which merge.
+   */
+  readonly variants?: readonly FixtureVariant[];
 }
+
+export type FixtureVariant = Partial<Omit<FixtureExpectation, 'variants'>> & { readonly name: string };
 
 export interface Fixture {
   readonly type: string;
@@ -41,7 +54,7 @@ export interface Fixture {
   readonly expect: FixtureExpectation;
 }
 
-/** Every fixture app under fixtures/<type>/<case>/ with an expect.json. */
+/** Every fixture app under fixtures/<type>/<case>/ with an expect.json; each variant is a fixture of its own ("<case>/<variant>"). */
 export function listFixtures(type?: string): Fixture[] {
   const base = join(ROOT, 'fixtures');
   const out: Fixture[] = [];
@@ -49,7 +62,14 @@ export function listFixtures(type?: string): Fixture[] {
     if (type !== undefined && t !== type) continue;
     for (const name of readdirSync(join(base, t)).sort()) {
       const file = join(base, t, name, 'expect.json');
-      if (existsSync(file)) out.push({ type: t, name, dir: join(base, t, name), expect: JSON.parse(readFileSync(file, 'utf8')) });
+      if (!existsSync(file)) continue;
+      const { variants, ...expectation } = JSON.parse(readFileSync(file, 'utf8')) as FixtureExpectation;
+      const dir = join(base, t, name);
+      if (!variants) out.push({ type: t, name, dir, expect: expectation });
+      for (const { name: variant, ...v } of variants ?? []) {
+        const merge = (key: 'env' | 'addons' | 'hostEnv') => ({ ...expectation[key], ...v[key] });
+        out.push({ type: t, name: `${name}/${variant}`, dir, expect: { ...expectation, ...v, env: merge('env'), addons: merge('addons'), hostEnv: merge('hostEnv') } as FixtureExpectation });
+      }
     }
   }
   return out;
@@ -69,6 +89,27 @@ export function envArgs(expectation: FixtureExpectation): string[] {
 export interface CheckOptions {
   /** More CLI arguments, e.g. the address of a service the test started. */
   readonly extraArgs?: readonly string[];
+  /** Host-level environment for every fixture of a kind (e.g. a mirror the test started); expect.json's hostEnv wins. */
+  readonly hostEnv?: Readonly<Record<string, string>>;
+  /** Values for `{{name}}` in expect.json strings; `{{port}}` is always the deployment's port. */
+  readonly placeholders?: Readonly<Record<string, string>>;
+}
+
+/** Replaces every `{{name}}` in the strings of `value`; an unknown name is a mistake in the fixture. */
+export function fillPlaceholders<T>(value: T, placeholders: Readonly<Record<string, string>>): T {
+  const fill = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      return v.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
+        const filled = placeholders[name];
+        if (filled === undefined) throw new Error(`fixture uses {{${name}}}, which the test does not provide`);
+        return filled;
+      });
+    }
+    if (Array.isArray(v)) return v.map(fill);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
+    return v;
+  };
+  return fill(value) as T;
 }
 
 /**
@@ -79,19 +120,22 @@ export interface CheckOptions {
 export async function checkFixture(fixture: Fixture, options: CheckOptions = {}): Promise<string> {
   const dirs = await deploymentDirs();
   const port = await freePort();
-  const run = startCli(['run', fixture.dir, '--port', String(port), ...envArgs(fixture.expect), ...(options.extraArgs ?? [])], dirs.env);
+  const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, port: String(port) });
+  const args = ['run', fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
+  const run = startCli(args, { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv });
   try {
-    if (fixture.expect.deploy === 'fails') {
+    if (expectation.deploy === 'fails') {
       const code = await run.exited;
-      expect(code, run.output()).toBe(fixture.expect.exitCode ?? 1);
-      if (fixture.expect.errorCode) expect(run.stderr()).toContain(fixture.expect.errorCode);
+      expect(code, run.output()).toBe(expectation.exitCode ?? 1);
+      if (expectation.errorCode) expect(run.stderr()).toContain(expectation.errorCode);
     } else {
       await run.waitFor('==> deployment healthy');
-      for (const request of fixture.expect.requests ?? []) {
+      for (const request of expectation.requests ?? []) {
         const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
         expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
         if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
         if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
+        for (const text of request.bodyExcludes ?? []) expect(answer.body, `GET ${request.path}`).not.toContain(text);
         for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
           expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
         }
@@ -99,8 +143,8 @@ export async function checkFixture(fixture: Fixture, options: CheckOptions = {})
       run.child.kill('SIGINT');
       expect(await run.exited, run.output()).toBe(0);
     }
-    for (const line of fixture.expect.output ?? []) expect(run.output()).toContain(line);
-    for (const text of fixture.expect.notInOutput ?? []) expect(run.output()).not.toContain(text);
+    for (const line of expectation.output ?? []) expect(run.output()).toContain(line);
+    for (const text of expectation.notInOutput ?? []) expect(run.output()).not.toContain(text);
     expect(processesUnder(dirs.workDir)).toEqual([]);
     return run.output();
   } finally {

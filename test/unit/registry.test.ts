@@ -41,10 +41,8 @@ describe('buildpack registry', () => {
     const files = new MemorySource({ Procfile: 'web: node server.js\n', 'package.json': '{"main":"server.js"}' });
     const { plan } = await createPlan({ registry, files, appDir: '/srv/app' });
     expect(plan.app.type).toBe('procfile');
-    expect(plan.app.detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([
-      ['procfile', 'pass'],
-      ['node', 'pass'],
-    ]);
+    // Only the candidates that pass: the built-in buildpacks that skip vary with what is registered.
+    expect(plan.app.detection.candidates.filter((c) => c.status === 'pass').map((c) => c.buildpack)).toEqual(['procfile', 'node']);
     expect(plan.processes[0]?.command).toEqual({ kind: 'shell', script: 'node server.js' });
   });
 

@@ -1,0 +1,99 @@
+import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import { APPLICATION_CONF, classifyReferences, type ApplicationConf, type Reference } from './application-conf.js';
+import { Play1Warnings } from './warnings.js';
+
+export interface ConfAnalysis {
+  /** Which keys apply on the service's framework id, and where each reference comes from. */
+  readonly decision: Decision;
+  readonly references: readonly Reference[];
+  readonly warnings: readonly PlanWarning[];
+}
+
+/**
+ * What Play 1.x will make of conf/application.conf under the service's framework
+ * id, explained for the plan. Play resolves the file itself at run time; this
+ * reading only explains it and warns early. Values are never copied into the
+ * plan (they may hold credentials): keys, lines and references are.
+ */
+export function analyseConf(conf: ApplicationConf, lookup: (name: string) => string | undefined): ConfAnalysis {
+  const { view } = conf;
+  const id = view.id;
+  const references = classifyReferences(view, lookup);
+  const fromId = [...view.applied.values()].filter((e) => e.writtenAs !== e.key);
+
+  const overridden: OverriddenSource[] = [
+    ...fromId
+      .filter((e) => e.replaces)
+      .map((e) => ({ source: `${APPLICATION_CONF} line ${e.replaces?.line}: ${e.key}`, value: null, reason: `replaced by ${e.writtenAs} (line ${e.line}) on framework id ${id}` })),
+    ...view.otherIds.map((e) => ({ source: `${APPLICATION_CONF} line ${e.line}: ${e.key}`, value: null, reason: `framework id ${/^%([^.]+)/.exec(e.key)?.[1]} is not ${id}, so the entry does not apply` })),
+  ];
+  const parts = [
+    fromId.length === 0
+      ? `no %${id}. entry`
+      : fromId.map((e) => `${e.writtenAs} (line ${e.line}) ${e.replaces ? `replaces ${e.key} (line ${e.replaces.line})` : 'applies'}`).join('; '),
+    ...references.map(describeReference),
+  ];
+  const decision: Decision = {
+    id: 'play1.config',
+    subject: `application.conf on framework id ${id}`,
+    requested: null,
+    source: APPLICATION_CONF,
+    resolved: `${view.applied.size} key${view.applied.size === 1 ? '' : 's'} apply, ${fromId.length} from %${id}. entries, ${references.length} \${…} reference${references.length === 1 ? '' : 's'}`,
+    reason: `Play reads the file itself at run time with framework id ${id}: ${parts.join('; ')}`,
+    overridden,
+  };
+
+  const warnings: PlanWarning[] = references
+    .filter((r) => r.status.kind === 'undefined')
+    .map((r) =>
+      Play1Warnings.PLAY1_UNDEFINED_REFERENCE.create({
+        message: `${r.writtenAs} (line ${r.line}) refers to \${${r.name}}, which no application, add-on or service variable defines; Play will leave the text \${${r.name}} in ${r.key}.`,
+        file: APPLICATION_CONF,
+        variable: r.name,
+      }),
+    );
+  const xf = xForwardedWarning(conf);
+  if (xf) warnings.push(xf);
+  const dev = devModeWarning(conf);
+  if (dev) warnings.push(dev);
+  return { decision, references, warnings };
+}
+
+function describeReference(r: Reference): string {
+  const where = `\${${r.name}} in ${r.writtenAs}`;
+  switch (r.status.kind) {
+    case 'framework':
+      return `${where} is a path Play fills in`;
+    case 'variable':
+      return `${where} comes from ${r.status.origin}`;
+    case 'system-property':
+      return `${where} names a JVM system property, known only when the JVM runs`;
+    case 'undefined':
+      return `${where} is defined nowhere`;
+  }
+}
+
+/** Specification, "Play secure flag": request.secure works only with XForwardedSupport=all. */
+function xForwardedWarning({ view }: ApplicationConf): PlanWarning | undefined {
+  const setting = view.applied.get('XForwardedSupport');
+  if (setting && setting.value.trim().toLowerCase() === 'all') return undefined;
+  const message = setting
+    ? `${setting.writtenAs}=${setting.value.trim()} (line ${setting.line}) trusts only the proxy addresses listed; the service's proxies are not known in advance, so Play refuses their forwarded requests ("This proxy request is not authorized") and request.secure never becomes true.`
+    : `XForwardedSupport is not set for framework id ${view.id}: the service terminates HTTPS and forwards plain HTTP with X-Forwarded-Proto, which Play 1.x reads only with XForwardedSupport=all, so request.secure will be false.`;
+  return Play1Warnings.PLAY1_XFORWARDED_SUPPORT.create({ message, file: APPLICATION_CONF });
+}
+
+/**
+ * The precompiled application always runs in PROD mode (Play forces it), but
+ * Play's launcher reads application.mode itself and, on `dev`, starts the JVM
+ * with a JPDA debugger listening on jpda.port.
+ */
+function devModeWarning({ view }: ApplicationConf): PlanWarning | undefined {
+  const mode = view.applied.get('application.mode');
+  if (!mode || mode.value.trim().toLowerCase() !== 'dev') return undefined;
+  const port = view.applied.get('jpda.port')?.value.trim() || '8000';
+  return Play1Warnings.PLAY1_DEV_MODE.create({
+    message: `${mode.writtenAs}=dev (line ${mode.line}) applies on framework id ${view.id}: the precompiled application runs in PROD mode anyway, but Play's launcher starts the JVM with a JPDA debugger listening on port ${port}.`,
+    file: APPLICATION_CONF,
+  });
+}

@@ -1,0 +1,71 @@
+import type { Clock } from '../../src/time/clock.js';
+import { DEFAULT_JVM_SIZING, type JvmSizing } from './jvm-memory.js';
+import { checksum, parseChecksums, type MirrorSetting } from './mirror.js';
+
+/** A function with the shape of the global fetch, so downloads can be tested or proxied. */
+export type Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Host-level settings of the Play 1.x buildpack. Each may also come from the
+ * environment of the runplan process (never from the application's): the
+ * option wins over the variable.
+ */
+export interface Play1Options {
+  /** URL template of the distributions, with {version} (e.g. 1.11.0) and optionally {series} (1.11). Env RUNPLAN_PLAY1_MIRROR. */
+  readonly mirror?: string;
+  /** SHA-256 of each release's archive. Env RUNPLAN_PLAY1_CHECKSUMS ("1.11.0=<sha256>,…"); options entries win. */
+  readonly checksums?: Readonly<Record<string, string>>;
+  /** Series used when the application asks for none (an accepted value, e.g. "1.5"). Env RUNPLAN_PLAY1_DEFAULT_VERSION. */
+  readonly defaultVersion?: string;
+  /** How the JVM heap is derived from the instance size. */
+  readonly jvm?: Partial<JvmSizing>;
+  /** Downloads; defaults to the global fetch. */
+  readonly fetch?: Fetch;
+  /** Waits between download attempts; defaults to the system clock. */
+  readonly clock?: Clock;
+  /** Download attempts before giving up on a transient failure (default 3). */
+  readonly downloadAttempts?: number;
+  /** The runplan process's environment to read host defaults from (default process.env). */
+  readonly hostEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+export const HOST_VARIABLES = {
+  mirror: 'RUNPLAN_PLAY1_MIRROR',
+  checksums: 'RUNPLAN_PLAY1_CHECKSUMS',
+  defaultVersion: 'RUNPLAN_PLAY1_DEFAULT_VERSION',
+} as const;
+
+/** The settings in effect; validated when a Play application is planned, not before. */
+export interface HostConfiguration {
+  readonly mirror: MirrorSetting | undefined;
+  /** Parsed on demand, so that a malformed table only fails Play plans. */
+  checksums(): ReadonlyMap<string, string>;
+  readonly checksumsOrigin: string;
+  readonly defaultVersion: { readonly value: string; readonly origin: string } | undefined;
+  readonly jvm: JvmSizing;
+}
+
+export function hostConfiguration(options: Play1Options = {}): HostConfiguration {
+  const env = options.hostEnv ?? process.env;
+  const mirror = pick(options.mirror, 'mirror', env, HOST_VARIABLES.mirror);
+  const envTable = env[HOST_VARIABLES.checksums];
+  const optionTable = options.checksums;
+  return {
+    mirror: mirror && { template: mirror.value, origin: mirror.origin },
+    checksums() {
+      const table = new Map(envTable ? parseChecksums(envTable, HOST_VARIABLES.checksums) : []);
+      for (const [version, sha] of Object.entries(optionTable ?? {})) table.set(version, checksum(sha, 'option checksums', version));
+      return table;
+    },
+    checksumsOrigin: [envTable ? HOST_VARIABLES.checksums : undefined, optionTable ? 'option checksums' : undefined].filter(Boolean).join(' and ') || 'no checksum table',
+    defaultVersion: pick(options.defaultVersion, 'defaultVersion', env, HOST_VARIABLES.defaultVersion),
+    jvm: { ...DEFAULT_JVM_SIZING, ...options.jvm },
+  };
+}
+
+/** An option wins over the host variable; a blank variable counts as unset. */
+function pick(option: string | undefined, optionName: string, env: Readonly<Record<string, string | undefined>>, variable: string) {
+  if (option !== undefined) return { value: option, origin: `option ${optionName}` };
+  const value = env[variable]?.trim();
+  return value ? { value, origin: variable } : undefined;
+}

@@ -1,0 +1,62 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunPlanSchema } from '../../src/plan/schema.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { checkFixture, listFixtures, type Fixture } from '../helpers/fixtures.js';
+import { standInDistributions, startPlay1Mirror, type Play1Mirror } from '../helpers/play1.js';
+import { tempDir } from '../helpers/temp.js';
+
+/**
+ * Every Play 1.x fixture is deployed for real with `runplan run` against a
+ * STAND-IN framework (no real Play can be had here: see
+ * test/stand-in/play1/README.md) served from a local mirror, so the real
+ * version, download, checksum, cache, unpack and command-line paths run. Each
+ * fixture's expect.json says what the running application must answer.
+ */
+let mirror: Play1Mirror;
+let isolatedCache: string;
+const placeholders = () => ({ corruptMirror: mirror.template('zip', 'corrupt'), isolatedCache });
+
+beforeAll(async () => {
+  mirror = await startPlay1Mirror(await standInDistributions());
+  isolatedCache = await tempDir('runplan-play1-isolated-cache-');
+});
+afterAll(() => mirror?.close());
+
+const check = (fixture: Fixture) => checkFixture(fixture, { hostEnv: mirror.hostEnv(), placeholders: placeholders() });
+
+describe('play1 fixtures', () => {
+  for (const fixture of listFixtures('play1')) {
+    it(`${fixture.name}: ${fixture.expect.rule}`, async () => {
+      await check(fixture);
+      if (fixture.name === 'corrupted-download') {
+        // Nothing of the bad download was kept, so the genuine archive installs into the same cache.
+        expect(await readdir(join(isolatedCache, 'play1'))).toEqual([]);
+        const retried = { ...fixture.expect, deploy: 'healthy' as const, hostEnv: { RUNPLAN_CACHE_DIR: '{{isolatedCache}}' }, output: ['unpacked Play 1.11.0 (zip) into the shared cache'] };
+        await check({ ...fixture, expect: retried });
+        expect(await readdir(join(isolatedCache, 'play1'))).toHaveLength(1);
+      }
+    });
+  }
+});
+
+describe('runplan plan for Play 1.x', () => {
+  const app = join(ROOT, 'fixtures', 'play1', 'env-reference');
+
+  it('prints a schema-valid plan explaining the version, without secret values', async () => {
+    const { code, stdout } = await runCli(['plan', app, '--json', '--env', 'PLAY1_VERSION=12', '--addon-env', 'pg:PG_PASSWORD=pg-plan-secret-55'], mirror.hostEnv());
+    expect(code).toBe(0);
+    const plan = RunPlanSchema.parse(JSON.parse(stdout));
+    expect(plan.app.type).toBe('play1');
+    expect(plan.runtimes[0]?.decision).toMatchObject({ requested: '12', source: 'env PLAY1_VERSION (--env)', resolved: '1.2.7.2', reason: expect.stringContaining('12 means 1.2') });
+    expect(stdout).not.toContain('pg-plan-secret-55');
+  });
+
+  it('refuses to plan a Play application when the host configured no mirror', async () => {
+    const { code, stderr } = await runCli(['plan', app], { RUNPLAN_PLAY1_MIRROR: '', RUNPLAN_PLAY1_CHECKSUMS: '' });
+    expect(code).toBe(2);
+    expect(stderr).toContain('error RUNPLAN_E_PLAY1_MIRROR_UNSET: Play 1.11.0 must be downloaded, but no mirror is configured');
+    expect(stderr).toContain('variable: RUNPLAN_PLAY1_MIRROR');
+  });
+});

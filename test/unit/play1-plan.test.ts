@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { nodeBuildpack } from '../../buildpacks/node/index.js';
+import { javaMajor } from '../../buildpacks/play1/check-java.js';
+import { Play1Errors } from '../../buildpacks/play1/errors.js';
+import { createPlay1Buildpack, type Play1Options } from '../../buildpacks/play1/index.js';
+import { DEFAULT_JVM_SIZING, heapSize } from '../../buildpacks/play1/jvm-memory.js';
+import { downloadUrl, parseChecksums } from '../../buildpacks/play1/mirror.js';
+import { selectBuildpack } from '../../src/buildpack/detect.js';
+import { BuildpackRegistry } from '../../src/buildpack/registry.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { MemorySource } from '../../src/files/memory-source.js';
+import { createPlan } from '../../src/planning/create-plan.js';
+
+const SHA = 'a'.repeat(64);
+const HOST: Play1Options = { hostEnv: {}, mirror: 'https://mirror.example/play/{version}/play-{version}.zip', checksums: { '1.11.0': SHA, '1.5.3': 'b'.repeat(64) } };
+const APP = { 'conf/application.conf': 'application.name=demo\n%platform.application.mode=prod\n%platform.XForwardedSupport=all\n', 'conf/routes': 'GET / Application.index\n' };
+
+function registry(options: Play1Options = HOST) {
+  return new BuildpackRegistry([nodeBuildpack, createPlay1Buildpack(options)]);
+}
+const plan = (files: Record<string, string> = APP, application: Record<string, string> = {}, options: Play1Options = HOST, extra: Partial<Parameters<typeof createPlan>[0]> = {}) =>
+  createPlan({ registry: registry(options), files: new MemorySource(files), appDir: '/srv/app', env: { application }, host: { instance: { cpus: 2, memoryMb: 2048 } }, ...extra });
+
+describe('Play 1.x detection', () => {
+  const detect = (files: Record<string, string>) => selectBuildpack(registry(), new MemorySource(files));
+
+  it('recognises conf/application.conf with conf/routes, even next to a package.json', async () => {
+    const { buildpack, detection } = await detect({ ...APP, 'package.json': '{"main":"a.js"}' });
+    expect(buildpack.id).toBe('play1');
+    expect(detection.evidence).toEqual(['conf/application.conf found', 'conf/routes found']);
+    expect(detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([['play1', 'pass'], ['node', 'pass']]);
+  });
+
+  it.each([['build.sbt'], ['project/Build.scala'], ['project/plugins.sbt'], ['project/build.properties']])('skips an sbt project (%s), with the evidence', async (marker) => {
+    await expect(detect({ ...APP, [marker]: 'x' })).rejects.toMatchObject({
+      code: CoreErrors.DETECT_NO_MATCH.code,
+      message: expect.stringContaining(`${marker} found: an sbt project (Play 2 or later), not Play 1.x`),
+    });
+  });
+
+  it('names conf/routes when only application.conf is there', async () => {
+    await expect(detect({ 'conf/application.conf': '' })).rejects.toMatchObject({ code: Play1Errors.PLAY1_ROUTES_MISSING.code, file: 'conf/routes' });
+  });
+
+  it('skips an application without conf/application.conf', async () => {
+    const { buildpack } = await detect({ 'package.json': '{"main":"a.js"}' });
+    expect(buildpack.id).toBe('node');
+  });
+});
+
+describe('Play 1.x plan', () => {
+  it('checks Java, installs the release, runs deps and precompile with the framework id, then play run on the web port', async () => {
+    const { plan: p } = await plan();
+    expect(p.build.steps.map((s) => [s.name, s.run])).toEqual([
+      ['java', { kind: 'action', action: 'play1/check-java', params: { release: '1.11.0', javaMin: 17, javaMax: 21 } }],
+      ['framework', { kind: 'action', action: 'play1/install-framework', params: { version: '1.11.0', url: 'https://mirror.example/play/1.11.0/play-1.11.0.zip', sha256: SHA, dest: '.runplan/play-1.11.0' } }],
+      ['deps', { kind: 'exec', argv: ['play', 'deps', '--sync', '--%platform'] }],
+      ['precompile', { kind: 'exec', argv: ['play', 'precompile', '--%platform'] }],
+    ]);
+    expect(p.build.steps[2]?.pathPrepend).toEqual(['.runplan/play-1.11.0']);
+    expect(p.processes).toEqual([
+      expect.objectContaining({
+        name: 'web',
+        port: 8080,
+        pathPrepend: ['.runplan/play-1.11.0'],
+        command: { kind: 'exec', argv: ['play', 'run', '--%platform', '--http.port=8080', '-Dprecompiled=true', '-Xmx1536m', '-Xms384m'] },
+      }),
+    ]);
+    expect(p.runtimes.map((r) => [r.name, r.version])).toEqual([['play', '1.11.0'], ['java', 'host']]);
+    expect(p.decisions.map((d) => d.id)).toEqual(['play1.framework-id', 'play1.config', 'play1.port', 'play1.jvm-memory', 'play1.start']);
+    expect(p.warnings).toEqual([]);
+  });
+
+  it('checks GET / by default, with time for a JVM to start', async () => {
+    const { plan: p } = await plan();
+    expect(p.healthCheck).toMatchObject({ kind: 'http', paths: [{ path: '/', source: 'default' }], readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 });
+    const configured = await plan(APP, { CC_HEALTH_CHECK_PATH: '/health' });
+    expect(configured.plan.healthCheck.paths).toEqual([{ path: '/health', source: 'CC_HEALTH_CHECK_PATH' }]);
+  });
+
+  it('listens on the port the host gives, over http.port of application.conf', async () => {
+    const { plan: p } = await plan({ ...APP, 'conf/application.conf': `${APP['conf/application.conf']}http.port=9000\n` }, {}, HOST, { host: { port: 9123, instance: { cpus: 1, memoryMb: 512 } } });
+    expect(p.processes[0]?.command).toMatchObject({ argv: expect.arrayContaining(['--http.port=9123']) });
+    expect(p.decisions.find((d) => d.id === 'play1.port')?.overridden).toEqual([{ source: 'conf/application.conf http.port (line 4)', value: '9000', reason: 'the command-line --http.port wins' }]);
+  });
+
+  it('leaves memory to application.conf when it sets jvm.memory for the id', async () => {
+    const { plan: p } = await plan({ ...APP, 'conf/application.conf': `${APP['conf/application.conf']}%platform.jvm.memory=-Xmx300m\n` });
+    expect(p.processes[0]?.command).toEqual({ kind: 'exec', argv: ['play', 'run', '--%platform', '--http.port=8080', '-Dprecompiled=true'] });
+    expect(p.decisions.find((d) => d.id === 'play1.jvm-memory')).toMatchObject({ resolved: '-Xmx300m', source: 'conf/application.conf %platform.jvm.memory (line 4)' });
+  });
+
+  it('puts neither secret values nor application.conf values into the plan', async () => {
+    const files = { ...APP, 'conf/application.conf': `${APP['conf/application.conf']}db.pass=literal-in-file\n%platform.db.pass=\${PG_PASSWORD}\n` };
+    const { plan: p } = await createPlan({
+      registry: registry(),
+      files: new MemorySource(files),
+      appDir: '/srv/app',
+      env: { links: [{ name: 'pg', variables: { PG_PASSWORD: 'pg-secret-9912' } }] },
+    });
+    const json = JSON.stringify(p);
+    expect(json).not.toContain('pg-secret-9912');
+    expect(json).not.toContain('literal-in-file');
+    expect(p.decisions.find((d) => d.id === 'play1.config')?.reason).toContain('${PG_PASSWORD} in %platform.db.pass comes from addon pg');
+  });
+
+  it('refuses a malformed application.conf with the line at fault', async () => {
+    await expect(plan({ ...APP, 'conf/application.conf': 'a=1\nb=\\uZZ\n' })).rejects.toMatchObject({ code: Play1Errors.PLAY1_CONF_INVALID.code, file: 'conf/application.conf', message: expect.stringContaining('line 2') });
+  });
+});
+
+describe('Play 1.x mirror and checksums (host settings)', () => {
+  it('refuses to plan without a mirror, naming the variable', async () => {
+    await expect(plan(APP, {}, { hostEnv: {} })).rejects.toMatchObject({ code: Play1Errors.PLAY1_MIRROR_UNSET.code, variable: 'RUNPLAN_PLAY1_MIRROR' });
+  });
+
+  it.each([
+    ['https://mirror.example/play.zip', /does not contain \{version\}/],
+    ['https://mirror.example/{release}/{version}.zip', /unknown placeholder \{release\}/],
+    ['ftp://mirror.example/{version}.zip', /uses ftp:/],
+    ['https://user:pw@mirror.example/{version}.zip', /user name or password/],
+    ['mirror/{version}.zip', /not an absolute URL/],
+  ])('refuses the template %s', async (mirror, message) => {
+    await expect(plan(APP, {}, { ...HOST, mirror })).rejects.toMatchObject({ code: Play1Errors.PLAY1_MIRROR_INVALID.code, message });
+  });
+
+  it('refuses a release whose checksum it does not know', async () => {
+    await expect(plan(APP, { PLAY1_VERSION: '1.4' })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_CHECKSUM_UNKNOWN.code,
+      message: expect.stringContaining('no SHA-256 is known for Play 1.4.6 (option checksums lists 1.11.0, 1.5.3)'),
+    });
+  });
+
+  it('reads the host settings from the runplan process environment; options win', async () => {
+    const hostEnv = { RUNPLAN_PLAY1_MIRROR: 'file:///srv/mirror/{series}/play-{version}.tar.gz', RUNPLAN_PLAY1_CHECKSUMS: `1.5.3=${'C'.repeat(64)}`, RUNPLAN_PLAY1_DEFAULT_VERSION: '15' };
+    const fromEnv = await plan(APP, {}, { hostEnv });
+    expect(fromEnv.plan.build.steps[1]?.run).toMatchObject({ params: { url: 'file:///srv/mirror/1.5/play-1.5.3.tar.gz', sha256: 'c'.repeat(64) } });
+    expect(fromEnv.plan.runtimes[0]?.decision).toMatchObject({ source: 'host default (RUNPLAN_PLAY1_DEFAULT_VERSION)', resolved: '1.5.3' });
+    const withOptions = await plan(APP, {}, { hostEnv, mirror: 'https://other.example/{version}.zip', checksums: { '1.5.3': 'd'.repeat(64) } });
+    expect(withOptions.plan.build.steps[1]?.run).toMatchObject({ params: { url: 'https://other.example/1.5.3.zip', sha256: 'd'.repeat(64) } });
+  });
+
+  it('never fails a non-Play application because of Play host settings', async () => {
+    const { plan: p } = await plan({ 'package.json': '{"main":"a.js"}' }, {}, { hostEnv: { RUNPLAN_PLAY1_CHECKSUMS: 'garbage', RUNPLAN_PLAY1_MIRROR: 'ftp://x' } });
+    expect(p.app.type).toBe('node');
+  });
+
+  it('parses checksum tables and refuses malformed ones', () => {
+    expect(parseChecksums(`# comment line\n1.11.0=${SHA}, 1.5.3=${'B'.repeat(64)}\n\n`, 'X')).toEqual(new Map([['1.11.0', SHA], ['1.5.3', 'b'.repeat(64)]]));
+    expect(() => parseChecksums('1.11.0', 'RUNPLAN_PLAY1_CHECKSUMS')).toThrowError(expect.objectContaining({ code: Play1Errors.PLAY1_CHECKSUMS_INVALID.code, message: expect.stringContaining('"1.11.0" is not VERSION=SHA256') }));
+    expect(() => parseChecksums('1.11.0=abc', 'X')).toThrow(/the checksum of 1.11.0 is not 64 hexadecimal digits/);
+  });
+
+  it('fills {version} and {series} in the URL', () => {
+    expect(downloadUrl('https://m.example/{series}/play-{version}.zip', '1.10.0', '1.10')).toBe('https://m.example/1.10/play-1.10.0.zip');
+  });
+});
+
+describe('JVM heap from the instance size', () => {
+  it.each([
+    [128, 128, 64, 16],
+    [256, 128, 128, 32],
+    [512, 128, 384, 96],
+    [1024, 256, 768, 192],
+    [2048, 512, 1536, 384],
+    [4096, 1024, 3072, 768],
+    [16384, 1024, 15360, 3840],
+  ])('%i MB: %i MB kept aside, -Xmx%im -Xms%im', (memoryMb, reserveMb, maxHeapMb, initialHeapMb) => {
+    expect(heapSize(memoryMb)).toEqual({ reserveMb, maxHeapMb, initialHeapMb });
+  });
+
+  it('follows the host\'s sizing rule when it gives one', () => {
+    expect(heapSize(1000, { ...DEFAULT_JVM_SIZING, reservePercent: 50, maxReserveMb: 300 })).toEqual({ reserveMb: 300, maxHeapMb: 700, initialHeapMb: 175 });
+  });
+});
+
+describe('java -version banners', () => {
+  it.each([
+    ['openjdk version "17.0.15" 2025-04-15', 17],
+    ['openjdk version "21" 2023-09-19', 21],
+    ['java version "1.8.0_292"', 8],
+    ['java version "1.7.0_80"', 7],
+    ['openjdk version "11.0.2-internal"', 11],
+    ['no version here', undefined],
+  ])('%s → %s', (banner, major) => {
+    expect(javaMajor(banner)).toBe(major);
+  });
+});

@@ -85,7 +85,7 @@ export const RubyErrors = defineErrors({
   RUBY_BASIC_AUTH_INVALID: {
     title: 'A basic-auth variable is not login:password',
     kind: 'input',
-    fix: 'Set CC_HTTP_BASIC_AUTH (and CC_HTTP_BASIC_AUTH_<n>) to login:password, with a login free of ":" and no spaces or line breaks.',
+    fix: 'Set CC_HTTP_BASIC_AUTH (and CC_HTTP_BASIC_AUTH_<n>) to login:password, with exactly one ":" (none in the login or the password) and no spaces or line breaks.',
   },
   RUBY_HTTP_JSON_INVALID: {
     title: 'platform/http.json is not valid',

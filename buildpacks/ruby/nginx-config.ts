@@ -87,6 +87,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
 
   out(1, 'server {');
   out(2, `listen ${input.port};`);
+  // Behind the service's HTTPS terminator, nginx's own scheme, name and port are not the client's.
+  out(2, 'absolute_redirect off;');
   if (http.charset) out(2, `charset ${quote(http.charset)};`);
   if (input.basicAuth) {
     out(2, 'auth_basic "Restricted";');
@@ -105,8 +107,10 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   if (http.errorPages && http.errorPages.length > 0) {
     out(2, 'proxy_intercept_errors on;');
     for (const { status, file } of http.errorPages) {
-      out(2, `error_page ${status} /__runplan_error_page_${status};`);
-      out(2, `location = /__runplan_error_page_${status} { internal; alias ${at(file)}; }`);
+      // The internal URI keeps the file's extension: nginx takes the Content-Type from it.
+      const uri = `/__runplan_error_pages/${status}${/\.[A-Za-z0-9]+$/.exec(file)?.[0] ?? ''}`;
+      out(2, `error_page ${status} ${uri};`);
+      out(2, `location = ${uri} { internal; alias ${at(file)}; }`);
     }
   }
   out(2, 'location / {');

@@ -16,6 +16,12 @@ export interface FixtureExpectation {
   readonly env?: Readonly<Record<string, string>>;
   /** Variables of linked add-ons, by add-on name. */
   readonly addons?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** The instance size the host declares (--cpus, --memory). */
+  readonly host?: { readonly cpus?: number; readonly memory?: string };
+  /** Variables of the runplan process itself: host-level settings, never the application's. */
+  readonly runplanEnv?: Readonly<Record<string, string>>;
+  /** Services the test must start first (e.g. "redis"); their addresses fill ${…} placeholders. */
+  readonly services?: readonly string[];
   readonly deploy: 'healthy' | 'fails';
   /** With deploy "fails": the error code and exit status expected. */
   readonly errorCode?: string;
@@ -55,20 +61,31 @@ export function listFixtures(type?: string): Fixture[] {
   return out;
 }
 
-/** CLI arguments for a fixture's variables. */
-export function envArgs(expectation: FixtureExpectation): string[] {
+/** Replaces ${NAME} in a value by what the test provides (e.g. the port of a redis-server it started). */
+export function substitute(value: string, vars: Readonly<Record<string, string>>): string {
+  return value.replace(/\$\{([A-Z0-9_]+)\}/g, (whole, name: string) => vars[name] ?? whole);
+}
+
+/** CLI arguments for a fixture's variables and host settings. */
+export function envArgs(expectation: FixtureExpectation, vars: Readonly<Record<string, string>> = {}): string[] {
   const args: string[] = [];
-  for (const [k, v] of Object.entries(expectation.env ?? {})) args.push('--env', `${k}=${v}`);
-  for (const [addon, vars] of Object.entries(expectation.addons ?? {})) {
-    for (const [k, v] of Object.entries(vars)) args.push('--addon-env', `${addon}:${k}=${v}`);
+  for (const [k, v] of Object.entries(expectation.env ?? {})) args.push('--env', `${k}=${substitute(v, vars)}`);
+  for (const [addon, variables] of Object.entries(expectation.addons ?? {})) {
+    for (const [k, v] of Object.entries(variables)) args.push('--addon-env', `${addon}:${k}=${substitute(v, vars)}`);
   }
   if (expectation.type) args.push('--type', expectation.type);
+  if (expectation.host?.cpus !== undefined) args.push('--cpus', String(expectation.host.cpus));
+  if (expectation.host?.memory !== undefined) args.push('--memory', expectation.host.memory);
   return args;
 }
 
 export interface CheckOptions {
   /** More CLI arguments, e.g. the address of a service the test started. */
   readonly extraArgs?: readonly string[];
+  /** Values for ${NAME} placeholders of env and addons (e.g. REDIS_PORT). */
+  readonly vars?: Readonly<Record<string, string>>;
+  /** More variables for the runplan process (host-level settings). */
+  readonly runplanEnv?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -79,7 +96,11 @@ export interface CheckOptions {
 export async function checkFixture(fixture: Fixture, options: CheckOptions = {}): Promise<string> {
   const dirs = await deploymentDirs();
   const port = await freePort();
-  const run = startCli(['run', fixture.dir, '--port', String(port), ...envArgs(fixture.expect), ...(options.extraArgs ?? [])], dirs.env);
+  const run = startCli(['run', fixture.dir, '--port', String(port), ...envArgs(fixture.expect, options.vars), ...(options.extraArgs ?? [])], {
+    ...dirs.env,
+    ...options.runplanEnv,
+    ...fixture.expect.runplanEnv,
+  });
   try {
     if (fixture.expect.deploy === 'fails') {
       const code = await run.exited;

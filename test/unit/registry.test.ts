@@ -43,6 +43,7 @@ describe('buildpack registry', () => {
     expect(plan.app.type).toBe('procfile');
     expect(plan.app.detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([
       ['procfile', 'pass'],
+      ['ruby', 'skip'],
       ['node', 'pass'],
     ]);
     expect(plan.processes[0]?.command).toEqual({ kind: 'shell', script: 'node server.js' });

@@ -1,4 +1,6 @@
+import { accessSync, constants } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import type { GemSource } from './resolve-bundle.js';
 import { systemRubies, type RubyInventory } from './rubies.js';
 
@@ -14,6 +16,8 @@ export interface RubyBuildpackOptions {
   readonly socketDir?: string;
   /** User nginx's workers run as; default "root" when runplan runs as root (nobody could not read the application), else unset. */
   readonly nginxUser?: string | null;
+  /** The nginx program. Default: found on PATH or in the sbin directories (not on an ordinary user's PATH on Debian). */
+  readonly nginx?: string;
 }
 
 export interface ResolvedRubyOptions {
@@ -22,6 +26,22 @@ export interface ResolvedRubyOptions {
   readonly gemSource: GemSource;
   readonly socketDir: string;
   readonly nginxUser: string | undefined;
+  readonly nginx: string;
+}
+
+const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin', '/usr/local/nginx/sbin'];
+
+/** The nginx executable on PATH or in the usual sbin directories; "nginx" when none is found (the build step then says so). */
+export function findNginx(pathVariable: string = process.env.PATH ?? ''): string {
+  for (const dir of [...pathVariable.split(delimiter).filter(Boolean), ...SBIN]) {
+    try {
+      accessSync(join(dir, 'nginx'), constants.X_OK);
+      return join(dir, 'nginx');
+    } catch {
+      // Not there.
+    }
+  }
+  return 'nginx';
 }
 
 /** Fills what the host left out, from runplan's own environment where documented. */
@@ -37,5 +57,6 @@ export function resolveRubyOptions(options: RubyBuildpackOptions = {}, env: Node
     gemSource,
     socketDir: options.socketDir ?? tmpdir(),
     nginxUser: options.nginxUser === null ? undefined : (options.nginxUser ?? (root ? 'root' : undefined)),
+    nginx: options.nginx ?? findNginx(env.PATH),
   };
 }

@@ -175,7 +175,7 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
   const hasPumaRb = await files.exists('config/puma.rb');
   const processes: PlannedProcess[] = [
     proc('puma', 'worker', ['bundle', 'exec', 'puma', ...(hasPumaRb ? ['-C', 'config/puma.rb'] : []), '-b', `unix://${socket}`, '-e', rubyEnv, ...sizing.args]),
-    proc('web', 'web', ['nginx', ...nginxArgs], {
+    proc('web', 'web', [options.nginx, ...nginxArgs], {
       port: host.port,
       env: {},
       pathPrepend: [],
@@ -202,7 +202,7 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
       {
         name: 'nginx-check',
         description: `check the generated ${NGINX_CONF} with nginx -t before anything starts`,
-        run: { kind: 'exec', argv: ['nginx', '-t', '-q', ...nginxArgs] },
+        run: { kind: 'exec', argv: [options.nginx, '-t', '-q', ...nginxArgs] },
         cwd: '.',
         env: {},
         pathPrepend: [],

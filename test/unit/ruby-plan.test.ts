@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRubyBuildpack } from '../../buildpacks/ruby/index.js';
 import { RubyErrors } from '../../buildpacks/ruby/errors.js';
-import { resolveRubyOptions } from '../../buildpacks/ruby/options.js';
+import { findNginx, resolveRubyOptions } from '../../buildpacks/ruby/options.js';
 import { systemRubies } from '../../buildpacks/ruby/rubies.js';
 import { nodeBuildpack } from '../../buildpacks/node/index.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
@@ -12,7 +12,7 @@ import { createPlan } from '../../src/planning/create-plan.js';
 const LOCK = 'GEM\n  specs:\n    nio4r (2.5.8)\n    puma (5.6.5)\n      nio4r (~> 2.0)\n    rack (2.2.22)\n\nDEPENDENCIES\n  puma\n  rack\n\nRUBY VERSION\n   ruby 3.1.2p20\n';
 const APP = { Gemfile: "ruby '3.1.2'\ngem 'puma'\ngem 'rack'\n", 'Gemfile.lock': LOCK, 'config.ru': 'run ->(e) { [200, {}, []] }\n' };
 const rubies = [{ version: '3.1.2', bindir: '/usr/bin', origin: 'test /usr/bin/ruby3.1', gemsFingerprint: 'f1' }];
-const registry = (options = {}) => new BuildpackRegistry([nodeBuildpack, createRubyBuildpack({ rubies, gemSource: 'local', socketDir: '/tmp', nginxUser: null, ...options })]);
+const registry = (options = {}) => new BuildpackRegistry([nodeBuildpack, createRubyBuildpack({ rubies, gemSource: 'local', socketDir: '/tmp', nginxUser: null, nginx: 'nginx', ...options })]);
 const plan = (files: Record<string, string>, application: Record<string, string> = {}, options = {}) =>
   createPlan({ registry: registry(options), files: new MemorySource(files), appDir: '/srv/app', env: { application }, host: { port: 8080, instance: { cpus: 2, memoryMb: 2048 }, appHome: '/srv/build' } });
 
@@ -136,6 +136,10 @@ describe('ruby buildpack options (host level)', () => {
     expect(resolveRubyOptions({ gemSource: 'remote' }, { RUNPLAN_RUBY_GEM_SOURCE: 'local' }).gemSource).toBe('remote');
     expect(() => resolveRubyOptions({ defaultSeries: '3' })).toThrow(/default series/);
     expect(() => resolveRubyOptions({}, { RUNPLAN_RUBY_GEM_SOURCE: 'mirror' })).toThrow(/gem source/);
+  });
+
+  it('finds nginx in the sbin directories when PATH lacks them', () => {
+    expect(findNginx('/nonexistent')).toBe('/usr/sbin/nginx');
   });
 
   it('ignores RUNPLAN_RUBY_* set as application variables', async () => {

@@ -118,7 +118,7 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
   // Sidekiq (rule 4).
   const listed = sidekiqFileList(env.get('CC_SIDEKIQ_FILES'));
   const candidates = [...listed, 'config/sidekiq.yml'];
-  const sidekiq = resolveSidekiq(env.get('CC_ENABLE_SIDEKIQ'), env.get('CC_SIDEKIQ_FILES'), await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await readInside(files, path) }))), rubyEnv);
+  const sidekiq = await resolveSidekiq(env.get('CC_ENABLE_SIDEKIQ'), env.get('CC_SIDEKIQ_FILES'), await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await readInside(files, path) }))), rubyEnv);
   decisions.push(sidekiq.decision);
   warnings.push(...sidekiq.warnings);
   if (sidekiq.processes.length > 0 && !lock.specs.has('sidekiq')) {

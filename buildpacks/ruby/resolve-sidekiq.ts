@@ -1,4 +1,3 @@
-import { parseDocument } from 'yaml';
 import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 
@@ -38,13 +37,13 @@ export function sidekiqFileList(value: string | undefined): string[] {
  * config/sidekiq.yml when present). Each file must exist and be YAML; Sidekiq 6
  * ignores :logfile: and :pidfile:, which is warned about (its output is captured).
  */
-export function resolveSidekiq(enable: string | undefined, filesValue: string | undefined, files: readonly SidekiqFile[], rubyEnv: string): SidekiqResolution {
+export async function resolveSidekiq(enable: string | undefined, filesValue: string | undefined, files: readonly SidekiqFile[], rubyEnv: string): Promise<SidekiqResolution> {
   const listed = sidekiqFileList(filesValue);
   const overridden: OverriddenSource[] = [];
   const warnings: PlanWarning[] = [];
   if (listed.length > 0) {
     const processes: SidekiqProcessPlan[] = [];
-    listed.forEach((path, i) => {
+    for (const [i, path] of listed.entries()) {
       const file = files.find((f) => f.path === path);
       if (path.split('/').includes('..')) {
         throw RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.create({ message: `CC_SIDEKIQ_FILES names ${JSON.stringify(path)}, which leaves the repository.`, variable: 'CC_SIDEKIQ_FILES', file: path });
@@ -52,9 +51,9 @@ export function resolveSidekiq(enable: string | undefined, filesValue: string | 
       if (file?.text === undefined) {
         throw RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.create({ message: `CC_SIDEKIQ_FILES names ${path}, which does not exist in the application.`, variable: 'CC_SIDEKIQ_FILES', file: path });
       }
-      warnings.push(...checkSidekiqYaml(path, file.text, rubyEnv));
+      warnings.push(...(await checkSidekiqYaml(path, file.text, rubyEnv)));
       processes.push({ name: listed.length === 1 ? 'sidekiq' : `sidekiq-${i + 1}`, args: ['-C', path], configFile: path });
-    });
+    }
     if (enable !== undefined) overridden.push({ source: 'env CC_ENABLE_SIDEKIQ', value: enable, reason: 'CC_SIDEKIQ_FILES takes precedence: one process per listed file' });
     return {
       processes,
@@ -72,7 +71,7 @@ export function resolveSidekiq(enable: string | undefined, filesValue: string | 
   }
   if (isTrue(enable)) {
     const defaultFile = files.find((f) => f.path === 'config/sidekiq.yml');
-    if (defaultFile?.text !== undefined) warnings.push(...checkSidekiqYaml(defaultFile.path, defaultFile.text, rubyEnv));
+    if (defaultFile?.text !== undefined) warnings.push(...(await checkSidekiqYaml(defaultFile.path, defaultFile.text, rubyEnv)));
     return {
       processes: [{ name: 'sidekiq', args: [], configFile: defaultFile?.text === undefined ? undefined : defaultFile.path }],
       warnings,
@@ -103,7 +102,9 @@ export function resolveSidekiq(enable: string | undefined, filesValue: string | 
 }
 
 /** Parses a Sidekiq file (syntax errors are coded errors) and warns about keys Sidekiq 6 ignores. */
-export function checkSidekiqYaml(path: string, text: string, rubyEnv: string): PlanWarning[] {
+export async function checkSidekiqYaml(path: string, text: string, rubyEnv: string): Promise<PlanWarning[]> {
+  // Loaded only when there is a Sidekiq file to read: it is a good part of the CLI's start-up otherwise.
+  const { parseDocument } = await import('yaml');
   const doc = parseDocument(text, { uniqueKeys: false });
   const error = doc.errors[0];
   if (error) {

@@ -116,30 +116,30 @@ describe('Sidekiq (Ruby rule 4)', () => {
     ['CC_ENABLE_SIDEKIQ=true', 'true', undefined, [[]], 'env CC_ENABLE_SIDEKIQ'],
     ['files, one process each, even when disabled', 'false', 'config/a.yml, ./config/b.yml', [['-C', 'config/a.yml'], ['-C', 'config/b.yml']], 'env CC_SIDEKIQ_FILES'],
     ['files win over CC_ENABLE_SIDEKIQ=true', 'true', '/config/a.yml', [['-C', 'config/a.yml']], 'env CC_SIDEKIQ_FILES'],
-  ])('%s', (_name, enable, list, args, source) => {
-    const r = resolveSidekiq(enable, list, files, 'production');
+  ])('%s', async (_name, enable, list, args, source) => {
+    const r = await resolveSidekiq(enable, list, files, 'production');
     expect(r.processes.map((p) => p.args)).toEqual(args);
     expect(r.decision.source).toBe(source);
   });
 
-  it('names processes after their place in the list', () => {
-    expect(resolveSidekiq(undefined, 'config/a.yml,config/b.yml', files, 'production').processes.map((p) => p.name)).toEqual(['sidekiq-1', 'sidekiq-2']);
+  it('names processes after their place in the list', async () => {
+    expect((await resolveSidekiq(undefined, 'config/a.yml,config/b.yml', files, 'production')).processes.map((p) => p.name)).toEqual(['sidekiq-1', 'sidekiq-2']);
   });
 
-  it('refuses a listed file that does not exist, or leaves the repository', () => {
+  it('refuses a listed file that does not exist, or leaves the repository', async () => {
     for (const list of ['config/missing.yml', 'config/a.yml,nope.yml', '../etc/passwd']) {
-      expect(() => resolveSidekiq(undefined, list, files, 'production')).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.code, variable: 'CC_SIDEKIQ_FILES' }));
+      await expect(resolveSidekiq(undefined, list, files, 'production')).rejects.toMatchObject({ code: RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.code, variable: 'CC_SIDEKIQ_FILES' });
     }
   });
 
-  it('warns that Sidekiq 6 ignores :logfile: and :pidfile:, also per environment', () => {
-    expect(checkSidekiqYaml('a.yml', ':pidfile: tmp/s.pid\n:concurrency: 2\n', 'production').map((w) => w.code)).toEqual([RubyWarnings.RUBY_SIDEKIQ_LOGFILE_IGNORED.code]);
-    expect(checkSidekiqYaml('b.yml', 'production:\n  :logfile: x.log\n', 'production')[0]?.message).toContain(':logfile:');
-    expect(checkSidekiqYaml('b.yml', 'staging:\n  :logfile: x.log\n', 'production')).toEqual([]);
+  it('warns that Sidekiq 6 ignores :logfile: and :pidfile:, also per environment', async () => {
+    expect((await checkSidekiqYaml('a.yml', ':pidfile: tmp/s.pid\n:concurrency: 2\n', 'production')).map((w) => w.code)).toEqual([RubyWarnings.RUBY_SIDEKIQ_LOGFILE_IGNORED.code]);
+    expect((await checkSidekiqYaml('b.yml', 'production:\n  :logfile: x.log\n', 'production'))[0]?.message).toContain(':logfile:');
+    expect(await checkSidekiqYaml('b.yml', 'staging:\n  :logfile: x.log\n', 'production')).toEqual([]);
   });
 
-  it('refuses YAML that does not parse or is not a mapping, with the position', () => {
-    expect(() => checkSidekiqYaml('s.yml', ':queues:\n  - a\n - b\n', 'production')).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.code, file: 's.yml', message: expect.stringMatching(/line \d+, column \d+/) }));
-    expect(() => checkSidekiqYaml('s.yml', '- a\n- b\n', 'production')).toThrowError(/not a list/);
+  it('refuses YAML that does not parse or is not a mapping, with the position', async () => {
+    await expect(checkSidekiqYaml('s.yml', ':queues:\n  - a\n - b\n', 'production')).rejects.toMatchObject({ code: RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.code, file: 's.yml', message: expect.stringMatching(/line \d+, column \d+/) });
+    await expect(checkSidekiqYaml('s.yml', '- a\n- b\n', 'production')).rejects.toThrow(/not a list/);
   });
 });

@@ -2,8 +2,22 @@
 // Debian packages here; they are installed only when missing.
 import { execFileSync } from 'node:child_process';
 
-/** Debian packages the tests need, each with the command that proves it is installed. */
+/** Debian packages the tests need, each with a command that succeeds only when it is installed. */
 export const DEBIAN_PACKAGES = [
+  // Ruby buildpack: the interpreter, bundler, Rails, the servers it runs, and the
+  // gems `rails new` applications need in their development group (bundler
+  // resolves every group of the lock file, even those it does not install).
+  { name: 'ruby', command: 'ruby' },
+  { name: 'bundler', command: 'bundle' },
+  { name: 'ruby-rails', command: 'rails' },
+  { name: 'puma', command: 'puma' },
+  { name: 'ruby-sidekiq', command: 'sidekiq' },
+  { name: 'ruby-redis', command: 'ruby -e "require %q(redis)"' },
+  { name: 'ruby-sass-rails', command: 'ruby -e "require %q(sass-rails)"' },
+  { name: 'ruby-byebug', command: 'byebug' },
+  { name: 'ruby-web-console', command: 'ruby -e "require %q(web-console)"' },
+  { name: 'nginx', command: 'nginx' },
+  { name: 'redis-server', command: 'redis-server' },
   // Play 1.x: the stand-in framework is compiled with javac (and jar) and run with java; its launcher is Python 3, like Play's.
   { name: 'default-jdk-headless', command: 'javac' },
   { name: 'python3', command: 'python3' },
@@ -11,7 +25,8 @@ export const DEBIAN_PACKAGES = [
 
 function present(command) {
   try {
-    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+    // A bare program name is looked up on PATH; anything longer is run as a check.
+    execFileSync('sh', ['-c', /\s/.test(command) ? command : `command -v ${command}`], { stdio: 'ignore' });
     return true;
   } catch {
     return false;

@@ -34,6 +34,7 @@ export { systemClock, InstantClock, type Clock } from './time/clock.js';
 export { formatPlan } from './cli/format-plan.js';
 export { RUNPLAN_VERSION } from './version.js';
 export { nodeBuildpack, NodeErrors } from '../buildpacks/node/index.js';
+export { createRubyBuildpack, RubyErrors, RubyWarnings, systemRubies, PUMA_SIZING_TABLE, type RubyBuildpackOptions, type InstalledRuby, type RubyInventory } from '../buildpacks/ruby/index.js';
 export {
   createPlay1Buildpack,
   Play1Errors,

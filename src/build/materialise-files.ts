@@ -2,11 +2,20 @@ import { resolve, sep } from 'node:path';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
-import type { PlannedFile } from '../plan/schema.js';
+import type { FileChunk, PlannedFile } from '../plan/schema.js';
 
 /** The text of a planned file, with variable references replaced by their values. */
 export function renderFile(file: PlannedFile, env: Environment): string {
-  return file.content.map((chunk) => ('text' in chunk ? chunk.text : (env.get(chunk.env) ?? ''))).join('');
+  return file.content.map((chunk) => renderChunk(chunk, env)).join('');
+}
+
+function renderChunk(chunk: FileChunk, env: Environment): string {
+  if ('text' in chunk) return chunk.text;
+  const value = env.get(chunk.env) ?? '';
+  if (chunk.part === undefined) return value;
+  const colon = value.indexOf(':');
+  if (chunk.part === 'before-first-colon') return colon < 0 ? value : value.slice(0, colon);
+  return colon < 0 ? '' : value.slice(colon + 1);
 }
 
 /** Writes the plan's files of one phase into `appDir`, each atomically and with its mode. */

@@ -61,7 +61,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { pr
     options.onPlan?.(planned.plan);
     const builder = options.builder ?? new StepBuilder({ registry: options.registry, layers: LayerCache.forApp(host.cacheDir, appCacheKey(workspace)) });
     const steps = await builder.build({
-      plan: planned.plan,
+      plan: planned.executablePlan,
       appDir: buildDir.dir,
       env: planned.environment,
       host: planned.host,
@@ -105,7 +105,7 @@ export interface Deployment extends BuiltApp {
  */
 export async function deployApp(options: DeployOptions): Promise<Deployment> {
   const { promote, discard, ...built } = await buildCandidate(options);
-  const { plan, environment, logger } = built;
+  const { plan, executablePlan, environment, logger } = built;
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
     await running?.stop();
     // The failed build is not kept: the previous good build remains current.
@@ -119,7 +119,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
     return fail(CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already accepts connections before the application has started.`, details: { port } }));
   }
   const runner = options.runner ?? new LocalProcessRunner(options.clock ? { clock: options.clock } : {});
-  const running = await runner.start({ plan, appDir: built.appDir, env: environment, logger }).catch((error: unknown) => fail(error));
+  const running = await runner.start({ plan: executablePlan, appDir: built.appDir, env: environment, logger }).catch((error: unknown) => fail(error));
   let health: HealthReport;
   try {
     const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});

@@ -9,6 +9,9 @@ const KNOWN_SECRET_NAMES = new Set([
   'SECRET_KEY_BASE',
   'STORAGE_ADDON_KEY_ID',
   'STORAGE_ADDON_KEY_SECRET',
+  // The rest of the object-storage add-on's access: the specification has them pass through unprinted.
+  'STORAGE_ADDON_BUCKET_NAME',
+  'STORAGE_ADDON_ENDPOINT',
   'CC_HTTP_BASIC_AUTH',
 ]);
 

@@ -7,9 +7,10 @@ export type ProbeOutcome = { readonly status: number } | { readonly failure: str
 
 /**
  * GET `url` once, without following redirects (a 301 is reported as 301), with a
- * timeout. The body is discarded.
+ * timeout. The body is discarded. With `socketPath`, the request goes to the
+ * server listening on that unix socket (the URL then only gives the path).
  */
-export function probeHttp(url: URL, timeoutMs: number): Promise<ProbeOutcome> {
+export function probeHttp(url: URL, timeoutMs: number, socketPath?: string): Promise<ProbeOutcome> {
   return new Promise((resolve) => {
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     let settled = false;
@@ -19,7 +20,7 @@ export function probeHttp(url: URL, timeoutMs: number): Promise<ProbeOutcome> {
       clearTimeout(timer);
       resolve(outcome);
     };
-    const req = request(url, { method: 'GET', agent: false, headers: { 'user-agent': 'runplan-health-check', connection: 'close' } }, (res) => {
+    const req = request(url, { method: 'GET', agent: false, headers: { 'user-agent': 'runplan-health-check', connection: 'close' }, ...(socketPath ? { socketPath } : {}) }, (res) => {
       res.resume();
       finish({ status: res.statusCode ?? 0 });
       res.on('error', () => undefined);
@@ -56,6 +57,8 @@ function describeSocketError(error: NodeJS.ErrnoException): ProbeOutcome {
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return { failure: 'no response: host unreachable', transient: true };
+    case 'ENOENT':
+      return { failure: 'no response: socket not found', transient: true };
     case 'ENOTFOUND':
       return { failure: 'no response: host name not found', transient: false };
     default:

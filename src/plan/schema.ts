@@ -86,6 +86,20 @@ export const RestartPolicySchema = z.object({
   resetAfterMs: z.number().int().nonnegative().describe('A process that ran this long is considered healthy again: the delay resets.'),
 });
 
+export const ReadinessSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('http-unix-socket'),
+      socket: z.string().describe('Absolute path of the unix socket the awaited server listens on.'),
+      path: z.string().describe('Path requested with GET; any HTTP answer (whatever its status) means the server is up.'),
+    }),
+    z.object({
+      kind: z.literal('tcp-port'),
+      port: z.number().int().min(1).max(65535).describe('A port on 127.0.0.1 that must accept connections.'),
+    }),
+  ])
+  .describe('A condition that must hold before a process starts (e.g. the application server behind a proxy answers).');
+
 export const ProcessSchema = z.object({
   name: z.string().min(1).describe('"web" for the process that serves HTTP; workers have their own names.'),
   role: z.enum(['web', 'worker']),
@@ -96,11 +110,21 @@ export const ProcessSchema = z.object({
   port: z.number().int().min(1).max(65535).nullable().describe('Port the process must listen on (web only).'),
   restart: RestartPolicySchema,
   stopGraceMs: z.number().int().nonnegative().describe('Time between SIGTERM and SIGKILL when stopping.'),
+  startAfter: z
+    .array(ReadinessSchema)
+    .optional()
+    .describe('Conditions the runner waits for before starting this process (the other processes start first), e.g. a proxy that must not accept connections before the server behind it answers.'),
 });
 
 export const FileChunkSchema = z.union([
   z.object({ text: z.string() }),
-  z.object({ env: z.string().describe('Name of a variable whose value is inserted when the file is written.') }),
+  z.object({
+    env: z.string().describe('Name of a variable whose value is inserted when the file is written.'),
+    part: z
+      .enum(['before-first-colon', 'after-first-colon'])
+      .optional()
+      .describe('Insert only this part of the value, e.g. the login or the password of "login:password" (the whole value when it has no colon: before; nothing: after).'),
+  }),
 ]);
 
 export const PlannedFileSchema = z
@@ -211,6 +235,7 @@ export type StepRun = z.infer<typeof StepRunSchema>;
 export type BuildStep = z.infer<typeof BuildStepSchema>;
 export type Layer = z.infer<typeof LayerSchema>;
 export type RestartPolicy = z.infer<typeof RestartPolicySchema>;
+export type Readiness = z.infer<typeof ReadinessSchema>;
 export type PlannedProcess = z.infer<typeof ProcessSchema>;
 export type FileChunk = z.infer<typeof FileChunkSchema>;
 export type PlannedFile = z.infer<typeof PlannedFileSchema>;

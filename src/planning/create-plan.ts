@@ -27,7 +27,15 @@ export interface CreatePlanOptions {
 }
 
 export interface PlanResult {
+  /** The plan to show, store or send: every secret value redacted. */
   readonly plan: RunPlan;
+  /**
+   * The plan to carry out. Identical to `plan` unless a secret value happens to
+   * occur in it (a short password inside a build path, say), where redaction
+   * would break a path or a command. It holds no secret by construction (files
+   * reference variables), but print `plan`, never this.
+   */
+  readonly executablePlan: RunPlan;
   /** The full environment with values (secrets included): keep it in memory, never print it. */
   readonly environment: Environment;
   readonly host: HostSettings;
@@ -79,7 +87,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
   }
   // Defence in depth: whatever a buildpack copied into the plan, no secret value leaves.
   const plan = environment.redactor.redactDeep(parsed.data);
-  return { plan, environment, host, buildpack };
+  return { plan, executablePlan: parsed.data, environment, host, buildpack };
 }
 
 async function directorySource(appRoot: string): Promise<FileSource> {

@@ -1,10 +1,12 @@
 import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
 import { materialiseFiles } from '../build/materialise-files.js';
+import { formatSeconds } from '../health/probes.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import { describeReadiness, waitUntilReady } from './readiness.js';
 import { SupervisedProcess } from './supervised-process.js';
 
 export interface LocalProcessRunnerOptions {
-  /** Clock for restart back-off (tests pass one that does not sleep). */
+  /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
   readonly clock?: Clock;
 }
 
@@ -12,6 +14,11 @@ export interface LocalProcessRunnerOptions {
  * The embedded default Runner: every process of the plan as a local child process
  * with its environment, restarted with exponential back-off when it crashes, and
  * stopped by process group (SIGTERM, grace period, SIGKILL).
+ *
+ * A process with `startAfter` conditions is started only once they hold (checked
+ * in the background, after the other processes started): a proxy in front of an
+ * application server must not accept connections — and so pass a port health
+ * check — while the server behind it is still booting.
  */
 export class LocalProcessRunner implements Runner {
   private readonly clock: Clock;
@@ -23,9 +30,11 @@ export class LocalProcessRunner implements Runner {
   async start({ plan, appDir, env, logger }: RunOptions): Promise<RunningApp> {
     await materialiseFiles(plan.files, 'run', appDir, env);
     const processes = plan.processes.map((spec) => new SupervisedProcess(spec, appDir, env, logger, this.clock));
+    const immediate = processes.filter((p) => !(p.spec.startAfter?.length));
+    const deferred = processes.filter((p) => (p.spec.startAfter?.length ?? 0) > 0);
     const started: SupervisedProcess[] = [];
     try {
-      for (const p of processes) {
+      for (const p of immediate) {
         await p.start();
         started.push(p);
       }
@@ -33,14 +42,36 @@ export class LocalProcessRunner implements Runner {
       await Promise.all(started.map((p) => p.stop()));
       throw error;
     }
-    for (const p of processes) {
+    for (const p of immediate) {
       const s = p.state();
       logger.info(`started ${s.name} (pid ${s.pid ?? 'none'})`);
     }
+
+    const stopWaiting = new AbortController();
+    const waits = deferred.map(async (p) => {
+      const conditions = p.spec.startAfter ?? [];
+      logger.info(`${p.spec.name} starts once ${conditions.map(describeReadiness).join(' and ')}`);
+      const since = this.clock.now();
+      if (!(await waitUntilReady(conditions, this.clock, stopWaiting.signal))) return;
+      try {
+        await p.start();
+        started.push(p);
+        logger.info(`started ${p.spec.name} (pid ${p.state().pid ?? 'none'}) after waiting ${formatSeconds(this.clock.now() - since)}`);
+      } catch (error) {
+        // Nothing listens then, so the health check reports the failure; the reason is logged here.
+        logger.error((error as Error).message);
+      }
+    });
+
     let stopping: Promise<void> | undefined;
     return {
       processes: () => processes.map((p) => p.state()),
-      stop: () => (stopping ??= Promise.all(processes.map((p) => p.stop())).then(() => undefined)),
+      stop: () =>
+        (stopping ??= (async () => {
+          stopWaiting.abort();
+          await Promise.all(waits);
+          await Promise.all(processes.map((p) => p.stop()));
+        })()),
     };
   }
 }

@@ -27,7 +27,7 @@ export class SupervisedProcess {
   private loop: Promise<void> | undefined;
 
   constructor(
-    private readonly spec: PlannedProcess,
+    readonly spec: PlannedProcess,
     private readonly appDir: string,
     private readonly env: Environment,
     private readonly logger: Logger,

@@ -38,6 +38,8 @@ export interface FixtureExpectation {
   readonly args?: readonly string[];
   /** Environment of the runplan process itself: host-level settings, never the application's variables. */
   readonly hostEnv?: Readonly<Record<string, string>>;
+  /** Services the test must start first (e.g. "redis"); their addresses fill `{{…}}` placeholders. */
+  readonly services?: readonly string[];
   /**
    * Several deployments of the same application, each its own test. A variant's
    * fields replace the fixture's, except env, addons and hostEnv, which merge.

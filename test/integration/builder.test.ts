@@ -98,6 +98,18 @@ describe('StepBuilder', () => {
     expect(printed).toContain('token is ***');
   });
 
+  it('writes only the requested part of a login:password variable', async () => {
+    const plan = planWith([], {
+      files: [{ path: 'users', phase: 'build', mode: 0o600, secret: true, reason: 'r', content: [
+        { env: 'AUTH', part: 'before-first-colon' }, { text: ':{PLAIN}' }, { env: 'AUTH', part: 'after-first-colon' }, { text: '\n' },
+        { env: 'NO_COLON', part: 'before-first-colon' }, { text: '|' }, { env: 'NO_COLON', part: 'after-first-colon' }, { text: '\n' },
+      ] }],
+    });
+    const { run, appDir } = await build(plan, { env: { AUTH: 'alice:pa:ss', NO_COLON: 'bob' } });
+    await run;
+    expect(await readFile(join(appDir, 'users'), 'utf8')).toBe('alice:{PLAIN}pa:ss\nbob|\n');
+  });
+
   it('skips a step whose layer is cached under the same key, and reruns it when the key changes', async () => {
     const cacheRoot = await tempDir();
     const layers = new LayerCache(cacheRoot);

@@ -92,4 +92,37 @@ describe('LocalProcessRunner', () => {
     expect(app.processes()[0]?.restarts).toBe(restarts);
     expect(app.processes()[0]?.running).toBe(false);
   });
+
+  it('starts a process with startAfter only once the server it waits for answers on its unix socket', async () => {
+    const socketDir = await tempDir();
+    const socket = `${socketDir}/backend.sock`;
+    const backend = `node -e "setTimeout(() => require('http').createServer((q, s) => { s.statusCode = 404; s.end(); }).listen(process.env.SOCK), 700)"`;
+    const front = `node -e "require('http').request({ socketPath: process.env.SOCK, path: '/' }, (r) => console.log('front saw backend ' + r.statusCode)).end(); setInterval(() => {}, 1000)"`;
+    const { app, sink } = await start(
+      [proc('backend', backend), proc('front', front, { startAfter: [{ kind: 'http-unix-socket', socket, path: '/' }] })],
+      { SOCK: socket },
+    );
+    try {
+      await until(() => sink.lines.some((l) => l.text.startsWith('front saw backend')));
+      const texts = sink.lines.map((l) => l.text);
+      expect(texts).toContain(`front starts once GET / answered on unix:${socket}`);
+      // Any answer counts, even a 404: the server is up.
+      expect(texts).toContain('front saw backend 404');
+      expect(texts.findIndex((t) => t.startsWith('started backend'))).toBeLessThan(texts.findIndex((t) => t.startsWith('started front')));
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it('never starts a waiting process when stopped first, and stops the others', async () => {
+    const socketDir = await tempDir();
+    const { app, appDir } = await start([
+      proc('backend', 'sleep 300'),
+      proc('front', 'echo should-not-run', { startAfter: [{ kind: 'http-unix-socket', socket: `${socketDir}/none.sock`, path: '/' }] }),
+    ]);
+    await until(() => processesUnder(appDir).length >= 1);
+    await app.stop();
+    expect(app.processes().find((p) => p.name === 'front')?.pid).toBeUndefined();
+    expect(processesUnder(appDir)).toEqual([]);
+  });
 });

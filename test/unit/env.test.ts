@@ -92,7 +92,7 @@ describe('assignments and env files', () => {
 
 describe('secrets', () => {
   it('classifies the specification\'s credentials and conventional secret names', () => {
-    for (const name of ['NPM_TOKEN', 'SECRET_KEY_BASE', 'STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'CC_HTTP_BASIC_AUTH', 'CC_HTTP_BASIC_AUTH_2', 'DB_PASSWORD', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY']) {
+    for (const name of ['NPM_TOKEN', 'SECRET_KEY_BASE', 'STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'STORAGE_ADDON_BUCKET_NAME', 'STORAGE_ADDON_ENDPOINT', 'CC_HTTP_BASIC_AUTH', 'CC_HTTP_BASIC_AUTH_2', 'DB_PASSWORD', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY']) {
       expect(secretReason(name, 'x'), name).toBeDefined();
     }
     expect(secretReason('DATABASE_URL', 'postgres://user:pw@db:5432/x')).toBe('url-credentials');

@@ -48,4 +48,17 @@ describe('run plan schema', () => {
       overridden: [{ source: 'package.json main', value: 'server.js', reason: expect.stringContaining('only when scripts.start is undefined') }],
     });
   });
+
+  it('redacts a secret that occurs in a path from the plan shown, but carries out the plan as made', async () => {
+    const { plan, executablePlan } = await createPlan({
+      registry: defaultRegistry(),
+      files: expressTree(),
+      appDir: '/srv/shop-2026',
+      env: { application: { CC_HTTP_BASIC_AUTH: 'admin:2026' } },
+    });
+    expect(plan.app.root).toBe('/srv/shop-***');
+    expect(executablePlan.app.root).toBe('/srv/shop-2026');
+    expect({ ...executablePlan, app: plan.app, environment: plan.environment }).toEqual(plan);
+  });
 });
+

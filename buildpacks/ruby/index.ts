@@ -1,0 +1,32 @@
+import type { Buildpack } from '../../src/buildpack/contract.js';
+import { rubyDetector } from './detect.js';
+import { RubyErrors, RubyWarnings } from './errors.js';
+import { resolveRubyOptions, type RubyBuildpackOptions } from './options.js';
+import { planRuby } from './plan.js';
+
+export { RubyErrors, RubyWarnings } from './errors.js';
+export type { RubyBuildpackOptions } from './options.js';
+export { systemRubies, type InstalledRuby, type RubyInventory } from './rubies.js';
+export { resolveRubyVersion } from './resolve-ruby-version.js';
+export { resolvePumaSizing, PUMA_SIZING_TABLE } from './resolve-puma-sizing.js';
+export { renderNginxConfig } from './nginx-config.js';
+
+/**
+ * The Ruby on Rails buildpack. Host-level settings (the installed rubies, the
+ * default series, where gems come from) are options; the application's settings
+ * come from its files and variables only.
+ */
+export function createRubyBuildpack(options: RubyBuildpackOptions = {}): Buildpack {
+  const resolved = resolveRubyOptions(options);
+  return {
+    id: 'ruby',
+    name: 'Ruby on Rails',
+    // Above Node.js: Rails applications often carry a package.json for their assets.
+    priority: 20,
+    detector: rubyDetector,
+    planner: { plan: (context) => planRuby(context, resolved) },
+    defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections (nginx opens it once Puma answers)' },
+    errors: RubyErrors,
+    warnings: RubyWarnings,
+  };
+}

@@ -1,0 +1,62 @@
+import { accessSync, constants } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import type { GemSource } from './resolve-bundle.js';
+import { systemRubies, type RubyInventory } from './rubies.js';
+
+/** Host-level settings of the Ruby buildpack (never read from the application's environment). */
+export interface RubyBuildpackOptions {
+  /** The installed interpreters to choose from. Default: those found on this machine (`systemRubies`). */
+  readonly rubies?: RubyInventory;
+  /** Series used when neither the Gemfile nor CC_RUBY_VERSION asks, e.g. "3.3". Default: $RUNPLAN_RUBY_DEFAULT_SERIES, else "3.3". */
+  readonly defaultSeries?: string;
+  /** "remote" (bundler fetches missing gems) or "local" (`bundle install --local`). Default: $RUNPLAN_RUBY_GEM_SOURCE, else "remote". */
+  readonly gemSource?: GemSource;
+  /** Directory of Puma's unix sockets (kept short: socket paths are limited to 107 bytes). Default: the OS temporary directory. */
+  readonly socketDir?: string;
+  /** User nginx's workers run as; default "root" when runplan runs as root (nobody could not read the application), else unset. */
+  readonly nginxUser?: string | null;
+  /** The nginx program. Default: found on PATH or in the sbin directories (not on an ordinary user's PATH on Debian). */
+  readonly nginx?: string;
+}
+
+export interface ResolvedRubyOptions {
+  readonly rubies: RubyInventory;
+  readonly defaultSeries: string;
+  readonly gemSource: GemSource;
+  readonly socketDir: string;
+  readonly nginxUser: string | undefined;
+  readonly nginx: string;
+}
+
+const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin', '/usr/local/nginx/sbin'];
+
+/** The nginx executable on PATH or in the usual sbin directories; "nginx" when none is found (the build step then says so). */
+export function findNginx(pathVariable: string = process.env.PATH ?? ''): string {
+  for (const dir of [...pathVariable.split(delimiter).filter(Boolean), ...SBIN]) {
+    try {
+      accessSync(join(dir, 'nginx'), constants.X_OK);
+      return join(dir, 'nginx');
+    } catch {
+      // Not there.
+    }
+  }
+  return 'nginx';
+}
+
+/** Fills what the host left out, from runplan's own environment where documented. */
+export function resolveRubyOptions(options: RubyBuildpackOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedRubyOptions {
+  const defaultSeries = options.defaultSeries ?? (env.RUNPLAN_RUBY_DEFAULT_SERIES || '3.3');
+  if (!/^\d+\.\d+$/.test(defaultSeries)) throw new TypeError(`Ruby default series must look like "3.3", got ${JSON.stringify(defaultSeries)}`);
+  const gemSource = options.gemSource ?? ((env.RUNPLAN_RUBY_GEM_SOURCE || 'remote') as GemSource);
+  if (gemSource !== 'remote' && gemSource !== 'local') throw new TypeError(`Ruby gem source must be "remote" or "local", got ${JSON.stringify(gemSource)}`);
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  return {
+    rubies: options.rubies ?? systemRubies,
+    defaultSeries,
+    gemSource,
+    socketDir: options.socketDir ?? tmpdir(),
+    nginxUser: options.nginxUser === null ? undefined : (options.nginxUser ?? (root ? 'root' : undefined)),
+    nginx: options.nginx ?? findNginx(env.PATH),
+  };
+}

@@ -1,0 +1,269 @@
+import { createHash } from 'node:crypto';
+import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
+import type { BuildStep, Decision, PlannedFile, PlannedProcess, PlanWarning } from '../../src/plan/schema.js';
+import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
+import { RubyErrors, RubyWarnings } from './errors.js';
+import { declaredGems, parseLockFile, parseRubyDirective } from './gemfile.js';
+import { HTTP_JSON, parseHttpJson, type HttpSettings } from './http-json.js';
+import { NGINX_CONF, NGINX_DIR, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
+import type { ResolvedRubyOptions } from './options.js';
+import { readProject } from './project.js';
+import { resolveBasicAuth } from './resolve-basic-auth.js';
+import { planBundle } from './resolve-bundle.js';
+import { resolvePumaSizing } from './resolve-puma-sizing.js';
+import { resolveRakeGoals } from './resolve-rake-goals.js';
+import { resolveReadTimeout } from './resolve-read-timeout.js';
+import { resolveRubyVersion } from './resolve-ruby-version.js';
+import { resolveSidekiq, sidekiqFileList } from './resolve-sidekiq.js';
+import { resolveStaticFiles } from './resolve-static-files.js';
+import { listRubies } from './rubies.js';
+
+const STORAGE_VARIABLES = ['STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'STORAGE_ADDON_BUCKET_NAME', 'STORAGE_ADDON_ENDPOINT'];
+
+/**
+ * Ruby on Rails plan: checks, Ruby version, bundle install, rake goals, then
+ * Puma on a unix socket behind nginx on the web port, and Sidekiq workers.
+ */
+export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanContext, options: ResolvedRubyOptions): Promise<PlanContribution> {
+  // Where the application lives when built and run (APP_HOME): nginx, GEM_HOME and the socket need its absolute path.
+  const appRoot = (host.appHome ?? sourceRoot).replace(/\/+$/, '');
+  const project = await readProject(files);
+  const lock = parseLockFile(project.lockFile);
+  const gems = declaredGems(project.gemfile);
+  const decisions: Decision[] = [];
+  const warnings: PlanWarning[] = [];
+  const value = (name: string) => {
+    const v = env.get(name);
+    return v === undefined || v.trim() === '' ? undefined : v;
+  };
+
+  // Rack server (CC_RACKUP_SERVER) and the puma check of Ruby rule 1.
+  const rackup = value('CC_RACKUP_SERVER')?.trim();
+  if (rackup !== undefined && rackup !== 'puma') {
+    throw RubyErrors.RUBY_RACKUP_SERVER_INVALID.create({
+      message: `CC_RACKUP_SERVER=${JSON.stringify(rackup)}: this buildpack runs Puma behind nginx on a unix socket; other Rack servers are not supported.`,
+      variable: 'CC_RACKUP_SERVER',
+    });
+  }
+  if (!gems.has('puma') && !lock.dependencies.has('puma')) {
+    throw RubyErrors.RUBY_PUMA_GEM_MISSING.create({ message: `${project.gemfileName} does not include the gem puma, which runs the application.`, file: project.gemfileName });
+  }
+  decisions.push({
+    id: 'ruby.server',
+    subject: 'Rack server',
+    requested: rackup ?? null,
+    source: rackup === undefined ? 'default' : 'env CC_RACKUP_SERVER',
+    resolved: `puma ${lock.specs.get('puma') ?? ''}`.trim(),
+    reason: `CC_RACKUP_SERVER defaults to puma; ${project.gemfileName} includes it (Ruby rule 1)`,
+    overridden: [],
+  });
+
+  // Ruby version (rule 2).
+  const directive = parseRubyDirective(project.gemfile);
+  const version = resolveRubyVersion({
+    gemfileName: project.gemfileName,
+    directive,
+    directiveFileContent: directive?.kind === 'file' ? await readInside(files, directive.path) : undefined,
+    envVersion: env.get('CC_RUBY_VERSION'),
+    lockFileName: project.lockFileName,
+    lockVersion: lock.rubyVersion,
+    dotRubyVersion: await files.readText('.ruby-version'),
+    available: await listRubies(options.rubies),
+    defaultSeries: options.defaultSeries,
+  });
+  warnings.push(...version.warnings);
+
+  // Environment name.
+  const rubyEnv = value('RUBY_ENV')?.trim() ?? 'production';
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(rubyEnv)) {
+    throw RubyErrors.RUBY_ENV_INVALID.create({ message: `RUBY_ENV=${JSON.stringify(rubyEnv)} is not an environment name.`, variable: 'RUBY_ENV' });
+  }
+  decisions.push({
+    id: 'ruby.env',
+    subject: 'Ruby environment (RAILS_ENV, RACK_ENV)',
+    requested: value('RUBY_ENV') ?? null,
+    source: value('RUBY_ENV') === undefined ? 'default' : 'env RUBY_ENV',
+    resolved: rubyEnv,
+    reason: 'RUBY_ENV (default production) sets RAILS_ENV and RACK_ENV when they are not set themselves',
+    overridden: ['RAILS_ENV', 'RACK_ENV']
+      .filter((n) => env.has(n) && env.get(n) !== rubyEnv)
+      .map((n) => ({ source: `env ${n}`, value: env.get(n) ?? null, reason: `${n} is set explicitly and kept; puma and sidekiq still run with -e ${rubyEnv}` })),
+  });
+
+  // Bundle (rule 1, build phase).
+  const bundle = planBundle({
+    appRoot,
+    gemfileName: project.gemfileName,
+    gemfile: project.gemfile,
+    lockFileName: project.lockFileName,
+    lockFile: project.lockFile,
+    ruby: version.ruby,
+    gemSource: options.gemSource,
+    without: value('BUNDLE_WITHOUT'),
+  });
+  decisions.push(bundle.decision);
+  const rubyStep = (name: string, description: string, argv: string[]): BuildStep => ({
+    name, description, run: { kind: 'exec', argv }, cwd: '.', env: { ...bundle.env }, pathPrepend: [...bundle.pathPrepend], produces: [], layer: null,
+  });
+
+  // Rake goals (rule 3).
+  const rake = resolveRakeGoals(env.get('CC_RAKEGOALS'));
+  decisions.push(rake.decision);
+  const rakeSteps = rake.goals.map((goal, i) => rubyStep(rake.goals.length === 1 ? 'rake' : `rake-${i + 1}`, `rake goal ${goal} from CC_RAKEGOALS`, ['bundle', 'exec', 'rake', goal]));
+
+  // Puma sizing (rule 5).
+  const sizing = resolvePumaSizing({ env, pumaRb: await files.readText('config/puma.rb'), instance: host.instance });
+  decisions.push(...sizing.decisions);
+
+  // Sidekiq (rule 4).
+  const listed = sidekiqFileList(env.get('CC_SIDEKIQ_FILES'));
+  const candidates = [...listed, 'config/sidekiq.yml'];
+  const sidekiq = await resolveSidekiq(env.get('CC_ENABLE_SIDEKIQ'), env.get('CC_SIDEKIQ_FILES'), await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await readInside(files, path) }))), rubyEnv);
+  decisions.push(sidekiq.decision);
+  warnings.push(...sidekiq.warnings);
+  if (sidekiq.processes.length > 0 && !lock.specs.has('sidekiq')) {
+    throw RubyErrors.RUBY_SIDEKIQ_GEM_MISSING.create({ message: `${sidekiq.decision.source.replace(/^env /, '')} enables Sidekiq but ${project.lockFileName} has no gem sidekiq.`, file: project.gemfileName });
+  }
+
+  // nginx in front (rules 6 and 7, http.json, basic auth, Limits).
+  const timeout = resolveReadTimeout(env.get('NGINX_READ_TIMEOUT'));
+  const staticFiles = await resolveStaticFiles(env.get('STATIC_FILES_PATH'), env.get('STATIC_URL_PREFIX'), (p) => files.isDirectory(p));
+  const auth = resolveBasicAuth(env.list().map((e) => [e.name, e.value] as const));
+  const httpText = await files.readText(HTTP_JSON);
+  const http: HttpSettings = httpText === undefined ? {} : await parseHttpJson(httpText, async (p) => (await files.exists(p)) && !(await files.isDirectory(p)));
+  decisions.push(timeout.decision, staticFiles.decision, httpDecision(httpText !== undefined, http));
+  if (auth) decisions.push(auth.decision);
+
+  // Short, per-build socket path: unix socket paths are limited to 107 bytes, build directories are long.
+  const socket = `${options.socketDir.replace(/\/+$/, '')}/runplan-puma-${createHash('sha256').update(appRoot).digest('hex').slice(0, 16)}.sock`;
+  const nginxConf = renderNginxConfig({
+    appRoot,
+    port: host.port,
+    upstreamSocket: socket,
+    workerProcesses: Math.max(1, Math.min(host.instance.cpus, 4)),
+    user: options.nginxUser,
+    readTimeoutS: timeout.seconds,
+    staticFiles: staticFiles.settings,
+    basicAuth: auth !== undefined,
+    http,
+  });
+  const nginxArgs = ['-e', 'stderr', '-p', `${appRoot}/`, '-c', `${appRoot}/${NGINX_CONF}`];
+
+  // Logs and secrets (rule 8, Errors).
+  decisions.push(logsDecision(value('RAILS_LOG_TO_STDOUT')));
+  const secretYml = await files.readText('config/secret.yml');
+  if (secretYml?.includes('SECRET_KEY_BASE') && value('SECRET_KEY_BASE') === undefined) {
+    warnings.push(RubyWarnings.RUBY_SECRET_KEY_BASE_MISSING.create({ message: 'config/secret.yml reads ENV["SECRET_KEY_BASE"], which is not set.', file: 'config/secret.yml', variable: 'SECRET_KEY_BASE' }));
+  }
+  const storage = STORAGE_VARIABLES.filter((n) => env.has(n));
+  if (storage.length > 0) {
+    decisions.push({
+      id: 'ruby.storage',
+      subject: 'Object storage variables',
+      requested: storage.join(', '),
+      source: storage.map((n) => `${env.entry(n)?.source} ${n}`).join(', '),
+      resolved: 'passed through unchanged',
+      reason: 'the storage add-on\'s variables reach the application untouched (for config/storage.yml); runplan treats them as secrets and never prints their values',
+      overridden: [],
+    });
+  }
+
+  const processEnv = { ...bundle.env };
+  const proc = (name: string, role: PlannedProcess['role'], argv: string[], extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
+    name, role, command: { kind: 'exec', argv }, cwd: '.', env: processEnv, pathPrepend: [...bundle.pathPrepend], port: null, restart: DEFAULT_RESTART, stopGraceMs: DEFAULT_STOP_GRACE_MS, ...extra,
+  });
+  const hasPumaRb = await files.exists('config/puma.rb');
+  const processes: PlannedProcess[] = [
+    proc('puma', 'worker', ['bundle', 'exec', 'puma', ...(hasPumaRb ? ['-C', 'config/puma.rb'] : []), '-b', `unix://${socket}`, '-e', rubyEnv, ...sizing.args]),
+    proc('web', 'web', [options.nginx, ...nginxArgs], {
+      port: host.port,
+      env: {},
+      pathPrepend: [],
+      // nginx opens the web port only once Puma answers: a port check then means the application is ready.
+      startAfter: [{ kind: 'http-unix-socket', socket, path: '/' }],
+    }),
+    ...sidekiq.processes.map((p) => proc(p.name, 'worker', ['bundle', 'exec', 'sidekiq', '-e', rubyEnv, ...p.args], { stopGraceMs: 30_000 })),
+  ];
+
+  const plannedFiles: PlannedFile[] = [
+    ...bundle.files,
+    { path: NGINX_CONF, phase: 'build', mode: 0o644, secret: false, content: [{ text: nginxConf }], reason: 'nginx in front of Puma: web port, static files, basic auth, http.json, read timeout' },
+  ];
+  if (auth) {
+    plannedFiles.push({ path: NGINX_USERS, phase: 'run', mode: 0o600, secret: true, content: [...auth.userFile], reason: `basic-auth users from ${auth.variables.join(', ')} (written when the processes start, never printed)` });
+  }
+
+  return {
+    runtimes: [{ name: 'ruby', version: version.ruby.version, distribution: version.ruby.origin, decision: version.decision }],
+    decisions,
+    steps: [
+      bundle.step,
+      ...rakeSteps,
+      {
+        name: 'nginx-check',
+        description: `check the generated ${NGINX_CONF} with nginx -t before anything starts`,
+        run: { kind: 'exec', argv: [options.nginx, '-t', '-q', ...nginxArgs] },
+        cwd: '.',
+        env: {},
+        pathPrepend: [],
+        produces: [`${NGINX_DIR}/`],
+        layer: null,
+      },
+    ],
+    layers: [bundle.layer],
+    processes,
+    files: plannedFiles,
+    warnings,
+    envDefaults: [
+      { name: 'RUBY_ENV', value: rubyEnv, reason: 'the Ruby environment (default production)' },
+      { name: 'RAILS_ENV', value: rubyEnv, reason: 'from RUBY_ENV' },
+      { name: 'RACK_ENV', value: rubyEnv, reason: 'from RUBY_ENV' },
+      ...bundle.envDefaults,
+      ...sizing.envDefaults,
+    ],
+    defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections; nginx opens it only once Puma answers, so this means the application is ready' },
+  };
+}
+
+/** A file of the application, or undefined when absent or outside it. */
+async function readInside(files: PlanContext['files'], path: string): Promise<string | undefined> {
+  try {
+    return await files.readText(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function httpDecision(present: boolean, http: HttpSettings): Decision {
+  const parts: string[] = [];
+  if (http.forceHttps !== undefined) parts.push(`force_https ${http.forceHttps}`);
+  if (http.charset) parts.push(`charset ${http.charset}`);
+  if (http.aliases?.length) parts.push(`${http.aliases.length} alias${http.aliases.length > 1 ? 'es' : ''}`);
+  if (http.errorPages?.length) parts.push(`error pages for ${http.errorPages.map((p) => p.status).join(', ')}`);
+  if (http.languages) parts.push(`languages ${http.languages.codes.map((c) => c.code).join(', ') || '(none)'}${http.languages.default !== undefined ? ' + default' : ''}`);
+  return {
+    id: 'ruby.http-json',
+    subject: 'Web server settings (platform/http.json)',
+    requested: present ? HTTP_JSON : null,
+    source: present ? HTTP_JSON : 'default',
+    resolved: parts.length > 0 ? parts.join('; ') : '(none)',
+    reason: present
+      ? 'each field becomes nginx configuration: force_https redirects when X-Forwarded-Proto is http, aliases redirect (301), error_pages replace error responses with files of the application, charset is added to text responses, languages rewrite paths by Accept-Language'
+      : `no ${HTTP_JSON}: nginx only proxies to Puma`,
+    overridden: [],
+  };
+}
+
+function logsDecision(toStdout: string | undefined): Decision {
+  return {
+    id: 'ruby.logs',
+    subject: 'Application logs',
+    requested: toStdout ?? null,
+    source: toStdout === undefined ? 'default' : 'env RAILS_LOG_TO_STDOUT',
+    resolved: toStdout === 'true' ? 'standard output (shown as puma | …)' : 'as the application configures them',
+    reason: toStdout === 'true'
+      ? 'RAILS_LOG_TO_STDOUT=true makes Rails\' production configuration log to standard output, which runplan shows'
+      : 'RAILS_LOG_TO_STDOUT is not true: Rails logs to log/<env>.log; Puma\'s, nginx\'s and Sidekiq\'s output is shown',
+    overridden: [],
+  };
+}

@@ -1,0 +1,27 @@
+import { describe, it } from 'vitest';
+import { checkFixture, listFixtures } from '../helpers/fixtures.js';
+import { startRedis } from '../helpers/redis.js';
+
+/**
+ * Every Ruby fixture app is deployed for real with `runplan run` (Debian's ruby,
+ * bundler, Puma, nginx, Sidekiq), then checked over HTTP against the
+ * expectations kept beside it (fixtures/ruby/<case>/expect.json). Fixtures that
+ * need Redis get their own redis-server, whose address reaches the application
+ * as an add-on variable ({{REDIS_PORT}} in expect.json).
+ */
+describe('ruby fixtures', () => {
+  for (const fixture of listFixtures('ruby')) {
+    it(`${fixture.name}: ${fixture.expect.rule}`, async () => {
+      const redis = fixture.expect.services?.includes('redis') ? await startRedis() : undefined;
+      try {
+        // This machine has no gem server: gems come from Debian's packages.
+        await checkFixture(fixture, {
+          placeholders: redis ? { REDIS_PORT: String(redis.port) } : {},
+          hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' },
+        });
+      } finally {
+        await redis?.stop();
+      }
+    });
+  }
+});

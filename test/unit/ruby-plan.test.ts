@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import { createRubyBuildpack } from '../../buildpacks/ruby/index.js';
+import { RubyErrors } from '../../buildpacks/ruby/errors.js';
+import { findNginx, resolveRubyOptions } from '../../buildpacks/ruby/options.js';
+import { systemRubies } from '../../buildpacks/ruby/rubies.js';
+import { nodeBuildpack } from '../../buildpacks/node/index.js';
+import { BuildpackRegistry } from '../../src/buildpack/registry.js';
+import { defaultRegistry } from '../../src/default-registry.js';
+import { MemorySource } from '../../src/files/memory-source.js';
+import { createPlan } from '../../src/planning/create-plan.js';
+
+const LOCK = 'GEM\n  specs:\n    nio4r (2.5.8)\n    puma (5.6.5)\n      nio4r (~> 2.0)\n    rack (2.2.22)\n\nDEPENDENCIES\n  puma\n  rack\n\nRUBY VERSION\n   ruby 3.1.2p20\n';
+const APP = { Gemfile: "ruby '3.1.2'\ngem 'puma'\ngem 'rack'\n", 'Gemfile.lock': LOCK, 'config.ru': 'run ->(e) { [200, {}, []] }\n' };
+const rubies = [{ version: '3.1.2', bindir: '/usr/bin', origin: 'test /usr/bin/ruby3.1', gemsFingerprint: 'f1' }];
+const registry = (options = {}) => new BuildpackRegistry([nodeBuildpack, createRubyBuildpack({ rubies, gemSource: 'local', socketDir: '/tmp', nginxUser: null, nginx: 'nginx', ...options })]);
+const plan = (files: Record<string, string>, application: Record<string, string> = {}, options = {}) =>
+  createPlan({ registry: registry(options), files: new MemorySource(files), appDir: '/srv/app', env: { application }, host: { port: 8080, instance: { cpus: 2, memoryMb: 2048 }, appHome: '/srv/build' } });
+
+describe('ruby detection and checks (Ruby rule 1)', () => {
+  it('detects Gemfile + config.ru ahead of node, even with a package.json', async () => {
+    const { plan: p } = await plan({ ...APP, 'package.json': '{"main":"x.js"}' });
+    expect(p.app.type).toBe('ruby');
+    expect(p.app.detection.evidence).toEqual(['Gemfile found', 'config.ru found']);
+    expect(p.app.detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([['ruby', 'pass'], ['node', 'pass']]);
+  });
+
+  it('leaves a Node.js application with a Gemfile but no config.ru to node', async () => {
+    const { plan: p } = await plan({ Gemfile: "gem 'rake'\n", 'package.json': '{"main":"x.js"}' });
+    expect(p.app.type).toBe('node');
+  });
+
+  it.each<[string, Record<string, string | undefined>, string, string]>([
+    ['no config.ru', { 'config.ru': undefined }, RubyErrors.RUBY_CONFIG_RU_MISSING.code, 'config.ru'],
+    ['no lock file', { 'Gemfile.lock': undefined }, RubyErrors.RUBY_LOCKFILE_MISSING.code, 'Gemfile.lock'],
+    ['gems.rb with Gemfile.lock only', { Gemfile: undefined, 'gems.rb': "gem 'puma'\n" }, RubyErrors.RUBY_LOCKFILE_MISSING.code, 'gems.locked'],
+    ['no puma', { Gemfile: "gem 'rack'\n", 'Gemfile.lock': 'GEM\n  specs:\n    rack (2.2.22)\n\nDEPENDENCIES\n  rack\n' }, RubyErrors.RUBY_PUMA_GEM_MISSING.code, 'Gemfile'],
+  ])('refuses an application with %s, naming the file', async (_name, change, code, file) => {
+    const files = Object.fromEntries(Object.entries({ ...APP, ...change }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    await expect(plan(files)).rejects.toMatchObject({ code, file, kind: 'input' });
+  });
+
+  it('accepts gems.rb with gems.locked, and puma pulled in by the lock file\'s dependencies', async () => {
+    const { plan: p } = await plan({ 'gems.rb': "gemspec\n", 'gems.locked': LOCK, 'config.ru': 'x' }, { CC_RUBY_VERSION: '3.1' });
+    expect(p.build.steps[0]?.description).toContain('gems.locked');
+  });
+
+  it('refuses another CC_RACKUP_SERVER, and a RUBY_ENV that is not a name', async () => {
+    await expect(plan(APP, { CC_RACKUP_SERVER: 'thin' })).rejects.toMatchObject({ code: RubyErrors.RUBY_RACKUP_SERVER_INVALID.code, variable: 'CC_RACKUP_SERVER' });
+    await expect(plan(APP, { RUBY_ENV: '-x' })).rejects.toMatchObject({ code: RubyErrors.RUBY_ENV_INVALID.code });
+  });
+});
+
+describe('ruby plan', () => {
+  it('installs the bundle, runs the rake goals, checks nginx, then runs Puma behind nginx', async () => {
+    const { plan: p } = await plan(APP, { CC_RAKEGOALS: 'assets:precompile,db:migrate' });
+    expect(p.runtimes).toEqual([expect.objectContaining({ name: 'ruby', version: '3.1.2', distribution: 'test /usr/bin/ruby3.1' })]);
+    expect(p.build.steps.map((s) => [s.name, s.run.kind === 'exec' ? s.run.argv.join(' ') : ''])).toEqual([
+      ['bundle-install', 'bundle install --local'],
+      ['rake-1', 'bundle exec rake assets:precompile'],
+      ['rake-2', 'bundle exec rake db:migrate'],
+      ['nginx-check', 'nginx -t -q -e stderr -p /srv/build/ -c /srv/build/.runplan/nginx/nginx.conf'],
+    ]);
+    expect(p.build.steps[0]?.env).toMatchObject({ GEM_HOME: '/srv/build/.runplan/gems', BUNDLE_GEMFILE: '/srv/build/Gemfile' });
+    const [puma, web] = p.processes;
+    expect(puma?.command).toEqual({ kind: 'exec', argv: ['bundle', 'exec', 'puma', '-b', expect.stringMatching(/^unix:\/\/\/tmp\/runplan-puma-[0-9a-f]{16}\.sock$/), '-e', 'production', '-w', '2', '-t', '5:5'] });
+    expect(web).toMatchObject({ name: 'web', role: 'web', port: 8080, startAfter: [{ kind: 'http-unix-socket', path: '/' }] });
+    expect(p.healthCheck).toMatchObject({ kind: 'port', reason: expect.stringContaining('only once Puma answers') });
+    const vars = Object.fromEntries(p.environment.variables.map((v) => [v.name, v.value]));
+    expect(vars).toMatchObject({ RUBY_ENV: 'production', RAILS_ENV: 'production', RACK_ENV: 'production', BUNDLE_FROZEN: 'true', BUNDLE_WITHOUT: 'development:test', WEB_CONCURRENCY: '2', RAILS_MAX_THREADS: '5' });
+  });
+
+  it('keys the gem layer on the lock file, Gemfile, Ruby, groups, gem source and installed gems', async () => {
+    const key = async (files: Record<string, string>, env: Record<string, string> = {}, options = {}) => (await plan(files, env, options)).plan.layers[0]?.cacheKey;
+    const k = await key(APP);
+    expect(await key(APP)).toBe(k);
+    expect(await key({ ...APP, 'Gemfile.lock': `${LOCK}\n` })).not.toBe(k);
+    expect(await key({ ...APP, Gemfile: `${APP.Gemfile}# changed\n` })).not.toBe(k);
+    expect(await key(APP, { BUNDLE_WITHOUT: 'test' })).not.toBe(k);
+    expect(await key(APP, {}, { gemSource: 'remote' })).not.toBe(k);
+    expect(await key(APP, {}, { rubies: [{ ...rubies[0], gemsFingerprint: 'f2' }] })).not.toBe(k);
+    expect(await key({ ...APP, 'config.ru': 'other' })).toBe(k);
+  });
+
+  it('uses bundler\'s default (a gem server) unless the host says local, with nothing else changed', async () => {
+    const remote = (await plan(APP, {}, { gemSource: 'remote' })).plan.build.steps[0];
+    const local = (await plan(APP)).plan.build.steps[0];
+    expect(remote?.run).toEqual({ kind: 'exec', argv: ['bundle', 'install'] });
+    expect(local?.run).toEqual({ kind: 'exec', argv: ['bundle', 'install', '--local'] });
+    expect({ ...remote, run: null, description: null }).toEqual({ ...local, run: null, description: null });
+  });
+
+  it('sets RAILS_ENV and RACK_ENV from RUBY_ENV but keeps explicit ones', async () => {
+    const { plan: p } = await plan(APP, { RUBY_ENV: 'staging', RACK_ENV: 'custom' });
+    const vars = Object.fromEntries(p.environment.variables.map((v) => [v.name, v.value]));
+    expect(vars).toMatchObject({ RAILS_ENV: 'staging', RACK_ENV: 'custom' });
+    expect(p.decisions.find((d) => d.id === 'ruby.env')?.overridden).toEqual([expect.objectContaining({ source: 'env RACK_ENV', value: 'custom' })]);
+    expect(p.processes[0]?.command).toMatchObject({ argv: expect.arrayContaining(['-e', 'staging']) });
+  });
+
+  it('plans Sidekiq processes supervised like web, and refuses them without the gem', async () => {
+    const files = { ...APP, 'config/sidekiq.yml': ':concurrency: 2\n', 'Gemfile.lock': LOCK.replace('    rack (2.2.22)\n', '    rack (2.2.22)\n    sidekiq (6.4.1)\n') };
+    const { plan: p } = await plan(files, { CC_ENABLE_SIDEKIQ: 'true' });
+    expect(p.processes.map((x) => [x.name, x.role, x.restart.policy])).toEqual([['puma', 'worker', 'always'], ['web', 'web', 'always'], ['sidekiq', 'worker', 'always']]);
+    expect(p.processes[2]?.command).toEqual({ kind: 'exec', argv: ['bundle', 'exec', 'sidekiq', '-e', 'production'] });
+    await expect(plan(APP, { CC_ENABLE_SIDEKIQ: 'true' })).rejects.toMatchObject({ code: RubyErrors.RUBY_SIDEKIQ_GEM_MISSING.code });
+  });
+
+  it('writes the basic-auth user file from references only, at run time with mode 0600', async () => {
+    const { plan: p } = await plan(APP, { CC_HTTP_BASIC_AUTH: 'alice:s3cr3t-Alice', CC_HTTP_BASIC_AUTH_1: 'bob:s3cr3t-Bob' });
+    const users = p.files.find((f) => f.path === '.runplan/nginx/users');
+    expect(users).toMatchObject({ phase: 'run', mode: 0o600, secret: true });
+    expect(users?.content.every((c) => 'env' in c || !c.text.includes('s3cr3t'))).toBe(true);
+    expect(JSON.stringify(p)).not.toContain('s3cr3t');
+    expect(p.files.find((f) => f.path === '.runplan/nginx/nginx.conf')?.content[0]).toMatchObject({ text: expect.stringContaining('auth_basic_user_file "/srv/build/.runplan/nginx/users";') });
+  });
+
+  it('warns when config/secret.yml reads SECRET_KEY_BASE and it is unset', async () => {
+    const files = { ...APP, 'config/secret.yml': 'production:\n  secret_key_base: <%= ENV["SECRET_KEY_BASE"] %>\n' };
+    expect((await plan(files)).plan.warnings.map((w) => w.code)).toContain('RUNPLAN_W_RUBY_SECRET_KEY_BASE_MISSING');
+    expect((await plan(files, { SECRET_KEY_BASE: 'x'.repeat(64) })).plan.warnings).toEqual([]);
+  });
+
+  it('never puts the storage variables\' values in the plan', async () => {
+    const values = { STORAGE_ADDON_KEY_ID: 'KEYID-7731', STORAGE_ADDON_KEY_SECRET: 'secret-7731', STORAGE_ADDON_BUCKET_NAME: 'bucket-7731', STORAGE_ADDON_ENDPOINT: 'endpoint-7731.example' };
+    const { plan: p } = await plan(APP, values);
+    const json = JSON.stringify(p);
+    for (const v of Object.values(values)) expect(json).not.toContain(v);
+    expect(p.decisions.find((d) => d.id === 'ruby.storage')).toMatchObject({ resolved: 'passed through unchanged' });
+  });
+});
+
+describe('ruby buildpack options (host level)', () => {
+  it('reads its defaults from runplan\'s own environment, never from the application', () => {
+    expect(resolveRubyOptions({}, {})).toMatchObject({ defaultSeries: '3.3', gemSource: 'remote' });
+    expect(resolveRubyOptions({}, { RUNPLAN_RUBY_DEFAULT_SERIES: '3.1', RUNPLAN_RUBY_GEM_SOURCE: 'local' })).toMatchObject({ defaultSeries: '3.1', gemSource: 'local' });
+    expect(resolveRubyOptions({ gemSource: 'remote' }, { RUNPLAN_RUBY_GEM_SOURCE: 'local' }).gemSource).toBe('remote');
+    expect(() => resolveRubyOptions({ defaultSeries: '3' })).toThrow(/default series/);
+    expect(() => resolveRubyOptions({}, { RUNPLAN_RUBY_GEM_SOURCE: 'mirror' })).toThrow(/gem source/);
+  });
+
+  it('finds nginx in the sbin directories when PATH lacks them', () => {
+    expect(findNginx('/nonexistent')).toBe('/usr/sbin/nginx');
+  });
+
+  it('ignores RUNPLAN_RUBY_* set as application variables', async () => {
+    const { plan: p } = await plan(APP, { RUNPLAN_RUBY_GEM_SOURCE: 'remote' });
+    expect(p.build.steps[0]?.run).toEqual({ kind: 'exec', argv: ['bundle', 'install', '--local'] });
+  });
+
+  it('passes through defaultRegistry', async () => {
+    const r = defaultRegistry({ ruby: { rubies, defaultSeries: '3.1' } });
+    const { plan: p } = await createPlan({ registry: r, files: new MemorySource({ ...APP, Gemfile: "gem 'puma'\n" }), appDir: '/srv/app' });
+    expect(p.runtimes[0]?.decision).toMatchObject({ source: 'default', requested: '3.1', resolved: '3.1.2' });
+  });
+
+  it('finds Debian\'s Ruby on this machine', async () => {
+    const found = await systemRubies();
+    expect(found).toContainEqual(expect.objectContaining({ version: '3.1.2', bindir: '/usr/bin', gemsFingerprint: expect.stringMatching(/^[0-9a-f]{16}$/) }));
+  });
+});

@@ -30,12 +30,15 @@ export class StepBuilder implements Builder {
     const written = await materialiseFiles(plan.files, 'build', appDir, env);
     for (const path of written) logger.info(`wrote ${path}`);
     const reports: StepReport[] = [];
+    const restored = new Set<string>();
     for (const step of plan.build.steps) {
       const started = Date.now();
+      if (step.onlyIfLayerRestored !== undefined && !restored.has(step.onlyIfLayerRestored)) continue;
       const layer = step.layer === null ? undefined : plan.layers.find((l) => l.name === step.layer);
       const { layers } = this.options;
       if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger))) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
+        restored.add(layer.name);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         continue;
       }

@@ -105,4 +105,18 @@ describe('StepBuilder', () => {
     expect((await third.run).map((r) => r.status)).toEqual(['succeeded']);
     expect((await readFile(counter, 'utf8')).trim().split('\n')).toHaveLength(2);
   });
+
+  it('runs a step marked onlyIfLayerRestored only when that layer came from the cache', async () => {
+    const cacheRoot = await tempDir();
+    const layers = new LayerCache(cacheRoot);
+    const fill = step('fill', 'mkdir -p deps && echo built > deps/marker && echo filled > side-effect', { layer: 'deps' });
+    const redo = step('redo', 'echo redone > side-effect', { onlyIfLayerRestored: 'deps' });
+    const plan = planWith([fill, redo], { layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'], build: true, launch: true }] });
+    const first = await build(plan, { layers });
+    expect((await first.run).map((r) => [r.name, r.status])).toEqual([['fill', 'succeeded']]);
+    expect(await readFile(join(first.appDir, 'side-effect'), 'utf8')).toBe('filled\n');
+    const second = await build(plan, { layers });
+    expect((await second.run).map((r) => [r.name, r.status])).toEqual([['fill', 'cached'], ['redo', 'succeeded']]);
+    expect(await readFile(join(second.appDir, 'side-effect'), 'utf8')).toBe('redone\n');
+  });
 });

@@ -1,7 +1,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Buildpack } from '../../src/buildpack/contract.js';
+import type { Buildpack, StepFailure } from '../../src/buildpack/contract.js';
+import { defineErrors } from '../../src/errors/runplan-error.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { LayerCache } from '../../src/build/layer-cache.js';
 import { StepBuilder } from '../../src/build/step-builder.js';
@@ -118,5 +119,19 @@ describe('StepBuilder', () => {
     const second = await build(plan, { layers });
     expect((await second.run).map((r) => [r.name, r.status])).toEqual([['fill', 'cached'], ['redo', 'succeeded']]);
     expect(await readFile(join(second.appDir, 'side-effect'), 'utf8')).toBe('redone\n');
+  });
+
+  it('lets the application\'s buildpack turn a recognised failure into its own coded error', async () => {
+    const Demo = defineErrors({ DEMO_AUTH_REFUSED: { title: 't', kind: 'deployment', fix: 'f' } });
+    const bp = {
+      id: 'demo',
+      diagnoseFailure: ({ step: s, exitCode, output }: StepFailure) =>
+        output.some((l) => l.includes('E401')) ? Demo.DEMO_AUTH_REFUSED.create({ message: `${s.name} refused (${exitCode})` }) : undefined,
+    } as unknown as Buildpack;
+    const registry = new BuildpackRegistry([bp]);
+    const refused = await build(planWith([step('install', 'echo "npm error code E401" >&2; exit 1')], { app: { type: 'demo' } } as Partial<RunPlan>), { registry });
+    await expect(refused.run).rejects.toMatchObject({ code: 'RUNPLAN_E_DEMO_AUTH_REFUSED', message: expect.stringContaining('install refused (1)') });
+    const other = await build(planWith([step('install', 'exit 2')], { app: { type: 'demo' } } as Partial<RunPlan>), { registry });
+    await expect(other.run).rejects.toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code });
   });
 });

@@ -1,0 +1,18 @@
+import { BuildpackRegistry } from '../../src/buildpack/registry.js';
+import { createNodeBuildpack } from '../../buildpacks/node/index.js';
+import { staticInventory } from '../../buildpacks/node/inventory.js';
+
+/** Versions as the registry lists them, for plans made without the network. */
+export const TEST_INVENTORY = staticInventory({
+  node: ['18.20.8', '20.19.6', '22.23.3', '24.10.0', '24.21.0', '26.10.0'],
+  npm: [
+    { version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } },
+    { version: '12.2.0', engines: { node: '^22.22.2 || ^24.15.0 || >=26.0.0' } },
+  ],
+  registry: 'https://registry.example.org/',
+});
+
+/** A registry whose Node.js buildpack plans against TEST_INVENTORY. */
+export function offlineRegistry(): BuildpackRegistry {
+  return new BuildpackRegistry([createNodeBuildpack({ inventory: TEST_INVENTORY })]);
+}

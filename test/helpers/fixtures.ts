@@ -1,18 +1,25 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ROOT, startCli } from './cli.js';
 import { get } from './http.js';
 import { freePort } from './ports.js';
 import { processesUnder } from './processes.js';
-import { deploymentDirs } from './temp.js';
+import { deploymentDirs, tempDir } from './temp.js';
 
 /** What a fixture app must do, kept beside it in expect.json. */
 export interface FixtureExpectation {
   /** The rule of the specification the fixture proves. */
   readonly rule: string;
   readonly type?: string;
-  /** Application variables. */
+  /** Files of fixtures/<type>/_shared/ the app uses, copied into a temporary copy of it before deploying. */
+  readonly shared?: readonly string[];
+  /** The test environment the fixture needs (e.g. "verdaccio"): only its own test file deploys it. */
+  readonly setup?: string;
+  /** More CLI arguments, e.g. the host's instance size. */
+  readonly cliArgs?: readonly string[];
+  /** Application variables; `${NAME}` is replaced by the test's `vars` (e.g. a registry's address). */
   readonly env?: Readonly<Record<string, string>>;
   /** Variables of linked add-ons, by add-on name. */
   readonly addons?: Readonly<Record<string, Readonly<Record<string, string>>>>;
@@ -29,6 +36,8 @@ export interface FixtureExpectation {
     readonly status: number;
     readonly headers?: Readonly<Record<string, string>>;
     readonly json?: Readonly<Record<string, unknown>>;
+    /** Fields of the JSON answer whose text must match a regular expression (e.g. "^v22\\.23\\."). */
+    readonly match?: Readonly<Record<string, string>>;
     readonly bodyIncludes?: string;
     readonly responseHeaders?: Readonly<Record<string, string>>;
   }[];
@@ -55,10 +64,15 @@ export function listFixtures(type?: string): Fixture[] {
   return out;
 }
 
+/** Replaces `${NAME}` by the test's value for NAME. */
+export function substitute(text: string, vars: Readonly<Record<string, string>> = {}): string {
+  return text.replace(/\$\{([A-Z0-9_]+)\}/g, (whole, name: string) => vars[name] ?? whole);
+}
+
 /** CLI arguments for a fixture's variables. */
-export function envArgs(expectation: FixtureExpectation): string[] {
-  const args: string[] = [];
-  for (const [k, v] of Object.entries(expectation.env ?? {})) args.push('--env', `${k}=${v}`);
+export function envArgs(expectation: FixtureExpectation, vars: Readonly<Record<string, string>> = {}): string[] {
+  const args: string[] = [...(expectation.cliArgs ?? [])];
+  for (const [k, v] of Object.entries(expectation.env ?? {})) args.push('--env', `${k}=${substitute(v, vars)}`);
   for (const [addon, vars] of Object.entries(expectation.addons ?? {})) {
     for (const [k, v] of Object.entries(vars)) args.push('--addon-env', `${addon}:${k}=${v}`);
   }
@@ -69,6 +83,23 @@ export function envArgs(expectation: FixtureExpectation): string[] {
 export interface CheckOptions {
   /** More CLI arguments, e.g. the address of a service the test started. */
   readonly extraArgs?: readonly string[];
+  /** Values for `${NAME}` in the expectation's variables, output and notInOutput. */
+  readonly vars?: Readonly<Record<string, string>>;
+  /** Variables of the runplan process itself (e.g. how the host configures npm). */
+  readonly cliEnv?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The fixture ready to deploy: when it uses shared files, a temporary copy of it
+ * with them added. Deploying the same prepared fixture twice builds the same
+ * application twice (as a rebuild does).
+ */
+export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
+  if (!fixture.expect.shared?.length) return fixture;
+  const dir = join(await tempDir(`runplan-fixture-${fixture.name}-`), fixture.name);
+  await cp(fixture.dir, dir, { recursive: true });
+  for (const file of fixture.expect.shared) await cp(join(fixture.dir, '..', '_shared', file), join(dir, file));
+  return { ...fixture, dir, expect: { ...fixture.expect, shared: [] } };
 }
 
 /**
@@ -76,10 +107,12 @@ export interface CheckOptions {
  * expect.json: the HTTP answers while it runs, or the error when it must fail;
  * then that nothing of it is left running.
  */
-export async function checkFixture(fixture: Fixture, options: CheckOptions = {}): Promise<string> {
+export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<string> {
+  const fixture = await prepareFixture(given);
   const dirs = await deploymentDirs();
   const port = await freePort();
-  const run = startCli(['run', fixture.dir, '--port', String(port), ...envArgs(fixture.expect), ...(options.extraArgs ?? [])], dirs.env);
+  const vars = options.vars ?? {};
+  const run = startCli(['run', fixture.dir, '--port', String(port), ...envArgs(fixture.expect, vars), ...(options.extraArgs ?? [])], { ...dirs.env, ...options.cliEnv });
   try {
     if (fixture.expect.deploy === 'fails') {
       const code = await run.exited;
@@ -91,6 +124,9 @@ export async function checkFixture(fixture: Fixture, options: CheckOptions = {})
         const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
         expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
         if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
+        for (const [field, pattern] of Object.entries(request.match ?? {})) {
+          expect(String(JSON.parse(answer.body)[field]), `GET ${request.path} field ${field}`).toMatch(new RegExp(pattern));
+        }
         if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
         for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
           expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
@@ -99,8 +135,8 @@ export async function checkFixture(fixture: Fixture, options: CheckOptions = {})
       run.child.kill('SIGINT');
       expect(await run.exited, run.output()).toBe(0);
     }
-    for (const line of fixture.expect.output ?? []) expect(run.output()).toContain(line);
-    for (const text of fixture.expect.notInOutput ?? []) expect(run.output()).not.toContain(text);
+    for (const line of fixture.expect.output ?? []) expect(run.output()).toContain(substitute(line, vars));
+    for (const text of fixture.expect.notInOutput ?? []) expect(run.output()).not.toContain(substitute(text, vars));
     expect(processesUnder(dirs.workDir)).toEqual([]);
     return run.output();
   } finally {

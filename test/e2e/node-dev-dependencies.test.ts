@@ -7,7 +7,7 @@ import { checkFixture, listFixtures, type Fixture } from '../helpers/fixtures.js
  * (is-number) really resolves. The case with neither variable is the fixture's
  * own expect.json, deployed by node-fixtures.test.ts.
  */
-const CASES = [
+const CASES: readonly { name: string; env: Record<string, string>; installed: boolean }[] = [
   { name: 'CC_NODE_DEV_DEPENDENCIES=install with NODE_ENV=production', env: { CC_NODE_DEV_DEPENDENCIES: 'install', NODE_ENV: 'production' }, installed: true },
   { name: 'CC_NODE_DEV_DEPENDENCIES=ignore without NODE_ENV', env: { CC_NODE_DEV_DEPENDENCIES: 'ignore' }, installed: false },
   { name: 'NODE_ENV=production alone', env: { NODE_ENV: 'production' }, installed: false },

@@ -28,12 +28,12 @@ export function staticInventory(data: { node: readonly string[]; npm?: readonly 
   };
 }
 
-/** Runs `npm <args>` (in `cwd` when given) and returns its standard output. */
-export type NpmRunner = (args: readonly string[], cwd?: string) => Promise<string>;
+/** Runs `npm <args>` (in `cwd`, with `env`, when given) and returns its standard output. */
+export type NpmRunner = (args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv) => Promise<string>;
 
-export const runHostNpm: NpmRunner = (args, cwd) =>
+export const runHostNpm: NpmRunner = (args, cwd, env = systemEnvironment()) =>
   new Promise((resolve, reject) => {
-    execFile('npm', [...args], { env: systemEnvironment(), maxBuffer: 64 * 1024 * 1024, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
+    execFile('npm', [...args], { env, maxBuffer: 64 * 1024 * 1024, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
       if (error) reject(new Error(`npm ${args.join(' ')} failed: ${String(stderr).trim().split('\n').slice(-3).join(' ') || error.message}`));
       else resolve(stdout);
     });
@@ -101,8 +101,9 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
           .filter((r): r is { version: string; engines?: { node?: unknown } } => typeof r?.version === 'string')
           .map((r) => ({ version: r.version, engines: typeof r.engines?.node === 'string' ? { node: r.engines.node } : undefined }));
       }),
+    // With runplan's whole environment: an npm_config_registry the host sets is part of how npm is configured.
     configuredRegistry: () =>
-      (registry ??= npm(['config', 'get', 'registry']).then((out) => {
+      (registry ??= npm(['config', 'get', 'registry'], undefined, process.env).then((out) => {
         const url = out.trim();
         return url.endsWith('/') ? url : `${url}/`;
       })),

@@ -71,7 +71,13 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
   };
 
   const plannedFiles: PlannedFile[] = [];
-  const decisions: Decision[] = [start.decision, npm.decision, tool.decision, dev.decision, mode, nodeOptions.decision];
+  let toolDecision = tool.decision;
+  if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
+    const yarnrc = planYarnrc(await files.readText('.yarnrc.yml'), tool.managerVersion as string);
+    plannedFiles.push(yarnrc.file);
+    toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...yarnrc.overridden] };
+  }
+  const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision];
   if (env.has('NPM_TOKEN')) {
     const npmrc = await planNpmrc({
       ccNpmRegistry: env.get('CC_NPM_REGISTRY'),
@@ -81,11 +87,6 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
     });
     plannedFiles.push(npmrc.file);
     decisions.push(npmrc.decision);
-  }
-  if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
-    const yarnrc = planYarnrc(await files.readText('.yarnrc.yml'), tool.managerVersion as string);
-    plannedFiles.push(yarnrc.file);
-    (tool.decision.overridden as Decision['overridden']).push(...yarnrc.overridden);
   }
 
   if (!ignoresNodeModules(await files.readText('.gitignore'))) {

@@ -104,13 +104,13 @@ export function resolveBuildTool(input: BuildToolInput): BuildToolResolution {
       }),
     );
   }
-  if (declared !== undefined && toolFamily(manager) !== familyOfName(declared.name)) {
+  if (declared !== undefined && toolFamily(manager) !== declared.name) {
     overridden.push({ source: 'package.json packageManager', value: input.packageManager ?? null, reason: `not used: the build tool is ${tool}` });
   }
 
   let managerVersion: string | undefined;
   if (manager === 'yarn-berry' || manager === 'pnpm' || manager === 'bun') {
-    const pinnedByApp = declared !== undefined && familyOfName(declared.name) === toolFamily(manager) && (manager !== 'yarn-berry' || Number(declared.version.split('.')[0]) >= 3);
+    const pinnedByApp = declared !== undefined && declared.name === toolFamily(manager) && (manager !== 'yarn-berry' || Number(declared.version.split('.')[0]) >= 3);
     managerVersion = pinnedByApp ? declared.version : PINNED_TOOLS[manager];
     reason += pinnedByApp ? `; version ${managerVersion} from package.json packageManager` : `; version ${managerVersion} (pinned by runplan)`;
   } else if (manager === 'yarn1' || manager === 'yarn2') {
@@ -192,10 +192,6 @@ function managerOf(tool: BuildTool, declared: { name: string; version: string } 
 
 function toolFamily(manager: PackageManager): string {
   return manager.startsWith('yarn') ? 'yarn' : manager;
-}
-
-function familyOfName(name: string): string {
-  return name === 'yarn' ? 'yarn' : name;
 }
 
 function meaning(tool: BuildTool): string {

@@ -37,5 +37,17 @@ export function ltsCodename(version: string, lines: readonly LtsLine[] = NODE_LT
 
 /** The greatest available LTS release, or undefined when none is available. */
 export function latestLts(available: readonly string[], lines: readonly LtsLine[] = NODE_LTS_LINES): string | undefined {
-  return semver.rsort(available.filter((v) => ltsCodename(v, lines) !== undefined))[0];
+  // Planning runs for every build over ~680 versions: compute once per list and table.
+  let perTable = latestCache.get(available);
+  if (perTable === undefined) latestCache.set(available, (perTable = new WeakMap()));
+  if (!perTable.has(lines)) {
+    let best: string | undefined;
+    for (const v of available) {
+      if (ltsCodename(v, lines) !== undefined && (best === undefined || semver.gt(v, best))) best = v;
+    }
+    perTable.set(lines, best);
+  }
+  return perTable.get(lines);
 }
+
+const latestCache = new WeakMap<readonly string[], WeakMap<readonly LtsLine[], string | undefined>>();

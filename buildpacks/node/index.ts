@@ -1,21 +1,54 @@
 import type { Buildpack } from '../../src/buildpack/contract.js';
 import { nodeDetector } from './detect.js';
-import { NodeErrors } from './errors.js';
+import { diagnoseNodeFailure } from './diagnose.js';
+import { NodeErrors, NodeWarnings } from './errors.js';
+import { installRuntime, installTool, omitDevDependencies } from './install-runtime.js';
+import { registryInventory, type NodeInventory, type NpmRunner } from './inventory.js';
+import type { LtsLine } from './lts.js';
 import { planNode } from './plan.js';
 import { verifyMain } from './verify-main.js';
 
-export { NodeErrors } from './errors.js';
+export { NodeErrors, NodeWarnings } from './errors.js';
 export { parsePackageJson, type PackageJson } from './package-json.js';
 export { resolveStart } from './resolve-start.js';
+export { resolveNodeVersion, releaseLine, nearestVersions, type NodeVersionInput, type NodeVersionResolution } from './resolve-version.js';
+export { resolveBuildTool, BUILD_TOOLS, PINNED_TOOLS, type BuildTool, type BuildToolResolution } from './resolve-build-tool.js';
+export { resolveDevDependencies } from './resolve-dev-dependencies.js';
+export { resolveNpm, type NpmRelease } from './resolve-npm.js';
+export { resolveNodeOptions } from './resolve-node-options.js';
+export { NODE_LTS_LINES, latestLts, ltsCodename, type LtsLine } from './lts.js';
+export { registryInventory, staticInventory, type NodeInventory, type RegistryInventoryOptions } from './inventory.js';
 
-export const nodeBuildpack: Buildpack = {
-  id: 'node',
-  name: 'Node.js',
-  // Lowest of the built-ins: Rails apps often carry a package.json for their assets.
-  priority: 10,
-  detector: nodeDetector,
-  planner: { plan: planNode },
-  defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections' },
-  actions: { 'verify-main': verifyMain },
-  errors: NodeErrors,
-};
+export interface NodeBuildpackOptions {
+  /** Where the available Node.js versions and npm releases come from. Default: the registry npm is configured with, cached on disk for a day. */
+  readonly inventory?: NodeInventory;
+  /** The LTS release lines (default NODE_LTS_LINES). */
+  readonly ltsLines?: readonly LtsLine[];
+  /** Runs npm for downloads into the shared cache (default: the host's npm). */
+  readonly npm?: NpmRunner;
+}
+
+/** The Node.js buildpack with its providers injected. */
+export function createNodeBuildpack(options: NodeBuildpackOptions = {}): Buildpack {
+  const inventory = options.inventory ?? registryInventory(options.npm ? { npm: options.npm } : {});
+  return {
+    id: 'node',
+    name: 'Node.js',
+    // Lowest of the built-ins: Rails apps often carry a package.json for their assets.
+    priority: 10,
+    detector: nodeDetector,
+    planner: { plan: (context) => planNode(context, { inventory, ...(options.ltsLines ? { ltsLines: options.ltsLines } : {}) }) },
+    defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections' },
+    actions: {
+      'verify-main': verifyMain,
+      'install-runtime': installRuntime(options.npm),
+      'install-tool': installTool(options.npm),
+      'omit-dev-dependencies': omitDevDependencies,
+    },
+    errors: NodeErrors,
+    warnings: NodeWarnings,
+    diagnoseFailure: diagnoseNodeFailure,
+  };
+}
+
+export const nodeBuildpack: Buildpack = createNodeBuildpack();

@@ -10,42 +10,38 @@ export interface StartResolution {
 }
 
 /**
- * How the web process starts (specification, package.json table and Node rules 1 and 5):
- * `npm start` when scripts.start is defined, else `node <main>`; neither is an error.
+ * How the web process starts (specification, package.json table, Node rules 1 and 5,
+ * CC_RUN_COMMAND): the user's CC_RUN_COMMAND when set; else `npm start` when
+ * scripts.start is defined; else `node <main>`; neither is an error.
  */
-export function resolveStart(pkg: PackageJson): StartResolution {
+export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolution {
   const start = pkg.scripts?.start;
   const main = pkg.main;
   const overridden: OverriddenSource[] = [];
-  if (start !== undefined && start.trim() !== '') {
+  const hasStart = start !== undefined && start.trim() !== '';
+  const hasMain = main !== undefined && main.trim() !== '';
+  if (runCommand !== undefined && runCommand.trim() !== '') {
+    if (hasStart) overridden.push({ source: 'package.json scripts.start', value: start, reason: 'CC_RUN_COMMAND overrides it' });
+    if (hasMain) overridden.push({ source: 'package.json main', value: main, reason: 'CC_RUN_COMMAND overrides it' });
+    return {
+      command: { kind: 'shell', script: runCommand.trim() },
+      mainFile: undefined,
+      decision: { id: 'node.start', subject: 'Start command', requested: runCommand, source: 'env CC_RUN_COMMAND', resolved: runCommand.trim(), reason: 'CC_RUN_COMMAND is set: it is the custom run command', overridden },
+    };
+  }
+  if (hasStart) {
     if (main !== undefined) overridden.push({ source: 'package.json main', value: main, reason: 'main is used only when scripts.start is undefined' });
     return {
       command: { kind: 'exec', argv: ['npm', 'start'] },
       mainFile: undefined,
-      decision: {
-        id: 'node.start',
-        subject: 'Start command',
-        requested: start,
-        source: 'package.json scripts.start',
-        resolved: 'npm start',
-        reason: 'scripts.start is defined, so `npm start` is launched',
-        overridden,
-      },
+      decision: { id: 'node.start', subject: 'Start command', requested: start, source: 'package.json scripts.start', resolved: 'npm start', reason: 'scripts.start is defined, so `npm start` is launched', overridden },
     };
   }
-  if (main !== undefined && main.trim() !== '') {
+  if (hasMain) {
     return {
       command: { kind: 'exec', argv: ['node', main] },
       mainFile: main,
-      decision: {
-        id: 'node.start',
-        subject: 'Start command',
-        requested: main,
-        source: 'package.json main',
-        resolved: `node ${main}`,
-        reason: 'scripts.start is undefined, so the file named by main is run',
-        overridden,
-      },
+      decision: { id: 'node.start', subject: 'Start command', requested: main, source: 'package.json main', resolved: `node ${main}`, reason: 'scripts.start is undefined, so the file named by main is run', overridden },
     };
   }
   throw NodeErrors.NODE_NO_START_COMMAND.create({

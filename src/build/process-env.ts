@@ -3,11 +3,17 @@ import type { Environment } from '../env/assemble.js';
 
 /**
  * Variables of the machine runplan runs on that builds and processes need
- * (PATH to find programs, HOME for tool configuration, locale). Everything else
+ * (PATH to find programs, HOME for tool configuration, locale, certificate
+ * authorities and proxies). Everything else
  * of runplan's own environment — npm_config_* when started through npm, its
  * own NODE_OPTIONS — stays out of the application.
  */
-export const SYSTEM_VARIABLES: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'];
+export const SYSTEM_VARIABLES: readonly string[] = [
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR',
+  // How this machine reaches the network: its certificate authorities and proxies. Without them a
+  // runtime the build installs (which has its own npm configuration) cannot reach the registry.
+  'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
+];
 
 export function systemEnvironment(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};

@@ -26,6 +26,8 @@ export interface StepBuilderOptions {
  * RUNPLAN_E_BUILD_STEP_FAILED naming the step and its exit status. A step that
  * fills a cacheable layer is skipped when the layer is cached under the same key.
  */
+const OUTPUT_TAIL_LINES = 200;
+
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions) {}
 
@@ -33,26 +35,35 @@ export class StepBuilder implements Builder {
     const written = await materialiseFiles(plan.files, 'build', appDir, env);
     for (const path of written) logger.info(`wrote ${path}`);
     const reports: StepReport[] = [];
+    const restored = new Set<string>();
     for (const step of plan.build.steps) {
       const started = Date.now();
+      if (step.onlyIfLayerRestored !== undefined && !restored.has(step.onlyIfLayerRestored)) continue;
       const layer = step.layer === null ? undefined : plan.layers.find((l) => l.name === step.layer);
       const { layers } = this.options;
       if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger))) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
+        restored.add(layer.name);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         continue;
       }
       logger.info(`step ${step.name}: ${describe(step)}`);
-      await this.runStep(step, appDir, env, host, logger, signal);
+      await this.runStep(step, appDir, env, host, logger, signal, plan.app?.type);
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
     }
     return reports;
   }
 
-  private async runStep(step: BuildStep, appDir: string, env: BuildOptions['env'], host: BuildOptions['host'], logger: Logger, signal?: AbortSignal): Promise<void> {
+  private async runStep(step: BuildStep, appDir: string, env: BuildOptions['env'], host: BuildOptions['host'], logger: Logger, signal?: AbortSignal, appType?: string): Promise<void> {
     const cwd = resolve(appDir, step.cwd);
-    const out = (stream: 'stdout' | 'stderr') => (line: string) => logger.emit({ kind: 'step', name: step.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
+    // The tail of the output, for the buildpack to recognise a known cause of failure.
+    const tail: string[] = [];
+    const out = (stream: 'stdout' | 'stderr') => (line: string) => {
+      tail.push(line);
+      if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
+      logger.emit({ kind: 'step', name: step.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
+    };
     if (step.run.kind === 'action') {
       const action = this.options.registry.action(step.run.action);
       if (!action) {
@@ -102,6 +113,8 @@ export class StepBuilder implements Builder {
       throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the build was interrupted during step "${step.name}".`, details: { step: step.name } });
     }
     if (result.failed) {
+      const diagnosed = appType === undefined ? undefined : this.options.registry.get(appType)?.diagnoseFailure?.({ step, exitCode: result.exitCode ?? null, output: tail });
+      if (diagnosed) throw diagnosed;
       const status = result.exitCode !== undefined ? `exit status ${result.exitCode}` : result.signal ? `signal ${result.signal}` : (result.originalMessage ?? 'unknown failure');
       throw CoreErrors.BUILD_STEP_FAILED.create({
         message: `step "${step.name}" (${describe(step)}) failed with ${status}.`,

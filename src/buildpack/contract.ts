@@ -101,7 +101,20 @@ export interface Buildpack {
   /** The error codes this buildpack raises, for documentation. */
   readonly errors?: Readonly<Record<string, ErrorType>>;
   /** The warning codes this buildpack emits, for documentation. */
-  readonly warnings?: Readonly<Record<string, WarningType>>;
+  readonly warnings?: Readonly<Record<string, WarningType>>;  /**
+   * Turns a failed command step into a more precise coded error when its output
+   * shows a known cause (e.g. a registry refusing credentials); undefined keeps
+   * the generic RUNPLAN_E_BUILD_STEP_FAILED.
+   */
+  readonly diagnoseFailure?: (failure: StepFailure) => RunplanError | undefined;
+}
+
+/** What a buildpack sees of a failed command step. */
+export interface StepFailure {
+  readonly step: BuildStep;
+  readonly exitCode: number | null;
+  /** The last lines the step printed (stdout and stderr), unredacted: never copy them into an error. */
+  readonly output: readonly string[];
 }
 
 export interface StepReport {

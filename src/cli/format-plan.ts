@@ -26,7 +26,7 @@ export function formatPlan(plan: RunPlan): string {
   out.push('', 'Build steps');
   if (plan.build.steps.length === 0) out.push('  (none)');
   plan.build.steps.forEach((s, i) => {
-    const layer = s.layer ? ` [fills layer ${s.layer}]` : '';
+    const layer = `${s.layer ? ` [fills layer ${s.layer}]` : ''}${s.onlyIfLayerRestored ? ` [only when layer ${s.onlyIfLayerRestored} is restored from the cache]` : ''}`;
     out.push(`  ${i + 1}. ${s.name}: ${describe(s)}${layer}`);
     out.push(`     ${s.description}`);
   });

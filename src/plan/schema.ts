@@ -66,6 +66,10 @@ export const BuildStepSchema = z.object({
   pathPrepend: z.array(z.string()).describe('Directories (relative to the application root) put first on PATH.'),
   produces: z.array(z.string()).describe('Paths (relative to the application root) the step creates.'),
   layer: z.string().nullable().describe('Name of the cacheable layer this step fills, if any.'),
+  onlyIfLayerRestored: z
+    .string()
+    .optional()
+    .describe('Run this step only when the named layer was restored from the cache in this build (e.g. to redo side effects of the skipped step that lie outside the layer).'),
 });
 
 export const LayerSchema = z

@@ -29,7 +29,8 @@ describe('runplan plan', () => {
     expect(stdout).toContain('Start command: npm start');
     expect(stdout).toContain('why: scripts.start is defined, so `npm start` is launched');
     expect(stdout).toContain('overridden: package.json main = "server.js"');
-    expect(stdout).toContain('1. install: npm install');
+    expect(stdout).toContain('1. runtime: node/install-runtime');
+    expect(stdout).toContain('2. install: npm install --omit=dev [fills layer node_modules]');
     expect(stdout).toContain('web (web): npm start on port 8080');
   });
 
@@ -89,7 +90,7 @@ describe('coded errors for bad input', () => {
     const { code, output } = await runCli(['build', dir, '--env', 'NPM_TOKEN=npm_very_secret_0042'], dirs.env);
     expect(code).toBe(1);
     expect(output).toContain('[install] token is ***');
-    expect(output).toContain('RUNPLAN_E_BUILD_STEP_FAILED: step "install" (npm install) failed with exit status 7.');
+    expect(output).toContain('RUNPLAN_E_BUILD_STEP_FAILED: step "install" (npm install --include=dev) failed with exit status 7.');
     expect(output).not.toContain('npm_very_secret_0042');
     // The failed build was removed; nothing became current.
     const [appDirName] = await readdir(dirs.workDir);
@@ -104,7 +105,7 @@ describe('runplan run', () => {
     const run = startCli(['run', EXPRESS, '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH=/'], dirs.env);
     await run.waitFor('==> deployment healthy');
     expect(run.output()).toContain('why: scripts.start is defined');
-    expect(run.output()).toMatch(/\[install\] added \d+ packages/);
+    expect(run.output()).toMatch(/\[install\] (added \d+ packages|reused cached layer node_modules)/);
     expect(run.output()).toContain('Response from GET / is 200');
     const answer = await get(`http://127.0.0.1:${port}/`);
     expect(answer.status).toBe(200);

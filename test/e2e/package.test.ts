@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
+
+// Plans read the registry's inventory, cached under the run's shared cache.
+const env = () => ({ ...process.env, RUNPLAN_CACHE_DIR: inject('sharedCacheDir') });
 
 const express = join(ROOT, 'fixtures', 'node', 'express');
 const script = (load: string) => `
@@ -17,12 +20,12 @@ describe('the published package', () => {
     // Node 20 before 20.19 cannot require ES modules: the CommonJS build must not need to.
     ['CommonJS require without require(esm)', 'const r = require(' + JSON.stringify(join(ROOT, 'dist', 'index.cjs')) + ');', ['--no-experimental-require-module']],
   ])('%s gives a working createPlan', (_name, load, flags) => {
-    const out = execFileSync(process.execPath, [...flags, '-e', script(load)], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [...flags, '-e', script(load)], { encoding: 'utf8', env: env() });
     expect(JSON.parse(out)).toEqual({ type: 'node', start: { kind: 'exec', argv: ['npm', 'start'] }, valid: true });
   });
 
   it('ES module import gives a working createPlan', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script(`const r = await import(${JSON.stringify(join(ROOT, 'dist', 'index.js'))});`)], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script(`const r = await import(${JSON.stringify(join(ROOT, 'dist', 'index.js'))});`)], { encoding: 'utf8', env: env() });
     expect(JSON.parse(out)).toMatchObject({ type: 'node', valid: true });
   });
 

@@ -37,12 +37,13 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
     err += c;
     notify();
   });
+  let done = false;
+  // Marked done before the waiters look again, so that one waiting for a line the CLI never printed fails at once.
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
+    done = true;
     notify();
     resolve(code);
   }));
-  let done = false;
-  void exited.then(() => (done = true));
   const matches = (text: string | RegExp) => (typeof text === 'string' ? all.includes(text) : text.test(all));
   return {
     child,

@@ -1,17 +1,22 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ROOT, startCli } from './cli.js';
 import { get } from './http.js';
 import { freePort } from './ports.js';
 import { processesUnder } from './processes.js';
-import { deploymentDirs } from './temp.js';
+import { deploymentDirs, tempDir } from './temp.js';
 
 /** What a fixture app must do, kept beside it in expect.json. */
 export interface FixtureExpectation {
   /** The rule of the specification the fixture proves. */
   readonly rule: string;
   readonly type?: string;
+  /** Files of fixtures/<type>/_shared/ the app uses, copied into a temporary copy of it before deploying. */
+  readonly shared?: readonly string[];
+  /** The test environment the fixture needs (e.g. "verdaccio"): only its own test file deploys it. */
+  readonly setup?: string;
   /** Application variables. */
   readonly env?: Readonly<Record<string, string>>;
   /** Variables of linked add-ons, by add-on name. */
@@ -29,6 +34,8 @@ export interface FixtureExpectation {
     readonly status: number;
     readonly headers?: Readonly<Record<string, string>>;
     readonly json?: Readonly<Record<string, unknown>>;
+    /** Fields of the JSON answer whose text must match a regular expression (e.g. "^v22\\.23\\."). */
+    readonly match?: Readonly<Record<string, string>>;
     readonly bodyIncludes?: string;
     /** Texts the body must not contain. */
     readonly bodyExcludes?: readonly string[];
@@ -115,11 +122,25 @@ export function fillPlaceholders<T>(value: T, placeholders: Readonly<Record<stri
 }
 
 /**
+ * The fixture ready to deploy: when it uses shared files, a temporary copy of it
+ * with them added. Deploying the same prepared fixture twice builds the same
+ * application twice (as a rebuild does).
+ */
+export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
+  if (!fixture.expect.shared?.length) return fixture;
+  const dir = join(await tempDir(`runplan-fixture-${fixture.name.replace(/\//g, '-')}-`), fixture.name.split('/')[0] as string);
+  await cp(fixture.dir, dir, { recursive: true });
+  for (const file of fixture.expect.shared) await cp(join(fixture.dir, '..', '_shared', file), join(dir, file));
+  return { ...fixture, dir, expect: { ...fixture.expect, shared: [] } };
+}
+
+/**
  * Deploys a fixture for real with `runplan run` and checks it against its
  * expect.json: the HTTP answers while it runs, or the error when it must fail;
  * then that nothing of it is left running.
  */
-export async function checkFixture(fixture: Fixture, options: CheckOptions = {}): Promise<string> {
+export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<string> {
+  const fixture = await prepareFixture(given);
   const dirs = await deploymentDirs();
   const port = await freePort();
   const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, port: String(port) });
@@ -136,6 +157,9 @@ export async function checkFixture(fixture: Fixture, options: CheckOptions = {})
         const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
         expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
         if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
+        for (const [field, pattern] of Object.entries(request.match ?? {})) {
+          expect(String(JSON.parse(answer.body)[field]), `GET ${request.path} field ${field}`).toMatch(new RegExp(pattern));
+        }
         if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
         for (const text of request.bodyExcludes ?? []) expect(answer.body, `GET ${request.path}`).not.toContain(text);
         for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {

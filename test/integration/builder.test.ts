@@ -1,7 +1,8 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Buildpack } from '../../src/buildpack/contract.js';
+import type { Buildpack, StepFailure } from '../../src/buildpack/contract.js';
+import { defineErrors } from '../../src/errors/runplan-error.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { LayerCache } from '../../src/build/layer-cache.js';
 import { StepBuilder } from '../../src/build/step-builder.js';
@@ -125,5 +126,33 @@ describe('StepBuilder', () => {
     const third = await build(planWith([fill], { layers: [layer('k2')] }), { layers });
     expect((await third.run).map((r) => r.status)).toEqual(['succeeded']);
     expect((await readFile(counter, 'utf8')).trim().split('\n')).toHaveLength(2);
+  });
+
+  it('runs a step marked onlyIfLayerRestored only when that layer came from the cache', async () => {
+    const cacheRoot = await tempDir();
+    const layers = new LayerCache(cacheRoot);
+    const fill = step('fill', 'mkdir -p deps && echo built > deps/marker && echo filled > side-effect', { layer: 'deps' });
+    const redo = step('redo', 'echo redone > side-effect', { onlyIfLayerRestored: 'deps' });
+    const plan = planWith([fill, redo], { layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'], build: true, launch: true }] });
+    const first = await build(plan, { layers });
+    expect((await first.run).map((r) => [r.name, r.status])).toEqual([['fill', 'succeeded']]);
+    expect(await readFile(join(first.appDir, 'side-effect'), 'utf8')).toBe('filled\n');
+    const second = await build(plan, { layers });
+    expect((await second.run).map((r) => [r.name, r.status])).toEqual([['fill', 'cached'], ['redo', 'succeeded']]);
+    expect(await readFile(join(second.appDir, 'side-effect'), 'utf8')).toBe('redone\n');
+  });
+
+  it('lets the application\'s buildpack turn a recognised failure into its own coded error', async () => {
+    const Demo = defineErrors({ DEMO_AUTH_REFUSED: { title: 't', kind: 'deployment', fix: 'f' } });
+    const bp = {
+      id: 'demo',
+      diagnoseFailure: ({ step: s, exitCode, output }: StepFailure) =>
+        output.some((l) => l.includes('E401')) ? Demo.DEMO_AUTH_REFUSED.create({ message: `${s.name} refused (${exitCode})` }) : undefined,
+    } as unknown as Buildpack;
+    const registry = new BuildpackRegistry([bp]);
+    const refused = await build(planWith([step('install', 'echo "npm error code E401" >&2; exit 1')], { app: { type: 'demo' } } as Partial<RunPlan>), { registry });
+    await expect(refused.run).rejects.toMatchObject({ code: 'RUNPLAN_E_DEMO_AUTH_REFUSED', message: expect.stringContaining('install refused (1)') });
+    const other = await build(planWith([step('install', 'exit 2')], { app: { type: 'demo' } } as Partial<RunPlan>), { registry });
+    await expect(other.run).rejects.toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code });
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runPlanJsonSchema } from '../../src/plan/json-schema.js';
 import { RunPlanSchema } from '../../src/plan/schema.js';
 import { createPlan, parsePlan } from '../../src/planning/create-plan.js';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { offlineRegistry } from '../helpers/node-inventory.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { ROOT } from '../helpers/cli.js';
@@ -22,7 +22,7 @@ describe('run plan schema', () => {
   });
 
   it('describes a real plan, which survives a JSON round trip unchanged', async () => {
-    const { plan } = await createPlan({ registry: defaultRegistry(), files: expressTree(), appDir: '/srv/app', host: { port: 8080, cacheDir: '/tmp/c', instance: { cpus: 2, memoryMb: 2048 } } });
+    const { plan } = await createPlan({ registry: offlineRegistry(), files: expressTree(), appDir: '/srv/app', host: { port: 8080, cacheDir: '/tmp/c', instance: { cpus: 2, memoryMb: 2048 } } });
     expect(RunPlanSchema.safeParse(plan).success).toBe(true);
     expect(parsePlan(JSON.parse(JSON.stringify(plan)))).toEqual(plan);
   });
@@ -33,7 +33,7 @@ describe('run plan schema', () => {
 
   it('records requested, source, resolved, reason and overridden sources for each decision', async () => {
     const { plan } = await createPlan({
-      registry: defaultRegistry(),
+      registry: offlineRegistry(),
       files: new MemorySource({ 'package.json': JSON.stringify({ main: 'server.js', scripts: { start: 'node server.js' } }) }),
       appDir: '/srv/app',
     });
@@ -51,7 +51,7 @@ describe('run plan schema', () => {
 
   it('redacts a secret that occurs in a path from the plan shown, but carries out the plan as made', async () => {
     const { plan, executablePlan } = await createPlan({
-      registry: defaultRegistry(),
+      registry: offlineRegistry(),
       files: expressTree(),
       appDir: '/srv/shop-2026',
       env: { application: { CC_HTTP_BASIC_AUTH: 'admin:2026' } },

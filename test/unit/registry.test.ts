@@ -3,6 +3,7 @@ import type { Buildpack } from '../../src/buildpack/contract.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { selectBuildpack } from '../../src/buildpack/detect.js';
 import { defaultRegistry } from '../../src/default-registry.js';
+import { offlineRegistry } from '../helpers/node-inventory.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { createPlan } from '../../src/planning/create-plan.js';
@@ -37,7 +38,7 @@ const procfileBuildpack: Buildpack = {
 
 describe('buildpack registry', () => {
   it('lets a host add its own buildpack, which then wins detection by priority', async () => {
-    const registry = defaultRegistry().register(procfileBuildpack);
+    const registry = offlineRegistry().register(procfileBuildpack);
     const files = new MemorySource({ Procfile: 'web: node server.js\n', 'package.json': '{"main":"server.js"}' });
     const { plan } = await createPlan({ registry, files, appDir: '/srv/app' });
     expect(plan.app.type).toBe('procfile');

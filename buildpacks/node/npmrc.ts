@@ -1,0 +1,106 @@
+import type { Decision, OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
+import { NodeErrors } from './errors.js';
+
+export interface NpmrcInput {
+  /** CC_NPM_REGISTRY: a host, optionally with port, path or scheme. */
+  readonly ccNpmRegistry?: string | undefined;
+  /** The registry npm is configured with on this host (`npm config get registry`), read only when needed. */
+  readonly configuredRegistry: () => Promise<string>;
+  /** The application's own committed .npmrc. */
+  readonly appNpmrc?: string | undefined;
+  /** Variables for ${NAME} references in the app's .npmrc, as npm expands them. */
+  readonly lookup: (name: string) => string | undefined;
+}
+
+export interface NpmrcPlan {
+  readonly file: PlannedFile;
+  readonly decision: Decision;
+  /** host[:port][/path] the token applies to, as in the token line. */
+  readonly tokenHost: string;
+}
+
+/** "https://r.example.com:8443/npm/" or "r.example.com/npm" → { scheme, hostPath: "r.example.com:8443/npm" }. */
+export function parseRegistry(value: string, variable?: string): { scheme: string; hostPath: string } {
+  const m = /^(?:(https?):\/\/)?([A-Za-z0-9.-]+(?::\d{1,5})?)(\/[A-Za-z0-9._~%/-]*)?$/.exec(value.trim());
+  if (!m) {
+    throw NodeErrors.NODE_NPM_REGISTRY_INVALID.create({
+      message: `${variable ?? 'the registry'} is ${JSON.stringify(value)}, which is not a registry host such as registry.example.com or npm.example.com:4873/path.`,
+      ...(variable ? { variable } : {}),
+    });
+  }
+  const path = (m[3] ?? '').replace(/\/+$/, '');
+  return { scheme: m[1] ?? 'https', hostPath: `${(m[2] as string).toLowerCase()}${path}` };
+}
+
+/** Registry URLs an .npmrc routes packages to: `registry=` and `@scope:registry=` lines. */
+function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup']): { line: string; key: string; hostPath: string | undefined }[] {
+  return lines.flatMap((line) => {
+    const m = /^\s*((?:@[^:\s]+:)?registry)\s*=\s*(.+?)\s*$/.exec(line);
+    if (!m) return [];
+    const url = (m[2] as string).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => lookup(name) ?? '');
+    let hostPath: string | undefined;
+    try {
+      hostPath = parseRegistry(url).hostPath;
+    } catch {
+      hostPath = undefined;
+    }
+    return [{ line, key: m[1] as string, hostPath }];
+  });
+}
+
+/**
+ * The .npmrc written when NPM_TOKEN is set (specification, Node rule 9; NOTES): the
+ * application's own lines kept, the registry address, and the line
+ * `//<host>/:_authToken=<NPM_TOKEN>` for CC_NPM_REGISTRY's host, else the default
+ * registry's. The token stays a reference to the variable in the plan; the file is
+ * written with mode 0600 when the build starts.
+ */
+export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
+  const appLines = (input.appNpmrc ?? '').split(/\r?\n/).filter((l, i, all) => !(l === '' && i === all.length - 1));
+  const routes = registryLines(appLines, input.lookup);
+  const overridden: OverriddenSource[] = [];
+  let scheme: string;
+  let hostPath: string;
+  let source: string;
+  let requested: string | null;
+  const explicit = input.ccNpmRegistry?.trim();
+  if (explicit) {
+    ({ scheme, hostPath } = parseRegistry(explicit, 'CC_NPM_REGISTRY'));
+    source = 'env CC_NPM_REGISTRY';
+    requested = explicit;
+  } else {
+    const own = routes.find((r) => r.key === 'registry' && r.hostPath !== undefined);
+    const url = own ? own.line.slice(own.line.indexOf('=') + 1).trim() : await input.configuredRegistry();
+    ({ scheme, hostPath } = parseRegistry(own ? url.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => input.lookup(n) ?? '') : url));
+    source = own ? 'the application\'s .npmrc registry line' : 'the registry npm is configured with on this host';
+    requested = null;
+  }
+  const routed = routes.some((r) => r.hostPath === hostPath);
+  const tokenLine = `//${hostPath}/:_authToken=`;
+  const kept = appLines.filter((l) => {
+    if (l.trim().startsWith(tokenLine)) {
+      overridden.push({ source: '.npmrc', value: null, reason: `its own auth token line for ${hostPath} is replaced by NPM_TOKEN` });
+      return false;
+    }
+    return true;
+  });
+  const text = [...kept, ...(routed ? [] : [`registry=${scheme}://${hostPath}/`])].map((l) => `${l}\n`).join('');
+  const reasonParts = [
+    `NPM_TOKEN is set: .npmrc gets the auth token line for ${hostPath}`,
+    explicit ? 'CC_NPM_REGISTRY names the host' : 'CC_NPM_REGISTRY is unset, so the default registry is used',
+    routed ? 'the application\'s .npmrc already routes packages to it' : `registry=${scheme}://${hostPath}/ is added`,
+    appLines.length > 0 ? `the application's ${appLines.length} .npmrc line(s) are kept` : 'the application has no .npmrc of its own',
+  ];
+  return {
+    tokenHost: hostPath,
+    file: {
+      path: '.npmrc',
+      phase: 'build',
+      mode: 0o600,
+      secret: true,
+      content: [{ text: `${text}${tokenLine}` }, { env: 'NPM_TOKEN' }, { text: '\n' }],
+      reason: 'NPM_TOKEN is set: the registry address and its auth token line (specification, Node rule 9)',
+    },
+    decision: { id: 'node.npm-registry', subject: 'Private registry', requested, source, resolved: `${scheme}://${hostPath}/`, reason: reasonParts.join('; '), overridden },
+  };
+}

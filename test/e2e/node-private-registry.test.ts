@@ -1,0 +1,60 @@
+import { readdirSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { checkFixture, listFixtures, prepareFixture, type Fixture } from '../helpers/fixtures.js';
+import { deploymentDirs } from '../helpers/temp.js';
+import { startPrivateRegistry, type PrivateRegistry } from '../helpers/verdaccio.js';
+
+/**
+ * NPM_TOKEN (rule 9) against a real private registry on 127.0.0.1 (verdaccio)
+ * serving a scoped package that only it has: the right token installs it, a
+ * wrong or missing one fails the build with a coded error, and the token is
+ * nowhere in the output, the log, the plan or the errors.
+ */
+describe('private registry with NPM_TOKEN', () => {
+  let registry: PrivateRegistry;
+  const fixture = (name: string) => listFixtures('node').find((f) => f.name === name) as Fixture;
+  const placeholders = () => ({ VERDACCIO_TOKEN: registry.token, VERDACCIO_HOST: registry.host });
+
+  beforeAll(async () => {
+    registry = await startPrivateRegistry();
+  }, 300_000);
+  afterAll(() => registry?.stop());
+
+  it('installs the private package with CC_NPM_REGISTRY, keeping the app\'s .npmrc lines', async () => {
+    const output = await checkFixture(fixture('npm-token-cc-registry'), { placeholders: placeholders() });
+    expect(output).not.toContain(registry.token);
+  });
+
+  it('uses the registry npm is configured with when CC_NPM_REGISTRY is unset', async () => {
+    await checkFixture(fixture('npm-token-default-registry'), { placeholders: placeholders(), hostEnv: { npm_config_registry: registry.url } });
+  });
+
+  it('fails with a coded error for a wrong token, and for a missing one', async () => {
+    await checkFixture(fixture('npm-token-wrong'), { placeholders: placeholders() });
+    const wrong = fixture('npm-token-wrong');
+    const { NPM_TOKEN: _dropped, ...withoutToken } = wrong.expect.env ?? {};
+    await checkFixture({ ...wrong, expect: { ...wrong.expect, env: withoutToken } }, { placeholders: placeholders() });
+  });
+
+  it('keeps the token out of the plan, and writes it only into the .npmrc of the build, mode 0600', async () => {
+    const prepared = await prepareFixture(fixture('npm-token-cc-registry'));
+    const args = ['--env', `NPM_TOKEN=${registry.token}`, '--env', `CC_NPM_REGISTRY=${registry.host}`];
+    for (const json of [[], ['--json']]) {
+      const plan = await runCli(['plan', prepared.dir, ...args, ...json]);
+      expect(plan.code, plan.output).toBe(0);
+      expect(plan.output).not.toContain(registry.token);
+      expect(plan.output).toContain(json.length ? '"env": "NPM_TOKEN"' : '.npmrc (mode 0600, build phase, holds a secret)');
+    }
+    const dirs = await deploymentDirs();
+    const built = await runCli(['build', prepared.dir, ...args], dirs.env);
+    expect(built.code, built.output).toBe(0);
+    expect(built.output).not.toContain(registry.token);
+    const [app] = readdirSync(dirs.workDir);
+    const npmrc = join(dirs.workDir, app as string, 'current', '.npmrc');
+    expect(statSync(npmrc).mode & 0o777).toBe(0o600);
+    expect(await readFile(npmrc, 'utf8')).toContain(`//${registry.host}/:_authToken=${registry.token}`);
+  });
+});

@@ -1,0 +1,212 @@
+import { describe, expect, it } from 'vitest';
+import { dependencyCacheKey, type DependencyKeyInput } from '../../buildpacks/node/cache-key.js';
+import { NodeErrors, NodeWarnings } from '../../buildpacks/node/errors.js';
+import { ignoresNodeModules } from '../../buildpacks/node/gitignore.js';
+import { installCommand } from '../../buildpacks/node/install-commands.js';
+import { planNpmrc, parseRegistry } from '../../buildpacks/node/npmrc.js';
+import { parsePackageManager, resolveBuildTool } from '../../buildpacks/node/resolve-build-tool.js';
+import { resolveDevDependencies } from '../../buildpacks/node/resolve-dev-dependencies.js';
+import { resolveNodeOptions } from '../../buildpacks/node/resolve-node-options.js';
+import { resolveStart } from '../../buildpacks/node/resolve-start.js';
+
+describe('build tool (rules 6 and 7, NOTES)', () => {
+  it.each([
+    // CC_NODE_BUILD_TOOL values of the specification
+    [{ ccNodeBuildTool: 'npm' }, 'npm', 'npm', undefined],
+    [{ ccNodeBuildTool: 'npm-install' }, 'npm-install', 'npm', undefined],
+    [{ ccNodeBuildTool: 'npm-ci', lockfiles: ['package-lock.json'] }, 'npm-ci', 'npm', undefined],
+    [{ ccNodeBuildTool: 'yarn' }, 'yarn', 'yarn1', '1.22.22'],
+    [{ ccNodeBuildTool: 'yarn2' }, 'yarn2', 'yarn2', '2.4.2'],
+    [{ ccNodeBuildTool: 'custom', ccCustomBuildTool: 'make deps' }, 'custom', 'custom', undefined],
+    // the newer service's values
+    [{ ccNodeBuildTool: 'yarn-berry' }, 'yarn-berry', 'yarn-berry', '4.9.2'],
+    [{ ccNodeBuildTool: 'pnpm' }, 'pnpm', 'pnpm', '10.34.8'],
+    [{ ccNodeBuildTool: 'bun' }, 'bun', 'bun', '1.4.5'],
+    // detection
+    [{}, 'npm', 'npm', undefined],
+    [{ lockfiles: ['package-lock.json'] }, 'npm', 'npm', undefined],
+    [{ lockfiles: ['yarn.lock'] }, 'yarn', 'yarn1', '1.22.22'],
+    [{ lockfiles: ['yarn.lock'], packageManager: 'yarn@1.22.19' }, 'yarn', 'yarn1', '1.22.22'],
+    [{ lockfiles: ['yarn.lock'], packageManager: 'yarn@2.4.2' }, 'yarn2', 'yarn2', '2.4.2'],
+    [{ lockfiles: ['yarn.lock'], packageManager: 'yarn@3.8.7' }, 'yarn-berry', 'yarn-berry', '3.8.7'],
+    [{ lockfiles: ['yarn.lock'], packageManager: 'yarn@4.9.2+sha512.abc' }, 'yarn-berry', 'yarn-berry', '4.9.2'],
+    [{ lockfiles: ['pnpm-lock.yaml'] }, 'pnpm', 'pnpm', '10.34.8'],
+    [{ lockfiles: ['pnpm-lock.yaml'], packageManager: 'pnpm@9.8.0' }, 'pnpm', 'pnpm', '9.8.0'],
+    [{ lockfiles: ['bun.lock'] }, 'bun', 'bun', '1.4.5'],
+    [{ lockfiles: ['bun.lockb'] }, 'bun', 'bun', '1.4.5'],
+    // rule 6: the variable overrides yarn.lock
+    [{ ccNodeBuildTool: 'npm', lockfiles: ['yarn.lock'] }, 'npm', 'npm', undefined],
+    [{ packageManager: 'pnpm@9.8.0' }, 'npm', 'npm', undefined],
+  ])('%j → %s (%s %s)', (input, tool, manager, version) => {
+    const r = resolveBuildTool({ lockfiles: [], ...input });
+    expect([r.tool, r.manager, r.managerVersion]).toEqual([tool, manager, version]);
+    expect(r.decision.id).toBe('node.build-tool');
+  });
+
+  it('reports yarn.lock as overridden when CC_NODE_BUILD_TOOL is set (rule 6)', () => {
+    const r = resolveBuildTool({ ccNodeBuildTool: 'npm', lockfiles: ['yarn.lock'] });
+    expect(r.decision).toMatchObject({ source: 'env CC_NODE_BUILD_TOOL', overridden: [expect.objectContaining({ source: 'yarn.lock', reason: expect.stringContaining('rule 6') })] });
+  });
+
+  it('warns about lockfiles of two tools and says which one is used', () => {
+    const r = resolveBuildTool({ lockfiles: ['yarn.lock', 'package-lock.json'] });
+    expect(r.tool).toBe('yarn');
+    expect(r.warnings.map((w) => w.code)).toEqual([NodeWarnings.NODE_LOCKFILES_CONFLICT.code, NodeWarnings.NODE_YARN_UNMAINTAINED.code]);
+    expect(r.decision.overridden).toEqual([expect.objectContaining({ source: 'package-lock.json', reason: expect.stringContaining('ignored') })]);
+    expect(resolveBuildTool({ lockfiles: ['package-lock.json', 'npm-shrinkwrap.json'] }).warnings).toEqual([]);
+  });
+
+  it('warns that Yarn 1 and 2 are unmaintained, not Yarn 4', () => {
+    for (const t of ['yarn', 'yarn2']) expect(resolveBuildTool({ ccNodeBuildTool: t, lockfiles: [] }).warnings.map((w) => w.code)).toEqual([NodeWarnings.NODE_YARN_UNMAINTAINED.code]);
+    expect(resolveBuildTool({ ccNodeBuildTool: 'yarn-berry', lockfiles: [] }).warnings).toEqual([]);
+  });
+
+  it.each([
+    [{ ccNodeBuildTool: 'maven' }, NodeErrors.NODE_BUILD_TOOL_INVALID.code, 'CC_NODE_BUILD_TOOL'],
+    [{ ccNodeBuildTool: 'custom' }, NodeErrors.NODE_CUSTOM_BUILD_TOOL_EMPTY.code, 'CC_CUSTOM_BUILD_TOOL'],
+    [{ ccNodeBuildTool: 'custom', ccCustomBuildTool: '  ' }, NodeErrors.NODE_CUSTOM_BUILD_TOOL_EMPTY.code, 'CC_CUSTOM_BUILD_TOOL'],
+    [{ ccNodeBuildTool: 'npm-ci' }, NodeErrors.NODE_LOCKFILE_MISSING.code, 'CC_NODE_BUILD_TOOL'],
+  ])('%j is refused with %s naming %s', (input, code, variable) => {
+    expect(() => resolveBuildTool({ lockfiles: [], ...input })).toThrowError(expect.objectContaining({ code, variable }));
+  });
+
+  it('parses packageManager with and without a hash', () => {
+    expect(parsePackageManager('yarn@4.9.2+sha224.abc')).toEqual({ name: 'yarn', version: '4.9.2' });
+    expect(parsePackageManager('pnpm@10.1.0')).toEqual({ name: 'pnpm', version: '10.1.0' });
+    expect(parsePackageManager('yarn')).toBeUndefined();
+  });
+});
+
+describe('development dependencies (rule 8, the four cases of NOTES)', () => {
+  it.each([
+    ['install', 'production', true],
+    ['install', undefined, true],
+    ['ignore', 'production', false],
+    ['ignore', undefined, false],
+    [undefined, 'production', false],
+    [undefined, undefined, true],
+    [undefined, 'development', true],
+  ])('CC_NODE_DEV_DEPENDENCIES=%s NODE_ENV=%s → installed: %s', (cc, nodeEnv, installed) => {
+    expect(resolveDevDependencies({ ccNodeDevDependencies: cc, nodeEnv }).install).toBe(installed);
+  });
+
+  it('refuses other values', () => {
+    expect(() => resolveDevDependencies({ ccNodeDevDependencies: 'yes' })).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_DEV_DEPENDENCIES_INVALID.code, variable: 'CC_NODE_DEV_DEPENDENCIES' }));
+  });
+
+  const tool = (manager: string, extra = {}) => ({ ...resolveBuildTool({ lockfiles: [] }), manager, tool: manager, managerVersion: '4.9.2', ...extra }) as never;
+  it.each([
+    ['npm', true, ['npm', 'install', '--include=dev']],
+    ['npm', false, ['npm', 'install', '--omit=dev']],
+    ['yarn1', true, ['yarn', 'install', '--non-interactive', '--production=false']],
+    ['yarn1', false, ['yarn', 'install', '--non-interactive', '--production=true']],
+    ['yarn-berry', true, ['node', '.yarn/releases/yarn-4.9.2.cjs', 'install']],
+    ['yarn-berry', false, ['node', '.yarn/releases/yarn-4.9.2.cjs', 'workspaces', 'focus', '--all', '--production']],
+    ['pnpm', true, ['pnpm', 'install', '--prod=false']],
+    ['pnpm', false, ['pnpm', 'install', '--prod']],
+    ['bun', true, ['bun', 'install']],
+    ['bun', false, ['bun', 'install', '--production']],
+  ])('%s with devDependencies %s runs %j', (manager, dev, argv) => {
+    expect(installCommand(tool(manager), dev, '12.2.0').run).toEqual({ kind: 'exec', argv });
+  });
+
+  it('uses the flags old npm understands', () => {
+    expect(installCommand(tool('npm'), false, '6.14.18').run).toEqual({ kind: 'exec', argv: ['npm', 'install', '--production'] });
+  });
+});
+
+describe('start command (CC_RUN_COMMAND)', () => {
+  it('runs CC_RUN_COMMAND through a shell and reports what it overrides', () => {
+    const r = resolveStart({ main: 'a.js', scripts: { start: 'node a.js' } }, 'node dist/bundle.js --port $PORT');
+    expect(r.command).toEqual({ kind: 'shell', script: 'node dist/bundle.js --port $PORT' });
+    expect(r.decision.overridden.map((o) => o.source)).toEqual(['package.json scripts.start', 'package.json main']);
+    expect(resolveStart({ main: 'a.js' }, '  ').command).toEqual({ kind: 'exec', argv: ['node', 'a.js'] });
+    expect(resolveStart({}, 'node x.js').command.kind).toBe('shell');
+  });
+});
+
+describe('NODE_OPTIONS', () => {
+  it.each([
+    [undefined, 2048, '24.21.0', '--max-old-space-size=1536'],
+    ['--enable-source-maps', 1024, '24.21.0', '--enable-source-maps --max-old-space-size=768'],
+    ['--max-old-space-size=300', 1024, '24.21.0', undefined],
+    ['--max_old_space_size=300', 1024, '24.21.0', undefined],
+    [undefined, 1024, '6.17.1', undefined],
+  ])('user %j, %i MB, Node %s → %j', (user, memory, node, value) => {
+    expect(resolveNodeOptions(user, memory, node).value).toBe(value);
+  });
+});
+
+describe('.npmrc for NPM_TOKEN (rule 9)', () => {
+  const base = { configuredRegistry: async () => 'https://registry.example.org/', lookup: (n: string) => ({ CC_NPM_REGISTRY: '127.0.0.1:4873' })[n] };
+  const text = (content: readonly ({ text: string } | { env: string })[]) => content.map((c) => ('text' in c ? c.text : `<${c.env}>`)).join('');
+
+  it('uses the configured registry when CC_NPM_REGISTRY is unset', async () => {
+    const r = await planNpmrc(base);
+    expect(text(r.file.content)).toBe('registry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n');
+    expect(r.file).toMatchObject({ path: '.npmrc', mode: 0o600, secret: true, phase: 'build' });
+  });
+
+  it('uses CC_NPM_REGISTRY\'s host for the token line and keeps the app\'s own lines', async () => {
+    const r = await planNpmrc({ ...base, ccNpmRegistry: '127.0.0.1:4873', appNpmrc: '@private:registry=http://${CC_NPM_REGISTRY}/\nsave-exact=true\n' });
+    expect(text(r.file.content)).toBe('@private:registry=http://${CC_NPM_REGISTRY}/\nsave-exact=true\n//127.0.0.1:4873/:_authToken=<NPM_TOKEN>\n');
+    expect(r.decision).toMatchObject({ source: 'env CC_NPM_REGISTRY', resolved: 'https://127.0.0.1:4873/' });
+  });
+
+  it('adds the registry address when nothing routes packages to CC_NPM_REGISTRY, and replaces a committed token line', async () => {
+    const r = await planNpmrc({ ...base, ccNpmRegistry: 'https://npm.example.com/team/', appNpmrc: '//npm.example.com/team/:_authToken=old\n' });
+    expect(text(r.file.content)).toBe('registry=https://npm.example.com/team/\n//npm.example.com/team/:_authToken=<NPM_TOKEN>\n');
+    expect(r.decision.overridden).toEqual([expect.objectContaining({ source: '.npmrc', value: null })]);
+  });
+
+  it.each(['user:pw@host', 'http://', 'a b', 'ftp://x'])('refuses CC_NPM_REGISTRY=%j', async (value) => {
+    await expect(planNpmrc({ ...base, ccNpmRegistry: value })).rejects.toMatchObject({ code: NodeErrors.NODE_NPM_REGISTRY_INVALID.code, variable: 'CC_NPM_REGISTRY' });
+  });
+
+  it('parses hosts with ports and paths', () => {
+    expect(parseRegistry('Registry.Example.com:8443/npm/')).toEqual({ scheme: 'https', hostPath: 'registry.example.com:8443/npm' });
+  });
+});
+
+describe('.gitignore (rule 2)', () => {
+  it.each([
+    ['/node_modules\n', true],
+    ['node_modules/\n', true],
+    ['dist\r\nnode_modules\r\n', true],
+    ['**/node_modules', true],
+    ['# node_modules\n', false],
+    ['/node_modules_old\n', false],
+    [undefined, false],
+  ])('%j ignores node_modules: %s', (text, ignored) => {
+    expect(ignoresNodeModules(text)).toBe(ignored);
+  });
+});
+
+describe('node_modules cache key', () => {
+  const input: DependencyKeyInput = {
+    pkg: { dependencies: { ms: '2.1.3' }, scripts: { start: 'node a.js' } },
+    lockfile: { name: 'package-lock.json', text: '{}' },
+    nodeVersion: '24.21.0',
+    npmVersion: '12.2.0',
+    tool: 'npm',
+    toolVersion: undefined,
+    installDev: true,
+    config: [''],
+  };
+  it('changes with every input that changes the install, and with nothing else', () => {
+    const key = dependencyCacheKey(input);
+    expect(dependencyCacheKey({ ...input, pkg: { ...input.pkg, scripts: { start: 'node b.js' } } })).toBe(key);
+    for (const changed of [
+      { lockfile: { name: 'package-lock.json', text: '{ }' } },
+      { nodeVersion: '22.23.3' },
+      { npmVersion: '11.6.0' },
+      { tool: 'npm-ci' },
+      { installDev: false },
+      { config: ['registry=http://x/'] },
+      { pkg: { ...input.pkg, dependencies: { ms: '2.1.2' } } },
+      { pkg: { ...input.pkg, scripts: { ...input.pkg.scripts, install: 'node build.js' } } },
+    ]) {
+      expect(dependencyCacheKey({ ...input, ...changed }), JSON.stringify(changed)).not.toBe(key);
+    }
+  });
+});

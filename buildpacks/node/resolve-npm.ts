@@ -15,12 +15,14 @@ export interface NpmRelease {
  * nothing about the versions they support and are not chosen.
  */
 export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[]): { version: string; decision: Decision } {
-  const candidates = declaredReleases(releases).filter((r) => r.range.test(nodeVersion));
-  const best = semver.rsort(candidates.map((r) => r.version))[0];
+  const node = new semver.SemVer(nodeVersion);
+  // Newest first, so the first release that accepts the version is the answer.
+  const chosen = declaredReleases(releases).find((r) => r.range.test(node));
+  const best = chosen?.version;
   if (best === undefined) {
     throw NodeErrors.NODE_RUNTIME_INSTALL_FAILED.create({ message: `no published npm declares support for Node.js ${nodeVersion}.`, fix: 'Request a newer Node.js version.' });
   }
-  const range = candidates.find((r) => r.version === best)?.range.raw ?? '';
+  const range = chosen?.range.raw ?? '';
   return {
     version: best,
     decision: {
@@ -35,10 +37,11 @@ export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[])
   };
 }
 
-// Planning runs for every build and the list holds ~500 releases: parse their ranges once per list.
+// Planning runs for every build and the list holds ~500 releases: parse their
+// ranges and sort them once per list.
 const parsed = new WeakMap<readonly NpmRelease[], { version: string; range: semver.Range }[]>();
 
-/** Stable releases that declare a valid engines.node, with the range parsed. */
+/** Stable releases that declare a valid engines.node, with the range parsed, newest first. */
 function declaredReleases(releases: readonly NpmRelease[]): { version: string; range: semver.Range }[] {
   let list = parsed.get(releases);
   if (list === undefined) {
@@ -47,6 +50,7 @@ function declaredReleases(releases: readonly NpmRelease[]): { version: string; r
       if (semver.valid(r.version) === null || semver.prerelease(r.version) !== null || typeof node !== 'string' || semver.validRange(node) === null) return [];
       return [{ version: r.version, range: new semver.Range(node) }];
     });
+    list.sort((a, b) => semver.rcompare(a.version, b.version));
     parsed.set(releases, list);
   }
   return list;

@@ -2,8 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, open, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import * as tar from 'tar';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import { Play1Errors } from './errors.js';
 
 export type ArchiveFormat = 'zip' | 'tar.gz' | 'tar';
@@ -31,8 +30,9 @@ export async function archiveFormat(file: string): Promise<ArchiveFormat | undef
 export async function unpackArchive(file: string, dest: string, label = file): Promise<ArchiveFormat> {
   const format = await archiveFormat(file);
   try {
+    // The archive libraries load on first use: only a build that installs a framework needs them.
     if (format === 'zip') await unzip(file, dest);
-    else if (format !== undefined) await tar.x({ file, cwd: dest, strict: true, preservePaths: false });
+    else if (format !== undefined) await (await import('tar')).x({ file, cwd: dest, strict: true, preservePaths: false });
   } catch (error) {
     if (Play1Errors.PLAY1_ARCHIVE_INVALID.is(error)) throw error;
     throw invalid(label, `it cannot be unpacked as ${format}: ${(error as Error).message}`);
@@ -41,9 +41,10 @@ export async function unpackArchive(file: string, dest: string, label = file): P
   return format;
 }
 
-function unzip(file: string, dest: string): Promise<void> {
+async function unzip(file: string, dest: string): Promise<void> {
+  const { default: yauzlLib } = await import('yauzl');
   return new Promise((done, fail) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (openError, zip) => {
+    yauzlLib.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (openError, zip) => {
       if (openError || !zip) return fail(openError ?? new Error('cannot open'));
       zip.on('error', fail);
       zip.on('end', () => done());

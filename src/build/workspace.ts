@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readlink, realpath, rename, rm, symlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import fse from 'fs-extra';
 import { CoreErrors } from '../errors/core-errors.js';
 
 /**
@@ -50,6 +49,8 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
   const dir = join(workspace.root, 'builds', id);
   try {
     await mkdir(dir, { recursive: true });
+    // Loaded on first use, like execa: planning alone never copies.
+    const { default: fse } = await import('fs-extra');
     await fse.copy(resolve(appRoot), dir, {
       filter: (src) => !NEVER_COPIED.has(basename(src)),
       preserveTimestamps: true,

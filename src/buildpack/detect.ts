@@ -1,7 +1,7 @@
 import { CoreErrors } from '../errors/core-errors.js';
 import type { FileSource } from '../files/file-source.js';
 import type { Detection } from '../plan/schema.js';
-import type { Buildpack } from './contract.js';
+import type { Buildpack, DetectResult } from './contract.js';
 import type { BuildpackRegistry } from './registry.js';
 
 export interface Selection {
@@ -41,8 +41,11 @@ export async function selectBuildpack(registry: BuildpackRegistry, files: FileSo
   const candidates: Detection['candidates'] = [];
   let chosen: Buildpack | undefined;
   let chosenEvidence: readonly string[] = [];
-  for (const buildpack of registry.list()) {
-    const result = await buildpack.detector.detect(files);
+  // Detectors only read files: ask them all at once, then weigh the answers in priority order.
+  const buildpacks = registry.list();
+  const results = await Promise.all(buildpacks.map((bp) => bp.detector.detect(files)));
+  for (const [i, buildpack] of buildpacks.entries()) {
+    const result = results[i] as DetectResult;
     candidates.push({ buildpack: buildpack.id, status: result.status, evidence: [...result.evidence] });
     // A buildpack that recognises the app but finds it broken stops detection: its error is the useful one.
     if (result.status === 'error' && chosen === undefined) {

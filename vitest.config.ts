@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // Removes each test file's temporaries after its own hooks have run.
+    setupFiles: ['test/setup/remove-temporaries.ts'],
     // Builds and deployments run real package managers and processes.
     testTimeout: 180_000,
     hookTimeout: 180_000,

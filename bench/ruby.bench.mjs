@@ -6,11 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
 import { cli, median, ms, root, timeCommand } from './lib.mjs';
 
 export const title = 'ruby';
 
-const RAILS = join(root, 'fixtures', 'ruby', 'rails-puma-config');
+const RAILS_FIXTURE = 'rails-puma-config';
 // This machine has no gem server: gems come from Debian's packages.
 const HOST_ENV = { RUNPLAN_RUBY_GEM_SOURCE: 'local' };
 
@@ -52,6 +53,8 @@ async function timeToHealthy(appDir, cacheDir) {
 export async function run({ args }) {
   const runs = Number(args['ruby-runs'] ?? 5);
   const cacheDir = mkdtempSync(join(tmpdir(), 'runplan-bench-cache-'));
+  // The fixture names this machine's Ruby and gets its lock file here, as the tests prepare it.
+  const { dir: RAILS, cleanup } = prepareCopy(listFixtures('ruby').find((f) => f.name === RAILS_FIXTURE));
   try {
     const cold = await timeToHealthy(RAILS, cacheDir);
     const warm = [];
@@ -90,5 +93,6 @@ export async function run({ args }) {
     console.log(`  runplan (cached layer hard-linked, bundler not run) median ${ms(median(cachedSteps))}   raw \`bundle install --local\` median ${ms(median(rawInstalls))}   saved per build ${ms(median(rawInstalls) - median(cachedSteps))}`);
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
+    rmSync(cleanup, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { formatBytes, treeSize } from '../../src/files/tree-size.js';
+import { formatSeconds } from '../../src/health/probes.js';
 import { NodeErrors } from './errors.js';
 import { runHostNpm, type NpmRunner } from './inventory.js';
 
@@ -41,7 +43,9 @@ export async function ensurePackage(cacheDir: string, name: string, version: str
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-  log(`cached ${name}@${version} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // Size and time, so that a slow network reads as progress rather than a hang.
+  const size = await treeSize(final).catch(() => undefined);
+  log(`cached ${name}@${version}${size === undefined ? '' : ` (${formatBytes(size)} unpacked)`} in ${formatSeconds(Date.now() - started)}`);
   return packageDir;
 }
 

@@ -15,12 +15,19 @@ export const SYSTEM_VARIABLES: readonly string[] = [
   'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
 ];
 
-export function systemEnvironment(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+/**
+ * The system variables of `from`. With `tempDir`, TMPDIR points there instead: what
+ * builds and applications leave in their temporary directory (npm's and Node's
+ * compile caches, Yarn's shims…) is then removed with it rather than piling up in
+ * the host's.
+ */
+export function systemEnvironment(from: NodeJS.ProcessEnv = process.env, tempDir?: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of SYSTEM_VARIABLES) {
     const value = from[name];
     if (value !== undefined) out[name] = value;
   }
+  if (tempDir !== undefined) out.TMPDIR = tempDir;
   return out;
 }
 

@@ -8,7 +8,7 @@ import { LineSplitter, type Logger } from '../log/logger.js';
 import type { BuildStep, Layer } from '../plan/schema.js';
 import { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
-import { childEnvironment } from './process-env.js';
+import { childEnvironment, systemEnvironment } from './process-env.js';
 import { terminateGroup } from '../run/process-group.js';
 
 const STEP_STOP_GRACE_MS = 5_000;
@@ -31,7 +31,7 @@ const OUTPUT_TAIL_LINES = 200;
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions) {}
 
-  async build({ plan, appDir, env, host, logger, signal }: BuildOptions): Promise<StepReport[]> {
+  async build({ plan, appDir, env, host, logger, signal, tempDir }: BuildOptions): Promise<StepReport[]> {
     const written = await materialiseFiles(plan.files, 'build', appDir, env);
     for (const path of written) logger.info(`wrote ${path}`);
     const reports: StepReport[] = [];
@@ -48,14 +48,14 @@ export class StepBuilder implements Builder {
         continue;
       }
       logger.info(`step ${step.name}: ${describe(step)}`);
-      await this.runStep(step, appDir, env, host, logger, signal, plan.app?.type);
+      await this.runStep(step, appDir, env, host, logger, signal, plan.app?.type, tempDir);
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
     }
     return reports;
   }
 
-  private async runStep(step: BuildStep, appDir: string, env: BuildOptions['env'], host: BuildOptions['host'], logger: Logger, signal?: AbortSignal, appType?: string): Promise<void> {
+  private async runStep(step: BuildStep, appDir: string, env: BuildOptions['env'], host: BuildOptions['host'], logger: Logger, signal?: AbortSignal, appType?: string, tempDir?: string): Promise<void> {
     const cwd = resolve(appDir, step.cwd);
     // The tail of the output, for the buildpack to recognise a known cause of failure.
     const tail: string[] = [];
@@ -89,7 +89,7 @@ export class StepBuilder implements Builder {
     // keep the step "running" for ever.
     const child = execa(file as string, args, {
       cwd,
-      env: childEnvironment(appDir, env, step.env, step.pathPrepend),
+      env: childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)),
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,

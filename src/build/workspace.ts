@@ -87,3 +87,18 @@ export async function currentBuild(workspace: AppWorkspace): Promise<string | un
     return undefined;
   }
 }
+
+export interface WorkspaceTempDir {
+  readonly dir: string;
+  remove(): Promise<void>;
+}
+
+/**
+ * A private temporary directory of the workspace (`<root>/tmp/<name>`), given to a
+ * build's steps or a run's processes as TMPDIR and removed when they are done.
+ */
+export async function workspaceTempDir(workspace: AppWorkspace, name: string): Promise<WorkspaceTempDir> {
+  const dir = join(workspace.root, 'tmp', name);
+  await mkdir(dir, { recursive: true });
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}

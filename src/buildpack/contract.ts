@@ -131,6 +131,8 @@ export interface BuildOptions {
   readonly host: HostSettings;
   readonly logger: Logger;
   readonly signal?: AbortSignal;
+  /** A private temporary directory for the steps (their TMPDIR), which the caller removes afterwards. */
+  readonly tempDir?: string;
 }
 
 export interface Builder {
@@ -149,6 +151,8 @@ export interface RunOptions {
   readonly appDir: string;
   readonly env: Environment;
   readonly logger: Logger;
+  /** A private temporary directory for the processes (their TMPDIR), which the caller removes after stop(). */
+  readonly tempDir?: string;
 }
 
 export interface RunningApp {

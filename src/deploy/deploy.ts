@@ -1,7 +1,8 @@
+import { basename } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
 import { LayerCache } from '../build/layer-cache.js';
 import { StepBuilder } from '../build/step-builder.js';
-import { appCacheKey, appWorkspace, createBuildDirectory } from '../build/workspace.js';
+import { appCacheKey, appWorkspace, createBuildDirectory, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { isRunplanError, RunplanError } from '../errors/runplan-error.js';
 import type { Redactor } from '../env/secrets.js';
@@ -38,17 +39,18 @@ export interface BuiltApp extends PlanResult {
  * build current. A failed build is removed; the previous one stays.
  */
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
-  const { promote, discard: _discard, ...built } = await buildCandidate(options);
+  const { promote, discard: _discard, workspace: _workspace, ...built } = await buildCandidate(options);
   await promote();
   return built;
 }
 
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
-async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { promote(): Promise<void>; discard(): Promise<void> }> {
+async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<void>; discard(): Promise<void> }> {
   const host = resolveHostSettings(options.host);
   const workspace = appWorkspace(host.workDir, options.appDir);
   const buildDir = await createBuildDirectory(workspace, options.appDir);
   let redactor: Redactor | undefined;
+  const temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
   try {
     // Plan from the copy, so that what is planned is exactly what is built.
     const planned = await createPlan({
@@ -66,6 +68,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { pr
       env: planned.environment,
       host: planned.host,
       logger,
+      tempDir: temp.dir,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     logger.info(`build succeeded: ${buildDir.dir}`);
@@ -74,12 +77,15 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { pr
       appDir: buildDir.dir,
       steps,
       logger,
+      workspace,
       promote: () => buildDir.commit(),
       discard: () => buildDir.discard(),
     };
   } catch (error) {
     await buildDir.discard();
     throw redactError(error, redactor);
+  } finally {
+    await temp.remove();
   }
 }
 
@@ -104,10 +110,12 @@ export interface Deployment extends BuiltApp {
  * thrown: a failed deployment leaves nothing running.
  */
 export async function deployApp(options: DeployOptions): Promise<Deployment> {
-  const { promote, discard, ...built } = await buildCandidate(options);
+  const { promote, discard, workspace, ...built } = await buildCandidate(options);
   const { plan, executablePlan, environment, logger } = built;
+  const temp = await workspaceTempDir(workspace, `run-${basename(built.appDir)}`);
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
     await running?.stop();
+    await temp.remove();
     // The failed build is not kept: the previous good build remains current.
     await discard();
     throw redactError(error, environment.redactor);
@@ -119,7 +127,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
     return fail(CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already accepts connections before the application has started.`, details: { port } }));
   }
   const runner = options.runner ?? new LocalProcessRunner(options.clock ? { clock: options.clock } : {});
-  const running = await runner.start({ plan: executablePlan, appDir: built.appDir, env: environment, logger }).catch((error: unknown) => fail(error));
+  const running = await runner.start({ plan: executablePlan, appDir: built.appDir, env: environment, logger, tempDir: temp.dir }).catch((error: unknown) => fail(error));
   let health: HealthReport;
   try {
     const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});
@@ -129,7 +137,11 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
   }
   if (!health.ok) return fail(healthError(health), running);
   await promote();
-  return { ...built, running, health, stop: () => running.stop() };
+  const stop = async () => {
+    await running.stop();
+    await temp.remove();
+  };
+  return { ...built, running, health, stop };
 }
 
 function healthError(health: HealthReport): RunplanError {

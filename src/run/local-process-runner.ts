@@ -27,9 +27,9 @@ export class LocalProcessRunner implements Runner {
     this.clock = options.clock ?? systemClock;
   }
 
-  async start({ plan, appDir, env, logger }: RunOptions): Promise<RunningApp> {
+  async start({ plan, appDir, env, logger, tempDir }: RunOptions): Promise<RunningApp> {
     await materialiseFiles(plan.files, 'run', appDir, env);
-    const processes = plan.processes.map((spec) => new SupervisedProcess(spec, appDir, env, logger, this.clock));
+    const processes = plan.processes.map((spec) => new SupervisedProcess(spec, appDir, env, logger, this.clock, tempDir));
     const immediate = processes.filter((p) => !(p.spec.startAfter?.length));
     const deferred = processes.filter((p) => (p.spec.startAfter?.length ?? 0) > 0);
     const started: SupervisedProcess[] = [];

@@ -4,7 +4,7 @@ import type { ProcessState } from '../buildpack/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import type { PlannedProcess } from '../plan/schema.js';
-import { childEnvironment } from '../build/process-env.js';
+import { childEnvironment, systemEnvironment } from '../build/process-env.js';
 import { formatSeconds } from '../health/probes.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Clock } from '../time/clock.js';
@@ -32,6 +32,7 @@ export class SupervisedProcess {
     private readonly env: Environment,
     private readonly logger: Logger,
     private readonly clock: Clock,
+    private readonly tempDir?: string,
   ) {}
 
   /**
@@ -60,7 +61,7 @@ export class SupervisedProcess {
     const [file, ...args] = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
     const child = spawn(file as string, args, {
       cwd: resolve(this.appDir, this.spec.cwd),
-      env: childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend),
+      env: childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend, systemEnvironment(process.env, this.tempDir)),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

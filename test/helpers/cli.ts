@@ -15,6 +15,20 @@ export interface CliRun {
   exited: Promise<number | null>;
 }
 
+/**
+ * Shows the CLI's download lines ("downloading … into the shared cache", "cached …
+ * (148 MB unpacked) in 5.2 s") in the test run's output as they come: a first run
+ * downloads about a gigabyte, and on a slow network that must not look like a hang.
+ */
+class ProgressEcho {
+  private partial = '';
+  push(chunk: Buffer): void {
+    const lines = (this.partial + chunk.toString()).split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) if (/downloading \S+ into the shared cache|cached \S+ \(.* unpacked\) in /.test(line)) console.log(line.trim());
+  }
+}
+
 /** Starts the real `runplan` CLI as a separate process. */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
@@ -25,9 +39,11 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   let all = '';
   let out = '';
   let err = '';
+  const progress = new ProgressEcho();
   const listeners = new Set<() => void>();
   const notify = () => listeners.forEach((l) => l());
   child.stdout.on('data', (c: Buffer) => {
+    progress.push(c);
     all += c;
     out += c;
     notify();

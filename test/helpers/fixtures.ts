@@ -1,12 +1,11 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
-import { join } from 'node:path';
 import { expect } from 'vitest';
-import { ROOT, startCli } from './cli.js';
+import * as kit from '../../scripts/fixture-kit.mjs';
+import { startCli } from './cli.js';
 import { get } from './http.js';
 import { freePort } from './ports.js';
 import { processesUnder } from './processes.js';
-import { deploymentDirs, tempDir } from './temp.js';
+import { nodePlaceholders } from './node-inventory.js';
+import { deploymentDirs, removeAfterFile } from './temp.js';
 
 /** What a fixture app must do, kept beside it in expect.json. */
 export interface FixtureExpectation {
@@ -15,6 +14,10 @@ export interface FixtureExpectation {
   readonly type?: string;
   /** Files of fixtures/<type>/_shared/ the app uses, copied into a temporary copy of it before deploying. */
   readonly shared?: readonly string[];
+  /** Files of the copy whose `{{…}}` placeholders are filled first, e.g. a Gemfile naming this machine's Ruby. */
+  readonly templates?: readonly string[];
+  /** Commands run in the copy before deploying, as the app's developer would (e.g. `bundle lock --local`). */
+  readonly prepare?: readonly (readonly string[])[];
   /** The test environment the fixture needs (e.g. "verdaccio"): only its own test file deploys it. */
   readonly setup?: string;
   /** Application variables. */
@@ -65,23 +68,7 @@ export interface Fixture {
 
 /** Every fixture app under fixtures/<type>/<case>/ with an expect.json; each variant is a fixture of its own ("<case>/<variant>"). */
 export function listFixtures(type?: string): Fixture[] {
-  const base = join(ROOT, 'fixtures');
-  const out: Fixture[] = [];
-  for (const t of readdirSync(base).sort()) {
-    if (type !== undefined && t !== type) continue;
-    for (const name of readdirSync(join(base, t)).sort()) {
-      const file = join(base, t, name, 'expect.json');
-      if (!existsSync(file)) continue;
-      const { variants, ...expectation } = JSON.parse(readFileSync(file, 'utf8')) as FixtureExpectation;
-      const dir = join(base, t, name);
-      if (!variants) out.push({ type: t, name, dir, expect: expectation });
-      for (const { name: variant, ...v } of variants ?? []) {
-        const merge = (key: 'env' | 'addons' | 'hostEnv') => ({ ...expectation[key], ...v[key] });
-        out.push({ type: t, name: `${name}/${variant}`, dir, expect: { ...expectation, ...v, env: merge('env'), addons: merge('addons'), hostEnv: merge('hostEnv') } as FixtureExpectation });
-      }
-    }
-  }
-  return out;
+  return kit.listFixtures<FixtureExpectation>(type);
 }
 
 /** CLI arguments for a fixture's variables. */
@@ -104,34 +91,30 @@ export interface CheckOptions {
   readonly placeholders?: Readonly<Record<string, string>>;
 }
 
-/** Replaces every `{{name}}` in the strings of `value`; an unknown name is a mistake in the fixture. */
-export function fillPlaceholders<T>(value: T, placeholders: Readonly<Record<string, string>>): T {
-  const fill = (v: unknown): unknown => {
-    if (typeof v === 'string') {
-      return v.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
-        const filled = placeholders[name];
-        if (filled === undefined) throw new Error(`fixture uses {{${name}}}, which the test does not provide`);
-        return filled;
-      });
-    }
-    if (Array.isArray(v)) return v.map(fill);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
-    return v;
-  };
-  return fill(value) as T;
+/**
+ * What `{{name}}` and `{{name:argument}}` mean in a fixture: the values the test
+ * provides (service addresses, the port, the published Node.js versions of
+ * nodePlaceholders()), then this machine's versions (`{{RUBY_VERSION}}`…).
+ */
+export function placeholderResolver(provided: Readonly<Record<string, string>> = {}): kit.PlaceholderResolver {
+  return (name, argument) => provided[argument === undefined ? name : `${name}:${argument}`] ?? kit.machinePlaceholder(name);
+}
+
+export function fillPlaceholders<T>(value: T, provided: Readonly<Record<string, string>>): T {
+  return kit.fillPlaceholders(value, placeholderResolver(provided));
 }
 
 /**
- * The fixture ready to deploy: when it uses shared files, a temporary copy of it
- * with them added. Deploying the same prepared fixture twice builds the same
+ * The fixture ready to deploy: when it uses shared files, templates or
+ * preparation commands, a temporary copy made by fixture-kit (removed after the
+ * test file). Deploying the same prepared fixture twice builds the same
  * application twice (as a rebuild does).
  */
 export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
-  if (!fixture.expect.shared?.length) return fixture;
-  const dir = join(await tempDir(`runplan-fixture-${fixture.name.replace(/\//g, '-')}-`), fixture.name.split('/')[0] as string);
-  await cp(fixture.dir, dir, { recursive: true });
-  for (const file of fixture.expect.shared) await cp(join(fixture.dir, '..', '_shared', file), join(dir, file));
-  return { ...fixture, dir, expect: { ...fixture.expect, shared: [] } };
+  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver());
+  if (cleanup === undefined) return fixture;
+  removeAfterFile(cleanup);
+  return { ...fixture, dir, expect: { ...fixture.expect, shared: [], templates: [], prepare: [] } };
 }
 
 /**
@@ -143,7 +126,7 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
   const fixture = await prepareFixture(given);
   const dirs = await deploymentDirs();
   const port = await freePort();
-  const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, port: String(port) });
+  const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, ...(await nodePlaceholders(fixture.expect)), port: String(port) });
   const args = ['run', fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
   const run = startCli(args, { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv });
   try {

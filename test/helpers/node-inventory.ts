@@ -1,6 +1,9 @@
+import semver from 'semver';
+import { inject } from 'vitest';
+import { registryInventory, staticInventory } from '../../buildpacks/node/inventory.js';
+import { latestLts, ltsCodename } from '../../buildpacks/node/lts.js';
 import type { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/default-registry.js';
-import { staticInventory } from '../../buildpacks/node/inventory.js';
 
 /** Versions as the registry lists them, for plans made without the network. */
 export const TEST_INVENTORY = staticInventory({
@@ -15,4 +18,35 @@ export const TEST_INVENTORY = staticInventory({
 /** The built-in buildpacks, with the Node.js one planning against TEST_INVENTORY instead of the registry. */
 export function offlineRegistry(): BuildpackRegistry {
   return defaultRegistry({ node: { inventory: TEST_INVENTORY } });
+}
+
+let published: Promise<readonly string[]> | undefined;
+
+/**
+ * The Node.js versions the registry publishes, through the same inventory and
+ * shared cache as the CLI under test, so both see the same list.
+ */
+export function publishedNodeVersions(): Promise<readonly string[]> {
+  published ??= registryInventory().nodeVersions(inject('sharedCacheDir'));
+  return published;
+}
+
+/**
+ * Fills `{{node:RANGE}}` (the greatest published version satisfying RANGE, as
+ * semver reads it), `{{node:lts}}` and `{{node:lts-codename}}` (the newest LTS
+ * release and its codename), so that no expectation goes stale when Node.js
+ * publishes a release. Resolved before the test starts: see nodePlaceholders().
+ */
+export async function nodePlaceholders(value: unknown): Promise<Record<string, string>> {
+  const wanted = [...JSON.stringify(value).matchAll(/\{\{node:([^{}]*)\}\}/g)].map((m) => m[1] as string);
+  if (wanted.length === 0) return {};
+  const versions = await publishedNodeVersions();
+  const out: Record<string, string> = {};
+  for (const argument of wanted) {
+    const lts = latestLts(versions);
+    const found = argument === 'lts' ? lts : argument === 'lts-codename' ? lts && ltsCodename(lts) : semver.maxSatisfying([...versions], argument);
+    if (!found) throw new Error(`no published Node.js version for {{node:${argument}}}`);
+    out[`node:${argument}`] = found;
+  }
+  return out;
 }

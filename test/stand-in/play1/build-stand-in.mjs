@@ -55,7 +55,7 @@ export async function buildStandIn({ cacheDir, releases }) {
   try {
     mkdirSync(join(tmp, 'classes'), { recursive: true });
     const javaFiles = sources(join(here, 'java')).filter((f) => f.endsWith('.java'));
-    execFileSync('javac', ['--release', '11', '-d', join(tmp, 'classes'), ...javaFiles], { stdio: 'inherit' });
+    execFileSync('javac', ['-encoding', 'UTF-8', '--release', '11', '-d', join(tmp, 'classes'), ...javaFiles], { stdio: 'inherit' });
     execFileSync('jar', ['--create', '--file', join(tmp, 'play-standin.jar'), '-C', join(tmp, 'classes'), '.'], { stdio: 'inherit' });
     const archives = {};
     for (const release of releases) {

@@ -160,7 +160,9 @@ public final class Server {
         StringBuilder out = new StringBuilder("\"");
         for (char c : s.toCharArray()) {
             if (c == '"' || c == '\\') out.append('\\').append(c);
-            else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
+            // Everything outside printable ASCII is escaped: the JSON then reads the same whatever
+            // charset the JVM's locale gives System.out (US-ASCII when LANG is unset).
+            else if (c < 0x20 || c > 0x7e) out.append(String.format("\\u%04x", (int) c));
             else out.append(c);
         }
         return out.append('"').toString();

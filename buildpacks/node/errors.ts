@@ -42,6 +42,11 @@ export const NodeErrors = defineErrors({
     kind: 'deployment',
     fix: 'Check that the npm registry serves the package named in the message and that the cache directory is writable.',
   },
+  NODE_TOOL_VERSION_UNAVAILABLE: {
+    title: 'The package manager version is not published on the registry',
+    kind: 'input',
+    fix: 'Name a published version in package.json "packageManager" (e.g. "pnpm@10.34.8"), or remove it to use the version runplan pins.',
+  },
   NODE_BUILD_TOOL_INVALID: {
     title: 'CC_NODE_BUILD_TOOL names no known build tool',
     kind: 'input',

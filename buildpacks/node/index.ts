@@ -1,12 +1,9 @@
 import type { Buildpack } from '../../src/buildpack/contract.js';
 import { nodeDetector } from './detect.js';
-import { diagnoseNodeFailure } from './diagnose.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
-import { installRuntime, installTool, omitDevDependencies } from './install-runtime.js';
 import { registryInventory, type NodeInventory, type NpmRunner } from './inventory.js';
 import type { LtsLine } from './lts.js';
 import { planNode } from './plan.js';
-import { verifyMain } from './verify-main.js';
 
 export { NodeErrors, NodeWarnings } from './errors.js';
 export { parsePackageJson, type PackageJson } from './package-json.js';
@@ -17,14 +14,14 @@ export { resolveDevDependencies } from './resolve-dev-dependencies.js';
 export { resolveNpm, type NpmRelease } from './resolve-npm.js';
 export { resolveNodeOptions } from './resolve-node-options.js';
 export { NODE_LTS_LINES, latestLts, ltsCodename, type LtsLine } from './lts.js';
-export { registryInventory, staticInventory, type NodeInventory, type RegistryInventoryOptions } from './inventory.js';
+export { registryInventory, staticInventory, NodeInventorySchema, type NodeInventory, type NodeInventoryData, type RegistryInventoryOptions } from './inventory.js';
 
 export interface NodeBuildpackOptions {
   /** Where the available Node.js versions and npm releases come from. Default: the registry npm is configured with, cached on disk for a day. */
   readonly inventory?: NodeInventory;
   /** The LTS release lines (default NODE_LTS_LINES). */
   readonly ltsLines?: readonly LtsLine[];
-  /** Runs npm for downloads into the shared cache (default: the host's npm). */
+  /** Runs npm to list what the registry publishes (default: the host's npm). */
   readonly npm?: NpmRunner;
 }
 
@@ -37,17 +34,11 @@ export function createNodeBuildpack(options: NodeBuildpackOptions = {}): Buildpa
     // Lowest of the built-ins: Rails apps often carry a package.json for their assets.
     priority: 10,
     detector: nodeDetector,
-    planner: { plan: (context) => planNode(context, { inventory, ...(options.ltsLines ? { ltsLines: options.ltsLines } : {}) }) },
+    planner: { plan: (context) => planNode(context, options.ltsLines ? { ltsLines: options.ltsLines } : {}) },
+    inventory,
     defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections' },
-    actions: {
-      'verify-main': verifyMain,
-      'install-runtime': installRuntime(options.npm),
-      'install-tool': installTool(options.npm),
-      'omit-dev-dependencies': omitDevDependencies,
-    },
     errors: NodeErrors,
     warnings: NodeWarnings,
-    diagnoseFailure: diagnoseNodeFailure,
   };
 }
 

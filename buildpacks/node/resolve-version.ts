@@ -1,4 +1,5 @@
 import semver from 'semver';
+import { keepPrevious } from '../../src/plan/previous.js';
 import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
@@ -26,6 +27,8 @@ export interface NodeVersionInput {
   /** Every published version that can be installed. */
   readonly available: readonly string[];
   readonly ltsLines?: readonly LtsLine[];
+  /** The version a previous plan took from the default: kept while available (plan --previous). */
+  readonly previousDefault?: string | undefined;
 }
 
 export interface NodeVersionResolution {
@@ -89,12 +92,12 @@ export function resolveNodeVersion(input: NodeVersionInput): NodeVersionResoluti
     if (version === undefined) {
       throw NodeErrors.NODE_VERSION_UNSATISFIABLE.create({ message: `no LTS release of Node.js is available (${available.length} versions listed).` });
     }
-    return {
-      version,
-      rule: 'default-lts',
-      warnings: [],
-      decision: decision(null, 'default', version, `no engines.node and no CC_NODE_VERSION: the latest LTS version available (${ltsCodename(version, lines)}, rule 1)`, overridden),
-    };
+    const now = decision(null, 'default', version, `no engines.node and no CC_NODE_VERSION: the latest LTS version available (${ltsCodename(version, lines)}, rule 1)`, overridden);
+    const kept = input.previousDefault;
+    if (kept !== undefined && kept !== version && available.includes(kept)) {
+      return { version: kept, rule: 'default-lts', warnings: [], decision: keepPrevious(now, kept) };
+    }
+    return { version, rule: 'default-lts', warnings: [], decision: now };
   }
 
   const warnings: PlanWarning[] = [];

@@ -1,5 +1,5 @@
 import type { OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
-import { yarnReleasePath } from './install-runtime.js';
+import { yarnReleasePath } from './tools.js';
 
 /** Top-level keys runplan sets for Yarn 2+; the application's own values for them are replaced. */
 const MANAGED_KEYS = ['yarnPath', 'nodeLinker'] as const;
@@ -9,7 +9,7 @@ const MANAGED_KEYS = ['yarnPath', 'nodeLinker'] as const;
  * the pinned release and the node-modules linker, so that `npm start` and
  * `node <main>` find the dependencies in node_modules as with every other tool.
  */
-export function planYarnrc(appText: string | undefined, version: string): { file: PlannedFile; overridden: OverriddenSource[] } {
+export function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'yarn-berry', version: string): { file: PlannedFile; overridden: OverriddenSource[] } {
   const overridden: OverriddenSource[] = [];
   const kept = (appText ?? '').split(/\r?\n/).filter((line) => {
     const key = MANAGED_KEYS.find((k) => new RegExp(`^${k}\\s*:`).test(line));
@@ -17,7 +17,7 @@ export function planYarnrc(appText: string | undefined, version: string): { file
     return key === undefined;
   });
   while (kept.length > 0 && kept[kept.length - 1]?.trim() === '') kept.pop();
-  const text = [...kept, `yarnPath: ${yarnReleasePath(version)}`, 'nodeLinker: node-modules'].join('\n');
+  const text = [...kept, `yarnPath: ${yarnReleasePath(tool)}`, 'nodeLinker: node-modules'].join('\n');
   return {
     overridden,
     file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text: `${text}\n` }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },

@@ -1,9 +1,8 @@
-import type { Clock } from '../../src/time/clock.js';
+import { z } from 'zod';
+import type { InventoryProvider } from '../../src/inventory/inventory.js';
+import { probeJava, probePython } from './host-programs.js';
 import { DEFAULT_JVM_SIZING, type JvmSizing } from './jvm-memory.js';
 import { checksum, parseChecksums, type MirrorSetting } from './mirror.js';
-
-/** A function with the shape of the global fetch, so downloads can be tested or proxied. */
-export type Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
  * Host-level settings of the Play 1.x buildpack. Each may also come from the
@@ -19,12 +18,6 @@ export interface Play1Options {
   readonly defaultVersion?: string;
   /** How the JVM heap is derived from the instance size. */
   readonly jvm?: Partial<JvmSizing>;
-  /** Downloads; defaults to the global fetch. */
-  readonly fetch?: Fetch;
-  /** Waits between download attempts; defaults to the system clock. */
-  readonly clock?: Clock;
-  /** Download attempts before giving up on a transient failure (default 3). */
-  readonly downloadAttempts?: number;
   /** The runplan process's environment to read host defaults from (default process.env). */
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
 }
@@ -43,6 +36,34 @@ export interface HostConfiguration {
   readonly checksumsOrigin: string;
   readonly defaultVersion: { readonly value: string; readonly origin: string } | undefined;
   readonly jvm: JvmSizing;
+}
+
+/**
+ * The Play 1.x buildpack's part of the inventory: where releases are downloaded
+ * from and what they hash to (the host's mirror and checksum table), and the
+ * Java and Python this machine has for the launcher.
+ */
+export const Play1InventorySchema = z.object({
+  mirror: z.object({ template: z.string(), origin: z.string() }).nullable().describe('The URL template of the distributions, or null when none is configured.'),
+  checksums: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).describe('SHA-256 of each release\'s archive.'),
+  checksumsOrigin: z.string(),
+  java: z.object({ major: z.number().int().nullable(), banner: z.string() }).nullable().describe('`java -version` of the java on PATH, or null when there is none.'),
+  python: z.object({ python2: z.string().nullable(), python3: z.string().nullable() }).describe('The versions of python2 and python3 on PATH (Play\'s launcher is a Python script).'),
+});
+export type Play1InventoryData = z.infer<typeof Play1InventorySchema>;
+
+/** Gathers the Play 1.x part of the inventory: the host's mirror settings, and asks java and python for their versions. */
+export function play1InventoryProvider(config: HostConfiguration): InventoryProvider<Play1InventoryData> {
+  return {
+    schema: Play1InventorySchema,
+    gather: async () => ({
+      mirror: config.mirror ? { template: config.mirror.template, origin: config.mirror.origin } : null,
+      checksums: Object.fromEntries([...config.checksums()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      checksumsOrigin: config.checksumsOrigin,
+      java: await probeJava(),
+      python: { python2: await probePython('python2'), python3: await probePython('python3') },
+    }),
+  };
 }
 
 export function hostConfiguration(options: Play1Options = {}): HostConfiguration {

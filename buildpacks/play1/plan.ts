@@ -1,14 +1,18 @@
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
 import { SYSTEM_VARIABLES } from '../../src/build/process-env.js';
-import type { BuildStep, Decision, PlannedProcess, Runtime } from '../../src/plan/schema.js';
+import { failureRule } from '../../src/plan/failure-rule.js';
+import { previousDefault } from '../../src/plan/previous.js';
+import type { BuildStep, Decision, PlannedProcess, PlanWarning, Runtime } from '../../src/plan/schema.js';
 import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
 import { analyseConf } from './analyse-conf.js';
 import { APPLICATION_CONF, FRAMEWORK_ID, readApplicationConf } from './application-conf.js';
 import { Play1Errors } from './errors.js';
 import { frameworkSource } from './framework-source.js';
 import { resolveJvmMemory } from './jvm-memory.js';
-import type { HostConfiguration } from './options.js';
+import type { HostConfiguration, Play1InventoryData } from './options.js';
 import { resolvePlay1Version, VERSION_FILE, VERSION_VARIABLE } from './resolve-version.js';
+import { PLAY1_SERIES, type Play1Series } from './versions.js';
+import { Play1Warnings } from './warnings.js';
 
 /** Play 1.x starts slowly (JVM, plugins, JPA): the health check gives it time. */
 export const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 } as const;
@@ -20,13 +24,15 @@ export const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 
  * the web port.
  */
 export function planPlay1(config: HostConfiguration) {
-  return async ({ files, env, host }: PlanContext): Promise<PlanContribution> => {
+  return async ({ files, env, host, inventory, previous }: PlanContext): Promise<PlanContribution> => {
+    const machine = inventory as Play1InventoryData;
     const variable = env.entry(VERSION_VARIABLE);
     const hostDefault = config.defaultVersion;
     const { series, decision: versionDecision } = resolvePlay1Version({
       ...(variable ? { variable: { value: variable.value, origin: variable.origin } } : {}),
       ...(await fileText(files, VERSION_FILE)),
       ...(hostDefault ? { hostDefault } : {}),
+      previousDefault: keptRelease(previousDefault(previous, 'play1.version'), machine),
     });
 
     const conf = readApplicationConf((await files.readText(APPLICATION_CONF)) ?? '', FRAMEWORK_ID);
@@ -40,7 +46,8 @@ export function planPlay1(config: HostConfiguration) {
       return SYSTEM_VARIABLES.includes(name) ? 'the host machine\'s environment' : undefined;
     });
 
-    const release = frameworkSource(config, series);
+    const release = frameworkSource(machine, series);
+    const java = planJava(env.get('JAVA_HOME'), machine, series);
     const frameworkDir = `.runplan/play-${series.release}`;
     const jvm = resolveJvmMemory(host.instance, conf.view.applied.get('jvm.memory'), config.jvm);
     const idArg = `--%${FRAMEWORK_ID}`;
@@ -80,46 +87,38 @@ export function planPlay1(config: HostConfiguration) {
 
     const runtimes: Runtime[] = [
       { name: 'play', version: series.release, distribution: `mirror ${release.url}`, decision: versionDecision },
-      {
-        name: 'java',
-        version: 'host',
-        distribution: 'host (JAVA_HOME/bin/java when the deployment sets JAVA_HOME, else java on PATH)',
-        decision: {
-          id: 'play1.java',
-          subject: 'Java runtime',
-          requested: null,
-          source: 'host',
-          resolved: 'host',
-          reason: `Play ${series.release} was made for Java ${series.java.min}–${series.java.max}; the build step "java" shows the host's version and warns outside that range`,
-          overridden: [],
-        },
-      },
+      { name: 'java', version: java.version, distribution: java.distribution, decision: java.decision },
     ];
 
-    const step = (name: string, description: string, run: BuildStep['run'], produces: string[] = []): BuildStep => ({
+    const step = (name: string, description: string, run: BuildStep['run']): BuildStep => ({
       name,
       description,
       run,
       cwd: '.',
       env: {},
       pathPrepend: run.kind === 'exec' ? [frameworkDir] : [],
-      produces,
       layer: null,
     });
     const steps: BuildStep[] = [
-      step('java', 'find the Java runtime Play will use and check its version', {
-        kind: 'action',
-        action: 'play1/check-java',
-        params: { release: series.release, javaMin: series.java.min, javaMax: series.java.max },
+      {
+        ...step('java', 'show the version of the Java runtime Play\'s launcher will use', { kind: 'exec', argv: [java.command, '-version'] }),
+        onFailure: [
+          failureRule(Play1Errors.PLAY1_JAVA_NOT_FOUND, { kind: 'not-found' }, {
+            message: `${java.command} cannot be run; Play's launcher needs it.`,
+            ...(java.command === 'java' ? {} : { variable: 'JAVA_HOME' }),
+          }),
+        ],
+      },
+      step('framework', `install Play ${series.release} from the mirror through the shared cache (SHA-256 verified)`, {
+        kind: 'install',
+        source: { type: 'archive', url: release.url, sha256: release.sha256 },
+        target: frameworkDir,
+        // Some distributions lost the launcher's execute bit on the way; it is run directly.
+        executables: ['play'],
+        links: [],
       }),
-      step(
-        'framework',
-        `install Play ${series.release} from the mirror through the shared cache (SHA-256 verified)`,
-        { kind: 'action', action: 'play1/install-framework', params: { version: release.version, url: release.url, sha256: release.sha256, dest: frameworkDir } },
-        [frameworkDir],
-      ),
-      step('deps', 'resolve the dependencies of conf/dependencies.yml with the framework\'s own command', { kind: 'exec', argv: ['play', 'deps', '--sync', idArg] }, ['lib', 'modules']),
-      step('precompile', 'compile Java sources and templates ahead of start-up with the framework\'s own command', { kind: 'exec', argv: ['play', 'precompile', idArg] }, ['precompiled']),
+      step('deps', 'resolve the dependencies of conf/dependencies.yml with the framework\'s own command', { kind: 'exec', argv: ['play', 'deps', '--sync', idArg] }),
+      step('precompile', 'compile Java sources and templates ahead of start-up with the framework\'s own command', { kind: 'exec', argv: ['play', 'precompile', idArg] }),
     ];
 
     const web: PlannedProcess = {
@@ -141,10 +140,56 @@ export function planPlay1(config: HostConfiguration) {
       layers: [],
       processes: [web],
       files: [],
-      warnings: analysis.warnings,
+      warnings: [...analysis.warnings, ...java.warnings],
       healthTiming: PLAY1_HEALTH_TIMING,
     };
   };
+}
+
+/** The release a previous plan took from the default, when this host can still install it. */
+function keptRelease(release: string | undefined, machine: Play1InventoryData): string | undefined {
+  return release !== undefined && PLAY1_SERIES.some((s) => s.release === release) && machine.checksums[release] !== undefined ? release : undefined;
+}
+
+/**
+ * The Java Play's launcher will use: JAVA_HOME/bin/java when the deployment sets
+ * JAVA_HOME (its version shows in the build), else the java on PATH, whose
+ * version the inventory knows: none is RUNPLAN_E_PLAY1_JAVA_NOT_FOUND before
+ * the build, and one outside the series' range is a warning.
+ */
+function planJava(javaHome: string | undefined, machine: Play1InventoryData, series: Play1Series) {
+  const range = `${series.java.min}–${series.java.max}`;
+  const python = series.python === 3 ? machine.python.python3 : machine.python.python2;
+  const launcher = `its launcher is a Python ${series.python} script (${python ?? `no python${series.python} on this host`})`;
+  const warnings: PlanWarning[] = [];
+  if (javaHome) {
+    const command = `${javaHome.replace(/\/$/, '')}/bin/java`;
+    return {
+      command,
+      version: 'JAVA_HOME',
+      distribution: `JAVA_HOME (${command})`,
+      warnings,
+      decision: javaDecision('env JAVA_HOME', javaHome, `JAVA_HOME/bin/java; Play ${series.release} was made for Java ${range} and ${launcher}; the build step "java" shows the version`),
+    };
+  }
+  if (machine.java === null) {
+    throw Play1Errors.PLAY1_JAVA_NOT_FOUND.create({ message: `this host has no java on PATH, and Play ${series.release} (made for Java ${range}) needs one.` });
+  }
+  const major = machine.java.major;
+  if (major !== null && (major < series.java.min || major > series.java.max)) {
+    warnings.push(Play1Warnings.PLAY1_JAVA_UNTESTED.create({ message: `Play ${series.release} was made for Java ${range}; this host's java is ${major}.` }));
+  }
+  return {
+    command: 'java',
+    version: major === null ? 'unknown' : String(major),
+    distribution: `host (java on PATH: ${machine.java.banner})`,
+    warnings,
+    decision: javaDecision('host', null, `the java on PATH (${machine.java.banner}); Play ${series.release} was made for Java ${range}${major !== null && (major < series.java.min || major > series.java.max) ? ', so this one is untested' : ''}, and ${launcher}`, major === null ? 'unknown' : String(major)),
+  };
+}
+
+function javaDecision(source: string, requested: string | null, reason: string, resolved = 'JAVA_HOME'): Decision {
+  return { id: 'play1.java', subject: 'Java runtime', requested, source, resolved, reason, overridden: [] };
 }
 
 async function fileText(files: PlanContext['files'], path: string): Promise<{ file?: string }> {

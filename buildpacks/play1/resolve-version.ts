@@ -1,3 +1,4 @@
+import { keepPrevious } from '../../src/plan/previous.js';
 import type { Decision, OverriddenSource } from '../../src/plan/schema.js';
 import { Play1Errors } from './errors.js';
 import { DEFAULT_PLAY1_SERIES, PLAY1_SERIES, seriesFor, type Play1Series } from './versions.js';
@@ -13,6 +14,8 @@ export interface VersionInputs {
   readonly file?: string;
   /** The host's default series (an accepted value), when the host configured one. */
   readonly hostDefault?: { readonly value: string; readonly origin: string };
+  /** The release a previous plan took from runplan's default, when it can still be installed (plan --previous). */
+  readonly previousDefault?: string | undefined;
 }
 
 export interface VersionResolution {
@@ -57,16 +60,15 @@ export function resolvePlay1Version(inputs: VersionInputs): VersionResolution {
     };
   }
   const series = seriesFor(DEFAULT_PLAY1_SERIES) as Play1Series;
-  return {
+  const now = decision(
+    null,
+    'default',
     series,
-    decision: decision(
-      null,
-      'default',
-      series,
-      overridden,
-      `neither ${VERSION_VARIABLE} nor ${VERSION_FILE} is set, so runplan's default series ${series.series} applies (the newest series; its launcher runs on Python 3 and Java ${series.java.min}–${series.java.max})`,
-    ),
-  };
+    overridden,
+    `neither ${VERSION_VARIABLE} nor ${VERSION_FILE} is set, so runplan's default series ${series.series} applies (the newest series; its launcher runs on Python 3 and Java ${series.java.min}–${series.java.max})`,
+  );
+  const kept = PLAY1_SERIES.find((s) => s.release === inputs.previousDefault && s.release !== series.release);
+  return kept ? { series: kept, decision: keepPrevious(now, kept.release) } : { series, decision: now };
 }
 
 /** Why an accepted value means its series, including the specification's `12` collision. */

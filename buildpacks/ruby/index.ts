@@ -1,11 +1,11 @@
 import type { Buildpack } from '../../src/buildpack/contract.js';
 import { rubyDetector } from './detect.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
-import { resolveRubyOptions, type RubyBuildpackOptions } from './options.js';
+import { resolveRubyOptions, rubyInventoryProvider, type RubyBuildpackOptions } from './options.js';
 import { planRuby } from './plan.js';
 
 export { RubyErrors, RubyWarnings } from './errors.js';
-export type { RubyBuildpackOptions } from './options.js';
+export { RubyInventorySchema, type RubyBuildpackOptions, type RubyInventoryData } from './options.js';
 export { systemRubies, type InstalledRuby, type RubyInventory } from './rubies.js';
 export { resolveRubyVersion } from './resolve-ruby-version.js';
 export { resolvePumaSizing, PUMA_SIZING_TABLE } from './resolve-puma-sizing.js';
@@ -25,6 +25,7 @@ export function createRubyBuildpack(options: RubyBuildpackOptions = {}): Buildpa
     priority: 20,
     detector: rubyDetector,
     planner: { plan: (context) => planRuby(context, resolved) },
+    inventory: rubyInventoryProvider(resolved),
     defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections (nginx opens it once Puma answers)' },
     errors: RubyErrors,
     warnings: RubyWarnings,

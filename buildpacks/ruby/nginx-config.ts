@@ -8,10 +8,10 @@ export const NGINX_CONF = `${NGINX_DIR}/nginx.conf`;
 export const NGINX_USERS = `${NGINX_DIR}/users`;
 
 export interface NginxConfigInput {
-  /** Absolute path of the built application (nginx's prefix). */
+  /** Absolute path of the built application (nginx's prefix), or the plan's ${APP_HOME}. */
   readonly appRoot: string;
   readonly port: number;
-  /** Absolute path of Puma's unix socket. */
+  /** Absolute path of Puma's unix socket, possibly under the plan's ${RUN_DIR}. */
   readonly upstreamSocket: string;
   readonly workerProcesses: number;
   /** Set when runplan runs as root: workers would otherwise run as nobody, who cannot read the application. */
@@ -42,9 +42,14 @@ const TYPES: Readonly<Record<string, string>> = {
   'font/woff2': 'woff2',
 };
 
-/** A path of the host (work directory, socket) written as an nginx string: spaces are fine inside quotes, "$", '"' and "\\" are not. */
+/**
+ * A path of the host (work directory, socket) written as an nginx string: spaces
+ * are fine inside quotes, "$", '"' and "\\" are not. The plan's placeholders
+ * (${APP_HOME}, ${RUN_DIR}) are the executor's to fill, with directories it makes.
+ */
 function hostPath(path: string): string {
-  if (/["\\$]/.test(path) || /[\x00-\x1f\x7f]/.test(path)) throw new Error(`nginx cannot be given the path ${JSON.stringify(path)}: choose a work directory without '"', '\\' or '$'`);
+  const own = path.replace(/\$\{(APP_HOME|RUN_DIR)\}/g, '');
+  if (/["\\$]/.test(own) || /[\x00-\x1f\x7f]/.test(own)) throw new Error(`nginx cannot be given the path ${JSON.stringify(path)}: choose a work directory without '"', '\\' or '$'`);
   return `"${path}"`;
 }
 

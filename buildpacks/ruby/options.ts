@@ -1,8 +1,9 @@
 import { accessSync, constants } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { z } from 'zod';
+import type { InventoryProvider } from '../../src/inventory/inventory.js';
 import type { GemSource } from './resolve-bundle.js';
-import { systemRubies, type RubyInventory } from './rubies.js';
+import { listRubies, systemRubies, type RubyInventory } from './rubies.js';
 
 /** Host-level settings of the Ruby buildpack (never read from the application's environment). */
 export interface RubyBuildpackOptions {
@@ -12,8 +13,6 @@ export interface RubyBuildpackOptions {
   readonly defaultSeries?: string;
   /** "remote" (bundler fetches missing gems) or "local" (`bundle install --local`). Default: $RUNPLAN_RUBY_GEM_SOURCE, else "remote". */
   readonly gemSource?: GemSource;
-  /** Directory of Puma's unix sockets (kept short: socket paths are limited to 107 bytes). Default: the OS temporary directory. */
-  readonly socketDir?: string;
   /** User nginx's workers run as; default "root" when runplan runs as root (nobody could not read the application), else unset. */
   readonly nginxUser?: string | null;
   /** The nginx program. Default: found on PATH or in the sbin directories (not on an ordinary user's PATH on Debian). */
@@ -24,9 +23,32 @@ export interface ResolvedRubyOptions {
   readonly rubies: RubyInventory;
   readonly defaultSeries: string;
   readonly gemSource: GemSource;
-  readonly socketDir: string;
-  readonly nginxUser: string | undefined;
-  readonly nginx: string;
+  /** The host's choice; undefined: decided from the inventory (root when runplan runs as root). */
+  readonly nginxUser: string | null | undefined;
+  readonly nginx: string | undefined;
+}
+
+/**
+ * The Ruby buildpack's part of the inventory: the interpreters installed (with
+ * a fingerprint of their gems), where nginx is, and whether runplan runs as root.
+ */
+export const RubyInventorySchema = z.object({
+  rubies: z.array(z.object({ version: z.string(), bindir: z.string(), origin: z.string(), gemsFingerprint: z.string().optional() })),
+  nginx: z.string().describe('The nginx program: an absolute path, or "nginx" when none was found (the build step then says so).'),
+  runsAsRoot: z.boolean().describe('nginx then gets `user root`: its workers would otherwise run as nobody, who cannot read the application.'),
+});
+export type RubyInventoryData = z.infer<typeof RubyInventorySchema>;
+
+/** Gathers the Ruby part of the inventory: asks every interpreter for its version, finds nginx. */
+export function rubyInventoryProvider(options: ResolvedRubyOptions): InventoryProvider<RubyInventoryData> {
+  return {
+    schema: RubyInventorySchema,
+    gather: async () => ({
+      rubies: (await listRubies(options.rubies)).map((r) => ({ version: r.version, bindir: r.bindir, origin: r.origin, ...(r.gemsFingerprint ? { gemsFingerprint: r.gemsFingerprint } : {}) })),
+      nginx: options.nginx ?? findNginx(),
+      runsAsRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+    }),
+  };
 }
 
 const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin', '/usr/local/nginx/sbin'];
@@ -50,13 +72,11 @@ export function resolveRubyOptions(options: RubyBuildpackOptions = {}, env: Node
   if (!/^\d+\.\d+$/.test(defaultSeries)) throw new TypeError(`Ruby default series must look like "3.3", got ${JSON.stringify(defaultSeries)}`);
   const gemSource = options.gemSource ?? ((env.RUNPLAN_RUBY_GEM_SOURCE || 'remote') as GemSource);
   if (gemSource !== 'remote' && gemSource !== 'local') throw new TypeError(`Ruby gem source must be "remote" or "local", got ${JSON.stringify(gemSource)}`);
-  const root = typeof process.getuid === 'function' && process.getuid() === 0;
   return {
     rubies: options.rubies ?? systemRubies,
     defaultSeries,
     gemSource,
-    socketDir: options.socketDir ?? tmpdir(),
-    nginxUser: options.nginxUser === null ? undefined : (options.nginxUser ?? (root ? 'root' : undefined)),
-    nginx: options.nginx ?? findNginx(env.PATH),
+    nginxUser: options.nginxUser,
+    nginx: options.nginx,
   };
 }

@@ -1,12 +1,13 @@
-import { createHash } from 'node:crypto';
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
-import type { BuildStep, Decision, PlannedFile, PlannedProcess, PlanWarning } from '../../src/plan/schema.js';
+import { textChunks } from '../../src/plan/placeholders.js';
+import { previousDefault } from '../../src/plan/previous.js';
+import { placeholder, type BuildStep, type Decision, type PlannedFile, type PlannedProcess, type PlanWarning } from '../../src/plan/schema.js';
 import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { declaredGems, parseLockFile, parseRubyDirective } from './gemfile.js';
 import { HTTP_JSON, parseHttpJson, type HttpSettings } from './http-json.js';
 import { NGINX_CONF, NGINX_DIR, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
-import type { ResolvedRubyOptions } from './options.js';
+import type { ResolvedRubyOptions, RubyInventoryData } from './options.js';
 import { readProject } from './project.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
 import { planBundle } from './resolve-bundle.js';
@@ -16,7 +17,6 @@ import { resolveReadTimeout } from './resolve-read-timeout.js';
 import { resolveRubyVersion } from './resolve-ruby-version.js';
 import { resolveSidekiq, sidekiqFileList } from './resolve-sidekiq.js';
 import { resolveStaticFiles } from './resolve-static-files.js';
-import { listRubies } from './rubies.js';
 
 const STORAGE_VARIABLES = ['STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'STORAGE_ADDON_BUCKET_NAME', 'STORAGE_ADDON_ENDPOINT'];
 
@@ -24,9 +24,10 @@ const STORAGE_VARIABLES = ['STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', '
  * Ruby on Rails plan: checks, Ruby version, bundle install, rake goals, then
  * Puma on a unix socket behind nginx on the web port, and Sidekiq workers.
  */
-export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanContext, options: ResolvedRubyOptions): Promise<PlanContribution> {
-  // Where the application lives when built and run (APP_HOME): nginx, GEM_HOME and the socket need its absolute path.
-  const appRoot = (host.appHome ?? sourceRoot).replace(/\/+$/, '');
+export async function planRuby({ files, env, host, inventory, previous }: PlanContext, options: ResolvedRubyOptions): Promise<PlanContribution> {
+  const machine = inventory as RubyInventoryData;
+  // nginx and Puma need absolute paths: the executor fills them in (docs/plan.md, "Placeholders").
+  const appRoot = placeholder('APP_HOME');
   const project = await readProject(files);
   const lock = parseLockFile(project.lockFile);
   const gems = declaredGems(project.gemfile);
@@ -68,8 +69,9 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
     lockFileName: project.lockFileName,
     lockVersion: lock.rubyVersion,
     dotRubyVersion: await files.readText('.ruby-version'),
-    available: await listRubies(options.rubies),
+    available: machine.rubies,
     defaultSeries: options.defaultSeries,
+    previousDefault: previousDefault(previous, 'ruby.version'),
   });
   warnings.push(...version.warnings);
 
@@ -92,7 +94,6 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
 
   // Bundle (rule 1, build phase).
   const bundle = planBundle({
-    appRoot,
     gemfileName: project.gemfileName,
     gemfile: project.gemfile,
     lockFileName: project.lockFileName,
@@ -103,7 +104,7 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
   });
   decisions.push(bundle.decision);
   const rubyStep = (name: string, description: string, argv: string[]): BuildStep => ({
-    name, description, run: { kind: 'exec', argv }, cwd: '.', env: { ...bundle.env }, pathPrepend: [...bundle.pathPrepend], produces: [], layer: null,
+    name, description, run: { kind: 'exec', argv }, cwd: '.', env: { ...bundle.env }, pathPrepend: [...bundle.pathPrepend], layer: null,
   });
 
   // Rake goals (rule 3).
@@ -134,14 +135,16 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
   decisions.push(timeout.decision, staticFiles.decision, httpDecision(httpText !== undefined, http));
   if (auth) decisions.push(auth.decision);
 
-  // Short, per-build socket path: unix socket paths are limited to 107 bytes, build directories are long.
-  const socket = `${options.socketDir.replace(/\/+$/, '')}/runplan-puma-${createHash('sha256').update(appRoot).digest('hex').slice(0, 16)}.sock`;
+  // In the executor's short run directory: unix socket paths are limited to 107 bytes, build directories are long.
+  const socket = `${placeholder('RUN_DIR')}/puma.sock`;
+  const nginx = options.nginx ?? machine.nginx;
+  const nginxUser = options.nginxUser === null ? undefined : (options.nginxUser ?? (machine.runsAsRoot ? 'root' : undefined));
   const nginxConf = renderNginxConfig({
     appRoot,
     port: host.port,
     upstreamSocket: socket,
     workerProcesses: Math.max(1, Math.min(host.instance.cpus, 4)),
-    user: options.nginxUser,
+    user: nginxUser,
     readTimeoutS: timeout.seconds,
     staticFiles: staticFiles.settings,
     basicAuth: auth !== undefined,
@@ -175,7 +178,7 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
   const hasPumaRb = await files.exists('config/puma.rb');
   const processes: PlannedProcess[] = [
     proc('puma', 'worker', ['bundle', 'exec', 'puma', ...(hasPumaRb ? ['-C', 'config/puma.rb'] : []), '-b', `unix://${socket}`, '-e', rubyEnv, ...sizing.args]),
-    proc('web', 'web', [options.nginx, ...nginxArgs], {
+    proc('web', 'web', [nginx, ...nginxArgs], {
       port: host.port,
       env: {},
       pathPrepend: [],
@@ -187,7 +190,7 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
 
   const plannedFiles: PlannedFile[] = [
     ...bundle.files,
-    { path: NGINX_CONF, phase: 'build', mode: 0o644, secret: false, content: [{ text: nginxConf }], reason: 'nginx in front of Puma: web port, static files, basic auth, http.json, read timeout' },
+    { path: NGINX_CONF, phase: 'build', mode: 0o644, secret: false, content: textChunks(nginxConf), reason: 'nginx in front of Puma: web port, static files, basic auth, http.json, read timeout' },
   ];
   if (auth) {
     plannedFiles.push({ path: NGINX_USERS, phase: 'run', mode: 0o600, secret: true, content: [...auth.userFile], reason: `basic-auth users from ${auth.variables.join(', ')} (written when the processes start, never printed)` });
@@ -202,11 +205,10 @@ export async function planRuby({ files, appRoot: sourceRoot, env, host }: PlanCo
       {
         name: 'nginx-check',
         description: `check the generated ${NGINX_CONF} with nginx -t before anything starts`,
-        run: { kind: 'exec', argv: [options.nginx, '-t', '-q', ...nginxArgs] },
+        run: { kind: 'exec', argv: [nginx, '-t', '-q', ...nginxArgs] },
         cwd: '.',
         env: {},
         pathPrepend: [],
-        produces: [`${NGINX_DIR}/`],
         layer: null,
       },
     ],

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BuildStep, Decision, Layer, PlannedFile } from '../../src/plan/schema.js';
+import { placeholder, type BuildStep, type Decision, type Layer, type PlannedFile } from '../../src/plan/schema.js';
 import type { InstalledRuby } from './rubies.js';
 
 /** How gems are obtained: from a gem server (bundler's default), or only from gems already installed on the host. */
@@ -10,7 +10,6 @@ export const GEM_HOME_DIR = '.runplan/gems';
 export const DEFAULT_BUNDLE_WITHOUT = 'development:test';
 
 export interface BundleInput {
-  readonly appRoot: string;
   readonly gemfileName: string;
   readonly gemfile: string;
   readonly lockFileName: string;
@@ -47,12 +46,14 @@ export interface BundlePlan {
  */
 export function planBundle(input: BundleInput): BundlePlan {
   const without = input.without?.trim() || DEFAULT_BUNDLE_WITHOUT;
-  const gemHome = `${input.appRoot}/${GEM_HOME_DIR}`;
+  // Absolute for bundler and RubyGems, filled by the executor: the plan names no directory of the machine.
+  const appHome = placeholder('APP_HOME');
+  const gemHome = `${appHome}/${GEM_HOME_DIR}`;
   const keyInputs = [input.lockFileName, input.gemfileName, `Ruby ${input.ruby.version} (${input.ruby.origin})`, `groups left out: ${without}`, `gem source: ${input.gemSource}`, `installed gems ${input.ruby.gemsFingerprint ?? '(unknown)'}`];
   const cacheKey = createHash('sha256')
     .update([input.lockFile, input.gemfile, input.ruby.version, input.ruby.origin, without, input.gemSource, input.ruby.gemsFingerprint ?? ''].join('\0'))
     .digest('hex');
-  const env = { GEM_HOME: gemHome, BUNDLE_GEMFILE: `${input.appRoot}/${input.gemfileName}` };
+  const env = { GEM_HOME: gemHome, BUNDLE_GEMFILE: `${appHome}/${input.gemfileName}` };
   const pathPrepend = [`${GEM_HOME_DIR}/bin`, input.ruby.bindir];
   return {
     env,
@@ -64,10 +65,9 @@ export function planBundle(input: BundleInput): BundlePlan {
       cwd: '.',
       env: { ...env, BUNDLE_SILENCE_ROOT_WARNING: 'true' },
       pathPrepend: [...pathPrepend],
-      produces: [GEM_HOME_DIR],
       layer: 'gems',
     },
-    layer: { name: 'gems', path: GEM_HOME_DIR, cacheKey, keyInputs, build: true, launch: true },
+    layer: { name: 'gems', path: GEM_HOME_DIR, cacheKey, keyInputs },
     files: [
       {
         path: `${GEM_HOME_DIR}/README`,

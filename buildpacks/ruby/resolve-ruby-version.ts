@@ -1,3 +1,4 @@
+import { keepPrevious } from '../../src/plan/previous.js';
 import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { compareVersions, formatRequirement, isVersion, parseRequirement, satisfiesAll, sortDescending, type Requirement } from './gem-version.js';
@@ -19,6 +20,8 @@ export interface RubyVersionInput {
   readonly available: readonly InstalledRuby[];
   /** Series used when nothing asks, e.g. "3.3". */
   readonly defaultSeries: string;
+  /** The version a previous plan took from the default: kept while available and in the default series (plan --previous). */
+  readonly previousDefault?: string | undefined;
 }
 
 export interface RubyVersionResolution {
@@ -53,7 +56,9 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
   const chosen = fromGemfile ?? fromEnv ?? fromDefault;
 
   const available = sortDescending(input.available.map((r) => r.version));
-  const version = available.find((v) => satisfiesAll(v, chosen.requirements));
+  const greatest = available.find((v) => satisfiesAll(v, chosen.requirements));
+  const kept = chosen === fromDefault && input.previousDefault !== undefined && input.previousDefault !== greatest && available.includes(input.previousDefault) && satisfiesAll(input.previousDefault, chosen.requirements) ? input.previousDefault : undefined;
+  const version = kept ?? greatest;
   if (version === undefined) {
     throw RubyErrors.RUBY_VERSION_UNAVAILABLE.create({
       message: `${chosen.source} asks for Ruby ${JSON.stringify(chosen.requested)} (${chosen.requirements.map(formatRequirement).join(', ')}), which matches none of the available versions: ${available.length > 0 ? available.join(', ') : 'none installed'}.`,
@@ -89,19 +94,16 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
     else conflict('.ruby-version', dot, `.ruby-version says ${dot} but Ruby ${version} is selected (.ruby-version is not read by the service unless the Gemfile says ruby file: ".ruby-version")`, '.ruby-version');
   }
 
-  return {
-    ruby,
-    warnings,
-    decision: {
-      id: 'ruby.version',
-      subject: 'Ruby version',
-      requested: chosen.requested,
-      source: chosen.source,
-      resolved: version,
-      reason: `${chosen.rule}; available: ${available.join(', ')}`,
-      overridden,
-    },
+  const decision: Decision = {
+    id: 'ruby.version',
+    subject: 'Ruby version',
+    requested: chosen.requested,
+    source: chosen.source,
+    resolved: greatest as string,
+    reason: `${chosen.rule}; available: ${available.join(', ')}`,
+    overridden,
   };
+  return { ruby, warnings, decision: kept === undefined ? decision : keepPrevious(decision, kept) };
 }
 
 function gemfileRequest(input: RubyVersionInput): Request | undefined {

@@ -2,15 +2,17 @@ import { resolve, sep } from 'node:path';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
+import { fillPlaceholders, type Bindings } from '../plan/placeholders.js';
 import type { FileChunk, PlannedFile } from '../plan/schema.js';
 
-/** The text of a planned file, with variable references replaced by their values. */
-export function renderFile(file: PlannedFile, env: Environment): string {
-  return file.content.map((chunk) => renderChunk(chunk, env)).join('');
+/** The text of a planned file, with variable references and placeholders replaced by their values. */
+export function renderFile(file: PlannedFile, env: Environment, bindings: Bindings): string {
+  return file.content.map((chunk) => renderChunk(chunk, env, bindings)).join('');
 }
 
-function renderChunk(chunk: FileChunk, env: Environment): string {
+function renderChunk(chunk: FileChunk, env: Environment, bindings: Bindings): string {
   if ('text' in chunk) return chunk.text;
+  if ('placeholder' in chunk) return fillPlaceholders(`\${${chunk.placeholder}}`, bindings);
   const value = env.get(chunk.env) ?? '';
   if (chunk.part === undefined) return value;
   const colon = value.indexOf(':');
@@ -19,7 +21,7 @@ function renderChunk(chunk: FileChunk, env: Environment): string {
 }
 
 /** Writes the plan's files of one phase into `appDir`, each atomically and with its mode. */
-export async function materialiseFiles(files: readonly PlannedFile[], phase: PlannedFile['phase'], appDir: string, env: Environment): Promise<string[]> {
+export async function materialiseFiles(files: readonly PlannedFile[], phase: PlannedFile['phase'], appDir: string, env: Environment, bindings: Bindings): Promise<string[]> {
   const written: string[] = [];
   for (const file of files) {
     if (file.phase !== phase) continue;
@@ -27,7 +29,7 @@ export async function materialiseFiles(files: readonly PlannedFile[], phase: Pla
     if (target !== appDir && !target.startsWith(appDir + sep)) {
       throw CoreErrors.BUILD_FILE_ESCAPES_APP.create({ message: `planned file ${file.path} resolves outside the application.`, file: file.path });
     }
-    await writeFileAtomic(target, renderFile(file, env), file.mode);
+    await writeFileAtomic(target, renderFile(file, env, bindings), file.mode);
     written.push(file.path);
   }
   return written;

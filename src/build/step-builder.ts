@@ -1,86 +1,83 @@
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
-import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import { isRunplanError } from '../errors/runplan-error.js';
+import { RunplanError } from '../errors/runplan-error.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
-import type { BuildStep, Layer } from '../plan/schema.js';
+import { describeStep as describe } from '../plan/describe.js';
+import { bindStep } from '../plan/placeholders.js';
+import type { BuildStep, Layer, StepFailureRule } from '../plan/schema.js';
+import { terminateGroup } from '../run/process-group.js';
+import { localBindings } from '../run/run-dir.js';
+import { carryOutInstall } from './install/install-step.js';
+import type { TreeOptions } from './install/tree-cache.js';
 import { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
 import { childEnvironment, systemEnvironment } from './process-env.js';
-import { terminateGroup } from '../run/process-group.js';
 
 const STEP_STOP_GRACE_MS = 5_000;
+const OUTPUT_TAIL_LINES = 200;
 
 export interface StepBuilderOptions {
-  /** Where actions named by steps are found. */
-  readonly registry: BuildpackRegistry;
   /** Per-application layer cache; without one, every step runs. */
   readonly layers?: LayerCache;
+  /** How install steps fetch (npm runner, fetch, clock, attempts); the defaults use the host's npm and the network. */
+  readonly install?: Omit<TreeOptions, 'log' | 'signal'>;
 }
 
 /**
- * Runs a plan's build steps in order with execa: each output line is shown with
- * the step's name; the first failing step stops the build with
- * RUNPLAN_E_BUILD_STEP_FAILED naming the step and its exit status. A step that
- * fills a cacheable layer is skipped when the layer is cached under the same key.
+ * Carries out a plan's build steps in order — commands with execa, installs
+ * through the shared tree cache — with every output line shown with the step's
+ * name. The first failing step stops the build with the coded error of the
+ * first of its onFailure rules that matches, else RUNPLAN_E_BUILD_STEP_FAILED.
+ * A step that fills a cacheable layer is skipped when the layer is cached under
+ * the same key. Nothing here knows a buildpack: the plan is all it reads.
  */
-const OUTPUT_TAIL_LINES = 200;
-
 export class StepBuilder implements Builder {
-  constructor(private readonly options: StepBuilderOptions) {}
+  constructor(private readonly options: StepBuilderOptions = {}) {}
 
-  async build({ plan, appDir, env, host, logger, signal, tempDir }: BuildOptions): Promise<StepReport[]> {
-    const written = await materialiseFiles(plan.files, 'build', appDir, env);
+  async build({ plan, appDir, env: planned, host, logger, signal, tempDir }: BuildOptions): Promise<StepReport[]> {
+    const bindings = localBindings(appDir);
+    const env = planned.bound(bindings);
+    const written = await materialiseFiles(plan.files, 'build', appDir, env, bindings);
     for (const path of written) logger.info(`wrote ${path}`);
     const reports: StepReport[] = [];
     const restored = new Set<string>();
-    for (const step of plan.build.steps) {
+    for (const planned of plan.build.steps) {
       const started = Date.now();
-      if (step.onlyIfLayerRestored !== undefined && !restored.has(step.onlyIfLayerRestored)) continue;
-      const layer = step.layer === null ? undefined : plan.layers.find((l) => l.name === step.layer);
+      if (planned.onlyIfLayerRestored !== undefined && !restored.has(planned.onlyIfLayerRestored)) continue;
+      const layer = planned.layer === null ? undefined : plan.layers.find((l) => l.name === planned.layer);
       const { layers } = this.options;
       if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger))) {
-        logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
+        logger.emit({ kind: 'step', name: planned.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         restored.add(layer.name);
-        reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
+        reports.push({ name: planned.name, status: 'cached', durationMs: Date.now() - started });
         continue;
       }
+      const step = bindStep(planned, bindings);
       logger.info(`step ${step.name}: ${describe(step)}`);
-      await this.runStep(step, appDir, env, host, logger, signal, plan.app?.type, tempDir);
+      const log = (line: string) => logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, line);
+      if (step.run.kind === 'install') {
+        await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, ...(signal ? { signal } : {}) });
+      } else {
+        await this.runCommand(step, appDir, env, logger, signal, tempDir);
+      }
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
     }
     return reports;
   }
 
-  private async runStep(step: BuildStep, appDir: string, env: BuildOptions['env'], host: BuildOptions['host'], logger: Logger, signal?: AbortSignal, appType?: string, tempDir?: string): Promise<void> {
+  private async runCommand(step: BuildStep, appDir: string, env: BuildOptions['env'], logger: Logger, signal?: AbortSignal, tempDir?: string): Promise<void> {
+    if (step.run.kind === 'install') return;
     const cwd = resolve(appDir, step.cwd);
-    // The tail of the output, for the buildpack to recognise a known cause of failure.
+    // The tail of the output, for the step's onFailure rules.
     const tail: string[] = [];
     const out = (stream: 'stdout' | 'stderr') => (line: string) => {
       tail.push(line);
       if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
       logger.emit({ kind: 'step', name: step.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
     };
-    if (step.run.kind === 'action') {
-      const action = this.options.registry.action(step.run.action);
-      if (!action) {
-        throw CoreErrors.BUILD_ACTION_UNKNOWN.create({ message: `step "${step.name}" uses action "${step.run.action}", which no registered buildpack provides.` });
-      }
-      try {
-        await action(step.run.params, { appDir, env, host, log: out('stdout'), ...(signal ? { signal } : {}) });
-      } catch (error) {
-        if (isRunplanError(error)) throw error;
-        throw CoreErrors.BUILD_STEP_FAILED.create({
-          message: `step "${step.name}" failed: ${(error as Error).message}`,
-          details: { step: step.name },
-          cause: error,
-        });
-      }
-      return;
-    }
     const [file, ...args] = step.run.kind === 'exec' ? step.run.argv : ['/bin/sh', '-c', step.run.script];
     // Loaded on first use: planning never spawns, and execa is a third of the CLI's start-up time.
     const { execa } = await import('execa');
@@ -113,14 +110,40 @@ export class StepBuilder implements Builder {
       throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the build was interrupted during step "${step.name}".`, details: { step: step.name } });
     }
     if (result.failed) {
-      const diagnosed = appType === undefined ? undefined : this.options.registry.get(appType)?.diagnoseFailure?.({ step, exitCode: result.exitCode ?? null, output: tail });
-      if (diagnosed) throw diagnosed;
+      const notFound = result.code === 'ENOENT';
+      const exitCode = result.exitCode ?? null;
+      const explained = explainFailure(step, { notFound, exitCode, output: tail });
+      if (explained) throw explained;
       const status = result.exitCode !== undefined ? `exit status ${result.exitCode}` : result.signal ? `signal ${result.signal}` : (result.originalMessage ?? 'unknown failure');
       throw CoreErrors.BUILD_STEP_FAILED.create({
         message: `step "${step.name}" (${describe(step)}) failed with ${status}.`,
-        details: { step: step.name, exitCode: result.exitCode ?? null, signal: result.signal ?? null },
-        ...(result.code === 'ENOENT' ? { fix: `"${file}" was not found on PATH; install it or fix the command.` } : {}),
+        details: { step: step.name, exitCode, signal: result.signal ?? null },
+        ...(notFound ? { fix: `"${file}" was not found on PATH; install it or fix the command.` } : {}),
       });
+    }
+  }
+}
+
+/** The coded error of the first onFailure rule of `step` that matches the failure, if any. */
+export function explainFailure(step: BuildStep, failure: { notFound: boolean; exitCode: number | null; output: readonly string[] }): RunplanError | undefined {
+  const rule = (step.onFailure ?? []).find((r) => matches(r, failure));
+  if (!rule) return undefined;
+  const { code, kind, message, fix, file, variable } = rule.error;
+  return new RunplanError(
+    { code, kind, title: code, fix },
+    { message, ...(file === undefined ? {} : { file }), ...(variable === undefined ? {} : { variable }), details: { step: step.name, exitCode: failure.exitCode } },
+  );
+}
+
+function matches(rule: StepFailureRule, failure: { notFound: boolean; output: readonly string[] }): boolean {
+  switch (rule.when.kind) {
+    case 'any':
+      return true;
+    case 'not-found':
+      return failure.notFound;
+    case 'output': {
+      const pattern = new RegExp(rule.when.pattern, 'i');
+      return failure.output.some((line) => pattern.test(line));
     }
   }
 }
@@ -148,20 +171,4 @@ async function saveLayer(layers: LayerCache, layer: Layer, appDir: string, logge
     // A cache that cannot be written only costs time on the next build.
     logger.warn(`could not cache layer ${layer.name}: ${(error as Error).message}`);
   }
-}
-
-/** The step's command as the user would type it. */
-export function describe(step: BuildStep): string {
-  switch (step.run.kind) {
-    case 'exec':
-      return step.run.argv.map(quoteArg).join(' ');
-    case 'shell':
-      return step.run.script;
-    case 'action':
-      return `${step.run.action} ${JSON.stringify(step.run.params)}`;
-  }
-}
-
-function quoteArg(arg: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

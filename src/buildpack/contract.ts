@@ -10,6 +10,7 @@ import type { ErrorType, RunplanError } from '../errors/runplan-error.js';
 import type { WarningType } from '../errors/warnings.js';
 import type { FileSource } from '../files/file-source.js';
 import type { HostSettings } from '../host/host-settings.js';
+import type { InventoryProvider } from '../inventory/inventory.js';
 import type { Logger } from '../log/logger.js';
 import type {
   BuildStep,
@@ -39,11 +40,20 @@ export interface Detector {
 
 export interface PlanContext {
   readonly files: FileSource;
-  /** Absolute path of the application source. */
-  readonly appRoot: string;
   /** The assembled deployment environment (application, add-ons, service). */
   readonly env: Environment;
   readonly host: HostSettings;
+  /**
+   * This buildpack's part of the inventory, validated with its provider's schema
+   * (undefined when it has no provider). Planning learns about the machine and the
+   * network only from here: it runs no program and opens no connection.
+   */
+  readonly inventory: unknown;
+  /**
+   * A plan made earlier for the same application: values that came from a default
+   * stay what it resolved while still available and allowed (runplan plan --previous).
+   */
+  readonly previous?: RunPlan;
 }
 
 /** How the health check behaves when the user configured no path. */
@@ -72,20 +82,6 @@ export interface Planner {
   plan(context: PlanContext): Promise<PlanContribution>;
 }
 
-/** What an action step can use. */
-export interface ActionContext {
-  /** Absolute path of the application being built. */
-  readonly appDir: string;
-  readonly env: Environment;
-  readonly host: HostSettings;
-  /** Lines logged here are shown with the step's name. */
-  readonly log: (line: string) => void;
-  readonly signal?: AbortSignal;
-}
-
-/** A named build operation implemented in code (e.g. install a Node version from the cache). */
-export type BuildAction = (params: Readonly<Record<string, unknown>>, context: ActionContext) => Promise<void>;
-
 export interface Buildpack {
   /** Also the application type: "node", "ruby", "play1". */
   readonly id: string;
@@ -96,25 +92,12 @@ export interface Buildpack {
   readonly planner: Planner;
   /** Health check used when no CC_HEALTH_CHECK_PATH… is configured. */
   readonly defaultHealthCheck: DefaultHealthCheck;
-  /** Actions referenced by this buildpack's steps as "<id>/<name>". */
-  readonly actions?: Readonly<Record<string, BuildAction>>;
+  /** How the buildpack learns what its planner needs from the machine and the network. */
+  readonly inventory?: InventoryProvider;
   /** The error codes this buildpack raises, for documentation. */
   readonly errors?: Readonly<Record<string, ErrorType>>;
   /** The warning codes this buildpack emits, for documentation. */
-  readonly warnings?: Readonly<Record<string, WarningType>>;  /**
-   * Turns a failed command step into a more precise coded error when its output
-   * shows a known cause (e.g. a registry refusing credentials); undefined keeps
-   * the generic RUNPLAN_E_BUILD_STEP_FAILED.
-   */
-  readonly diagnoseFailure?: (failure: StepFailure) => RunplanError | undefined;
-}
-
-/** What a buildpack sees of a failed command step. */
-export interface StepFailure {
-  readonly step: BuildStep;
-  readonly exitCode: number | null;
-  /** The last lines the step printed (stdout and stderr), unredacted: never copy them into an error. */
-  readonly output: readonly string[];
+  readonly warnings?: Readonly<Record<string, WarningType>>;
 }
 
 export interface StepReport {
@@ -151,8 +134,6 @@ export interface RunOptions {
   readonly appDir: string;
   readonly env: Environment;
   readonly logger: Logger;
-  /** A private temporary directory for the processes (their TMPDIR), which the caller removes after stop(). */
-  readonly tempDir?: string;
 }
 
 export interface RunningApp {

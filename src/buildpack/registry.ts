@@ -1,7 +1,7 @@
 import { CoreErrors } from '../errors/core-errors.js';
 import { listDefinitions, type ErrorDefinition } from '../errors/runplan-error.js';
 import { listWarningDefinitions, type WarningDefinition } from '../errors/warnings.js';
-import type { BuildAction, Buildpack } from './contract.js';
+import type { Buildpack } from './contract.js';
 
 /**
  * The buildpacks a host works with. Hosts extend it with their own buildpacks
@@ -41,13 +41,6 @@ export class BuildpackRegistry {
   /** Buildpacks in detection order: highest priority first, then by id. */
   list(): Buildpack[] {
     return [...this.byId.values()].sort((a, b) => b.priority - a.priority || (a.id < b.id ? -1 : 1));
-  }
-
-  /** Resolves an action name "<buildpack>/<action>". */
-  action(name: string): BuildAction | undefined {
-    const slash = name.indexOf('/');
-    if (slash < 0) return undefined;
-    return this.byId.get(name.slice(0, slash))?.actions?.[name.slice(slash + 1)];
   }
 
   /** Every error code the registered buildpacks declare. */

@@ -5,15 +5,25 @@ import type { EnvironmentInput, LinkedVariables } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { assertPort, parseMemory, type HostSettings } from '../host/host-settings.js';
 
-export const COMMANDS = ['plan', 'build', 'run', 'check', 'schema'] as const;
+export const COMMANDS = ['plan', 'build', 'run', 'check', 'inventory', 'diff', 'schema'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CliArguments {
   readonly command: CommandName;
-  /** Application directory (plan/build/run) or base URL (check). */
+  /** Application directory (plan/build/run), base URL (check) or the old plan (diff). */
   readonly target: string | undefined;
+  /** The new plan (diff). */
+  readonly second: string | undefined;
   readonly type: string | undefined;
   readonly json: boolean;
+  /** --inventory FILE (plan, build, run): plan from it instead of this machine. */
+  readonly inventory: string | undefined;
+  /** --previous FILE (plan, build, run): keep the defaults that plan resolved. */
+  readonly previous: string | undefined;
+  /** --plan FILE (build, run): carry out this saved plan instead of planning. */
+  readonly plan: string | undefined;
+  /** --out FILE (inventory): where to write it (default standard output). */
+  readonly out: string | undefined;
   readonly env: EnvironmentInput;
   readonly host: Partial<HostSettings>;
 }
@@ -23,6 +33,8 @@ export const USAGE = `Usage:
   runplan build <dir> [options]            build in a fresh copy of the application
   runplan run   <dir> [options]            build, start, health-check, serve until Ctrl-C
   runplan check <base-url> [options]       run only the health checks against a running app
+  runplan inventory [--type T] [--out FILE]  write what planning learns from this machine
+  runplan diff  <old.json> <new.json> [--json]  what changed between two plans, and why
   runplan schema                           print the run plan's JSON Schema
 
 Options:
@@ -37,8 +49,16 @@ Options:
                                (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
   --work-dir DIR               where builds are made and run (default $RUNPLAN_WORK_DIR or <cache-dir>/apps)
   --timeout SECONDS            how long the app may take to become healthy (default 60)
-  --json                       plan as JSON (plan command)
-  -h, --help, -v, --version`;
+  --json                       plan (plan) or differences (diff) as JSON
+  --inventory FILE             plan from a saved inventory: runs no program, opens no connection
+  --previous FILE              keep what a previous plan took from defaults (latest LTS…) while still available
+  --plan FILE                  build or run a saved plan as made, without planning again; give
+                               the values of its secret variables with --env / --addon-env
+  --out FILE                   where \`inventory\` writes (default: standard output)
+  -h, --help, -v, --version
+
+Exit statuses: 0 success (diff: no difference), 1 the deployment failed (diff: the plans
+differ), 2 bad input, 70 internal error, 130 interrupted.`;
 
 export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   let parsed;
@@ -60,6 +80,10 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         'work-dir': { type: 'string' },
         timeout: { type: 'string' },
         json: { type: 'boolean' },
+        inventory: { type: 'string' },
+        previous: { type: 'string' },
+        plan: { type: 'string' },
+        out: { type: 'string' },
       },
     });
   } catch (error) {
@@ -69,11 +93,26 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   if (!command || !(COMMANDS as readonly string[]).includes(command)) {
     throw CoreErrors.CLI_USAGE.create({ message: command ? `unknown command "${command}".` : 'no command given.' });
   }
-  if (command !== 'schema' && target === undefined) {
-    throw CoreErrors.CLI_USAGE.create({ message: `${command} needs ${command === 'check' ? 'a base URL' : 'an application directory'}.` });
-  }
+  const needs = { check: 'a base URL', diff: 'two plan files', schema: undefined, inventory: undefined } as Record<string, string | undefined>;
+  const need = command in needs ? needs[command] : 'an application directory';
+  if (need !== undefined && target === undefined) throw CoreErrors.CLI_USAGE.create({ message: `${command} needs ${need}.` });
+  if (need === undefined && target !== undefined) throw CoreErrors.CLI_USAGE.create({ message: `unexpected argument "${target}".` });
+  const second = command === 'diff' ? extra.shift() : undefined;
+  if (command === 'diff' && second === undefined) throw CoreErrors.CLI_USAGE.create({ message: 'diff needs two plan files: the old one, then the new one.' });
   if (extra.length > 0) throw CoreErrors.CLI_USAGE.create({ message: `unexpected argument "${extra[0]}".` });
   const v = parsed.values;
+  const only = (option: string, commands: readonly string[]) => {
+    if ((v as Record<string, unknown>)[option] !== undefined && !commands.includes(command)) {
+      throw CoreErrors.CLI_USAGE.create({ message: `--${option} is an option of ${commands.join(', ')}, not of ${command}.` });
+    }
+  };
+  only('inventory', ['plan', 'build', 'run']);
+  only('previous', ['plan', 'build', 'run']);
+  only('plan', ['build', 'run']);
+  only('out', ['inventory']);
+  if (v.plan !== undefined && (v.inventory !== undefined || v.previous !== undefined)) {
+    throw CoreErrors.CLI_USAGE.create({ message: '--plan carries out a plan already made: --inventory and --previous only apply when planning.' });
+  }
 
   const application: Assignment[] = [];
   for (const file of v['env-file'] ?? []) application.push(...parseEnvFile(await readEnvFile(file), file));
@@ -117,8 +156,13 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   return {
     command: command as CommandName,
     target,
+    second,
     type: v.type,
     json: v.json ?? false,
+    inventory: v.inventory,
+    previous: v.previous,
+    plan: v.plan,
+    out: v.out,
     env: { application, links: linkList },
     host,
   };

@@ -1,12 +1,12 @@
 import type { Decision, RunPlan } from '../plan/schema.js';
-import { describe } from '../build/step-builder.js';
+import { describeCommand, describeStep as describe } from '../plan/describe.js';
 import { formatSeconds } from '../health/probes.js';
 
-/** The plan for people: every choice with where it came from and why. */
-export function formatPlan(plan: RunPlan): string {
+/** The plan for people: every choice with where it came from and why. `source` names what was planned (the plan itself names no path). */
+export function formatPlan(plan: RunPlan, source?: string): string {
   const out: string[] = [];
   const { detection } = plan.app;
-  out.push(`Plan for ${plan.app.root}`);
+  out.push(source === undefined ? `Plan (runplan ${plan.runplanVersion})` : `Plan for ${source}`);
   out.push(`  type: ${plan.app.type} (${detection.selectedBy === 'option' ? 'chosen by --type' : 'detected'}: ${detection.evidence.join(', ')})`);
   const others = detection.candidates.filter((c) => c.buildpack !== plan.app.type);
   if (others.length > 0) out.push(`  other buildpacks: ${others.map((c) => `${c.buildpack} ${c.status} (${c.evidence.join(', ')})`).join('; ')}`);
@@ -36,7 +36,7 @@ export function formatPlan(plan: RunPlan): string {
 
   out.push('', 'Processes');
   for (const p of plan.processes) {
-    const cmd = p.command.kind === 'exec' ? p.command.argv.join(' ') : p.command.script;
+    const cmd = describeCommand(p.command);
     const env = Object.keys(p.env).length > 0 ? `; env ${Object.entries(p.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : '';
     out.push(`  ${p.name} (${p.role}): ${cmd}${p.port ? ` on port ${p.port}` : ''}; restart ${p.restart.policy}${env}`);
   }
@@ -59,7 +59,8 @@ export function formatPlan(plan: RunPlan): string {
   const env = plan.environment;
   out.push('', `Environment (precedence: ${env.precedence.join(' > ')})`);
   for (const v of env.variables) {
-    out.push(`  ${v.name}=${v.secret ? '*** (secret)' : JSON.stringify(v.value)}  ← ${v.source}${v.origin !== v.source ? ` (${v.origin})` : ''}`);
+    const value = v.secret ? '*** (secret)' : v.placeholder ? `\${${v.placeholder}} (filled by the executor)` : JSON.stringify(v.value);
+    out.push(`  ${v.name}=${value}  ← ${v.source}${v.origin !== v.source ? ` (${v.origin})` : ''}`);
   }
   for (const s of env.shadowed) {
     out.push(`  shadowed: ${s.name} from ${s.hidden.origin} is hidden by ${s.kept.origin}: ${s.reason}`);

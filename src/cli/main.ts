@@ -1,8 +1,14 @@
+import { readFile } from 'node:fs/promises';
 import type { LogLine } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
 import { Logger } from '../log/logger.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
+import { defaultCacheDir } from '../host/host-settings.js';
+import { gatherInventory, parseInventory } from '../inventory/gather.js';
+import { diffPlans, formatDiff } from '../plan/diff.js';
+import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
-import { createPlan } from '../planning/create-plan.js';
+import { createPlan, parsePlan } from '../planning/create-plan.js';
 import { buildApp, deployApp } from '../deploy/deploy.js';
 import { defaultRegistry } from '../default-registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -43,26 +49,50 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
         return await runCommand(args, out);
       case 'check':
         return await checkCommand(args, out);
+      case 'inventory':
+        return await inventoryCommand(args, out);
+      case 'diff':
+        return await diffCommand(args, out);
     }
   } catch (error) {
     return reportError(error, err);
   }
 }
 
-/** What every command that plans passes to the library. */
-function appOptions(args: CliArguments) {
+/** What every command that plans passes to the library: the saved inventory, previous plan or plan it names, read and validated. */
+async function appOptions(args: CliArguments) {
   return {
     registry: defaultRegistry(),
     appDir: args.target as string,
     env: args.env,
     host: args.host,
     ...(args.type ? { type: args.type } : {}),
+    ...(args.inventory ? { inventory: parseInventory(await readJson(args.inventory, 'inventory'), args.inventory) } : {}),
+    ...(args.previous ? { previous: parsePlan(await readJson(args.previous, 'plan'), args.previous) } : {}),
+    ...(args.plan ? { plan: parsePlan(await readJson(args.plan, 'plan'), args.plan) } : {}),
   };
 }
 
-/** ...and what building commands add: printed lines, the plan shown first, Ctrl-C. */
-function buildOptions(args: CliArguments, out: Write, signal: AbortSignal) {
-  return { ...appOptions(args), sink: printLine(out), signal, onPlan: (plan: RunPlan) => out(`${formatPlan(plan)}\n\n`) };
+/** ...and what building commands add: printed lines, the plan shown first (with its digest), Ctrl-C. */
+async function buildOptions(args: CliArguments, out: Write, signal: AbortSignal) {
+  const onPlan = (plan: RunPlan) => out(`${formatPlan(plan, args.target)}\n\n==> ${args.plan ? `carrying out ${args.plan}` : 'carrying out the plan above'}: ${planDigest(plan)}\n`);
+  return { ...(await appOptions(args)), sink: printLine(out), signal, onPlan };
+}
+
+/** A JSON document named on the command line, or the coded error saying why it cannot be used. */
+async function readJson(path: string, what: 'plan' | 'inventory'): Promise<unknown> {
+  const invalid = what === 'plan' ? CoreErrors.PLAN_DOCUMENT_INVALID : CoreErrors.INVENTORY_INVALID;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw invalid.create({ message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`, file: path });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalid.create({ message: `${path} is not JSON: ${(error as Error).message}.`, file: path });
+  }
 }
 
 /**
@@ -88,16 +118,40 @@ async function withSignals<T>(work: (signal: AbortSignal, stopRequested: Promise
 }
 
 async function planCommand(args: CliArguments, out: Write): Promise<number> {
-  const { plan } = await createPlan(appOptions(args));
-  out(args.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan)}\n`);
+  const { plan } = await createPlan(await appOptions(args));
+  out(args.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan, args.target)}\n\nplan digest: ${planDigest(plan)}\n`);
   return EXIT.ok;
+}
+
+async function inventoryCommand(args: CliArguments, out: Write): Promise<number> {
+  const registry = defaultRegistry();
+  if (args.type !== undefined && !registry.get(args.type)) {
+    throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
+  }
+  const inventory = await gatherInventory(registry, { cacheDir: args.host.cacheDir ?? defaultCacheDir(), ...(args.type ? { ids: [args.type] } : {}) });
+  const text = `${JSON.stringify(inventory, null, 2)}\n`;
+  if (args.out === undefined) {
+    out(text);
+  } else {
+    await writeFileAtomic(args.out, text);
+    out(`==> wrote the inventory of ${Object.keys(inventory.buildpacks).join(', ')} to ${args.out}\n`);
+  }
+  return EXIT.ok;
+}
+
+async function diffCommand(args: CliArguments, out: Write): Promise<number> {
+  const [oldFile, newFile] = [args.target as string, args.second as string];
+  const changes = diffPlans(parsePlan(await readJson(oldFile, 'plan'), oldFile), parsePlan(await readJson(newFile, 'plan'), newFile));
+  out(args.json ? `${JSON.stringify(changes, null, 2)}\n` : `${formatDiff(changes)}\n`);
+  // As diff(1): 0 when the plans are the same, 1 when they differ.
+  return changes.length === 0 ? EXIT.ok : EXIT.deploymentFailed;
 }
 
 async function buildCommand(args: CliArguments, out: Write): Promise<number> {
   const started = Date.now();
   return withSignals(async (signal) => {
     try {
-      const built = await buildApp(buildOptions(args, out, signal));
+      const built = await buildApp(await buildOptions(args, out, signal));
       out(`==> built ${built.plan.app.type} application in ${formatSeconds(Date.now() - started)}\n`);
       return EXIT.ok;
     } catch (error) {
@@ -110,7 +164,7 @@ async function buildCommand(args: CliArguments, out: Write): Promise<number> {
 
 async function runCommand(args: CliArguments, out: Write): Promise<number> {
   return withSignals(async (signal, stopRequested) => {
-    const deployment = await deployApp(buildOptions(args, out, signal)).catch((error: unknown) => {
+    const deployment = await deployApp(await buildOptions(args, out, signal)).catch((error: unknown) => {
       if (signal.aborted) return undefined;
       throw error;
     });

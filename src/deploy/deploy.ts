@@ -1,23 +1,30 @@
 import { basename } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
 import { LayerCache } from '../build/layer-cache.js';
+import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
 import { appCacheKey, appWorkspace, createBuildDirectory, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { isRunplanError, RunplanError } from '../errors/runplan-error.js';
 import type { Redactor } from '../env/secrets.js';
-import { DirectorySource } from '../files/directory-source.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
-import { resolveHostSettings } from '../host/host-settings.js';
+import { resolveHostSettings, type HostSettings } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
-import { createPlan, type CreatePlanOptions, type PlanResult } from '../planning/create-plan.js';
+import { createPlan, parsePlan, type CreatePlanOptions } from '../planning/create-plan.js';
+import { environmentForPlan } from '../planning/plan-environment.js';
 import { LocalProcessRunner } from '../run/local-process-runner.js';
 import type { Clock } from '../time/clock.js';
 
 export interface BuildAppOptions extends CreatePlanOptions {
   readonly appDir: string;
+  /**
+   * A plan made earlier (`runplan plan --json`, or createPlan): carried out as
+   * made, without planning again. The environment then only supplies the values
+   * of the plan's secret variables.
+   */
+  readonly plan?: RunPlan;
   /** Receives every line (already redacted). */
   readonly sink: LogSink;
   /** Defaults to the StepBuilder with the per-application layer cache. */
@@ -27,7 +34,12 @@ export interface BuildAppOptions extends CreatePlanOptions {
   readonly onPlan?: (plan: RunPlan) => void;
 }
 
-export interface BuiltApp extends PlanResult {
+export interface BuiltApp {
+  /** The plan that was carried out. */
+  readonly plan: RunPlan;
+  /** The full environment with values (secrets included): keep it in memory, never print it. */
+  readonly environment: Environment;
+  readonly host: HostSettings;
   /** Directory of the successful build, where processes run. */
   readonly appDir: string;
   readonly steps: readonly StepReport[];
@@ -35,8 +47,23 @@ export interface BuiltApp extends PlanResult {
 }
 
 /**
- * Plans and builds an application in a fresh copy of its source, and makes the
- * build current. A failed build is removed; the previous one stays.
+ * The plan to carry out: the one given (validated, with the environment it
+ * needs), or a new one made from the application's source.
+ */
+async function planToCarryOut(options: BuildAppOptions): Promise<{ plan: RunPlan; environment: Environment; host: HostSettings }> {
+  if (options.plan === undefined) return createPlan(options);
+  const plan = parsePlan(options.plan);
+  const port = plan.healthCheck.port;
+  if (options.host?.port !== undefined && options.host.port !== port) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `the plan was made for port ${port}, not ${options.host.port}; plan again with that port, or leave the port out.` });
+  }
+  return { plan, environment: environmentForPlan(plan, options.env), host: resolveHostSettings({ ...options.host, port }) };
+}
+
+/**
+ * Plans (unless given a plan) and builds an application in a fresh copy of its
+ * source, and makes the build current. A failed build is removed; the previous
+ * one stays.
  */
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { promote, discard: _discard, workspace: _workspace, ...built } = await buildCandidate(options);
@@ -46,34 +73,28 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
 async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<void>; discard(): Promise<void> }> {
-  const host = resolveHostSettings(options.host);
+  const { plan, environment, host } = await planToCarryOut(options);
+  const logger = new Logger(options.sink, environment.redactor);
+  options.onPlan?.(plan);
   const workspace = appWorkspace(host.workDir, options.appDir);
   const buildDir = await createBuildDirectory(workspace, options.appDir);
-  let redactor: Redactor | undefined;
   const temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
   try {
-    // Plan from the copy, so that what is planned is exactly what is built.
-    const planned = await createPlan({
-      ...options,
-      files: new DirectorySource(buildDir.dir),
-      host: { ...host, appHome: buildDir.dir },
-    });
-    redactor = planned.environment.redactor;
-    const logger = new Logger(options.sink, redactor);
-    options.onPlan?.(planned.plan);
-    const builder = options.builder ?? new StepBuilder({ registry: options.registry, layers: LayerCache.forApp(host.cacheDir, appCacheKey(workspace)) });
+    const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appCacheKey(workspace)) });
     const steps = await builder.build({
-      plan: planned.executablePlan,
+      plan,
       appDir: buildDir.dir,
-      env: planned.environment,
-      host: planned.host,
+      env: environment,
+      host,
       logger,
       tempDir: temp.dir,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     logger.info(`build succeeded: ${buildDir.dir}`);
     return {
-      ...planned,
+      plan,
+      environment,
+      host,
       appDir: buildDir.dir,
       steps,
       logger,
@@ -83,7 +104,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
     };
   } catch (error) {
     await buildDir.discard();
-    throw redactError(error, redactor);
+    throw redactError(error, environment.redactor);
   } finally {
     await temp.remove();
   }
@@ -110,12 +131,10 @@ export interface Deployment extends BuiltApp {
  * thrown: a failed deployment leaves nothing running.
  */
 export async function deployApp(options: DeployOptions): Promise<Deployment> {
-  const { promote, discard, workspace, ...built } = await buildCandidate(options);
-  const { plan, executablePlan, environment, logger } = built;
-  const temp = await workspaceTempDir(workspace, `run-${basename(built.appDir)}`);
+  const { promote, discard, workspace: _workspace, ...built } = await buildCandidate(options);
+  const { plan, environment, logger } = built;
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
     await running?.stop();
-    await temp.remove();
     // The failed build is not kept: the previous good build remains current.
     await discard();
     throw redactError(error, environment.redactor);
@@ -127,7 +146,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
     return fail(CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already accepts connections before the application has started.`, details: { port } }));
   }
   const runner = options.runner ?? new LocalProcessRunner(options.clock ? { clock: options.clock } : {});
-  const running = await runner.start({ plan: executablePlan, appDir: built.appDir, env: environment, logger, tempDir: temp.dir }).catch((error: unknown) => fail(error));
+  const running = await runner.start({ plan, appDir: built.appDir, env: environment, logger }).catch((error: unknown) => fail(error));
   let health: HealthReport;
   try {
     const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});
@@ -137,11 +156,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
   }
   if (!health.ok) return fail(healthError(health), running);
   await promote();
-  const stop = async () => {
-    await running.stop();
-    await temp.remove();
-  };
-  return { ...built, running, health, stop };
+  return { ...built, running, health, stop: () => running.stop() };
 }
 
 function healthError(health: HealthReport): RunplanError {

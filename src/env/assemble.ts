@@ -1,4 +1,6 @@
-import type { EnvSource, PlanEnvironment, PlanVariable, ShadowedVariable } from '../plan/schema.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { fillPlaceholders, type Bindings } from '../plan/placeholders.js';
+import { PLACEHOLDERS, placeholder, type EnvSource, type PlanEnvironment, type PlanVariable, type Placeholder, type ShadowedVariable } from '../plan/schema.js';
 import { assertValidVariableName } from './names.js';
 import type { Assignment } from './assignments.js';
 import { Redactor } from './secrets.js';
@@ -111,22 +113,49 @@ export class Environment {
   }
 
   toPlan(): PlanEnvironment {
-    const variables: PlanVariable[] = this.list().map((e) => ({
-      name: e.name,
-      source: e.source,
-      origin: e.origin,
-      secret: e.secret,
-      ...(e.secret ? {} : { value: e.value }),
-    }));
+    const variables: PlanVariable[] = this.list().map((e) => {
+      const filledBy = PLACEHOLDERS.find((p) => e.value === placeholder(p));
+      return {
+        name: e.name,
+        source: e.source,
+        origin: e.origin,
+        secret: e.secret,
+        ...(e.secret || filledBy ? {} : { value: e.value }),
+        ...(filledBy ? { placeholder: filledBy } : {}),
+      };
+    });
     return { precedence: [...ENV_PRECEDENCE], variables, shadowed: [...this.shadowedList] };
   }
 
-  /** A copy, so that a planner can add defaults without touching the caller's environment. */
-  clone(): Environment {
+  /** The environment an executor gives steps and processes: values that are a placeholder (APP_HOME) filled in. */
+  bound(bindings: Bindings): Environment {
     const copy = new Environment();
-    for (const e of this.entries.values()) copy.put(e.name, e.value, e.source, e.origin);
+    for (const e of this.entries.values()) {
+      const value = PLACEHOLDERS.some((p) => e.value === placeholder(p)) ? fillPlaceholders(e.value, bindings) : e.value;
+      copy.entries.set(e.name, { ...e, value });
+      if (e.secret) copy.redactor.addVariable(e.name, e.value);
+    }
     copy.shadowedList.push(...this.shadowedList);
     return copy;
+  }
+
+  /**
+   * The environment of a saved plan: its variables as the plan lists them, secret
+   * values from `secrets` (plans never hold them). A secret without a value is
+   * RUNPLAN_E_PLAN_SECRET_MISSING.
+   */
+  static fromPlan(plan: PlanEnvironment, secrets: Readonly<Record<string, string>>): Environment {
+    const env = new Environment();
+    for (const v of plan.variables) {
+      const value = v.placeholder ? placeholder(v.placeholder as Placeholder) : v.secret ? secrets[v.name] : v.value;
+      if (value === undefined) {
+        throw CoreErrors.PLAN_SECRET_MISSING.create({ message: `the plan needs the value of ${v.name} (${v.source} variable from ${v.origin}), which plans never hold.`, variable: v.name });
+      }
+      env.entries.set(v.name, { name: v.name, value, source: v.source, origin: v.origin, secret: v.secret });
+      if (v.secret) env.redactor.addVariable(v.name, value);
+    }
+    env.shadowedList.push(...plan.shadowed);
+    return env;
   }
 }
 

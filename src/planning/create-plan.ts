@@ -8,7 +8,9 @@ import { CoreErrors } from '../errors/core-errors.js';
 import { DirectorySource } from '../files/directory-source.js';
 import type { FileSource } from '../files/file-source.js';
 import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
-import { resolveHostSettings, serviceVariables, type HostSettings } from '../host/host-settings.js';
+import { defaultCacheDir, resolveHostSettings, serviceVariables, type HostSettings } from '../host/host-settings.js';
+import { gatherInventory, inventoryPart } from '../inventory/gather.js';
+import type { Inventory } from '../inventory/inventory.js';
 import { PLAN_SCHEMA_VERSION, RunPlanSchema, type RunPlan } from '../plan/schema.js';
 import { RUNPLAN_VERSION } from '../version.js';
 
@@ -24,40 +26,51 @@ export interface CreatePlanOptions {
   /** The application's, add-ons' and extra service variables. */
   readonly env?: EnvironmentInput;
   readonly host?: Partial<HostSettings>;
+  /**
+   * What planning may know of the machine and the network. Without it, the
+   * selected buildpack's part is gathered now (which runs programs and may open
+   * connections); with it, planning reads files and nothing else.
+   */
+  readonly inventory?: Inventory;
+  /** A plan made earlier: defaults stay what it resolved while still available and allowed. */
+  readonly previous?: RunPlan;
 }
 
 export interface PlanResult {
-  /** The plan to show, store or send: every secret value redacted. */
+  /** The plan: secret-free by construction, to show, store, send or carry out. */
   readonly plan: RunPlan;
-  /**
-   * The plan to carry out. Identical to `plan` unless a secret value happens to
-   * occur in it (a short password inside a build path, say), where redaction
-   * would break a path or a command. It holds no secret by construction (files
-   * reference variables), but print `plan`, never this.
-   */
-  readonly executablePlan: RunPlan;
   /** The full environment with values (secrets included): keep it in memory, never print it. */
   readonly environment: Environment;
   readonly host: HostSettings;
   readonly buildpack: Buildpack;
+  /** What planning knew of the machine (the one given, or the part gathered for this plan). */
+  readonly inventory: Inventory;
 }
 
 /**
- * Detects the application type, lets its buildpack resolve everything, and
- * returns a validated, secret-free plan plus the environment to carry it out.
- * Pure apart from reading the application's files.
+ * Detects the application type, lets its buildpack resolve everything from the
+ * application's files, the environment, the host settings and the inventory,
+ * and returns a validated plan plus the environment to carry it out. The same
+ * inputs give the same plan, byte for byte: no timestamp, no path of the machine.
  */
 export async function createPlan(options: CreatePlanOptions): Promise<PlanResult> {
-  const appRoot = resolve(options.appDir ?? '.');
-  const files = options.files ?? (await directorySource(appRoot));
-  const host = resolveHostSettings(options.host);
+  const files = options.files ?? (await directorySource(resolve(options.appDir ?? '.')));
+  const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type);
+  const inventory =
+    options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id] }));
+  const host = resolveHostSettings({ ...options.host, instance: options.host?.instance ?? inventory.host.instance });
   const environment = assembleEnvironment({
     ...options.env,
-    service: { ...serviceVariables(host, appRoot), ...options.env?.service },
+    service: { ...serviceVariables(host), ...options.env?.service },
   });
 
-  const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type);
-  const contribution = await buildpack.planner.plan({ files, appRoot, env: environment, host });
+  const contribution = await buildpack.planner.plan({
+    files,
+    env: environment,
+    host,
+    inventory: inventoryPart(inventory, buildpack),
+    ...(options.previous ? { previous: options.previous } : {}),
+  });
   for (const d of contribution.envDefaults ?? []) environment.putDefault(d.name, d.value, `${buildpack.id} buildpack: ${d.reason}`);
 
   const healthCheck = planHealthCheck(healthPathsFromEnv(environment.list().map((e) => [e.name, e.value])), contribution.defaultHealthCheck ?? buildpack.defaultHealthCheck, host.port, {
@@ -68,7 +81,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
   const candidate: RunPlan = {
     schemaVersion: PLAN_SCHEMA_VERSION,
     runplanVersion: RUNPLAN_VERSION,
-    app: { type: buildpack.id, root: appRoot, detection },
+    app: { type: buildpack.id, detection },
     runtimes: [...contribution.runtimes],
     decisions: [...contribution.decisions],
     environment: environment.toPlan(),
@@ -85,9 +98,25 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       message: `buildpack "${buildpack.id}" produced an invalid plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     });
   }
-  // Defence in depth: whatever a buildpack copied into the plan, no secret value leaves.
-  const plan = environment.redactor.redactDeep(parsed.data);
-  return { plan, executablePlan: parsed.data, environment, host, buildpack };
+  assertNoSecretValue(parsed.data, environment, buildpack.id);
+  return { plan: parsed.data, environment, host, buildpack, inventory };
+}
+
+// Shorter secret values could occur in a plan by coincidence ("prod"); a longer one there was copied in.
+const MIN_CHECKED_SECRET_LENGTH = 8;
+
+/**
+ * Plans hold secrets only by name. A buildpack that copied a secret value into
+ * its plan (a token in a command, say) is a bug, stopped here before the plan is
+ * shown, stored or carried out.
+ */
+function assertNoSecretValue(plan: RunPlan, environment: Environment, buildpackId: string): void {
+  const text = JSON.stringify(plan);
+  for (const e of environment.list()) {
+    if (e.secret && e.value.length >= MIN_CHECKED_SECRET_LENGTH && text.includes(e.value)) {
+      throw CoreErrors.PLAN_INVALID.create({ message: `buildpack "${buildpackId}" put the value of the secret variable ${e.name} into the plan; plans may only name secrets.`, variable: e.name });
+    }
+  }
 }
 
 async function directorySource(appRoot: string): Promise<FileSource> {
@@ -98,12 +127,21 @@ async function directorySource(appRoot: string): Promise<FileSource> {
   return new DirectorySource(appRoot);
 }
 
-/** Validates a plan read from JSON (e.g. made on another machine). */
-export function parsePlan(json: unknown): RunPlan {
+/** Validates a plan read from JSON (e.g. made on another machine, or by another runplan version). */
+export function parsePlan(json: unknown, origin = 'the plan'): RunPlan {
+  const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (version !== PLAN_SCHEMA_VERSION) {
+    const made = (json as { runplanVersion?: unknown } | null)?.runplanVersion;
+    throw CoreErrors.PLAN_SCHEMA_UNSUPPORTED.create({
+      message: `${origin} has schema version ${JSON.stringify(version ?? null)}${typeof made === 'string' ? ` (made by runplan ${made})` : ''}; runplan ${RUNPLAN_VERSION} carries out schema version ${PLAN_SCHEMA_VERSION}.`,
+      file: origin,
+    });
+  }
   const parsed = RunPlanSchema.safeParse(json);
   if (!parsed.success) {
     throw CoreErrors.PLAN_DOCUMENT_INVALID.create({
-      message: `not a valid run plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      message: `${origin} is not a valid run plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      file: origin,
     });
   }
   return parsed.data;

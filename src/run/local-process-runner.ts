@@ -1,8 +1,11 @@
+import { mkdir, rm } from 'node:fs/promises';
 import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
+import { bindProcess } from '../plan/placeholders.js';
 import { materialiseFiles } from '../build/materialise-files.js';
 import { formatSeconds } from '../health/probes.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { describeReadiness, waitUntilReady } from './readiness.js';
+import { localBindings } from './run-dir.js';
 import { SupervisedProcess } from './supervised-process.js';
 
 export interface LocalProcessRunnerOptions {
@@ -19,6 +22,9 @@ export interface LocalProcessRunnerOptions {
  * in the background, after the other processes started): a proxy in front of an
  * application server must not accept connections — and so pass a port health
  * check — while the server behind it is still booting.
+ *
+ * The plan's ${RUN_DIR} (localRunDir) is made fresh when the processes start;
+ * it is also their TMPDIR, and it is removed once they have stopped.
  */
 export class LocalProcessRunner implements Runner {
   private readonly clock: Clock;
@@ -27,9 +33,22 @@ export class LocalProcessRunner implements Runner {
     this.clock = options.clock ?? systemClock;
   }
 
-  async start({ plan, appDir, env, logger, tempDir }: RunOptions): Promise<RunningApp> {
-    await materialiseFiles(plan.files, 'run', appDir, env);
-    const processes = plan.processes.map((spec) => new SupervisedProcess(spec, appDir, env, logger, this.clock, tempDir));
+  async start({ plan, appDir, env: planned, logger }: RunOptions): Promise<RunningApp> {
+    const bindings = localBindings(appDir);
+    const runDir = bindings.RUN_DIR as string;
+    // A run that was killed may have left its sockets: start from an empty directory.
+    await rm(runDir, { recursive: true, force: true });
+    await mkdir(runDir, { recursive: true, mode: 0o700 });
+    const env = planned.bound(bindings);
+    const removeRunDir = () => rm(runDir, { recursive: true, force: true });
+    let processes: SupervisedProcess[];
+    try {
+      await materialiseFiles(plan.files, 'run', appDir, env, bindings);
+      processes = plan.processes.map((spec) => new SupervisedProcess(bindProcess(spec, bindings), appDir, env, logger, this.clock, runDir));
+    } catch (error) {
+      await removeRunDir();
+      throw error;
+    }
     const immediate = processes.filter((p) => !(p.spec.startAfter?.length));
     const deferred = processes.filter((p) => (p.spec.startAfter?.length ?? 0) > 0);
     const started: SupervisedProcess[] = [];
@@ -40,6 +59,7 @@ export class LocalProcessRunner implements Runner {
       }
     } catch (error) {
       await Promise.all(started.map((p) => p.stop()));
+      await removeRunDir();
       throw error;
     }
     for (const p of immediate) {
@@ -71,6 +91,7 @@ export class LocalProcessRunner implements Runner {
           stopWaiting.abort();
           await Promise.all(waits);
           await Promise.all(processes.map((p) => p.stop()));
+          await removeRunDir();
         })()),
     };
   }

@@ -1,6 +1,6 @@
 import semver from 'semver';
 import { inject } from 'vitest';
-import { registryInventory, staticInventory } from '../../buildpacks/node/inventory.js';
+import { registryInventory, staticInventory, type NodeInventoryData } from '../../buildpacks/node/inventory.js';
 import { latestLts, ltsCodename } from '../../buildpacks/node/lts.js';
 import type { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/default-registry.js';
@@ -20,15 +20,20 @@ export function offlineRegistry(): BuildpackRegistry {
   return defaultRegistry({ node: { inventory: TEST_INVENTORY } });
 }
 
-let published: Promise<readonly string[]> | undefined;
+let published: Promise<NodeInventoryData> | undefined;
 
 /**
- * The Node.js versions the registry publishes, through the same inventory and
- * shared cache as the CLI under test, so both see the same list.
+ * What the registry publishes (Node.js versions with their integrity…), through
+ * the same inventory and shared cache as the CLI under test, so both see the same lists.
  */
-export function publishedNodeVersions(): Promise<readonly string[]> {
-  published ??= registryInventory().nodeVersions(inject('sharedCacheDir'));
+export function publishedNodeInventory(): Promise<NodeInventoryData> {
+  published ??= registryInventory().gather({ cacheDir: inject('sharedCacheDir') });
   return published;
+}
+
+/** The Node.js versions the registry publishes. */
+export async function publishedNodeVersions(): Promise<readonly string[]> {
+  return (await publishedNodeInventory()).node.map((v) => v.version);
 }
 
 /**

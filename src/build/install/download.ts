@@ -4,10 +4,13 @@ import { rm } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { formatSeconds } from '../../src/health/probes.js';
-import { systemClock, type Clock } from '../../src/time/clock.js';
-import { Play1Errors } from './errors.js';
-import type { Fetch } from './options.js';
+import { CoreErrors } from '../../errors/core-errors.js';
+import { formatBytes } from '../../files/tree-size.js';
+import { formatSeconds } from '../../health/probes.js';
+import { systemClock, type Clock } from '../../time/clock.js';
+
+/** A function with the shape of the global fetch, so downloads can be tested or proxied. */
+export type Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface DownloadOptions {
   readonly fetch?: Fetch;
@@ -40,8 +43,8 @@ export async function downloadVerified(url: string, sha256: string, dest: string
       const actual = await fetchTo(url, dest, options);
       if (actual !== sha256) {
         await rm(dest, { force: true });
-        throw Play1Errors.PLAY1_CHECKSUM_MISMATCH.create({
-          message: `${url} has SHA-256 ${actual}, but the checksum table expects ${sha256}; the download was discarded and nothing was cached.`,
+        throw CoreErrors.BUILD_DIGEST_MISMATCH.create({
+          message: `${url} has SHA-256 ${actual}, but the plan expects ${sha256}; the download was discarded and nothing was cached.`,
           details: { url, expected: sha256, actual },
         });
       }
@@ -51,7 +54,7 @@ export async function downloadVerified(url: string, sha256: string, dest: string
       await rm(dest, { force: true });
       if (!(error instanceof TransientFailure)) throw error;
       if (attempt >= attempts || options.signal?.aborted) {
-        throw Play1Errors.PLAY1_DOWNLOAD_FAILED.create({ message: `${url} could not be downloaded after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${error.message}.`, details: { url } });
+        throw CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `${url} could not be downloaded after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${error.message}.`, details: { url } });
       }
       log(`download of ${url} failed (${error.message}); attempt ${attempt + 1} of ${attempts} in ${formatSeconds(delay)}`);
       await clock.sleep(delay, options.signal);
@@ -73,7 +76,7 @@ async function fetchTo(url: string, dest: string, options: DownloadOptions): Pro
   try {
     await pipeline(source, hashing, createWriteStream(dest, { mode: 0o600 }));
   } catch (error) {
-    if (error instanceof TransientFailure || Play1Errors.PLAY1_DOWNLOAD_FAILED.is(error)) throw error;
+    if (error instanceof TransientFailure || CoreErrors.BUILD_DOWNLOAD_FAILED.is(error)) throw error;
     throw new TransientFailure(`transfer interrupted: ${(error as Error).message}`);
   }
   return hash.digest('hex');
@@ -85,7 +88,7 @@ async function openFile(url: string): Promise<Readable> {
   await new Promise<void>((ok, ko) => {
     stream.once('open', () => ok());
     stream.once('error', (error: NodeJS.ErrnoException) =>
-      ko(Play1Errors.PLAY1_DOWNLOAD_FAILED.create({ message: `${url} cannot be read: ${error.code ?? error.message}.`, details: { url } })),
+      ko(CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `${url} cannot be read: ${error.code ?? error.message}.`, details: { url } })),
     );
   });
   return stream;
@@ -106,15 +109,11 @@ async function openHttp(url: string, options: DownloadOptions): Promise<Readable
     await response.body?.cancel();
     const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
     if (response.status === 408 || response.status === 429 || response.status >= 500) throw new TransientFailure(status);
-    throw Play1Errors.PLAY1_DOWNLOAD_FAILED.create({ message: `${url} answered ${status}.`, details: { url, status: response.status } });
+    throw CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `${url} answered ${status}.`, details: { url, status: response.status } });
   }
   const size = Number(response.headers.get('content-length'));
   options.log?.(`downloading ${url}${size > 0 ? ` (${formatBytes(size)})` : ''}`);
   return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
-}
-
-function formatBytes(n: number): string {
-  return n >= 1048576 ? `${(n / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} kB`;
 }
 
 /** The caller's signal, or a timeout, whichever comes first (AbortSignal.any is missing before Node 20.3). */

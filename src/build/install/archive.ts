@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type yauzl from 'yauzl';
-import { Play1Errors } from './errors.js';
+import { CoreErrors } from '../../errors/core-errors.js';
 
 export type ArchiveFormat = 'zip' | 'tar.gz' | 'tar';
 
@@ -34,7 +34,7 @@ export async function unpackArchive(file: string, dest: string, label = file): P
     if (format === 'zip') await unzip(file, dest);
     else if (format !== undefined) await (await import('tar')).x({ file, cwd: dest, strict: true, preservePaths: false });
   } catch (error) {
-    if (Play1Errors.PLAY1_ARCHIVE_INVALID.is(error)) throw error;
+    if (CoreErrors.BUILD_ARCHIVE_INVALID.is(error)) throw error;
     throw invalid(label, `it cannot be unpacked as ${format}: ${(error as Error).message}`);
   }
   if (format === undefined) throw invalid(label, 'it is neither a zip nor a tar archive');
@@ -69,7 +69,7 @@ async function extractEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, dest: string
   if (target !== dest && !target.startsWith(dest + sep)) throw invalid(entry.fileName, 'an entry points outside the archive root');
   // Unix permissions live in the high 16 bits of the external attributes (when made on Unix).
   const unixMode = entry.versionMadeBy >> 8 === 3 ? entry.externalFileAttributes >>> 16 : 0;
-  if ((unixMode & S_IFMT) === S_IFLNK) throw invalid(entry.fileName, 'the archive holds a symbolic link, which a Play distribution never does');
+  if ((unixMode & S_IFMT) === S_IFLNK) throw invalid(entry.fileName, 'the archive holds a symbolic link, which could point outside the tree it installs');
   if (entry.fileName.endsWith('/') || (unixMode & S_IFMT) === S_IFDIR) {
     await mkdir(target, { recursive: true });
     return;
@@ -82,25 +82,17 @@ async function extractEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, dest: string
 }
 
 /**
- * The directory holding the distribution: the archive's root when the `play`
- * launcher is there, else its single top-level directory (play-1.x.y/).
+ * The root of what an archive installs: its single top-level directory when it
+ * has exactly one entry and that entry is a directory (play-1.11.0/, package/),
+ * else the unpacked directory itself.
  */
-export async function distributionRoot(unpacked: string, label: string): Promise<string> {
-  if (await isLayout(unpacked)) return unpacked;
-  const dirs: string[] = [];
-  for (const name of await readdir(unpacked)) {
-    if ((await stat(join(unpacked, name))).isDirectory()) dirs.push(name);
-  }
-  if (dirs.length === 1 && (await isLayout(join(unpacked, dirs[0] as string)))) return join(unpacked, dirs[0] as string);
-  throw invalid(label, 'no play launcher with a framework/ directory was found at its top or in its single top-level directory');
-}
-
-async function isLayout(dir: string): Promise<boolean> {
-  const launcher = await stat(join(dir, 'play')).catch(() => undefined);
-  const framework = await stat(join(dir, 'framework')).catch(() => undefined);
-  return Boolean(launcher?.isFile() && framework?.isDirectory());
+export async function unwrapSingleDirectory(unpacked: string): Promise<string> {
+  const entries = await readdir(unpacked);
+  if (entries.length !== 1) return unpacked;
+  const only = join(unpacked, entries[0] as string);
+  return (await stat(only)).isDirectory() ? only : unpacked;
 }
 
 function invalid(what: string, why: string) {
-  return Play1Errors.PLAY1_ARCHIVE_INVALID.create({ message: `${what}: ${why}.` });
+  return CoreErrors.BUILD_ARCHIVE_INVALID.create({ message: `${what}: ${why}.` });
 }

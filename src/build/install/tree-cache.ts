@@ -1,0 +1,91 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatBytes, treeSize } from '../../files/tree-size.js';
+import { formatSeconds } from '../../health/probes.js';
+import type { PackageSource } from '../../plan/schema.js';
+import { unpackArchive, unwrapSingleDirectory } from './archive.js';
+import { downloadVerified, type DownloadOptions } from './download.js';
+import { fetchNpmTarball, type NpmRunner } from './npm-tarball.js';
+
+/**
+ * Installed trees (runtimes, package managers, frameworks) shared by every build
+ * on the host, one directory per source and digest:
+ *
+ *   <cacheDir>/trees/npm/<name>@<version>-<digest prefix>/
+ *   <cacheDir>/trees/archive/<sha256 prefix>/
+ *
+ * An entry appears only by renaming a complete, verified unpack into place, so
+ * a reader never sees a half-written entry and a bad download never becomes
+ * one. Concurrent builds may both download; the first rename wins and the other
+ * copy is dropped.
+ */
+export function treeCacheEntry(cacheDir: string, source: PackageSource): string {
+  if (source.type === 'npm') {
+    const digest = createHash('sha256').update(source.integrity).digest('hex').slice(0, 12);
+    return join(cacheDir, 'trees', 'npm', `${source.name.replace('/', '+')}@${source.version}-${digest}`);
+  }
+  return join(cacheDir, 'trees', 'archive', source.sha256.slice(0, 24));
+}
+
+export interface TreeOptions extends DownloadOptions {
+  /** Runs npm for npm sources (default: the host's npm). */
+  readonly npm?: NpmRunner;
+}
+
+export interface EnsuredTree {
+  readonly dir: string;
+  /** False when this call downloaded and unpacked it. */
+  readonly cached: boolean;
+}
+
+/** What a source is called in logs and errors. */
+export function describeSource(source: PackageSource): string {
+  return source.type === 'npm' ? `${source.name}@${source.version}` : source.url;
+}
+
+export async function ensureTree(cacheDir: string, source: PackageSource, options: TreeOptions = {}): Promise<EnsuredTree> {
+  const entry = treeCacheEntry(cacheDir, source);
+  if (await isDirectory(entry)) return { dir: entry, cached: true };
+
+  const parent = join(entry, '..');
+  await removeAbandoned(parent);
+  const work = join(parent, `.tmp-${randomBytes(6).toString('hex')}`);
+  await mkdir(join(work, 'unpacked'), { recursive: true });
+  const started = Date.now();
+  options.log?.(`downloading ${describeSource(source)} into the shared cache`);
+  try {
+    const archive = join(work, 'archive');
+    if (source.type === 'npm') await fetchNpmTarball(source, archive, work, options.npm);
+    else await downloadVerified(source.url, source.sha256, archive, options);
+    await unpackArchive(archive, join(work, 'unpacked'), describeSource(source));
+    const root = await unwrapSingleDirectory(join(work, 'unpacked'));
+    // Size and time, so that a slow network reads as progress rather than a hang.
+    const size = await treeSize(root).catch(() => undefined);
+    try {
+      await rename(root, entry);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Another build finished the same source first: its copy is as good as ours.
+      if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !(await isDirectory(entry))) throw error;
+    }
+    options.log?.(`cached ${describeSource(source)}${size === undefined ? '' : ` (${formatBytes(size)} unpacked)`} in ${formatSeconds(Date.now() - started)}`);
+    return { dir: entry, cached: false };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+/** Temporary directories a killed build left behind (a day old: no running build still uses them). */
+async function removeAbandoned(dir: string): Promise<void> {
+  const dayAgo = Date.now() - 86_400_000;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith('.tmp-')) continue;
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (info && info.mtimeMs < dayAgo) await rm(join(dir, name), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,66 @@
+import { availableParallelism, totalmem } from 'node:os';
+import type { Buildpack } from '../buildpack/contract.js';
+import type { BuildpackRegistry } from '../buildpack/registry.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { INVENTORY_SCHEMA_VERSION, InventorySchema, type Inventory } from './inventory.js';
+
+export interface GatherOptions {
+  /** The host's cache, where providers keep what they fetched. */
+  readonly cacheDir: string;
+  /** Only these buildpacks' parts (default: every registered buildpack with a provider). */
+  readonly ids?: readonly string[];
+  /** Parts already known: kept, not gathered again. */
+  readonly base?: Inventory;
+}
+
+/** This machine's size, as the inventory records it. */
+export function machineInstance(): Inventory['host']['instance'] {
+  return { cpus: availableParallelism(), memoryMb: Math.floor(totalmem() / 1048576) };
+}
+
+/**
+ * Asks each buildpack's provider what it needs to plan (it may run programs and
+ * open connections), validating every part. Parts are gathered one after the
+ * other and keyed by buildpack id in a stable order, so the same machine gives
+ * the same document.
+ */
+export async function gatherInventory(registry: BuildpackRegistry, options: GatherOptions): Promise<Inventory> {
+  const parts: Record<string, unknown> = { ...options.base?.buildpacks };
+  const wanted = registry.list().filter((bp) => bp.inventory && (options.ids === undefined || options.ids.includes(bp.id)));
+  for (const bp of wanted) {
+    if (bp.id in parts) continue;
+    parts[bp.id] = validatePart(bp, await bp.inventory!.gather({ cacheDir: options.cacheDir }), 'its provider');
+  }
+  const buildpacks = Object.fromEntries(Object.keys(parts).sort().map((id) => [id, parts[id]]));
+  return { schemaVersion: INVENTORY_SCHEMA_VERSION, host: options.base?.host ?? { instance: machineInstance() }, buildpacks };
+}
+
+/** Validates an inventory read from JSON. */
+export function parseInventory(json: unknown, origin = 'the inventory'): Inventory {
+  const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (version !== undefined && version !== INVENTORY_SCHEMA_VERSION) {
+    throw CoreErrors.INVENTORY_INVALID.create({ message: `${origin} has schema version ${JSON.stringify(version)}; this runplan reads version ${INVENTORY_SCHEMA_VERSION}.`, file: origin });
+  }
+  const parsed = InventorySchema.safeParse(json);
+  if (!parsed.success) {
+    throw CoreErrors.INVENTORY_INVALID.create({ message: `${origin} is not a valid inventory: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, file: origin });
+  }
+  return parsed.data;
+}
+
+/** The buildpack's validated part of `inventory`; undefined when the buildpack has no provider. */
+export function inventoryPart(inventory: Inventory, bp: Buildpack): unknown {
+  if (!bp.inventory) return undefined;
+  if (!(bp.id in inventory.buildpacks)) {
+    throw CoreErrors.INVENTORY_INCOMPLETE.create({ message: `the inventory has no "${bp.id}" part (it covers ${Object.keys(inventory.buildpacks).join(', ') || 'no buildpack'}), so the ${bp.name} buildpack cannot plan from it.` });
+  }
+  return validatePart(bp, inventory.buildpacks[bp.id], 'the inventory');
+}
+
+function validatePart(bp: Buildpack, value: unknown, origin: string): unknown {
+  const parsed = bp.inventory!.schema.safeParse(value);
+  if (!parsed.success) {
+    throw CoreErrors.INVENTORY_INVALID.create({ message: `the "${bp.id}" part of ${origin} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
+  }
+  return parsed.data;
+}

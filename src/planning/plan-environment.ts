@@ -1,0 +1,26 @@
+import { assembleEnvironment, Environment, type EnvironmentInput } from '../env/assemble.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import type { RunPlan } from '../plan/schema.js';
+
+/**
+ * The environment to carry out a saved plan with: the plan's variables, and the
+ * values of its secret variables from `given` (plans never hold them). Any other
+ * variable given must be in the plan with the same value: a saved plan is
+ * carried out as made, and a changed variable means planning again.
+ */
+export function environmentForPlan(plan: RunPlan, given: EnvironmentInput = {}): Environment {
+  const planned = new Map(plan.environment.variables.map((v) => [v.name, v]));
+  const secrets: Record<string, string> = {};
+  for (const e of assembleEnvironment(given).list()) {
+    const v = planned.get(e.name);
+    if (v?.secret) {
+      secrets[e.name] = e.value;
+    } else if (v === undefined || v.value !== e.value) {
+      throw CoreErrors.PLAN_ENV_MISMATCH.create({
+        message: `${e.name} (${e.origin}) ${v === undefined ? 'is not a variable of the plan' : 'has another value than in the plan'}; the plan is carried out as it was made.`,
+        variable: e.name,
+      });
+    }
+  }
+  return Environment.fromPlan(plan.environment, secrets);
+}

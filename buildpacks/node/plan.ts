@@ -12,13 +12,13 @@ import { versionsOf, type NodeInventoryData, type PublishedVersion } from './inv
 import type { LtsLine } from './lts.js';
 import { planNpmrc } from './npmrc.js';
 import { readPackageJson } from './package-json.js';
-import { LOCKFILES, resolveBuildTool } from './resolve-build-tool.js';
+import { LOCKFILES, resolveBuildTool, type BuildToolResolution } from './resolve-build-tool.js';
 import { resolveDevDependencies } from './resolve-dev-dependencies.js';
 import { resolveNodeOptions } from './resolve-node-options.js';
 import { resolveNpm } from './resolve-npm.js';
 import { resolveStart } from './resolve-start.js';
 import { resolveNodeVersion } from './resolve-version.js';
-import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, type InstalledTool } from './tools.js';
+import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
 import { planYarnrc } from './yarnrc.js';
 
 export interface NodePlanDependencies {
@@ -30,6 +30,21 @@ const AUTH_REFUSED = /\bE40[13]\b|\b40[13] (Unauthorized|Forbidden)\b|ERR_PNPM_F
 
 /** Root scripts an install runs, redone on a cache hit because their effects outside node_modules are not cached. */
 const ROOT_INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
+
+/**
+ * The root install scripts to run again, and with what: the application's own
+ * tool, as its install would have (scripts may read npm_config_user_agent or
+ * npm_execpath). npm, Yarn 1, pnpm and bun run preinstall and postinstall
+ * around `run install` themselves; Yarn 2+ runs no such hooks, so each script
+ * is run on its own there.
+ */
+export function lifecycleReplay(tool: BuildToolResolution['manager'], scripts: Readonly<Record<string, unknown>>): { name: string; argv: string[] }[] {
+  const present = ROOT_INSTALL_SCRIPTS.filter((s) => typeof scripts[s] === 'string' && (scripts[s] as string).trim() !== '');
+  const berry = tool === 'yarn2' || tool === 'yarn-berry';
+  const runner = berry ? ['node', yarnReleasePath(tool), 'run'] : [tool === 'yarn1' ? 'yarn' : tool === 'pnpm' ? 'pnpm' : tool === 'bun' ? 'bun' : 'npm', 'run'];
+  const names = !berry && present.includes('install') ? ['install'] : present;
+  return names.map((name) => ({ name, argv: [...runner, name] }));
+}
 
 /**
  * The Node.js plan: a real Node.js version and its npm from the shared cache,
@@ -147,14 +162,14 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     ],
   });
   if (cacheable) {
-    const scripts = pkg.scripts ?? {};
-    for (const name of ROOT_INSTALL_SCRIPTS.filter((s) => typeof scripts[s] === 'string' && scripts[s]?.trim() !== '')) {
+    for (const { name, argv } of lifecycleReplay(tool.manager, pkg.scripts ?? {})) {
       steps.push({
         name: `${name}-script`,
-        description: `node_modules came from the cache, so the install step did not run scripts.${name}: run it for what it builds outside node_modules`,
-        run: { kind: 'exec', argv: ['npm', 'run', name, '--ignore-scripts'] },
+        description: `node_modules came from the cache, so the install step did not run scripts.${name}${name === 'install' ? ' (nor its preinstall and postinstall)' : ''}: run it with ${argv[0] === 'node' ? 'Yarn' : argv[0]} for what it builds outside node_modules`,
+        run: { kind: 'exec', argv },
         cwd: '.',
-        env: runEnv,
+        // What the install step gives its tool (pnpm must not switch versions, Yarn's settings).
+        env: { ...command.env, ...runEnv },
         pathPrepend: [BIN_DIR],
         layer: null,
         onlyIfLayerRestored: 'node_modules',

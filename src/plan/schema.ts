@@ -55,6 +55,15 @@ export const CommandSchema = z
   ])
   .describe('A command: an argument vector, or a shell line when the user supplied one.');
 
+function isRegExp(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'i');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const RelativePath = z
   .string()
   .min(1)
@@ -99,7 +108,13 @@ export const FailureSchema = z
       .discriminatedUnion('kind', [
         z.object({ kind: z.literal('any') }),
         z.object({ kind: z.literal('not-found').describe('The program could not be started (not on PATH, not executable).') }),
-        z.object({ kind: z.literal('output'), pattern: z.string().describe('A regular expression (JavaScript syntax, case-insensitive) matched against each of the last 200 output lines.') }),
+        z.object({
+          kind: z.literal('output'),
+          pattern: z
+            .string()
+            .refine((p) => isRegExp(p), 'must be a valid regular expression')
+            .describe('A regular expression (JavaScript syntax, case-insensitive) matched against each of the last 200 output lines.'),
+        }),
       ])
       .describe('Which failures this entry explains.'),
     error: z.object({

@@ -24,8 +24,8 @@ describe('private registry with NPM_TOKEN', () => {
   afterAll(() => registry?.stop());
 
   it('installs the private package with CC_NPM_REGISTRY, keeping the app\'s .npmrc lines', async () => {
-    const output = await checkFixture(fixture('npm-token-cc-registry'), { placeholders: placeholders() });
-    expect(output).not.toContain(registry.token);
+    const { all } = await checkFixture(fixture('npm-token-cc-registry'), { placeholders: placeholders() });
+    expect(all).not.toContain(registry.token);
   });
 
   it('uses the registry npm is configured with when CC_NPM_REGISTRY is unset', async () => {

@@ -1,6 +1,10 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'vitest';
+import { planDigest } from '../../src/plan/digest.js';
+import type { RunPlan } from '../../src/plan/schema.js';
 import * as kit from '../../scripts/fixture-kit.mjs';
-import { startCli } from './cli.js';
+import { ROOT, runCli, startCli } from './cli.js';
 import { get } from './http.js';
 import { freePort } from './ports.js';
 import { processesUnder } from './processes.js';
@@ -117,49 +121,97 @@ export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
   return { ...fixture, dir, expect: { ...fixture.expect, shared: [], templates: [], prepare: [] } };
 }
 
+/** What the CLI printed while a fixture went through `plan`, `build --plan` and `run --plan`. */
+export interface FixtureOutputs {
+  readonly plan: string;
+  /** Empty when planning failed. */
+  readonly build: string;
+  /** Empty when planning or the build failed. */
+  readonly run: string;
+  readonly all: string;
+}
+
 /**
- * Deploys a fixture for real with `runplan run` and checks it against its
- * expect.json: the HTTP answers while it runs, or the error when it must fail;
- * then that nothing of it is left running.
+ * Deploys a fixture for real the way a host that stores plans does: `runplan
+ * plan --json` (the plan must name no directory of the machine and no code),
+ * then `runplan build --plan` and `runplan run --plan` carrying out that very
+ * plan. Checks it against its expect.json: the HTTP answers while it runs, or
+ * the error of whichever stage must fail; then that nothing of it is left running.
  */
-export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<string> {
+export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<FixtureOutputs> {
   const fixture = await prepareFixture(given);
   const dirs = await deploymentDirs();
   const port = await freePort();
   const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, ...(await nodePlaceholders(fixture.expect)), port: String(port) });
-  const args = ['run', fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
-  const run = startCli(args, { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv });
+  const inputs = [fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
+  const env = { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv };
+  const outputs = { plan: '', build: '', run: '' };
+  const all = () => [outputs.plan, outputs.build, outputs.run].join('\n');
+  const finish = (): FixtureOutputs => {
+    for (const line of expectation.output ?? []) expect(all()).toContain(line);
+    for (const text of expectation.notInOutput ?? []) expect(all()).not.toContain(text);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
+    return { ...outputs, all: all() };
+  };
+  const failedAsExpected = (stage: { code: number | null; stderr: string; output: string }) => {
+    expect(expectation.deploy, `${fixture.name} failed unexpectedly:\n${stage.output}`).toBe('fails');
+    expect(stage.code, stage.output).toBe(expectation.exitCode ?? 1);
+    if (expectation.errorCode) expect(stage.stderr).toContain(expectation.errorCode);
+    return finish();
+  };
+
+  const planned = await runCli(['plan', ...inputs, '--json'], env);
+  outputs.plan = planned.output;
+  if (planned.code !== 0) return failedAsExpected(planned);
+  expectPortablePlan(planned.stdout, [fixture.dir, dirs.workDir, dirs.cacheDir, ROOT]);
+  const planFile = join(dirs.workDir, 'plan.json');
+  await writeFile(planFile, planned.stdout);
+
+  const built = await runCli(['build', ...inputs, '--plan', planFile], env);
+  outputs.build = built.output;
+  expect(built.output).toContain(`==> carrying out ${planFile}: ${planDigest(JSON.parse(planned.stdout) as RunPlan)}`);
+  if (built.code !== 0) return failedAsExpected(built);
+
+  const run = startCli(['run', ...inputs, '--plan', planFile], env);
   try {
     if (expectation.deploy === 'fails') {
       const code = await run.exited;
-      expect(code, run.output()).toBe(expectation.exitCode ?? 1);
-      if (expectation.errorCode) expect(run.stderr()).toContain(expectation.errorCode);
-    } else {
-      await run.waitFor('==> deployment healthy');
-      for (const request of expectation.requests ?? []) {
-        const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
-        expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
-        if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
-        for (const [field, pattern] of Object.entries(request.match ?? {})) {
-          expect(String(JSON.parse(answer.body)[field]), `GET ${request.path} field ${field}`).toMatch(new RegExp(pattern));
-        }
-        if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
-        for (const text of request.bodyExcludes ?? []) expect(answer.body, `GET ${request.path}`).not.toContain(text);
-        for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
-          expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
-        }
-      }
-      run.child.kill('SIGINT');
-      expect(await run.exited, run.output()).toBe(0);
+      outputs.run = run.output();
+      return failedAsExpected({ code, stderr: run.stderr(), output: run.output() });
     }
-    for (const line of expectation.output ?? []) expect(run.output()).toContain(line);
-    for (const text of expectation.notInOutput ?? []) expect(run.output()).not.toContain(text);
-    expect(processesUnder(dirs.workDir)).toEqual([]);
-    return run.output();
+    await run.waitFor('==> deployment healthy');
+    for (const request of expectation.requests ?? []) {
+      const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
+      expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
+      if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
+      for (const [field, pattern] of Object.entries(request.match ?? {})) {
+        expect(String(JSON.parse(answer.body)[field]), `GET ${request.path} field ${field}`).toMatch(new RegExp(pattern));
+      }
+      if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
+      for (const text of request.bodyExcludes ?? []) expect(answer.body, `GET ${request.path}`).not.toContain(text);
+      for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
+        expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
+      }
+    }
+    run.child.kill('SIGINT');
+    expect(await run.exited, run.output()).toBe(0);
+    outputs.run = run.output();
+    return finish();
   } finally {
     if (run.child.exitCode === null) {
       run.child.kill('SIGTERM');
       await run.exited;
     }
   }
+}
+
+/**
+ * A plan stands on its own: it names no directory of this machine's application,
+ * build, cache or checkout (the executor fills ${APP_HOME} and ${RUN_DIR}), and
+ * no code (no step refers to a function of runplan's).
+ */
+export function expectPortablePlan(json: string, machinePaths: readonly string[]): void {
+  for (const path of machinePaths) expect(json, `the plan names ${path}`).not.toContain(path);
+  const plan = JSON.parse(json) as RunPlan;
+  for (const step of plan.build.steps) expect(['exec', 'shell', 'install'], `step ${step.name}`).toContain(step.run.kind);
 }

@@ -297,7 +297,7 @@ describe('StepBuilder: placeholders and temporary directory', () => {
     expect(made?.startsWith(`${privateTmp}/`)).toBe(true);
     expect(await readdir(privateTmp)).toHaveLength(1);
 
-    const host = await build(plan);
+    const host = await build(planWith([step('tmp', 'echo "$TMPDIR"')]));
     await host.run;
     expect(host.stepLines('tmp')[0]).toBe(process.env.TMPDIR ?? '');
   });

@@ -40,18 +40,30 @@ function syntheticDistribution(dir, version) {
 
 export async function run({ args }) {
   const runs = Number(args['play1-runs'] ?? 5);
-  const { createPlay1Buildpack, assembleEnvironment, resolveHostSettings } = await import(join(root, 'dist', 'index.js'));
+  const { StepBuilder, Logger, assembleEnvironment, resolveHostSettings } = await import(join(root, 'dist', 'index.js'));
   const work = mkdtempSync(join(tmpdir(), 'runplan-bench-play1-'));
   try {
     const zip = syntheticDistribution(work, '9.9.9');
     const { server, base } = await serve(new Map([['/play-9.9.9.zip', zip]]));
-    const install = createPlay1Buildpack({ hostEnv: {} }).actions['install-framework'];
-    const params = { version: '9.9.9', url: `${base}/play-9.9.9.zip`, sha256: sha256(zip), dest: '.runplan/play-9.9.9' };
+    // The install step the Play 1.x plan holds, carried out by the builder on its own
+    // (carryOutInstall is not among the package's exports; around it the builder only binds the step).
+    const install = {
+      name: 'framework',
+      description: 'install Play 9.9.9 from the mirror through the shared cache (SHA-256 verified)',
+      run: { kind: 'install', source: { type: 'archive', url: `${base}/play-9.9.9.zip`, sha256: sha256(zip) }, target: '.runplan/play-9.9.9', executables: ['play'], links: [] },
+      cwd: '.',
+      env: {},
+      pathPrepend: [],
+      layer: null,
+    };
+    const plan = { build: { steps: [install] }, layers: [], files: [] };
+    const builder = new StepBuilder();
     const env = assembleEnvironment({});
+    const logger = new Logger(() => undefined);
     const once = async (cacheDir) => {
       const appDir = mkdtempSync(join(work, 'app-'));
       const t = process.hrtime.bigint();
-      await install(params, { appDir, env, host: resolveHostSettings({ cacheDir, instance: { cpus: 1, memoryMb: 512 } }), log: () => undefined });
+      await builder.build({ plan, appDir, env, host: resolveHostSettings({ cacheDir, instance: { cpus: 1, memoryMb: 512 } }), logger });
       const elapsed = Number(process.hrtime.bigint() - t) / 1e6;
       rmSync(appDir, { recursive: true, force: true });
       return elapsed;

@@ -110,7 +110,8 @@ export class StepBuilder implements Builder {
       throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the build was interrupted during step "${step.name}".`, details: { step: step.name } });
     }
     if (result.failed) {
-      const notFound = result.code === 'ENOENT';
+      // The program could not be started: not on PATH, or not executable (onFailure "not-found").
+      const notFound = result.code === 'ENOENT' || result.code === 'EACCES';
       const exitCode = result.exitCode ?? null;
       const explained = explainFailure(step, { notFound, exitCode, output: tail });
       if (explained) throw explained;
@@ -118,7 +119,7 @@ export class StepBuilder implements Builder {
       throw CoreErrors.BUILD_STEP_FAILED.create({
         message: `step "${step.name}" (${describe(step)}) failed with ${status}.`,
         details: { step: step.name, exitCode, signal: result.signal ?? null },
-        ...(notFound ? { fix: `"${file}" was not found on PATH; install it or fix the command.` } : {}),
+        ...(notFound ? { fix: result.code === 'EACCES' ? `"${file}" is not executable; make it executable or fix the command.` : `"${file}" was not found on PATH; install it or fix the command.` } : {}),
       });
     }
   }

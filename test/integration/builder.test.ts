@@ -1,34 +1,67 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import type { Buildpack, StepFailure } from '../../src/buildpack/contract.js';
-import { defineErrors } from '../../src/errors/runplan-error.js';
-import { BuildpackRegistry } from '../../src/buildpack/registry.js';
+import * as tar from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { treeCacheEntry } from '../../src/build/install/tree-cache.js';
 import { LayerCache } from '../../src/build/layer-cache.js';
-import { StepBuilder } from '../../src/build/step-builder.js';
-import { assembleEnvironment } from '../../src/env/assemble.js';
+import { StepBuilder, type StepBuilderOptions } from '../../src/build/step-builder.js';
+import { assembleEnvironment, Environment } from '../../src/env/assemble.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
+import { defineErrors } from '../../src/errors/runplan-error.js';
 import { resolveHostSettings } from '../../src/host/host-settings.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
-import type { BuildStep, RunPlan } from '../../src/plan/schema.js';
+import { failureRule } from '../../src/plan/failure-rule.js';
+import {
+  BuildStepSchema,
+  LayerSchema,
+  PlannedFileSchema,
+  type BuildStep,
+  type Install,
+  type PackageSource,
+  type RunPlan,
+  type StepFailureRule,
+} from '../../src/plan/schema.js';
+import { localRunDir } from '../../src/run/run-dir.js';
+import { InstantClock } from '../../src/time/clock.js';
 import { processesUnder } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const step = (name: string, script: string, extra: Partial<BuildStep> = {}): BuildStep => ({
-  name, description: name, run: { kind: 'shell', script }, cwd: '.', env: {}, pathPrepend: [], produces: [], layer: null, ...extra,
+  name, description: name, run: { kind: 'shell', script }, cwd: '.', env: {}, pathPrepend: [], layer: null, ...extra,
 });
+const exec = (name: string, argv: string[], extra: Partial<BuildStep> = {}): BuildStep => step(name, '', { run: { kind: 'exec', argv }, ...extra });
 
-function planWith(steps: BuildStep[], extra: Partial<RunPlan> = {}): RunPlan {
-  return { build: { steps }, layers: [], files: [], ...extra } as unknown as RunPlan;
+/** A plan holding only what the builder reads; its parts are checked against the schema, as a saved plan would be. */
+function planWith(steps: BuildStep[], extra: Partial<Pick<RunPlan, 'files' | 'layers'>> = {}): RunPlan {
+  return {
+    build: { steps: BuildStepSchema.array().parse(steps) },
+    layers: LayerSchema.array().parse(extra.layers ?? []),
+    files: PlannedFileSchema.array().parse(extra.files ?? []),
+  } as unknown as RunPlan;
 }
 
-async function build(plan: RunPlan, options: { appDir?: string; env?: Record<string, string>; registry?: BuildpackRegistry; layers?: LayerCache } = {}) {
+interface BuildInput {
+  appDir?: string;
+  cacheDir?: string;
+  env?: Record<string, string> | Environment;
+  layers?: LayerCache;
+  tempDir?: string;
+  install?: StepBuilderOptions['install'];
+}
+
+async function build(plan: RunPlan, options: BuildInput = {}) {
   const appDir = options.appDir ?? (await tempDir());
-  const env = assembleEnvironment({ application: options.env ?? {} });
+  const cacheDir = options.cacheDir ?? (await tempDir('runplan-test-cache-'));
+  const env = options.env instanceof Environment ? options.env : assembleEnvironment({ application: options.env ?? {} });
   const sink = memorySink();
-  const builder = new StepBuilder({ registry: options.registry ?? new BuildpackRegistry(), ...(options.layers ? { layers: options.layers } : {}) });
-  const run = builder.build({ plan, appDir, env, host: resolveHostSettings({ cacheDir: appDir }), logger: new Logger(sink, env.redactor) });
-  return { run, sink, appDir };
+  const builder = new StepBuilder({ ...(options.layers ? { layers: options.layers } : {}), ...(options.install ? { install: options.install } : {}) });
+  const run = builder.build({
+    plan, appDir, env, host: resolveHostSettings({ cacheDir }), logger: new Logger(sink, env.redactor), ...(options.tempDir ? { tempDir: options.tempDir } : {}),
+  });
+  const stepLines = (name?: string) => sink.lines.filter((l) => l.origin.kind === 'step' && (name === undefined || l.origin.name === name)).map((l) => l.text);
+  return { run, sink, appDir, cacheDir, stepLines };
 }
 
 describe('StepBuilder', () => {
@@ -65,25 +98,8 @@ describe('StepBuilder', () => {
   });
 
   it('says which program was missing', async () => {
-    const { run } = await build(planWith([{ ...step('x', ''), run: { kind: 'exec', argv: ['runplan-no-such-program'] } }]));
+    const { run } = await build(planWith([exec('x', ['runplan-no-such-program'])]));
     await expect(run).rejects.toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code, fix: expect.stringContaining('runplan-no-such-program') });
-  });
-
-  it('runs actions provided by registered buildpacks, and refuses unknown ones', async () => {
-    const seen: unknown[] = [];
-    const bp = { id: 'demo', actions: { touch: async (params: Readonly<Record<string, unknown>>, ctx: { appDir: string; log: (l: string) => void }) => {
-      seen.push(params);
-      await writeFile(join(ctx.appDir, 'touched'), 'x');
-      ctx.log('touched it');
-    } } } as unknown as Buildpack;
-    const actionStep: BuildStep = { ...step('act', ''), run: { kind: 'action', action: 'demo/touch', params: { a: 1 } } };
-    const { run, appDir, sink } = await build(planWith([actionStep]), { registry: new BuildpackRegistry([bp]) });
-    await run;
-    expect(seen).toEqual([{ a: 1 }]);
-    expect(await readFile(join(appDir, 'touched'), 'utf8')).toBe('x');
-    expect(sink.lines.some((l) => l.text === 'touched it' && l.origin.kind === 'step')).toBe(true);
-    const unknown = await build(planWith([{ ...actionStep, run: { kind: 'action', action: 'nobody/none', params: {} } }]));
-    await expect(unknown.run).rejects.toMatchObject({ code: CoreErrors.BUILD_ACTION_UNKNOWN.code });
   });
 
   it('writes build-phase files with their mode, and never prints the secret they hold', async () => {
@@ -116,7 +132,7 @@ describe('StepBuilder', () => {
     const layers = new LayerCache(cacheRoot);
     const counter = join(cacheRoot, 'runs');
     const fill = step('fill', `mkdir -p deps && echo built > deps/marker && echo x >> ${counter}`, { layer: 'deps' });
-    const layer = (key: string) => ({ name: 'deps', path: 'deps', cacheKey: key, keyInputs: ['test'], build: true, launch: true });
+    const layer = (key: string) => ({ name: 'deps', path: 'deps', cacheKey: key, keyInputs: ['test'] });
 
     const first = await build(planWith([fill], { layers: [layer('k1')] }), { layers });
     expect((await first.run).map((r) => r.status)).toEqual(['succeeded']);
@@ -133,7 +149,7 @@ describe('StepBuilder', () => {
     const layers = new LayerCache(cacheRoot);
     const fill = step('fill', 'mkdir -p deps && echo built > deps/marker && echo filled > side-effect', { layer: 'deps' });
     const redo = step('redo', 'echo redone > side-effect', { onlyIfLayerRestored: 'deps' });
-    const plan = planWith([fill, redo], { layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'], build: true, launch: true }] });
+    const plan = planWith([fill, redo], { layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'] }] });
     const first = await build(plan, { layers });
     expect((await first.run).map((r) => [r.name, r.status])).toEqual([['fill', 'succeeded']]);
     expect(await readFile(join(first.appDir, 'side-effect'), 'utf8')).toBe('filled\n');
@@ -141,18 +157,238 @@ describe('StepBuilder', () => {
     expect((await second.run).map((r) => [r.name, r.status])).toEqual([['fill', 'cached'], ['redo', 'succeeded']]);
     expect(await readFile(join(second.appDir, 'side-effect'), 'utf8')).toBe('redone\n');
   });
+});
 
-  it('lets the application\'s buildpack turn a recognised failure into its own coded error', async () => {
-    const Demo = defineErrors({ DEMO_AUTH_REFUSED: { title: 't', kind: 'deployment', fix: 'f' } });
-    const bp = {
-      id: 'demo',
-      diagnoseFailure: ({ step: s, exitCode, output }: StepFailure) =>
-        output.some((l) => l.includes('E401')) ? Demo.DEMO_AUTH_REFUSED.create({ message: `${s.name} refused (${exitCode})` }) : undefined,
-    } as unknown as Buildpack;
-    const registry = new BuildpackRegistry([bp]);
-    const refused = await build(planWith([step('install', 'echo "npm error code E401" >&2; exit 1')], { app: { type: 'demo' } } as Partial<RunPlan>), { registry });
-    await expect(refused.run).rejects.toMatchObject({ code: 'RUNPLAN_E_DEMO_AUTH_REFUSED', message: expect.stringContaining('install refused (1)') });
-    const other = await build(planWith([step('install', 'exit 2')], { app: { type: 'demo' } } as Partial<RunPlan>), { registry });
-    await expect(other.run).rejects.toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code });
+describe('StepBuilder: onFailure rules', () => {
+  const Demo = defineErrors({
+    DEMO_AUTH_REFUSED: { title: 'The registry refused the token', kind: 'input', fix: 'Set a valid NPM_TOKEN.' },
+    DEMO_TOOL_MISSING: { title: 'The tool is not installed', kind: 'deployment', fix: 'Install the tool on the host.' },
+    DEMO_BROKEN: { title: 'The step broke', kind: 'deployment', fix: 'Read the output.' },
+  });
+  const refused = failureRule(Demo.DEMO_AUTH_REFUSED, { kind: 'output', pattern: 'npm error code E40[13]\\b' }, { message: 'the registry refused NPM_TOKEN.', variable: 'NPM_TOKEN' });
+  const missing = failureRule(Demo.DEMO_TOOL_MISSING, { kind: 'not-found' }, { message: 'the tool is not on PATH.', fix: 'Install the tool, or put its directory on PATH.' });
+  const anyFailure = failureRule(Demo.DEMO_BROKEN, { kind: 'any' }, { message: 'the step broke.', file: 'package.json' });
+
+  const failing = async (s: BuildStep) => {
+    const { run } = await build(planWith([s]));
+    return run.then(() => expect.unreachable('the build should fail'), (error: unknown) => error);
+  };
+
+  it('raises the coded error of a rule whose pattern matches an output line (case-insensitive, stdout or stderr)', async () => {
+    const error = await failing(step('install', 'echo fetching; echo "NPM ERROR code E401" >&2; exit 1', { onFailure: [missing, refused, anyFailure] }));
+    expect(Demo.DEMO_AUTH_REFUSED.is(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: 'RUNPLAN_E_DEMO_AUTH_REFUSED',
+      kind: 'input',
+      message: 'RUNPLAN_E_DEMO_AUTH_REFUSED: the registry refused NPM_TOKEN.',
+      fix: 'Set a valid NPM_TOKEN.',
+      variable: 'NPM_TOKEN',
+      file: undefined,
+      details: { step: 'install', exitCode: 1 },
+    });
+    const fromStdout = await failing(step('install', 'echo "npm error code E403 forbidden"; exit 1', { onFailure: [refused] }));
+    expect(fromStdout).toMatchObject({ code: 'RUNPLAN_E_DEMO_AUTH_REFUSED' });
+  });
+
+  it('looks at the last 200 output lines only', async () => {
+    const error = await failing(step('install', 'echo "npm error code E401"; for i in $(seq 1 200); do echo "line $i"; done; exit 1', { onFailure: [refused] }));
+    expect(error).toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code });
+    const within = await failing(step('install', 'echo "npm error code E401"; for i in $(seq 1 199); do echo "line $i"; done; exit 1', { onFailure: [refused] }));
+    expect(within).toMatchObject({ code: 'RUNPLAN_E_DEMO_AUTH_REFUSED' });
+  });
+
+  it('raises the not-found rule\'s error when the program cannot be started, and only then', async () => {
+    const error = await failing(exec('tool', ['runplan-no-such-tool', '--version'], { onFailure: [refused, missing, anyFailure] }));
+    expect(error).toMatchObject({
+      code: 'RUNPLAN_E_DEMO_TOOL_MISSING',
+      kind: 'deployment',
+      message: 'RUNPLAN_E_DEMO_TOOL_MISSING: the tool is not on PATH.',
+      fix: 'Install the tool, or put its directory on PATH.',
+      details: { step: 'tool', exitCode: null },
+    });
+    // A program that is there but not executable cannot be started either.
+    const appDir = await tempDir();
+    await writeFile(join(appDir, 'tool'), '#!/bin/sh\necho ran\n', { mode: 0o644 });
+    const notExecutable = await build(planWith([exec('tool', ['./tool'], { onFailure: [missing] })]), { appDir });
+    await expect(notExecutable.run).rejects.toMatchObject({ code: 'RUNPLAN_E_DEMO_TOOL_MISSING' });
+    const unexplained = await build(planWith([exec('tool', ['./tool'])]), { appDir });
+    await expect(unexplained.run).rejects.toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code, fix: '"./tool" is not executable; make it executable or fix the command.' });
+    // The program ran and failed: not-found does not apply.
+    const ran = await failing(exec('tool', ['/bin/sh', '-c', 'exit 4'], { onFailure: [missing] }));
+    expect(ran).toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code, details: { step: 'tool', exitCode: 4 } });
+  });
+
+  it('raises the any rule\'s error for whatever failure, in rule order', async () => {
+    const error = await failing(step('build', 'exit 5', { onFailure: [refused, anyFailure, missing] }));
+    expect(error).toMatchObject({ code: 'RUNPLAN_E_DEMO_BROKEN', kind: 'deployment', file: 'package.json', variable: undefined, details: { step: 'build', exitCode: 5 } });
+    // The first rule that matches wins, even when a later one is more specific.
+    const first = await failing(step('install', 'echo "npm error code E401"; exit 1', { onFailure: [anyFailure, refused] }));
+    expect(first).toMatchObject({ code: 'RUNPLAN_E_DEMO_BROKEN' });
+  });
+
+  it('falls back to RUNPLAN_E_BUILD_STEP_FAILED when no rule matches, and ignores rules of steps that succeed', async () => {
+    const error = await failing(step('install', 'echo "npm error code E500"; exit 2', { onFailure: [refused, missing] }));
+    expect(error).toMatchObject({
+      code: CoreErrors.BUILD_STEP_FAILED.code,
+      message: expect.stringContaining('failed with exit status 2'),
+      details: { step: 'install', exitCode: 2, signal: null },
+    });
+    const { run } = await build(planWith([step('noisy', 'echo "npm error code E401"; exit 0', { onFailure: [refused, anyFailure] })]));
+    expect((await run).map((r) => r.status)).toEqual(['succeeded']);
+  });
+
+  it('matches rules written by hand in a plan (as data)', async () => {
+    const rule: StepFailureRule = {
+      when: { kind: 'output', pattern: '^Gemfile\\.lock .* (is|was) (?:frozen|missing)$' },
+      error: { code: 'ACME_E_LOCK_FROZEN', kind: 'input', message: 'the lock file is out of date.', fix: 'Run bundle lock and commit Gemfile.lock.', file: 'Gemfile.lock' },
+    };
+    const error = await failing(step('bundle', 'echo "Gemfile.lock in deployment mode is frozen"; exit 16', { onFailure: [rule] }));
+    expect(error).toMatchObject({ code: 'ACME_E_LOCK_FROZEN', kind: 'input', file: 'Gemfile.lock', fix: 'Run bundle lock and commit Gemfile.lock.', details: { step: 'bundle', exitCode: 16 } });
+  });
+});
+
+describe('StepBuilder: placeholders and temporary directory', () => {
+  it('fills ${APP_HOME} and ${RUN_DIR} in argv, cwd, env and PATH additions, and APP_HOME in the environment, never in shell scripts', async () => {
+    const appDir = await tempDir();
+    await mkdir(join(appDir, 'sub', 'bin'), { recursive: true });
+    await writeFile(join(appDir, 'sub', 'bin', 'where'), '#!/bin/sh\necho "where: $(pwd)"\n', { mode: 0o755 });
+    // The deployment environment as a saved plan holds it: APP_HOME is a placeholder the executor fills.
+    const planned = assembleEnvironment({ service: { APP_HOME: '${APP_HOME}' }, application: { PLAIN: 'literal ${APP_HOME}' } });
+    expect(planned.toPlan().variables.find((v) => v.name === 'APP_HOME')).toMatchObject({ placeholder: 'APP_HOME' });
+    const env = Environment.fromPlan(planned.toPlan(), {});
+    const plan = planWith([
+      exec('argv', ['/bin/sh', '-c', 'printf "%s\\n" "$1" "$2" "$DATA" "$SOCKET" "$(pwd)"', 'sh', '${APP_HOME}/arg', '--run=${RUN_DIR}/x'], {
+        cwd: '${APP_HOME}/sub',
+        env: { DATA: '${APP_HOME}/data', SOCKET: '${RUN_DIR}/app.sock' },
+      }),
+      exec('path', ['where'], { pathPrepend: ['${APP_HOME}/sub/bin'], cwd: 'sub' }),
+      step('shell', 'echo "env: $APP_HOME"; echo \'script: ${APP_HOME}\'; echo "plain: $PLAIN"'),
+    ]);
+    const { run, stepLines } = await build(plan, { appDir, env });
+    await run;
+    const runDir = localRunDir(appDir);
+    expect(stepLines('argv')).toEqual([`${appDir}/arg`, `--run=${runDir}/x`, `${appDir}/data`, `${runDir}/app.sock`, join(appDir, 'sub')]);
+    expect(stepLines('path')).toEqual([`where: ${join(appDir, 'sub')}`]);
+    // Only a value that is a placeholder is filled; a script is the user's own text.
+    expect(stepLines('shell')).toEqual([`env: ${appDir}`, 'script: ${APP_HOME}', 'plain: literal ${APP_HOME}']);
+  });
+
+  it('fills placeholder chunks of files', async () => {
+    const plan = planWith([step('show', 'cat conf/app.conf')], {
+      files: [{
+        path: 'conf/app.conf', phase: 'build', mode: 0o644, secret: false, reason: 'r',
+        content: [{ text: 'root ' }, { placeholder: 'APP_HOME' }, { text: '/public;\nsocket ' }, { placeholder: 'RUN_DIR' }, { text: '/puma.sock;\n' }],
+      }],
+    });
+    const { run, appDir, stepLines } = await build(plan);
+    await run;
+    const expected = `root ${appDir}/public;\nsocket ${localRunDir(appDir)}/puma.sock;\n`;
+    expect(await readFile(join(appDir, 'conf/app.conf'), 'utf8')).toBe(expected);
+    expect(stepLines('show')).toEqual(expected.trimEnd().split('\n'));
+  });
+
+  it('gives steps the private temporary directory as TMPDIR, and the host\'s otherwise', async () => {
+    const privateTmp = await tempDir('runplan-step-tmp-');
+    const plan = planWith([step('tmp', 'echo "$TMPDIR"; mktemp')]);
+    const { run, stepLines } = await build(plan, { tempDir: privateTmp });
+    await run;
+    const [tmpdir, made] = stepLines('tmp');
+    expect(tmpdir).toBe(privateTmp);
+    expect(made?.startsWith(`${privateTmp}/`)).toBe(true);
+    expect(await readdir(privateTmp)).toHaveLength(1);
+
+    const host = await build(planWith([step('tmp', 'echo "$TMPDIR"')]));
+    await host.run;
+    expect(host.stepLines('tmp')[0]).toBe(process.env.TMPDIR ?? '');
+  });
+});
+
+describe('StepBuilder: install steps', () => {
+  let server: Server;
+  let base: string;
+  let root: string;
+  const served = new Map<string, Buffer | ((count: number) => { status: number; body?: Buffer })>();
+  const hits = new Map<string, number>();
+
+  beforeAll(async () => {
+    root = await tempDir('runplan-builder-install-');
+    server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      const count = (hits.get(path) ?? 0) + 1;
+      hits.set(path, count);
+      const entry = served.get(path);
+      if (entry === undefined) return void res.writeHead(404).end();
+      const answer = typeof entry === 'function' ? entry(count) : { status: 200, body: entry };
+      res.writeHead(answer.status, answer.body ? { 'content-length': answer.body.length } : {}).end(answer.body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  /** A tool-1.0.tar.gz whose launcher lost its execute bit, served at /<name>. */
+  async function toolArchive(name: string): Promise<PackageSource & { type: 'archive' }> {
+    const dir = join(root, name);
+    await mkdir(join(dir, 'tool-1.0', 'bin'), { recursive: true });
+    await mkdir(join(dir, 'tool-1.0', 'lib'), { recursive: true });
+    await writeFile(join(dir, 'tool-1.0', 'bin', 'tool'), '#!/bin/sh\necho "tool 1.0 from $(dirname "$0")"\ncat "$(dirname "$(readlink -f "$0")")/../lib/data.txt"\n');
+    await chmod(join(dir, 'tool-1.0', 'bin', 'tool'), 0o644);
+    await writeFile(join(dir, 'tool-1.0', 'lib', 'data.txt'), 'data\n');
+    const file = join(root, `${name}.tar.gz`);
+    await tar.c({ gzip: true, file, cwd: dir }, ['tool-1.0']);
+    const bytes = await readFile(file);
+    served.set(`/${name}`, bytes);
+    return { type: 'archive', url: `${base}/${name}`, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
+
+  const installStep = (source: PackageSource): BuildStep =>
+    step('tool', '', {
+      description: 'install the tool',
+      run: { kind: 'install', source, target: '.runplan/tool', executables: ['bin/tool'], links: [{ path: '.runplan/bin/tool', target: 'bin/tool' }] } satisfies Install,
+    });
+  const useTool = exec('use', ['tool'], { pathPrepend: ['.runplan/bin'] });
+
+  it('installs an archive through the shared cache, with executables and links the next steps use; a second build reuses the cache', async () => {
+    const source = await toolArchive('tool.tar.gz');
+    const cacheDir = await tempDir('runplan-builder-cache-');
+    const first = await build(planWith([installStep(source), useTool]), { cacheDir });
+    expect((await first.run).map((r) => [r.name, r.status])).toEqual([['tool', 'succeeded'], ['use', 'succeeded']]);
+    const tool = join(first.appDir, '.runplan/tool/bin/tool');
+    expect((await stat(tool)).mode & 0o777).toBe(0o755);
+    expect((await lstat(join(first.appDir, '.runplan/bin/tool'))).isSymbolicLink()).toBe(true);
+    expect(await readlink(join(first.appDir, '.runplan/bin/tool'))).toBe('../tool/bin/tool');
+    expect(first.stepLines('use')).toEqual([`tool 1.0 from ${join(first.appDir, '.runplan/bin')}`, 'data']);
+    expect(first.stepLines('tool')).toEqual(expect.arrayContaining([`downloading ${source.url} into the shared cache`, `${source.url} in .runplan/tool`]));
+    expect(first.sink.lines.some((l) => l.origin.kind === 'runplan' && l.text === `step tool: install ${source.url} into .runplan/tool`)).toBe(true);
+    const entry = treeCacheEntry(cacheDir, source);
+    expect((await stat(join(entry, 'bin/tool'))).ino).toBe((await stat(tool)).ino);
+    expect(hits.get('/tool.tar.gz')).toBe(1);
+
+    const second = await build(planWith([installStep(source), useTool]), { cacheDir });
+    expect((await second.run).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(second.stepLines('tool')).toEqual([`${source.url} in .runplan/tool (from the shared cache)`]);
+    expect(second.stepLines('use')).toEqual([`tool 1.0 from ${join(second.appDir, '.runplan/bin')}`, 'data']);
+    expect(hits.get('/tool.tar.gz')).toBe(1);
+  });
+
+  it('fetches with the builder\'s install options (clock, attempts)', async () => {
+    const source = await toolArchive('flaky-tool.tar.gz');
+    const bytes = served.get('/flaky-tool.tar.gz') as Buffer;
+    served.set('/flaky-tool.tar.gz', (n) => (n === 1 ? { status: 503 } : { status: 200, body: bytes }));
+    const clock = new InstantClock();
+    const { run, stepLines } = await build(planWith([installStep(source)]), { install: { clock, retryDelayMs: 10 } });
+    await run;
+    expect(clock.sleeps).toEqual([10]);
+    expect(stepLines('tool')).toContain(`download of ${source.url} failed (HTTP 503 Service Unavailable); attempt 2 of 3 in 0.0 s`);
+  });
+
+  it('stops the build with the install\'s coded error; nothing is cached and later steps do not run', async () => {
+    const source = await toolArchive('tampered.tar.gz');
+    const genuine = source.sha256;
+    const cacheDir = await tempDir('runplan-builder-cache-');
+    const { run, appDir } = await build(planWith([installStep({ ...source, sha256: 'f'.repeat(64) }), step('after', 'touch after-ran')]), { cacheDir });
+    await expect(run).rejects.toMatchObject({ code: CoreErrors.BUILD_DIGEST_MISMATCH.code, message: expect.stringContaining(`has SHA-256 ${genuine}, but the plan expects ${'f'.repeat(64)}`) });
+    await expect(stat(join(appDir, 'after-ran'))).rejects.toThrow();
+    expect(await readdir(join(cacheDir, 'trees', 'archive'))).toEqual([]);
   });
 });

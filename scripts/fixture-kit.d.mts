@@ -14,4 +14,5 @@ export function machinePlaceholder(name: string): string | undefined;
 export function prepareCopy(
   fixture: KitFixture<{ readonly shared?: readonly string[]; readonly templates?: readonly string[]; readonly prepare?: readonly (readonly string[])[] }>,
   resolve?: PlaceholderResolver,
+  options?: { readonly copy?: boolean },
 ): { dir: string; cleanup: string | undefined };

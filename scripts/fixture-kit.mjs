@@ -85,13 +85,14 @@ export function machinePlaceholder(name) {
 
 /**
  * The application as it is deployed. A fixture that uses shared files, templates
- * or preparation commands is copied into a new temporary directory first (the
- * caller removes `cleanup` when done); otherwise the fixture's own directory.
- * `resolve` fills the placeholders of the templates.
+ * or preparation commands (or any fixture, with `copy: true`) is copied into a
+ * new temporary directory first (the caller removes `cleanup` when done);
+ * otherwise the fixture's own directory. `resolve` fills the placeholders of the
+ * templates and commands.
  */
-export function prepareCopy(fixture, resolve = machinePlaceholder) {
+export function prepareCopy(fixture, resolve = machinePlaceholder, { copy = false } = {}) {
   const { shared = [], templates = [], prepare = [] } = fixture.expect;
-  if (shared.length + templates.length + prepare.length === 0) return { dir: fixture.dir, cleanup: undefined };
+  if (!copy && shared.length + templates.length + prepare.length === 0) return { dir: fixture.dir, cleanup: undefined };
   const base = fixture.name.split('/')[0];
   const cleanup = mkdtempSync(join(tmpdir(), `runplan-fixture-${fixture.name.replace(/\//g, '-')}-`));
   try {

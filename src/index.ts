@@ -11,6 +11,17 @@ export { BuildpackRegistry } from './buildpack/registry.js';
 export { selectBuildpack, type Selection } from './buildpack/detect.js';
 export { defaultRegistry, type DefaultRegistryOptions } from './default-registry.js';
 export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
+export { environmentForPlan } from './planning/plan-environment.js';
+export { gatherInventory, parseInventory, inventoryPart, machineInstance, type GatherOptions } from './inventory/gather.js';
+export { InventorySchema, INVENTORY_SCHEMA_VERSION, type Inventory, type InventoryProvider, type GatherContext } from './inventory/inventory.js';
+export { planDigest } from './plan/digest.js';
+export { diffPlans, formatDiff, type PlanChange } from './plan/diff.js';
+export { describeStep, describeCommand } from './plan/describe.js';
+export { fillPlaceholders, bindStep, bindProcess, textChunks, type Bindings } from './plan/placeholders.js';
+export { failureRule } from './plan/failure-rule.js';
+export { previousDefault, keepPrevious, PREVIOUS_PLAN_SOURCE } from './plan/previous.js';
+export { carryOutInstall } from './build/install/install-step.js';
+export { ensureTree, treeCacheEntry, type TreeOptions, type EnsuredTree } from './build/install/tree-cache.js';
 export { buildApp, deployApp, redactError, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';
 export { StepBuilder, type StepBuilderOptions } from './build/step-builder.js';
 export { LayerCache } from './build/layer-cache.js';
@@ -33,8 +44,30 @@ export { Logger, memorySink, type LogLine, type LogSink, type LineOrigin } from 
 export { systemClock, InstantClock, type Clock } from './time/clock.js';
 export { formatPlan } from './cli/format-plan.js';
 export { RUNPLAN_VERSION } from './version.js';
-export { nodeBuildpack, createNodeBuildpack, NodeErrors, NodeWarnings, staticInventory, registryInventory, type NodeBuildpackOptions, type NodeInventory } from '../buildpacks/node/index.js';
-export { createRubyBuildpack, RubyErrors, RubyWarnings, systemRubies, PUMA_SIZING_TABLE, type RubyBuildpackOptions, type InstalledRuby, type RubyInventory } from '../buildpacks/ruby/index.js';
+export {
+  nodeBuildpack,
+  createNodeBuildpack,
+  NodeErrors,
+  NodeWarnings,
+  staticInventory,
+  registryInventory,
+  NodeInventorySchema,
+  type NodeBuildpackOptions,
+  type NodeInventory,
+  type NodeInventoryData,
+} from '../buildpacks/node/index.js';
+export {
+  createRubyBuildpack,
+  RubyErrors,
+  RubyWarnings,
+  systemRubies,
+  PUMA_SIZING_TABLE,
+  RubyInventorySchema,
+  type RubyBuildpackOptions,
+  type InstalledRuby,
+  type RubyInventory,
+  type RubyInventoryData,
+} from '../buildpacks/ruby/index.js';
 export {
   createPlay1Buildpack,
   Play1Errors,
@@ -44,6 +77,8 @@ export {
   PLAY1_ACCEPTED_VALUES,
   DEFAULT_PLAY1_SERIES,
   resolvePlay1Version,
+  Play1InventorySchema,
+  type Play1InventoryData,
   type Play1Options,
   type Play1Series,
 } from '../buildpacks/play1/index.js';

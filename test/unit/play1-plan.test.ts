@@ -1,25 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { nodeBuildpack } from '../../buildpacks/node/index.js';
-import { javaMajor } from '../../buildpacks/play1/check-java.js';
+import { createNodeBuildpack } from '../../buildpacks/node/index.js';
 import { Play1Errors } from '../../buildpacks/play1/errors.js';
+import { javaMajor } from '../../buildpacks/play1/host-programs.js';
 import { createPlay1Buildpack, type Play1Options } from '../../buildpacks/play1/index.js';
 import { DEFAULT_JVM_SIZING, heapSize } from '../../buildpacks/play1/jvm-memory.js';
 import { downloadUrl, parseChecksums } from '../../buildpacks/play1/mirror.js';
+import { hostConfiguration, play1InventoryProvider, Play1InventorySchema, type Play1InventoryData } from '../../buildpacks/play1/options.js';
+import { Play1Warnings } from '../../buildpacks/play1/warnings.js';
 import { selectBuildpack } from '../../src/buildpack/detect.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
+import type { RunPlan } from '../../src/plan/schema.js';
 import { createPlan } from '../../src/planning/create-plan.js';
+import { play1InventoryPart, TEST_PLAN_INVENTORY, testInventory } from '../helpers/inventory.js';
+import { TEST_INVENTORY } from '../helpers/node-inventory.js';
 
 const SHA = 'a'.repeat(64);
 const HOST: Play1Options = { hostEnv: {}, mirror: 'https://mirror.example/play/{version}/play-{version}.zip', checksums: { '1.11.0': SHA, '1.5.3': 'b'.repeat(64) } };
 const APP = { 'conf/application.conf': 'application.name=demo\n%platform.application.mode=prod\n%platform.XForwardedSupport=all\n', 'conf/routes': 'GET / Application.index\n' };
+type Programs = Partial<Pick<Play1InventoryData, 'java' | 'python'>>;
 
 function registry(options: Play1Options = HOST) {
-  return new BuildpackRegistry([nodeBuildpack, createPlay1Buildpack(options)]);
+  return new BuildpackRegistry([createNodeBuildpack({ inventory: TEST_INVENTORY }), createPlay1Buildpack(options)]);
 }
-const plan = (files: Record<string, string> = APP, application: Record<string, string> = {}, options: Play1Options = HOST, extra: Partial<Parameters<typeof createPlan>[0]> = {}) =>
-  createPlan({ registry: registry(options), files: new MemorySource(files), appDir: '/srv/app', env: { application }, host: { instance: { cpus: 2, memoryMb: 2048 } }, ...extra });
+/** Plans with the Play 1.x part of the inventory gathered for `options`, the host's programs as `programs` say. */
+const plan = (files: Record<string, string> = APP, application: Record<string, string> = {}, options: Play1Options = HOST, extra: Partial<Parameters<typeof createPlan>[0]> = {}, programs: Programs = {}) =>
+  createPlan({
+    registry: registry(options),
+    inventory: testInventory({ play1: play1InventoryPart(options, programs) }),
+    files: new MemorySource(files),
+    appDir: '/srv/app',
+    env: { application },
+    ...extra,
+  });
 
 describe('Play 1.x detection', () => {
   const detect = (files: Record<string, string>) => selectBuildpack(registry(), new MemorySource(files));
@@ -49,15 +63,15 @@ describe('Play 1.x detection', () => {
 });
 
 describe('Play 1.x plan', () => {
-  it('checks Java, installs the release, runs deps and precompile with the framework id, then play run on the web port', async () => {
+  it('shows the Java, installs the release as data, runs deps and precompile with the framework id, then play run on the web port', async () => {
     const { plan: p } = await plan();
     expect(p.build.steps.map((s) => [s.name, s.run])).toEqual([
-      ['java', { kind: 'action', action: 'play1/check-java', params: { release: '1.11.0', javaMin: 17, javaMax: 21 } }],
-      ['framework', { kind: 'action', action: 'play1/install-framework', params: { version: '1.11.0', url: 'https://mirror.example/play/1.11.0/play-1.11.0.zip', sha256: SHA, dest: '.runplan/play-1.11.0' } }],
+      ['java', { kind: 'exec', argv: ['java', '-version'] }],
+      ['framework', { kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play/1.11.0/play-1.11.0.zip', sha256: SHA }, target: '.runplan/play-1.11.0', executables: ['play'], links: [] }],
       ['deps', { kind: 'exec', argv: ['play', 'deps', '--sync', '--%platform'] }],
       ['precompile', { kind: 'exec', argv: ['play', 'precompile', '--%platform'] }],
     ]);
-    expect(p.build.steps[2]?.pathPrepend).toEqual(['.runplan/play-1.11.0']);
+    expect(p.build.steps.map((s) => s.pathPrepend)).toEqual([['.runplan/play-1.11.0'], [], ['.runplan/play-1.11.0'], ['.runplan/play-1.11.0']]);
     expect(p.processes).toEqual([
       expect.objectContaining({
         name: 'web',
@@ -66,9 +80,48 @@ describe('Play 1.x plan', () => {
         command: { kind: 'exec', argv: ['play', 'run', '--%platform', '--http.port=8080', '-Dprecompiled=true', '-Xmx1536m', '-Xms384m'] },
       }),
     ]);
-    expect(p.runtimes.map((r) => [r.name, r.version])).toEqual([['play', '1.11.0'], ['java', 'host']]);
+    expect(p.runtimes.map((r) => [r.name, r.version, r.distribution])).toEqual([
+      ['play', '1.11.0', 'mirror https://mirror.example/play/1.11.0/play-1.11.0.zip'],
+      ['java', '17', 'host (java on PATH: openjdk version "17.0.15" 2025-04-15)'],
+    ]);
+    expect(p.runtimes[1]?.decision).toMatchObject({ id: 'play1.java', source: 'host', resolved: '17', reason: expect.stringContaining('launcher is a Python 3 script (Python 3.11.2)') });
     expect(p.decisions.map((d) => d.id)).toEqual(['play1.framework-id', 'play1.config', 'play1.port', 'play1.jvm-memory', 'play1.start']);
     expect(p.warnings).toEqual([]);
+  });
+
+  it('reports a java that cannot be started during the build as PLAY1_JAVA_NOT_FOUND', async () => {
+    const { plan: p } = await plan();
+    expect(p.build.steps[0]?.onFailure).toEqual([
+      { when: { kind: 'not-found' }, error: { code: Play1Errors.PLAY1_JAVA_NOT_FOUND.code, kind: 'deployment', message: 'java cannot be run; Play\'s launcher needs it.', fix: Play1Errors.PLAY1_JAVA_NOT_FOUND.fix } },
+    ]);
+  });
+
+  it('refuses to plan on a host without Java, before any build', async () => {
+    await expect(plan(APP, {}, HOST, {}, { java: null })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_JAVA_NOT_FOUND.code,
+      message: expect.stringContaining('this host has no java on PATH, and Play 1.11.0 (made for Java 17–21) needs one'),
+    });
+  });
+
+  it('warns about a Java outside the range the series was made for', async () => {
+    const { plan: p } = await plan(APP, {}, HOST, {}, { java: { major: 11, banner: 'openjdk version "11.0.2"' } });
+    expect(p.warnings).toEqual([expect.objectContaining({ code: Play1Warnings.PLAY1_JAVA_UNTESTED.code, message: 'Play 1.11.0 was made for Java 17–21; this host\'s java is 11.' })]);
+    expect(p.runtimes[1]?.decision).toMatchObject({ resolved: '11', reason: expect.stringContaining('so this one is untested') });
+    const old = await plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { java: { major: 8, banner: 'openjdk version "1.8.0_292"' }, python: { python2: 'Python 2.7.18', python3: null } });
+    expect(old.plan.warnings).toEqual([]);
+    expect(old.plan.runtimes[1]?.decision.reason).toContain('launcher is a Python 2 script (Python 2.7.18)');
+    const unknown = await plan(APP, {}, HOST, {}, { java: { major: null, banner: 'some java' }, python: { python2: null, python3: null } });
+    expect(unknown.plan.warnings).toEqual([]);
+    expect(unknown.plan.runtimes[1]).toMatchObject({ version: 'unknown', decision: { reason: expect.stringContaining('(no python3 on this host)') } });
+  });
+
+  it('uses JAVA_HOME\'s java when the deployment sets it, and shows its version in the build', async () => {
+    const { plan: p } = await plan(APP, { JAVA_HOME: '/usr/lib/jvm/java-21/' }, HOST, {}, { java: null });
+    expect(p.build.steps[0]).toMatchObject({
+      run: { kind: 'exec', argv: ['/usr/lib/jvm/java-21/bin/java', '-version'] },
+      onFailure: [{ when: { kind: 'not-found' }, error: { code: Play1Errors.PLAY1_JAVA_NOT_FOUND.code, variable: 'JAVA_HOME' } }],
+    });
+    expect(p.runtimes[1]).toMatchObject({ version: 'JAVA_HOME', distribution: 'JAVA_HOME (/usr/lib/jvm/java-21/bin/java)', decision: { source: 'env JAVA_HOME', requested: '/usr/lib/jvm/java-21/' } });
   });
 
   it('checks GET / by default, with time for a JVM to start', async () => {
@@ -84,6 +137,13 @@ describe('Play 1.x plan', () => {
     expect(p.decisions.find((d) => d.id === 'play1.port')?.overridden).toEqual([{ source: 'conf/application.conf http.port (line 4)', value: '9000', reason: 'the command-line --http.port wins' }]);
   });
 
+  it('sizes the heap from the inventory\'s machine unless the host declares its instance', async () => {
+    const small = await plan(APP, {}, HOST, { inventory: testInventory({ instance: { cpus: 1, memoryMb: 1024 } }) });
+    expect(small.plan.processes[0]?.command).toMatchObject({ argv: expect.arrayContaining(['-Xmx768m', '-Xms192m']) });
+    const declared = await plan(APP, {}, HOST, { inventory: testInventory({ instance: { cpus: 1, memoryMb: 1024 } }), host: { instance: { cpus: 4, memoryMb: 4096 } } });
+    expect(declared.plan.processes[0]?.command).toMatchObject({ argv: expect.arrayContaining(['-Xmx3072m', '-Xms768m']) });
+  });
+
   it('leaves memory to application.conf when it sets jvm.memory for the id', async () => {
     const { plan: p } = await plan({ ...APP, 'conf/application.conf': `${APP['conf/application.conf']}%platform.jvm.memory=-Xmx300m\n` });
     expect(p.processes[0]?.command).toEqual({ kind: 'exec', argv: ['play', 'run', '--%platform', '--http.port=8080', '-Dprecompiled=true'] });
@@ -92,12 +152,7 @@ describe('Play 1.x plan', () => {
 
   it('puts neither secret values nor application.conf values into the plan', async () => {
     const files = { ...APP, 'conf/application.conf': `${APP['conf/application.conf']}db.pass=literal-in-file\n%platform.db.pass=\${PG_PASSWORD}\n` };
-    const { plan: p } = await createPlan({
-      registry: registry(),
-      files: new MemorySource(files),
-      appDir: '/srv/app',
-      env: { links: [{ name: 'pg', variables: { PG_PASSWORD: 'pg-secret-9912' } }] },
-    });
+    const { plan: p } = await plan(files, {}, HOST, { env: { links: [{ name: 'pg', variables: { PG_PASSWORD: 'pg-secret-9912' } }] } });
     const json = JSON.stringify(p);
     expect(json).not.toContain('pg-secret-9912');
     expect(json).not.toContain('literal-in-file');
@@ -106,6 +161,31 @@ describe('Play 1.x plan', () => {
 
   it('refuses a malformed application.conf with the line at fault', async () => {
     await expect(plan({ ...APP, 'conf/application.conf': 'a=1\nb=\\uZZ\n' })).rejects.toMatchObject({ code: Play1Errors.PLAY1_CONF_INVALID.code, file: 'conf/application.conf', message: expect.stringContaining('line 2') });
+  });
+});
+
+describe('Play 1.x plan with a previous plan (plan --previous)', () => {
+  /** A previous plan whose Play release came from runplan's default, when that default was `release`. */
+  const previousWith = async (release: string): Promise<RunPlan> => {
+    const { plan: p } = await plan();
+    const decision = p.runtimes[0]!.decision;
+    return { ...p, runtimes: [{ ...p.runtimes[0]!, version: release, decision: { ...decision, resolved: release } }, ...p.runtimes.slice(1)] };
+  };
+
+  it('keeps the release a default chose while the host can still install it, saying what the default gives now', async () => {
+    const { plan: p } = await plan(APP, {}, HOST, { previous: await previousWith('1.5.3') });
+    expect(p.runtimes[0]).toMatchObject({ version: '1.5.3', decision: { source: 'previous plan', resolved: '1.5.3', reason: expect.stringContaining('the default now gives 1.11.0') } });
+    expect(p.build.steps[1]?.run).toMatchObject({ source: { url: 'https://mirror.example/play/1.5.3/play-1.5.3.zip', sha256: 'b'.repeat(64) }, target: '.runplan/play-1.5.3' });
+    // Java 17 is outside what 1.5 was made for: kept, and said so.
+    expect(p.warnings.map((w) => w.code)).toEqual([Play1Warnings.PLAY1_JAVA_UNTESTED.code]);
+  });
+
+  it('takes the default when the previous release has no checksum here, and follows the application and the host\'s default', async () => {
+    const previous = await previousWith('1.4.6');
+    expect((await plan(APP, {}, HOST, { previous })).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '1.11.0' });
+    const kept = await previousWith('1.5.3');
+    expect((await plan(APP, { PLAY1_VERSION: '1.11' }, HOST, { previous: kept })).plan.runtimes[0]?.decision).toMatchObject({ source: 'env PLAY1_VERSION (application variables)', resolved: '1.11.0' });
+    expect((await plan(APP, {}, { ...HOST, defaultVersion: '1.11' }, { previous: kept })).plan.runtimes[0]?.decision).toMatchObject({ source: 'host default (option defaultVersion)', resolved: '1.11.0' });
   });
 });
 
@@ -133,16 +213,33 @@ describe('Play 1.x mirror and checksums (host settings)', () => {
 
   it('reads the host settings from the runplan process environment; options win', async () => {
     const hostEnv = { RUNPLAN_PLAY1_MIRROR: 'file:///srv/mirror/{series}/play-{version}.tar.gz', RUNPLAN_PLAY1_CHECKSUMS: `1.5.3=${'C'.repeat(64)}`, RUNPLAN_PLAY1_DEFAULT_VERSION: '15' };
+    expect(play1InventoryPart({ hostEnv })).toMatchObject({ mirror: { template: hostEnv.RUNPLAN_PLAY1_MIRROR, origin: 'RUNPLAN_PLAY1_MIRROR' }, checksums: { '1.5.3': 'c'.repeat(64) }, checksumsOrigin: 'RUNPLAN_PLAY1_CHECKSUMS' });
     const fromEnv = await plan(APP, {}, { hostEnv });
-    expect(fromEnv.plan.build.steps[1]?.run).toMatchObject({ params: { url: 'file:///srv/mirror/1.5/play-1.5.3.tar.gz', sha256: 'c'.repeat(64) } });
+    expect(fromEnv.plan.build.steps[1]?.run).toMatchObject({ source: { type: 'archive', url: 'file:///srv/mirror/1.5/play-1.5.3.tar.gz', sha256: 'c'.repeat(64) } });
     expect(fromEnv.plan.runtimes[0]?.decision).toMatchObject({ source: 'host default (RUNPLAN_PLAY1_DEFAULT_VERSION)', resolved: '1.5.3' });
-    const withOptions = await plan(APP, {}, { hostEnv, mirror: 'https://other.example/{version}.zip', checksums: { '1.5.3': 'd'.repeat(64) } });
-    expect(withOptions.plan.build.steps[1]?.run).toMatchObject({ params: { url: 'https://other.example/1.5.3.zip', sha256: 'd'.repeat(64) } });
+    const options = { hostEnv, mirror: 'https://other.example/{version}.zip', checksums: { '1.5.3': 'd'.repeat(64) } };
+    expect(play1InventoryPart(options)).toMatchObject({ mirror: { origin: 'option mirror' }, checksumsOrigin: 'RUNPLAN_PLAY1_CHECKSUMS and option checksums' });
+    const withOptions = await plan(APP, {}, options);
+    expect(withOptions.plan.build.steps[1]?.run).toMatchObject({ source: { url: 'https://other.example/1.5.3.zip', sha256: 'd'.repeat(64) } });
+  });
+
+  it('gathers the mirror settings, and asks this machine\'s java and python for their versions', async () => {
+    const options = { ...HOST, hostEnv: { RUNPLAN_PLAY1_CHECKSUMS: `1.10.0=${'e'.repeat(64)}` } };
+    const gathered = await play1InventoryProvider(hostConfiguration(options)).gather({ cacheDir: '/c' });
+    expect(Play1InventorySchema.parse(gathered)).toEqual(gathered);
+    // The test helper derives the same part, with stand-ins for the programs.
+    expect({ ...gathered, java: null, python: null }).toEqual({ ...play1InventoryPart(options), java: null, python: null });
+    expect(Object.keys(gathered.checksums)).toEqual(['1.10.0', '1.11.0', '1.5.3']);
+    if (gathered.java) expect(gathered.java.banner).toMatch(/version "/);
   });
 
   it('never fails a non-Play application because of Play host settings', async () => {
-    const { plan: p } = await plan({ 'package.json': '{"main":"a.js"}' }, {}, { hostEnv: { RUNPLAN_PLAY1_CHECKSUMS: 'garbage', RUNPLAN_PLAY1_MIRROR: 'ftp://x' } });
-    expect(p.app.type).toBe('node');
+    const garbage: Play1Options = { hostEnv: { RUNPLAN_PLAY1_CHECKSUMS: 'garbage', RUNPLAN_PLAY1_MIRROR: 'ftp://x' } };
+    const files = new MemorySource({ 'package.json': '{"main":"a.js"}' });
+    // Gathering only the part of the buildpack that plans…
+    expect((await createPlan({ registry: registry(garbage), files })).plan.app.type).toBe('node');
+    // …or planning from an inventory gathered before.
+    expect((await createPlan({ registry: registry(garbage), files, inventory: TEST_PLAN_INVENTORY })).plan.app.type).toBe('node');
   });
 
   it('parses checksum tables and refuses malformed ones', () => {

@@ -102,3 +102,37 @@ describe('invalid Play 1.x versions', () => {
     expect(() => resolvePlay1Version(env('1.5.3'))).toThrowError(/Give the series \(1\.5\), not a release/);
   });
 });
+
+describe('a previous plan\'s default (plan --previous)', () => {
+  it('keeps the release runplan\'s default chose, saying what the default gives now', () => {
+    const r = resolvePlay1Version({ previousDefault: '1.10.0' });
+    expect(r.series.series).toBe('1.10');
+    expect(r.decision).toMatchObject({
+      id: 'play1.version',
+      requested: null,
+      source: 'previous plan',
+      resolved: '1.10.0',
+      reason: expect.stringMatching(/^kept from the previous plan .*the default now gives 1\.11\.0 \(neither PLAY1_VERSION nor platform\/play1_version is set/),
+      overridden: [{ source: 'default', value: '1.11.0', reason: expect.stringContaining('plan without --previous') }],
+    });
+  });
+
+  it('keeps what an empty variable or file said beside it', () => {
+    expect(resolvePlay1Version({ file: '\n', previousDefault: '1.10.0' }).decision.overridden.map((o) => o.source)).toEqual(['platform/play1_version', 'default']);
+  });
+
+  it('is the default itself when the default has not moved, and nothing for a release runplan does not know', () => {
+    expect(resolvePlay1Version({ previousDefault: '1.11.0' }).decision).toMatchObject({ source: 'default', resolved: '1.11.0', overridden: [] });
+    expect(resolvePlay1Version({ previousDefault: '1.10.1' }).decision).toMatchObject({ source: 'default', resolved: '1.11.0' });
+    expect(resolvePlay1Version({ previousDefault: '1.10' }).decision).toMatchObject({ source: 'default', resolved: '1.11.0' });
+  });
+
+  it('is not kept when the application or the host asks for a version', () => {
+    expect(resolvePlay1Version({ ...env('1.11'), previousDefault: '1.10.0' }).decision).toMatchObject({ source: 'env PLAY1_VERSION (application variables)', resolved: '1.11.0' });
+    expect(resolvePlay1Version({ file: '1.9', previousDefault: '1.10.0' }).decision).toMatchObject({ source: 'platform/play1_version', resolved: '1.9.0' });
+    expect(resolvePlay1Version({ hostDefault: { value: '1.11', origin: 'RUNPLAN_PLAY1_DEFAULT_VERSION' }, previousDefault: '1.10.0' }).decision).toMatchObject({
+      source: 'host default (RUNPLAN_PLAY1_DEFAULT_VERSION)',
+      resolved: '1.11.0',
+    });
+  });
+});

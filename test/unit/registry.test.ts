@@ -8,6 +8,7 @@ import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { DEFAULT_RESTART } from '../../src/run/backoff.js';
+import { TEST_PLAN_INVENTORY } from '../helpers/inventory.js';
 
 /** A host's own buildpack, defined here without touching runplan. */
 const procfileBuildpack: Buildpack = {
@@ -81,5 +82,26 @@ describe('buildpack registry', () => {
     };
     const registry = new BuildpackRegistry([broken]);
     await expect(createPlan({ registry, files: new MemorySource({ Procfile: 'web: x' }), appDir: '/a' })).rejects.toMatchObject({ code: CoreErrors.PLAN_INVALID.code });
+  });
+
+  it('stops a buildpack that copies a secret value into its plan, naming the variable but not the value', async () => {
+    const leaky: Buildpack = {
+      ...procfileBuildpack,
+      id: 'leaky',
+      planner: {
+        plan: async (ctx) => {
+          const base = await procfileBuildpack.planner.plan(ctx);
+          return { ...base, processes: base.processes.map((p) => ({ ...p, command: { kind: 'shell' as const, script: `deploy --token ${ctx.env.get('DEPLOY_TOKEN')}` } })) };
+        },
+      },
+    };
+    const registry = new BuildpackRegistry([leaky]);
+    const files = new MemorySource({ Procfile: 'web: x' });
+    const attempt = createPlan({ registry, files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: 'tok-12345678' } } });
+    await expect(attempt).rejects.toMatchObject({ code: CoreErrors.PLAN_INVALID.code, kind: 'internal', variable: 'DEPLOY_TOKEN', message: expect.stringContaining('buildpack "leaky" put the value of the secret variable DEPLOY_TOKEN into the plan') });
+    await expect(attempt).rejects.not.toMatchObject({ message: expect.stringContaining('tok-12345678') });
+    // Values shorter than 8 characters could occur in a plan by coincidence: they are not checked.
+    const { plan } = await createPlan({ registry, files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: 'tok-123' } } });
+    expect(plan.processes[0]?.command).toEqual({ kind: 'shell', script: 'deploy --token tok-123' });
   });
 });

@@ -8,6 +8,7 @@ import { NGINX_CONF, renderNginxConfig, type NginxConfigInput } from '../../buil
 import { appRelativePath, isSafeRedirectTarget, isSafeUrlPath } from '../../buildpacks/ruby/nginx-values.js';
 import { resolveBasicAuth } from '../../buildpacks/ruby/resolve-basic-auth.js';
 import { resolveStaticFiles } from '../../buildpacks/ruby/resolve-static-files.js';
+import { textChunks } from '../../src/plan/placeholders.js';
 import { tempDir } from '../helpers/temp.js';
 
 // What a variable or http.json could hold to end a directive and add its own.
@@ -175,5 +176,26 @@ describe('nginx configuration', () => {
 
   it('refuses a host path nginx could read as a variable', () => {
     expect(() => renderNginxConfig(input('/srv/$app'))).toThrow(/nginx cannot be given the path/);
+  });
+});
+
+describe('nginx configuration in a plan', () => {
+  const input: NginxConfigInput = { appRoot: '${APP_HOME}', port: 8080, upstreamSocket: '${RUN_DIR}/puma.sock', workerProcesses: 2, readTimeoutS: 300, basicAuth: true, http: {}, staticFiles: { prefix: '/static/', directory: 'public' } };
+
+  it('names the application\'s directory and the run directory by the executor\'s placeholders', () => {
+    const conf = renderNginxConfig(input);
+    expect(conf).toContain('pid "${APP_HOME}/.runplan/nginx/nginx.pid";');
+    expect(conf).toContain('upstream app_server { server unix:${RUN_DIR}/puma.sock fail_timeout=0; }');
+    expect(conf).toContain('auth_basic_user_file "${APP_HOME}/.runplan/nginx/users";');
+    expect(conf).toContain('alias "${APP_HOME}/public/";');
+    // As file chunks: nginx.pid and the five temporary directories, the socket, the users file and the static files.
+    const chunks = textChunks(conf);
+    expect(chunks.filter((c) => 'placeholder' in c).map((c) => (c as { placeholder: string }).placeholder)).toEqual([...Array(6).fill('APP_HOME'), 'RUN_DIR', 'APP_HOME', 'APP_HOME']);
+    expect(chunks.some((c) => 'text' in c && c.text.includes('${'))).toBe(false);
+  });
+
+  it('still refuses "$" anywhere else in a path', () => {
+    expect(() => renderNginxConfig({ ...input, appRoot: '${APP_HOME}/$x' })).toThrow(/nginx cannot be given the path/);
+    expect(() => renderNginxConfig({ ...input, upstreamSocket: '${HOME}/puma.sock' })).toThrow(/nginx cannot be given the path/);
   });
 });

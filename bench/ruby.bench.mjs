@@ -80,7 +80,7 @@ export async function run({ args }) {
       if (step.status !== 'cached') throw new Error(`expected a cached bundle layer, got ${step.status}`);
       cachedSteps.push(step.durationMs);
       // The same application, state and environment as the step: what bundler alone costs.
-      const planned = built.executablePlan.build.steps.find((s) => s.name === 'bundle-install');
+      const planned = built.plan.build.steps.find((s) => s.name === 'bundle-install');
       rawInstalls.push(
         timeCommand('bundle', ['install', '--local'], {
           cwd: built.appDir,

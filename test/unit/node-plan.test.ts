@@ -7,6 +7,7 @@ import { NodeErrors } from '../../buildpacks/node/errors.js';
 import { staticInventory } from '../../buildpacks/node/inventory.js';
 import { parsePackageJson, type PackageJson } from '../../buildpacks/node/package-json.js';
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
+import { lifecycleReplay } from '../../buildpacks/node/plan.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import type { Inventory } from '../../src/inventory/inventory.js';
 import { planDigest } from '../../src/plan/digest.js';
@@ -174,7 +175,12 @@ describe('node plan', () => {
       links: [],
     });
     expect(step(p, 'install').run).toEqual({ kind: 'exec', argv: ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'workspaces', 'focus', '--all', '--production'] });
-    expect(step(p, 'install-script')).toMatchObject({ run: { kind: 'exec', argv: ['npm', 'run', 'install', '--ignore-scripts'] }, pathPrepend: ['.runplan/bin'] });
+    // Re-run with the application's own tool, with the environment its install had.
+    expect(step(p, 'install-script')).toMatchObject({
+      run: { kind: 'exec', argv: ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'run', 'install'] },
+      pathPrepend: ['.runplan/bin'],
+      env: expect.objectContaining({ YARN_ENABLE_TELEMETRY: '0' }),
+    });
     expect(p.files).toEqual([expect.objectContaining({ path: '.yarnrc.yml', content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] })]);
   });
 
@@ -325,3 +331,21 @@ describe('node plan with a previous plan (plan --previous)', () => {
     expect(p.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
   });
 });
+
+describe('install scripts replayed on a cache hit (lifecycleReplay)', () => {
+  const all = { preinstall: 'node pre.js', install: 'node build.js', postinstall: 'node post.js' };
+  it.each([
+    ['npm', all, [['install', ['npm', 'run', 'install']]]],
+    ['yarn1', all, [['install', ['yarn', 'run', 'install']]]],
+    ['pnpm', all, [['install', ['pnpm', 'run', 'install']]]],
+    ['bun', all, [['install', ['bun', 'run', 'install']]]],
+    // Yarn 2+ runs no pre/post hooks: each script on its own.
+    ['yarn-berry', all, ['preinstall', 'install', 'postinstall'].map((n) => [n, ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'run', n]])],
+    // Without an install script, `run install` would run nothing: the hooks themselves.
+    ['npm', { preinstall: 'a', postinstall: 'b', start: 'c' }, [['preinstall', ['npm', 'run', 'preinstall']], ['postinstall', ['npm', 'run', 'postinstall']]]],
+    ['pnpm', { install: '  ', test: 'x' }, []],
+  ] as const)('%s with %j', (tool, scripts, expected) => {
+    expect(lifecycleReplay(tool, scripts).map((r) => [r.name, r.argv])).toEqual(expected);
+  });
+});
+

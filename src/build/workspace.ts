@@ -44,17 +44,22 @@ export interface BuildDirectory {
   discard(): Promise<void>;
 }
 
+/** Copies the application's source into `dest`, without what is never part of a deployment. */
+export async function copySource(appRoot: string, dest: string): Promise<void> {
+  await mkdir(dest, { recursive: true });
+  // Loaded on first use, like execa: planning alone never copies.
+  const { default: fse } = await import('fs-extra');
+  await fse.copy(resolve(appRoot), dest, {
+    filter: (src) => !NEVER_COPIED.has(basename(src)),
+    preserveTimestamps: true,
+  });
+}
+
 export async function createBuildDirectory(workspace: AppWorkspace, appRoot: string): Promise<BuildDirectory> {
   const id = `${new Date().toISOString().replace(/[-:.TZ]/g, '')}-${randomBytes(3).toString('hex')}`;
   const dir = join(workspace.root, 'builds', id);
   try {
-    await mkdir(dir, { recursive: true });
-    // Loaded on first use, like execa: planning alone never copies.
-    const { default: fse } = await import('fs-extra');
-    await fse.copy(resolve(appRoot), dir, {
-      filter: (src) => !NEVER_COPIED.has(basename(src)),
-      preserveTimestamps: true,
-    });
+    await copySource(appRoot, dir);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw CoreErrors.BUILD_WORKSPACE.create({ message: `cannot copy ${appRoot} into ${dir}: ${(error as Error).message}`, cause: error });

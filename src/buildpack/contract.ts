@@ -152,6 +152,12 @@ export interface HealthTarget {
   readonly check: HealthCheckPlan;
   /** Also verify that the port is bound on all interfaces (only meaningful on this machine). */
   readonly verifyListenAddress?: boolean;
+  /**
+   * How "the port accepts connections" is told: a TCP connect (default), or any
+   * HTTP answer, for ports published by a proxy that accepts connections before
+   * the application listens (Docker's docker-proxy).
+   */
+  readonly portProbe?: 'tcp' | 'http';
 }
 
 export interface PathResult {

@@ -5,7 +5,7 @@ import type { EnvironmentInput, LinkedVariables } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { assertPort, parseMemory, type HostSettings } from '../host/host-settings.js';
 
-export const COMMANDS = ['plan', 'build', 'run', 'check', 'inventory', 'diff', 'schema'] as const;
+export const COMMANDS = ['plan', 'build', 'run', 'check', 'image', 'deploy', 'k8s', 'stack', 'inventory', 'diff', 'schema'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CliArguments {
@@ -22,8 +22,21 @@ export interface CliArguments {
   readonly previous: string | undefined;
   /** --plan FILE (build, run): carry out this saved plan instead of planning. */
   readonly plan: string | undefined;
-  /** --out FILE (inventory): where to write it (default standard output). */
+  /** --out FILE|DIR (inventory, image, k8s): where to write. */
   readonly out: string | undefined;
+  /** --tag, --base, --oci (image). */
+  readonly tag: string | undefined;
+  readonly base: string | undefined;
+  readonly oci: string | undefined;
+  /** --runner local|docker (run). */
+  readonly runner: 'local' | 'docker';
+  /** --engine swarm (deploy), --replicas N. */
+  readonly engine: string | undefined;
+  readonly replicas: number | undefined;
+  /** --image REF (deploy, k8s): an image already built. */
+  readonly image: string | undefined;
+  /** --rebuild (stack). */
+  readonly rebuild: boolean;
   readonly env: EnvironmentInput;
   readonly host: Partial<HostSettings>;
 }
@@ -33,6 +46,13 @@ export const USAGE = `Usage:
   runplan build <dir> [options]            build in a fresh copy of the application
   runplan run   <dir> [options]            build, start, health-check, serve until Ctrl-C
   runplan check <base-url> [options]       run only the health checks against a running app
+  runplan image <dir> [options] [--tag T] [--base IMAGE] [--out DIR] [--oci DIR]
+                                           the plan as an OCI image (Docker engine at DOCKER_HOST)
+  runplan deploy <dir> --engine swarm [--replicas N] [options]
+                                           one swarm service per process; updates keep serving
+  runplan k8s   <dir> --out DIR [--image REF] [options]
+                                           Kubernetes manifests of the plan
+  runplan stack [--type T] [--rebuild]     build the stack images (from this machine's Debian)
   runplan inventory [--type T] [--out FILE]  write what planning learns from this machine
   runplan diff  <old.json> <new.json> [--json]  what changed between two plans, and why
   runplan schema                           print the run plan's JSON Schema
@@ -54,7 +74,13 @@ Options:
   --previous FILE              keep what a previous plan took from defaults (latest LTS…) while still available
   --plan FILE                  build or run a saved plan as made, without planning again; give
                                the values of its secret variables with --env / --addon-env
-  --out FILE                   where \`inventory\` writes (default: standard output)
+  --out FILE|DIR               where \`inventory\` (default: standard output), \`image\` (the context,
+                               without building) and \`k8s\` write
+  --runner local|docker        run: processes here (default) or one container each
+  --tag T, --base IMAGE        image: its name, the image it builds on (default: the type's stack)
+  --oci DIR                    image: also write an OCI layout
+  --engine swarm, --replicas N deploy: the engine and the web service's replicas (default 2)
+  --image REF                  deploy, k8s: an image already built (default: build it)
   -h, --help, -v, --version
 
 Exit statuses: 0 success (diff: no difference), 1 the deployment failed (diff: the plans
@@ -84,6 +110,14 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         previous: { type: 'string' },
         plan: { type: 'string' },
         out: { type: 'string' },
+        tag: { type: 'string' },
+        base: { type: 'string' },
+        oci: { type: 'string' },
+        runner: { type: 'string' },
+        engine: { type: 'string' },
+        replicas: { type: 'string' },
+        image: { type: 'string' },
+        rebuild: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -93,7 +127,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   if (!command || !(COMMANDS as readonly string[]).includes(command)) {
     throw CoreErrors.CLI_USAGE.create({ message: command ? `unknown command "${command}".` : 'no command given.' });
   }
-  const needs = { check: 'a base URL', diff: 'two plan files', schema: undefined, inventory: undefined } as Record<string, string | undefined>;
+  const needs = { check: 'a base URL', diff: 'two plan files', schema: undefined, inventory: undefined, stack: undefined } as Record<string, string | undefined>;
   const need = command in needs ? needs[command] : 'an application directory';
   if (need !== undefined && target === undefined) throw CoreErrors.CLI_USAGE.create({ message: `${command} needs ${need}.` });
   if (need === undefined && target !== undefined) throw CoreErrors.CLI_USAGE.create({ message: `unexpected argument "${target}".` });
@@ -106,10 +140,24 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
       throw CoreErrors.CLI_USAGE.create({ message: `--${option} is an option of ${commands.join(', ')}, not of ${command}.` });
     }
   };
-  only('inventory', ['plan', 'build', 'run']);
-  only('previous', ['plan', 'build', 'run']);
-  only('plan', ['build', 'run']);
-  only('out', ['inventory']);
+  const carriers = ['build', 'run', 'image', 'deploy', 'k8s'];
+  only('inventory', ['plan', ...carriers]);
+  only('previous', ['plan', ...carriers]);
+  only('plan', carriers);
+  only('out', ['inventory', 'image', 'k8s']);
+  only('tag', ['image']);
+  only('base', ['image', 'deploy', 'k8s']);
+  only('oci', ['image']);
+  only('runner', ['run']);
+  only('engine', ['deploy']);
+  only('replicas', ['deploy']);
+  only('image', ['deploy', 'k8s']);
+  only('rebuild', ['stack']);
+  if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not "${v.runner}".` });
+  if (command === 'deploy' && v.engine !== 'swarm') throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm${v.engine ? `, not "${v.engine}"` : ''}.` });
+  if (command === 'k8s' && v.out === undefined) throw CoreErrors.CLI_USAGE.create({ message: 'k8s needs --out DIR, where the manifests are written.' });
+  const replicas = v.replicas === undefined ? undefined : Number(v.replicas);
+  if (replicas !== undefined && (!Number.isInteger(replicas) || replicas < 1)) throw CoreErrors.CLI_USAGE.create({ message: `--replicas must be a positive integer, got "${v.replicas}".` });
   if (v.plan !== undefined && (v.inventory !== undefined || v.previous !== undefined)) {
     throw CoreErrors.CLI_USAGE.create({ message: '--plan carries out a plan already made: --inventory and --previous only apply when planning.' });
   }
@@ -163,6 +211,14 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     previous: v.previous,
     plan: v.plan,
     out: v.out,
+    tag: v.tag,
+    base: v.base,
+    oci: v.oci,
+    runner: (v.runner ?? 'local') as 'local' | 'docker',
+    engine: v.engine,
+    replicas,
+    image: v.image,
+    rebuild: v.rebuild ?? false,
     env: { application, links: linkList },
     host,
   };

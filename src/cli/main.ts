@@ -51,6 +51,14 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
         return await checkCommand(args, out);
       case 'inventory':
         return await inventoryCommand(args, out);
+      case 'image':
+        return await imageCommand(args, out);
+      case 'stack':
+        return await stackCommand(args, out);
+      case 'deploy':
+        return await deployCommand(args, out);
+      case 'k8s':
+        return await k8sCommand(args, out);
       case 'diff':
         return await diffCommand(args, out);
     }
@@ -123,6 +131,49 @@ async function planCommand(args: CliArguments, out: Write): Promise<number> {
   return EXIT.ok;
 }
 
+async function imageCommand(args: CliArguments, out: Write): Promise<number> {
+  const started = Date.now();
+  // Loaded on first use: only the engine commands need the engines.
+  const { buildImage } = await import('../engines/image/build-image.js');
+  return withSignals(async (signal) => {
+    const built = await buildImage({
+      ...(await buildOptions(args, out, signal)),
+      ...(args.tag ? { tag: args.tag } : {}),
+      ...(args.base ? { base: args.base } : {}),
+      ...(args.out ? { out: args.out } : {}),
+      ...(args.oci ? { oci: args.oci } : {}),
+    });
+    out(built.tag ? `==> image ${built.tag} (${built.id}) in ${formatSeconds(Date.now() - started)}\n` : `==> build context in ${built.context}\n`);
+    return EXIT.ok;
+  });
+}
+
+async function stackCommand(args: CliArguments, out: Write): Promise<number> {
+  const { DockerCli } = await import('../engines/docker-cli.js');
+  const { STACKS, ensureStackImage } = await import('../engines/stack-images.js');
+  const names = args.type === undefined ? Object.keys(STACKS) : [args.type];
+  const docker = await DockerCli.connect();
+  for (const name of names) {
+    const stack = STACKS[name];
+    if (!stack) throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `there is no stack "${name}"; stacks: ${Object.keys(STACKS).join(', ')}.` });
+    const tag = await ensureStackImage(docker, stack, { rebuild: args.rebuild, log: (line) => out(`[stack ${name}] ${line}\n`) });
+    out(`==> ${tag}\n`);
+  }
+  return EXIT.ok;
+}
+
+async function deployCommand(args: CliArguments, out: Write): Promise<number> {
+  void args;
+  void out;
+  throw CoreErrors.CLI_USAGE.create({ message: 'deploy is not available yet.' });
+}
+
+async function k8sCommand(args: CliArguments, out: Write): Promise<number> {
+  void args;
+  void out;
+  throw CoreErrors.CLI_USAGE.create({ message: 'k8s is not available yet.' });
+}
+
 async function inventoryCommand(args: CliArguments, out: Write): Promise<number> {
   const registry = defaultRegistry();
   if (args.type !== undefined && !registry.get(args.type)) {
@@ -164,7 +215,10 @@ async function buildCommand(args: CliArguments, out: Write): Promise<number> {
 
 async function runCommand(args: CliArguments, out: Write): Promise<number> {
   return withSignals(async (signal, stopRequested) => {
-    const deployment = await deployApp(await buildOptions(args, out, signal)).catch((error: unknown) => {
+    const options = await buildOptions(args, out, signal);
+    const docker = args.runner === 'docker';
+    const deploy = docker ? (await import('../engines/docker-deploy.js')).deployToDocker(options) : deployApp(options);
+    const deployment = await deploy.catch((error: unknown) => {
       if (signal.aborted) return undefined;
       throw error;
     });
@@ -173,7 +227,8 @@ async function runCommand(args: CliArguments, out: Write): Promise<number> {
       return EXIT.interrupted;
     }
     if (!signal.aborted) {
-      out(`==> deployment healthy: http://127.0.0.1:${deployment.plan.healthCheck.port}/ (listening on 0.0.0.0); Ctrl-C stops it\n`);
+      const where = docker ? `published on 127.0.0.1 by ${deployment.running.processes().length} container(s)` : 'listening on 0.0.0.0';
+      out(`==> deployment healthy: http://127.0.0.1:${deployment.plan.healthCheck.port}/ (${where}); Ctrl-C stops it\n`);
     }
     out(`==> ${await stopRequested}: stopping\n`);
     await deployment.stop();

@@ -12,8 +12,8 @@ import { probePort } from '../health/probes.js';
 import { resolveHostSettings, type HostSettings } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
-import { createPlan, parsePlan, type CreatePlanOptions } from '../planning/create-plan.js';
-import { environmentForPlan } from '../planning/plan-environment.js';
+import type { CreatePlanOptions } from '../planning/create-plan.js';
+import { planToCarryOut } from '../planning/plan-to-carry-out.js';
 import { LocalProcessRunner } from '../run/local-process-runner.js';
 import type { Clock } from '../time/clock.js';
 
@@ -44,20 +44,6 @@ export interface BuiltApp {
   readonly appDir: string;
   readonly steps: readonly StepReport[];
   readonly logger: Logger;
-}
-
-/**
- * The plan to carry out: the one given (validated, with the environment it
- * needs), or a new one made from the application's source.
- */
-async function planToCarryOut(options: BuildAppOptions): Promise<{ plan: RunPlan; environment: Environment; host: HostSettings }> {
-  if (options.plan === undefined) return createPlan(options);
-  const plan = parsePlan(options.plan);
-  const port = plan.healthCheck.port;
-  if (options.host?.port !== undefined && options.host.port !== port) {
-    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `the plan was made for port ${port}, not ${options.host.port}; plan again with that port, or leave the port out.` });
-  }
-  return { plan, environment: environmentForPlan(plan, options.env), host: resolveHostSettings({ ...options.host, port }) };
 }
 
 /**
@@ -159,7 +145,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
   return { ...built, running, health, stop: () => running.stop() };
 }
 
-function healthError(health: HealthReport): RunplanError {
+export function healthError(health: HealthReport): RunplanError {
   const details = { results: health.results };
   if (health.problem?.kind === 'not-listening') {
     return CoreErrors.HEALTH_NOT_LISTENING.create({ message: `the deployment failed: ${health.problem.message}.`, details });

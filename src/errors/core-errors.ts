@@ -142,6 +142,26 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Stop the program that listens on the port, or choose another with --port.',
   },
+  ENGINE_UNAVAILABLE: {
+    title: 'No usable container engine',
+    kind: 'deployment',
+    fix: 'Start the Docker engine and point DOCKER_HOST at it (as for the docker CLI); install Debian\'s docker.io for a client that builds with BuildKit.',
+  },
+  ENGINE_COMMAND_FAILED: {
+    title: 'The container engine refused a command',
+    kind: 'deployment',
+    fix: 'Read the engine\'s message above; check the engine\'s state (disk space, a name already taken, a swarm not initialised) and try again.',
+  },
+  IMAGE_BUILD_FAILED: {
+    title: 'The image build failed',
+    kind: 'deployment',
+    fix: 'Read the build output above the error (each line is prefixed with [image]); a failing step shows its own command and output.',
+  },
+  STACK_BUILD_FAILED: {
+    title: 'A stack image could not be built',
+    kind: 'deployment',
+    fix: 'Check that mmdebstrap and the Debian mirror of this host\'s apt sources work (apt-get update), then run `runplan stack` again.',
+  },
   CLI_USAGE: {
     title: 'Invalid command line',
     kind: 'input',

@@ -40,7 +40,7 @@ export class HttpHealthChecker implements HealthChecker {
     const host = base.hostname.replace(/^\[|\]$/g, '');
     const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
 
-    const portOpen = await this.waitForPort(host, port, deadline, signal);
+    const portOpen = await this.waitForPort(host, port, deadline, signal, target.portProbe === 'http' ? base : undefined);
     if (check.kind === 'port') {
       if (!portOpen) {
         return this.fail(logger, 'not-listening', `port ${port} did not accept connections within ${formatSeconds(check.readyTimeoutMs)}`);
@@ -80,9 +80,10 @@ export class HttpHealthChecker implements HealthChecker {
     }
   }
 
-  private async waitForPort(host: string, port: number, deadline: number, signal?: AbortSignal): Promise<boolean> {
+  /** Until the port is open: a TCP connect, or with `http` any HTTP answer at `http` (a proxy may accept connections first). */
+  private async waitForPort(host: string, port: number, deadline: number, signal?: AbortSignal, http?: URL): Promise<boolean> {
     for (;;) {
-      if (await probePort(host, port, 1_000)) return true;
+      if (http ? 'status' in (await probeHttp(new URL('/', http), 1_000)) : await probePort(host, port, 1_000)) return true;
       if (signal?.aborted || this.clock.now() + PORT_POLL_MS >= deadline) return false;
       await this.clock.sleep(PORT_POLL_MS, signal);
     }

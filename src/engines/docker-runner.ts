@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import type { HealthChecker, HealthReport, ProcessState, Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
+import type { Environment } from '../env/assemble.js';
+import { HttpHealthChecker } from '../health/http-health-checker.js';
+import { probeHttp } from '../health/probes.js';
+import type { Logger } from '../log/logger.js';
+import type { RunPlan } from '../plan/schema.js';
+import type { Clock } from '../time/clock.js';
+import { DockerCli } from './docker-cli.js';
+import { IMAGE_BINDINGS } from './image/scripts.js';
+
+/** Labels on everything runplan creates in an engine; only what carries them is ever removed. */
+export const MANAGED_LABEL = 'io.runplan.managed';
+export const DEPLOYMENT_LABEL = 'io.runplan.deployment';
+export const PROCESS_LABEL = 'io.runplan.process';
+
+const RESTART: Readonly<Record<string, string>> = { always: 'always', 'on-failure': 'on-failure', never: 'no' };
+
+/** The secret variables of the plan, with their values, for the engine (never on a command line). */
+export function secretVariables(plan: RunPlan, env: Environment): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of plan.environment.variables) {
+    const value = env.get(v.name);
+    if (v.secret && value !== undefined) out[v.name] = value;
+  }
+  return out;
+}
+
+export interface DockerRunnerOptions {
+  readonly docker: DockerCli;
+  /** The application image (`runplan image`). */
+  readonly image: string;
+}
+
+/**
+ * Runs a plan's processes as containers of its image, one per process, with the
+ * entrypoint starting each by name: the web container published on 127.0.0.1
+ * only, all sharing a volume at ${RUN_DIR} (nginx reaches Puma's socket there),
+ * secret values given to the docker CLI's environment and passed by name
+ * (`-e NAME`), restart policy from the plan, stop with SIGTERM then SIGKILL after
+ * the plan's grace period. Every container and volume carries runplan's labels
+ * and the deployment's id; stop() removes exactly those.
+ */
+export class DockerRunner implements Runner {
+  constructor(private readonly options: DockerRunnerOptions) {}
+
+  async start({ plan, env, logger }: RunOptions): Promise<RunningApp> {
+    const { docker, image } = this.options;
+    const id = `rp-${randomBytes(4).toString('hex')}`;
+    const labels = [MANAGED_LABEL, 'true', DEPLOYMENT_LABEL, id, 'io.runplan.plan-digest', await imageDigest(docker, image)];
+    const labelArgs = (extra: string[] = []) => {
+      const pairs = [...labels, ...extra];
+      const out: string[] = [];
+      for (let i = 0; i < pairs.length; i += 2) out.push('--label', `${pairs[i]}=${pairs[i + 1]}`);
+      return out;
+    };
+    const volume = `${id}-run`;
+    const containers: { name: string; process: string }[] = [];
+    const logs: AbortController[] = [];
+    let stopped: Promise<void> | undefined;
+    const stop = () =>
+      (stopped ??= (async () => {
+        const names = containers.map((c) => c.name);
+        if (names.length > 0) {
+          const grace = Math.max(...plan.processes.map((p) => Math.ceil(p.stopGraceMs / 1000)));
+          logger.info(`stopping ${names.join(', ')} (SIGTERM, then SIGKILL after ${grace} s)`);
+          await docker.run(['stop', '-t', String(grace), ...names]);
+        }
+        for (const l of logs) l.abort();
+        const left = (await docker.run(['ps', '-aq', '--filter', `label=${DEPLOYMENT_LABEL}=${id}`])).stdout.split('\n').filter(Boolean);
+        if (left.length > 0) await docker.run(['rm', '-f', '-v', ...left]);
+        await docker.run(['volume', 'rm', '-f', volume]);
+      })());
+
+    const secrets = secretVariables(plan, env);
+    try {
+      await docker.ok(['volume', 'create', ...labelArgs(), volume]);
+      for (const proc of plan.processes) {
+        const name = `${id}-${proc.name}`;
+        const args = [
+          'run', '--detach', '--name', name, ...labelArgs([PROCESS_LABEL, proc.name]),
+          '--restart', RESTART[proc.restart.policy] ?? 'no',
+          '--stop-timeout', String(Math.ceil(proc.stopGraceMs / 1000)),
+          '--volume', `${volume}:${IMAGE_BINDINGS.RUN_DIR}`,
+          ...Object.keys(secrets).flatMap((n) => ['--env', n]),
+          ...(proc.role === 'web' && proc.port ? ['--publish', `127.0.0.1:${proc.port}:${proc.port}`] : []),
+          image, proc.name,
+        ];
+        await docker.ok(args, { env: secrets });
+        containers.push({ name, process: proc.name });
+        logger.info(`started ${proc.name} (container ${name})`);
+        const follow = new AbortController();
+        logs.push(follow);
+        void docker.stream(['logs', '--follow', name], (line, stream) => logger.emit({ kind: 'process', name: proc.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { signal: follow.signal });
+      }
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+
+    let states: ProcessState[] = plan.processes.map((p) => ({ name: p.name, pid: undefined, restarts: 0, running: true }));
+    return {
+      processes: () => states,
+      stop: async () => {
+        states = states.map((s) => ({ ...s, running: false }));
+        await stop();
+      },
+    };
+  }
+}
+
+async function imageDigest(docker: DockerCli, image: string): Promise<string> {
+  const label = (await docker.run(['image', 'inspect', '--format', '{{index .Config.Labels "io.runplan.plan-digest"}}', image])).stdout.trim();
+  return label || 'unknown';
+}
+
+/**
+ * The health check of a deployment in containers: the plan's, against the
+ * published port. docker-proxy accepts connections before the application
+ * listens, so "the port accepts connections" is told by an HTTP answer.
+ */
+export async function checkContainerHealth(plan: RunPlan, logger: Logger, options: { clock?: Clock; healthChecker?: HealthChecker; signal?: AbortSignal } = {}): Promise<HealthReport> {
+  const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});
+  return checker.check({ baseUrl: `http://127.0.0.1:${plan.healthCheck.port}`, check: plan.healthCheck, portProbe: 'http' }, logger, options.signal);
+}
+
+/** Whether anything answers HTTP on the web port already (another program would answer the health check). */
+export async function portAnswers(port: number): Promise<boolean> {
+  return 'status' in (await probeHttp(new URL(`http://127.0.0.1:${port}/`), 1_000));
+}
+

@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { BuildpackRegistry } from '../../buildpack/registry.js';
+import { carryOutInstall } from '../../build/install/install-step.js';
+import { runHostNpm } from '../../build/install/npm-tarball.js';
+import { renderFile } from '../../build/materialise-files.js';
+import { appWorkspace, copySource, workspaceTempDir } from '../../build/workspace.js';
+import type { Environment, EnvironmentInput } from '../../env/assemble.js';
+import { CoreErrors } from '../../errors/core-errors.js';
+import { writeFileAtomic } from '../../files/atomic-write.js';
+import { formatSeconds } from '../../health/probes.js';
+import type { HostSettings } from '../../host/host-settings.js';
+import type { Inventory } from '../../inventory/inventory.js';
+import { Logger, type LogSink } from '../../log/logger.js';
+import { planDigest } from '../../plan/digest.js';
+import type { RunPlan } from '../../plan/schema.js';
+import { planToCarryOut } from '../../planning/plan-to-carry-out.js';
+import { DockerCli } from '../docker-cli.js';
+import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
+import { ensureStackImage, stackForType } from '../stack-images.js';
+import { HOST_CA_TARGET, renderDockerfile } from './dockerfile.js';
+import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.js';
+
+export interface ImageOptions {
+  readonly registry: BuildpackRegistry;
+  readonly appDir: string;
+  readonly type?: string;
+  readonly env?: EnvironmentInput;
+  readonly host?: Partial<HostSettings>;
+  readonly inventory?: Inventory;
+  readonly previous?: RunPlan;
+  /** A saved plan to carry out instead of planning. */
+  readonly plan?: RunPlan;
+  /** The image's name; default runplan/<application>:<first 12 hex digits of the plan digest>. */
+  readonly tag?: string;
+  /** The image to build on; default the stack image of the plan's type (built when missing). */
+  readonly base?: string;
+  /** Only write the build context and Dockerfile here, for another builder. */
+  readonly out?: string;
+  /** Also write the image as an OCI layout in this directory (docker save, then skopeo). */
+  readonly oci?: string;
+  readonly docker?: DockerCli;
+  readonly sink: LogSink;
+  readonly signal?: AbortSignal;
+  /** Called with the plan before anything is built. */
+  readonly onPlan?: (plan: RunPlan) => void;
+}
+
+export interface BuiltImage {
+  readonly plan: RunPlan;
+  readonly digest: string;
+  readonly environment: Environment;
+  readonly host: HostSettings;
+  /** The image's name and its id; undefined with `out` (nothing was built). */
+  readonly tag: string | undefined;
+  readonly id: string | undefined;
+  /** The build context and Dockerfile. */
+  readonly context: string;
+}
+
+/** Default image name: the application's directory name and the plan's digest. */
+export function defaultImageTag(appDir: string, digest: string): string {
+  const name = basename(appDir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '') || 'app';
+  return `runplan/${name}:${digest.replace(/^sha256:/, '').slice(0, 12)}`;
+}
+
+/**
+ * Writes the build context of an application image: the application's source
+ * (`app/`, with the plan's non-secret build files), the runtimes and tools the
+ * plan installs, carried out from runplan's verified shared cache (`runtime/`),
+ * the entrypoint and health check (`runplan/`), and the Dockerfile.
+ */
+async function writeContext(context: string, plan: RunPlan, digest: string, environment: Environment, appDir: string, cacheDir: string, base: string, logger: Logger, secretIds: readonly { id: string; path: string }[], hostCa: boolean, hostNpmrc: boolean): Promise<void> {
+  await rm(context, { recursive: true, force: true });
+  const app = join(context, 'app');
+  const runtime = join(context, 'runtime');
+  const scripts = join(context, 'runplan');
+  await copySource(appDir, app);
+  await mkdir(runtime, { recursive: true });
+  await mkdir(scripts, { recursive: true });
+  const log = (line: string) => logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
+  for (const step of plan.build.steps) {
+    if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, cacheDir, { log });
+  }
+  const env = environment.bound(IMAGE_BINDINGS);
+  for (const file of plan.files) {
+    if (file.phase !== 'build' || file.secret) continue;
+    await writeFileAtomic(join(app, file.path), renderFile(file, env, IMAGE_BINDINGS), file.mode);
+  }
+  await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(plan, digest), { mode: 0o755 });
+  await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(plan), { mode: 0o755 });
+  await chmod(join(scripts, 'entrypoint'), 0o755);
+  await chmod(join(scripts, 'healthcheck'), 0o755);
+  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ plan, digest, base, secretFiles: secretIds, hostCa, hostNpmrc }));
+}
+
+/**
+ * Turns the plan into an image with the Docker engine (BuildKit): the built
+ * application, the exact runtimes the plan resolved, a non-root user, EXPOSE
+ * and HEALTHCHECK, every process startable by name, labels with the plan's
+ * digest. Build-time secrets are secret mounts; the plan's cacheable layers
+ * become BuildKit cache; the context is kept per application, so that an
+ * unchanged application rebuilds from cache.
+ */
+export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
+  const { plan, environment, host } = await planToCarryOut(options);
+  const logger = new Logger(options.sink, environment.redactor);
+  const digest = planDigest(plan);
+  options.onPlan?.(plan);
+  const workspace = appWorkspace(host.workDir, options.appDir);
+  const secretFiles = plan.files.filter((f) => f.phase === 'build' && f.secret).map((f, i) => ({ id: `file-${i}`, file: f }));
+  const secretIds = secretFiles.map(({ id, file }) => ({ id, path: file.path }));
+  const caFile = hostCertificateFile();
+
+  if (options.out !== undefined) {
+    await writeContext(options.out, plan, digest, environment, options.appDir, host.cacheDir, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true);
+    logger.info(`wrote the build context and Dockerfile of the plan ${digest} to ${options.out}`);
+    return { plan, digest, environment, host, tag: undefined, id: undefined, context: options.out };
+  }
+
+  const docker = options.docker ?? (await DockerCli.connect());
+  const stack = stackForType(plan.app.type);
+  if (options.base === undefined && stack === undefined) {
+    throw CoreErrors.IMAGE_BUILD_FAILED.create({ message: `there is no stack image for applications of type "${plan.app.type}"; give one with --base.` });
+  }
+  const base = options.base ?? (await ensureStackImage(docker, stack!, { log: (line) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line) }));
+  const context = join(workspace.root, 'image-context');
+  const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
+  try {
+    const registry = await runHostNpm(['config', 'get', 'registry'], undefined, process.env).then((r) => r.trim(), () => undefined);
+    await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined);
+    const secretArgs: string[] = [];
+    for (const { id, file } of secretFiles) {
+      const path = join(secrets.dir, id);
+      await writeFile(path, renderFile(file, environment.bound(IMAGE_BINDINGS), IMAGE_BINDINGS), { mode: 0o600 });
+      secretArgs.push('--secret', `id=${id},src=${path}`);
+    }
+    if (caFile) secretArgs.push('--secret', `id=host-ca,src=${caFile}`);
+    if (registry !== undefined) {
+      const npmrc = join(secrets.dir, 'host-npmrc');
+      await writeFile(npmrc, `registry=${registry}\n${caFile ? `cafile=${HOST_CA_TARGET}\n` : ''}`, { mode: 0o600 });
+      secretArgs.push('--secret', `id=host-npmrc,src=${npmrc}`);
+    }
+    const tag = options.tag ?? defaultImageTag(options.appDir, digest);
+    const started = Date.now();
+    logger.info(`building image ${tag} on ${base}`);
+    const tail: string[] = [];
+    const code = await docker.stream(
+      ['build', '--network=host', '--progress=plain', ...hostNetworkBuildArgs(), ...secretArgs, '-t', tag, context],
+      (line) => {
+        tail.push(line);
+        if (tail.length > 50) tail.shift();
+        logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
+      },
+      options.signal ? { signal: options.signal } : {},
+    );
+    if (options.signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the image build was interrupted.' });
+    if (code !== 0) {
+      const failed = [...tail].reverse().find((l) => /ERROR|failed to/i.test(l)) ?? tail.at(-1) ?? '';
+      throw CoreErrors.IMAGE_BUILD_FAILED.create({ message: `docker build of ${tag} failed (exit status ${code}): ${failed.trim()}`, details: { tag, code } });
+    }
+    const id = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
+    logger.info(`built image ${tag} (${id.slice(0, 19)}) in ${formatSeconds(Date.now() - started)}`);
+    if (options.oci !== undefined) await writeOciLayout(docker, tag, options.oci, secrets.dir, logger);
+    return { plan, digest, environment, host, tag, id, context };
+  } finally {
+    await secrets.remove();
+  }
+}
+
+/** `docker save` then skopeo: the image as an OCI layout (which has no HEALTHCHECK field: NOTES.md). */
+async function writeOciLayout(docker: DockerCli, tag: string, dir: string, scratch: string, logger: Logger): Promise<void> {
+  const archive = join(scratch, 'image.tar');
+  await docker.ok(['save', '-o', archive, tag]);
+  const { execFile } = await import('node:child_process');
+  await new Promise<void>((resolve, reject) => {
+    execFile('skopeo', ['copy', '--quiet', `docker-archive:${archive}`, `oci:${dir}:${tag.split(':').pop() ?? 'latest'}`], (error, _out, stderr) => {
+      if (error) reject(CoreErrors.ENGINE_COMMAND_FAILED.create({ message: `skopeo copy to ${dir} failed: ${String(stderr).trim() || error.message}`, fix: 'Install skopeo (apt-get install skopeo).' }));
+      else resolve();
+    });
+  });
+  await rm(archive, { force: true });
+  logger.info(`wrote the OCI layout of ${tag} to ${dir} (OCI has no HEALTHCHECK field: engines that run it need their own probe)`);
+}

@@ -21,6 +21,15 @@ export const DEBIAN_PACKAGES = [
   // Play 1.x: the stand-in framework is compiled with javac (and jar) and run with java; its launcher is Python 3, like Play's.
   { name: 'default-jdk-headless', command: 'javac' },
   { name: 'python3', command: 'python3' },
+  // Engines: Docker (Debian's client builds with BuildKit), stack images from Debian packages
+  // (mmdebstrap), OCI layouts (skopeo), Kubernetes manifests run for real by podman; the test
+  // engine gets its own bridge (iproute2).
+  { name: 'docker.io', command: 'test -x /usr/bin/docker && command -v dockerd' },
+  { name: 'mmdebstrap', command: 'mmdebstrap' },
+  { name: 'skopeo', command: 'skopeo' },
+  { name: 'podman', command: 'podman' },
+  { name: 'catatonit', command: 'test -x /usr/libexec/podman/catatonit || command -v catatonit' },
+  { name: 'iproute2', command: 'ip' },
 ];
 
 function present(command) {

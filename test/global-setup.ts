@@ -2,15 +2,18 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { startTestEngine } from './helpers/docker-engine.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The content-addressed cache (runtimes, downloads, layers) shared by every test of the run. */
     sharedCacheDir: string;
+    /** DOCKER_HOST of the Docker engine the tests started, or '' when this machine has none. */
+    dockerHost: string;
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // `vitest` run directly (not through `npm test`) still tests a current dist/.
   // @ts-expect-error: plain ES module without type declarations
   const { ensureBuilt } = await import('../scripts/bootstrap.mjs');
@@ -20,4 +23,11 @@ export default async function setup(project: TestProject): Promise<void> {
   const sharedCacheDir = process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');
   mkdirSync(sharedCacheDir, { recursive: true });
   project.provide('sharedCacheDir', sharedCacheDir);
+
+  // One engine for the whole run (its data root holds the stack images between runs), stopped at the end.
+  const engine = await startTestEngine(sharedCacheDir);
+  project.provide('dockerHost', engine?.host ?? '');
+  return async () => {
+    await engine?.stop();
+  };
 }

@@ -56,6 +56,7 @@ export async function startTestEngine(cacheDir: string): Promise<TestEngine | un
       dockerd.kill('SIGKILL');
       await exited;
     }
+    dockerd.stderr.destroy();
     // Ours only: the bridge made above, and the swarm's bridge when it was not there before.
     for (const name of [bridge, ...['docker_gwbridge'].filter((b) => !bridgesBefore.includes(b))]) {
       if (linkExists(name)) ip('link', 'del', name);

@@ -93,6 +93,12 @@ export interface CheckOptions {
   readonly hostEnv?: Readonly<Record<string, string>>;
   /** Values for `{{name}}` in expect.json strings; `{{port}}` is always the deployment's port. */
   readonly placeholders?: Readonly<Record<string, string>>;
+  /**
+   * Where the saved plan is carried out: here (`build --plan`, `run --plan`, the
+   * default), or in Docker (`image --plan`, `run --plan --runner docker`, with the
+   * engine at this DOCKER_HOST).
+   */
+  readonly docker?: string;
 }
 
 /**
@@ -124,6 +130,8 @@ export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
 /** What the CLI printed while a fixture went through `plan`, `build --plan` and `run --plan`. */
 export interface FixtureOutputs {
   readonly plan: string;
+  /** The plan's JSON (empty when planning failed). */
+  readonly planJson: string;
   /** Empty when planning failed. */
   readonly build: string;
   /** Empty when planning or the build failed. */
@@ -145,7 +153,7 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
   const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, ...(await nodePlaceholders(fixture.expect)), port: String(port) });
   const inputs = [fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
   const env = { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv };
-  const outputs = { plan: '', build: '', run: '' };
+  const outputs = { plan: '', planJson: '', build: '', run: '' };
   const all = () => [outputs.plan, outputs.build, outputs.run].join('\n');
   const finish = (): FixtureOutputs => {
     for (const line of expectation.output ?? []) expect(all()).toContain(line);
@@ -162,17 +170,19 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
 
   const planned = await runCli(['plan', ...inputs, '--json'], env);
   outputs.plan = planned.output;
+  outputs.planJson = planned.stdout;
   if (planned.code !== 0) return failedAsExpected(planned);
   expectPortablePlan(planned.stdout, [fixture.dir, dirs.workDir, dirs.cacheDir, ROOT]);
   const planFile = join(dirs.workDir, 'plan.json');
   await writeFile(planFile, planned.stdout);
 
-  const built = await runCli(['build', ...inputs, '--plan', planFile], env);
+  const docker: Record<string, string> = options.docker === undefined ? {} : { DOCKER_HOST: options.docker };
+  const built = await runCli([options.docker === undefined ? 'build' : 'image', ...inputs, '--plan', planFile], { ...env, ...docker });
   outputs.build = built.output;
   expect(built.output).toContain(`==> carrying out ${planFile}: ${planDigest(JSON.parse(planned.stdout) as RunPlan)}`);
   if (built.code !== 0) return failedAsExpected(built);
 
-  const run = startCli(['run', ...inputs, '--plan', planFile], env);
+  const run = startCli(['run', ...inputs, '--plan', planFile, ...(options.docker === undefined ? [] : ['--runner', 'docker'])], { ...env, ...docker });
   try {
     if (expectation.deploy === 'fails') {
       const code = await run.exited;

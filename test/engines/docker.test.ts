@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { planDigest } from '../../src/plan/digest.js';
+import type { RunPlan } from '../../src/plan/schema.js';
+import { runCli } from '../helpers/cli.js';
+import { checkFixture, listFixtures, type Fixture } from '../helpers/fixtures.js';
+import { standInDistributions, startPlay1Mirror, type Play1Mirror } from '../helpers/play1.js';
+import { deploymentDirs, tempDir } from '../helpers/temp.js';
+
+/**
+ * The plan carried out by Docker: `runplan image` turns the saved plan into an
+ * image, `runplan run --runner docker` runs one container per process, and the
+ * fixture's HTTP check passes as it does locally. The engine is the one the
+ * test setup started (its own data root, socket and bridge).
+ */
+const dockerHost = inject('dockerHost');
+const execFileP = promisify(execFile);
+const docker = async (...args: string[]) => (await execFileP('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost }, maxBuffer: 64 * 1024 * 1024 })).stdout;
+const fixture = (type: string, name: string) => listFixtures(type).find((f) => f.name === name) as Fixture;
+const builtTag = (output: string) => /==> built image (\S+)/.exec(output)?.[1] as string;
+const managed = async () => (await docker('ps', '-aq', '--filter', 'label=io.runplan.managed=true')).trim();
+
+beforeAll(() => {
+  expect(dockerHost, 'the test setup starts a Docker engine (docker.io is one of the test prerequisites)').not.toBe('');
+});
+
+describe('run --runner docker', () => {
+  it('Express: the image runs exactly the plan\'s Node.js, carries the plan\'s digest, serves, and leaves no container', async () => {
+    const result = await checkFixture(fixture('node', 'express'), { docker: dockerHost });
+    const plan = JSON.parse(result.planJson) as RunPlan;
+    const tag = builtTag(result.build);
+    expect((await docker('run', '--rm', tag, 'node', '-v')).trim()).toBe(`v${plan.runtimes[0]?.version}`);
+    const labels = JSON.parse(await docker('image', 'inspect', '--format', '{{json .Config.Labels}}', tag)) as Record<string, string>;
+    expect(labels).toMatchObject({ 'io.runplan.plan-digest': planDigest(plan), 'io.runplan.app-type': 'node', 'io.runplan.processes': 'web' });
+    expect((await docker('image', 'inspect', '--format', '{{.Config.User}} {{json .Config.ExposedPorts}} {{json .Config.Healthcheck.Test}}', tag)).trim()).toBe(
+      `1000:1000 {"${plan.healthCheck.port}/tcp":{}} ["CMD","/opt/runplan/healthcheck"]`,
+    );
+    expect(result.run).toContain('Port ');
+    expect(await managed()).toBe('');
+  });
+
+  it('Rails: Puma and nginx in two containers sharing the run directory; the health-check path goes through nginx', async () => {
+    await checkFixture(fixture('ruby', 'rails-puma-config'), { docker: dockerHost, hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' } });
+    expect(await managed()).toBe('');
+  });
+
+  describe('Play 1.x (stand-in framework from the test mirror)', () => {
+    let mirror: Play1Mirror;
+    beforeAll(async () => {
+      mirror = await startPlay1Mirror(await standInDistributions());
+    });
+    afterAll(() => mirror?.close());
+
+    it('the framework is installed from the mirror into the image, and / answers', async () => {
+      await checkFixture(fixture('play1', 'health-root'), { docker: dockerHost, hostEnv: mirror.hostEnv() });
+      expect(await managed()).toBe('');
+    });
+  });
+});
+
+describe('runplan image', () => {
+  it('rebuilds an unchanged application from cache, and writes an OCI layout with --oci', async () => {
+    const { env } = await deploymentDirs();
+    const app = join(fixture('node', 'express').dir);
+    const first = await runCli(['image', app], { ...env, DOCKER_HOST: dockerHost });
+    expect(first.code, first.output).toBe(0);
+    const oci = join(await tempDir('runplan-oci-'), 'layout');
+    const again = await runCli(['image', app, '--oci', oci], { ...env, DOCKER_HOST: dockerHost });
+    expect(again.code, again.output).toBe(0);
+    // Every step of the Dockerfile after FROM comes from the build cache.
+    const steps = [...again.output.matchAll(/^\[image\] #\d+ \[stage-0 (\d+)\/(\d+)\]/gm)];
+    const cached = again.output.match(/^\[image\] #\d+ CACHED$/gm) ?? [];
+    expect(steps.length).toBeGreaterThan(3);
+    expect(cached.length, again.output).toBe(steps.length - 1);
+    expect(builtTag(again.output)).toBe(builtTag(first.output));
+    expect((await readdir(oci)).sort()).toEqual(['blobs', 'index.json', 'oci-layout']);
+  });
+
+  it('writes the build context and Dockerfile for another builder with --out, without an engine', async () => {
+    const out = join(await tempDir('runplan-context-'), 'context');
+    const result = await runCli(['image', fixture('node', 'express').dir, '--out', out], { DOCKER_HOST: 'unix:///nonexistent.sock' });
+    expect(result.code, result.output).toBe(0);
+    expect((await readdir(out)).sort()).toEqual(['Dockerfile', 'app', 'runplan', 'runtime']);
+    expect(await readdir(join(out, 'runtime', '.runplan'))).toEqual(expect.arrayContaining(['bin', 'node']));
+  });
+
+  it('refuses to run without an engine, with a coded error naming DOCKER_HOST', async () => {
+    const result = await runCli(['image', fixture('node', 'express').dir], { DOCKER_HOST: 'unix:///nonexistent.sock' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('RUNPLAN_E_ENGINE_UNAVAILABLE');
+    expect(result.stderr).toContain('variable: DOCKER_HOST');
+  });
+});

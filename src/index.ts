@@ -82,3 +82,10 @@ export {
   type Play1Options,
   type Play1Series,
 } from '../buildpacks/play1/index.js';
+export { DockerCli, type DockerOptions, type DockerResult } from './engines/docker-cli.js';
+export { STACKS, ensureStackImage, stackImageTag, stackForType, type StackDefinition, type StackOptions } from './engines/stack-images.js';
+export { buildImage, defaultImageTag, type ImageOptions, type BuiltImage } from './engines/image/build-image.js';
+export { renderDockerfile, type DockerfileInput } from './engines/image/dockerfile.js';
+export { renderEntrypoint, renderHealthcheck, IMAGE_BINDINGS } from './engines/image/scripts.js';
+export { DockerRunner, secretVariables, MANAGED_LABEL, DEPLOYMENT_LABEL, PROCESS_LABEL, type DockerRunnerOptions } from './engines/docker-runner.js';
+export { deployToDocker, type DockerDeployOptions, type DockerDeployment } from './engines/docker-deploy.js';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startTestEngine } from './helpers/docker-engine.js';
+import { startTestEngine } from '../scripts/test-engine.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {

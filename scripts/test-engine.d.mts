@@ -1,0 +1,8 @@
+// Types of test-engine.mjs for the TypeScript tests.
+export interface TestEngine {
+  /** For DOCKER_HOST. */
+  readonly host: string;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+}
+export function startTestEngine(cacheDir: string): Promise<TestEngine | undefined>;

@@ -56,7 +56,9 @@ export async function startTestEngine(cacheDir) {
   const exited = new Promise((resolve) => dockerd.once('exit', () => resolve()));
   const stop = async () => {
     if (dockerd.exitCode === null) dockerd.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+    let timer;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
+    clearTimeout(timer);
     if (dockerd.exitCode === null) {
       dockerd.kill('SIGKILL');
       await exited;

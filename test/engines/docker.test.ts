@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -93,4 +93,32 @@ describe('runplan image', () => {
     expect(result.stderr).toContain('RUNPLAN_E_ENGINE_UNAVAILABLE');
     expect(result.stderr).toContain('variable: DOCKER_HOST');
   });
+
+  it('reports a step that fails in the build as a local build does: its onFailure rule, else the step and its status', async () => {
+    const { env } = await deploymentDirs();
+    const app = await tempDir('runplan-image-fails-');
+    const image = (pkg: object) => writeFile(join(app, 'package.json'), JSON.stringify(pkg)).then(() => runCli(['image', app], { ...env, DOCKER_HOST: dockerHost }));
+    const missingMain = await image({ name: 'broken', version: '1.0.0', main: 'dist/server.js' });
+    expect(missingMain.code, missingMain.output).toBe(1);
+    expect(missingMain.stderr).toContain('RUNPLAN_E_NODE_MAIN_NOT_FOUND: package.json main is "dist/server.js"');
+    const failingScript = await image({ name: 'broken', version: '1.0.0', main: 'index.js', scripts: { install: 'exit 3' } });
+    expect(failingScript.code, failingScript.output).toBe(1);
+    expect(failingScript.stderr).toContain('RUNPLAN_E_IMAGE_BUILD_FAILED: step "install" (npm install --include=dev) failed in the build');
+    expect(failingScript.stderr).toContain('with exit status 3');
+  });
 });
+
+describe('engine errors', () => {
+  it('a command the engine refuses is a coded error with the engine\'s reason', async () => {
+    const { DockerCli } = await import('../../src/engines/docker-cli.js');
+    const cli = await DockerCli.connect({ host: dockerHost });
+    await expect(cli.ok(['image', 'inspect', 'runplan-test/no-such-image:0'])).rejects.toMatchObject({ code: 'RUNPLAN_E_ENGINE_COMMAND_FAILED', message: expect.stringContaining('No such image') });
+  });
+
+  it('a stack image that cannot be built is a coded error (here: mmdebstrap not on PATH)', async () => {
+    const result = await runCli(['stack', '--type', 'node', '--rebuild'], { DOCKER_HOST: dockerHost, PATH: '/nonexistent' });
+    expect(result.code, result.output).toBe(1);
+    expect(result.stderr).toContain('RUNPLAN_E_STACK_BUILD_FAILED: mmdebstrap cannot be run (ENOENT)');
+  });
+});
+

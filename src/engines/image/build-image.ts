@@ -19,7 +19,9 @@ import { planToCarryOut } from '../../planning/plan-to-carry-out.js';
 import { DockerCli } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, stackForType } from '../stack-images.js';
-import { HOST_CA_TARGET, renderDockerfile } from './dockerfile.js';
+import { explainFailure } from '../../build/step-builder.js';
+import { describeStep } from '../../plan/describe.js';
+import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER } from './dockerfile.js';
 import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.js';
 
 export interface ImageOptions {
@@ -154,21 +156,17 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
     const tag = options.tag ?? defaultImageTag(options.appDir, digest);
     const started = Date.now();
     logger.info(`building image ${tag} on ${base}`);
-    const tail: string[] = [];
+    const steps = new BuildOutput();
     const code = await docker.stream(
       ['build', '--network=host', '--progress=plain', ...hostNetworkBuildArgs(), ...secretArgs, '-t', tag, context],
       (line) => {
-        tail.push(line);
-        if (tail.length > 50) tail.shift();
+        steps.push(line);
         logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
       },
       options.signal ? { signal: options.signal } : {},
     );
     if (options.signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the image build was interrupted.' });
-    if (code !== 0) {
-      const failed = [...tail].reverse().find((l) => /ERROR|failed to/i.test(l)) ?? tail.at(-1) ?? '';
-      throw CoreErrors.IMAGE_BUILD_FAILED.create({ message: `docker build of ${tag} failed (exit status ${code}): ${failed.trim()}`, details: { tag, code } });
-    }
+    if (code !== 0) throw buildFailure(plan, tag, code, steps);
     const id = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
     logger.info(`built image ${tag} (${id.slice(0, 19)}) in ${formatSeconds(Date.now() - started)}`);
     if (options.oci !== undefined) await writeOciLayout(docker, tag, options.oci, secrets.dir, logger);
@@ -176,6 +174,57 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   } finally {
     await secrets.remove();
   }
+}
+
+/**
+ * BuildKit's plain progress, read back by step: each line of a build vertex is
+ * `#<n> <seconds> <text>`, each step's first line is its STEP_MARKER, and a
+ * failed vertex ends with `#<n> ERROR: … exit code: <status>`.
+ */
+class BuildOutput {
+  private readonly byVertex = new Map<string, string[]>();
+  private readonly stepOf = new Map<string, string>();
+  failedVertex: string | undefined;
+  exitCode: number | null = null;
+  last = '';
+
+  push(line: string): void {
+    const m = /^#(\d+) (?:[\d.]+ )?(.*)$/.exec(line);
+    if (!m) return;
+    const [, vertex, text] = m as unknown as [string, string, string];
+    if (text.startsWith(STEP_MARKER)) this.stepOf.set(vertex, text.slice(STEP_MARKER.length).trim());
+    if (text.startsWith('ERROR:')) {
+      this.failedVertex = vertex;
+      this.exitCode = Number(/exit code: (\d+)/.exec(text)?.[1] ?? NaN) || null;
+      this.last = text;
+      return;
+    }
+    const lines = this.byVertex.get(vertex) ?? [];
+    lines.push(text);
+    if (lines.length > 200) lines.shift();
+    this.byVertex.set(vertex, lines);
+  }
+
+  /** The plan's step that failed, and what it printed. */
+  failedStep(): { name: string; output: string[] } | undefined {
+    const name = this.failedVertex === undefined ? undefined : this.stepOf.get(this.failedVertex);
+    return name === undefined ? undefined : { name, output: this.byVertex.get(this.failedVertex as string) ?? [] };
+  }
+}
+
+/** The failure of a build: the failed step's coded error when one of its onFailure rules applies, else IMAGE_BUILD_FAILED naming it. */
+function buildFailure(plan: RunPlan, tag: string, code: number, output: BuildOutput): Error {
+  const failed = output.failedStep();
+  const step = failed && plan.build.steps.find((s) => s.name === failed.name);
+  if (failed && step) {
+    const explained = explainFailure(step, { notFound: output.exitCode === 127, exitCode: output.exitCode, output: failed.output });
+    if (explained) return explained;
+    return CoreErrors.IMAGE_BUILD_FAILED.create({
+      message: `step "${step.name}" (${describeStep(step)}) failed in the build of ${tag} with exit status ${output.exitCode ?? 'unknown'}.`,
+      details: { tag, step: step.name, exitCode: output.exitCode },
+    });
+  }
+  return CoreErrors.IMAGE_BUILD_FAILED.create({ message: `docker build of ${tag} failed (exit status ${code})${output.last ? `: ${output.last}` : ''}.`, details: { tag, code } });
 }
 
 /** `docker save` then skopeo: the image as an OCI layout (which has no HEALTHCHECK field: NOTES.md). */

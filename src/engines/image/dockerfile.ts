@@ -7,6 +7,8 @@ const BUILD_HOME = '/tmp/runplan-home';
 const LAYER_CACHE = '/tmp/runplan-layer';
 export const HOST_CA_TARGET = '/tmp/runplan-host-ca.crt';
 export const HOST_NPMRC_TARGET = '/tmp/runplan-host-npmrc';
+/** The first line each step prints in the build, so that a failure is told by step (and its onFailure rules apply). */
+export const STEP_MARKER = '==> runplan step ';
 
 export interface DockerfileInput {
   readonly plan: RunPlan;
@@ -98,7 +100,7 @@ export function renderDockerfile(input: DockerfileInput): string {
     const layerMount = layer?.cacheKey ? [`--mount=type=cache,id=runplan-layer-${layer.name},target=${LAYER_CACHE},uid=1000,gid=1000`] : [];
     lines.push(`# step ${step.name}: ${step.description.replace(/\n/g, ' ')}`);
     // Exec form: Docker substitutes no variable into it (BuildKit only shows them substituted).
-    lines.push(`RUN ${[...mounts, ...layerMount].join(' \\\n    ')} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; ${buildEnv}; ${script}`)}]`);
+    lines.push(`RUN ${[...mounts, ...layerMount].join(' \\\n    ')} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; echo ${sh(`${STEP_MARKER}${step.name}`)}; ${buildEnv}; ${script}`)}]`);
   }
   if (web?.port) lines.push(`EXPOSE ${web.port}`);
   const seconds = (ms: number) => `${Math.max(1, Math.ceil(ms / 1000))}s`;

@@ -51,7 +51,10 @@ export async function startTestEngine(cacheDir: string): Promise<TestEngine | un
   const exited = new Promise<void>((resolve) => dockerd.once('exit', () => resolve()));
   const stop = async () => {
     if (dockerd.exitCode === null) dockerd.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+    // Cleared once dockerd has exited: a pending timer held vitest open for 20 s ("close timed out").
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
+    clearTimeout(timer);
     if (dockerd.exitCode === null) {
       dockerd.kill('SIGKILL');
       await exited;

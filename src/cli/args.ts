@@ -50,8 +50,8 @@ export const USAGE = `Usage:
                                            the plan as an OCI image (Docker engine at DOCKER_HOST)
   runplan deploy <dir> --engine swarm [--replicas N] [options]
                                            one swarm service per process; updates keep serving
-  runplan k8s   <dir> --out DIR [--image REF] [options]
-                                           Kubernetes manifests of the plan
+  runplan k8s   <dir> --out DIR [--image REF] [--replicas N] [options]
+                                           Kubernetes manifests of the plan (and its image)
   runplan stack [--type T] [--rebuild]     build the stack images (from this machine's Debian)
   runplan inventory [--type T] [--out FILE]  write what planning learns from this machine
   runplan diff  <old.json> <new.json> [--json]  what changed between two plans, and why
@@ -79,7 +79,8 @@ Options:
   --runner local|docker        run: processes here (default) or one container each
   --tag T, --base IMAGE        image: its name, the image it builds on (default: the type's stack)
   --oci DIR                    image: also write an OCI layout
-  --engine swarm, --replicas N deploy: the engine and the web service's replicas (default 2)
+  --engine swarm, --replicas N deploy: the engine and the web service's replicas (default 2);
+                               k8s: the web Deployment's replicas (default 2)
   --image REF                  deploy, k8s: an image already built (default: build it)
   -h, --help, -v, --version
 
@@ -150,7 +151,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('oci', ['image']);
   only('runner', ['run']);
   only('engine', ['deploy']);
-  only('replicas', ['deploy']);
+  only('replicas', ['deploy', 'k8s']);
   only('image', ['deploy', 'k8s']);
   only('rebuild', ['stack']);
   if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not "${v.runner}".` });

@@ -169,9 +169,23 @@ async function deployCommand(args: CliArguments, out: Write): Promise<number> {
 }
 
 async function k8sCommand(args: CliArguments, out: Write): Promise<number> {
-  void args;
-  void out;
-  throw CoreErrors.CLI_USAGE.create({ message: 'k8s is not available yet.' });
+  // A saved plan does not record the instance it was made for, which sizes the Pods (docs/engines.md).
+  if (args.plan !== undefined && args.host.instance === undefined) {
+    throw CoreErrors.CLI_USAGE.create({ message: 'k8s --plan needs --cpus and --memory: the plan does not record the instance it was made for, which sizes the Pods.' });
+  }
+  const { exportToKubernetes } = await import('../engines/kubernetes-export.js');
+  return withSignals(async (signal) => {
+    const result = await exportToKubernetes({
+      ...(await buildOptions(args, out, signal)),
+      outDir: args.out as string,
+      ...(args.image ? { image: args.image } : {}),
+      ...(args.base ? { base: args.base } : {}),
+      ...(args.replicas ? { replicas: args.replicas } : {}),
+    });
+    const { cpus, memoryMb } = result.host.instance;
+    out(`==> ${result.files.length} manifests of image ${result.image} in ${args.out} (each Pod: ${cpus} CPU, ${memoryMb} MiB); kubectl apply -f ${args.out}\n`);
+    return EXIT.ok;
+  });
 }
 
 async function inventoryCommand(args: CliArguments, out: Write): Promise<number> {

@@ -162,6 +162,11 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Check that mmdebstrap and the Debian mirror of this host\'s apt sources work (apt-get update), then run `runplan stack` again.',
   },
+  K8S_MEMORY_BELOW_HEAP: {
+    title: 'The Pods would get less memory than the heap the plan sets',
+    kind: 'input',
+    fix: 'Give --cpus and --memory of the instance the plan was made for (or more memory), or plan again for the size the Pods get.',
+  },
   CLI_USAGE: {
     title: 'Invalid command line',
     kind: 'input',

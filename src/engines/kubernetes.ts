@@ -1,0 +1,256 @@
+import { createHash } from 'node:crypto';
+import type { InstanceSize } from '../host/host-settings.js';
+import { planDigest } from '../plan/digest.js';
+import { fillPlaceholders } from '../plan/placeholders.js';
+import type { RunPlan } from '../plan/schema.js';
+import { MANAGED_LABEL, DEPLOYMENT_LABEL } from './docker-runner.js';
+import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR } from './image/scripts.js';
+import { processGroups, type ProcessGroup } from './process-groups.js';
+
+/**
+ * The plan as Kubernetes objects: one Deployment per process group, a Service
+ * for the web process, a Secret for the secret variables. Plain data, made from
+ * the plan and the options only (no cluster, no engine), so that the same plan
+ * always gives the same manifests. docs/engines.md, "Kubernetes", says why each
+ * field is what it is.
+ */
+
+export interface KubernetesOptions {
+  /** The application image (`runplan image`), as the cluster pulls it. */
+  readonly image: string;
+  /** Name of the objects and value of app.kubernetes.io/name: a DNS label (see kubernetesName). */
+  readonly appName: string;
+  readonly namespace?: string;
+  /** Replicas of the web process's group (default 2); the other groups run one each. */
+  readonly replicas?: number;
+  /** The instance the plan was made for: each Pod gets one (requests and limits). */
+  readonly instance: InstanceSize;
+  /** Values of secret variables to put in the Secret; the others are only named. */
+  readonly secretValues?: Readonly<Record<string, string>>;
+}
+
+type Labels = Record<string, string>;
+interface Meta {
+  name: string;
+  namespace?: string;
+  labels: Labels;
+  annotations?: Labels;
+}
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: Meta;
+  [field: string]: unknown;
+}
+
+export interface KubernetesManifests {
+  readonly deployments: readonly K8sObject[];
+  readonly service: K8sObject | undefined;
+  readonly secret: K8sObject | undefined;
+  /** Secret variables of the plan whose value was not given: the Secret lacks them, the Pods wait for them. */
+  readonly missingSecrets: readonly string[];
+}
+
+export const DEFAULT_WEB_REPLICAS = 2;
+/** Where the image's scripts start processes and check health (src/engines/image). */
+const HEALTHCHECK = `${IMAGE_SCRIPTS_DIR}/healthcheck`;
+const PROCESS_GROUP_LABEL = 'io.runplan.process-group';
+/** Annotations, on the Pod template (a change rolls the Pods) and on the Deployment. */
+export const ANNOTATIONS = {
+  planDigest: 'io.runplan.plan-digest',
+  configChecksum: 'io.runplan.config-checksum',
+  healthCheck: 'io.runplan.health-check',
+  healthCheckPaths: 'io.runplan.health-check-paths',
+  instance: 'io.runplan.instance',
+  processes: 'io.runplan.processes',
+} as const;
+/** The image's non-root user (src/engines/image/dockerfile.ts). */
+const APP_UID = 1000;
+
+/**
+ * A DNS-1035 label from a directory or application name: lower case letters,
+ * digits and '-', starting with a letter, short enough for "<name>-<group>" and
+ * the suffixes Kubernetes adds to Pod names.
+ */
+export function kubernetesName(text: string): string {
+  const name = text.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z]+/, '').slice(0, 40).replace(/-+$/, '');
+  return name || 'app';
+}
+
+/**
+ * What rolls the Pods when the configuration changes: the plan's digest (its
+ * environment, commands, health check…) and the names of the secret variables.
+ * Secret values are not in it — they never leave the Secret — so a changed
+ * value alone needs `kubectl rollout restart`.
+ */
+export function configChecksum(plan: RunPlan): string {
+  const secrets = plan.environment.variables.filter((v) => v.secret).map((v) => v.name).sort();
+  return `sha256:${createHash('sha256').update(JSON.stringify({ plan: planDigest(plan), secrets })).digest('hex')}`;
+}
+
+export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): KubernetesManifests {
+  const app = options.appName;
+  const digest = planDigest(plan);
+  const common: Labels = { 'app.kubernetes.io/name': app, 'app.kubernetes.io/instance': app, 'app.kubernetes.io/managed-by': 'runplan', [MANAGED_LABEL]: 'true', [DEPLOYMENT_LABEL]: app };
+  const meta = (name: string, labels: Labels, annotations?: Labels): Meta => ({
+    name,
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+    labels,
+    ...(annotations ? { annotations } : {}),
+  });
+  const secretName = `${app}-env`;
+  const secretVariables = plan.environment.variables.filter((v) => v.secret).map((v) => v.name);
+  const given = options.secretValues ?? {};
+  const groups = processGroups(plan);
+  const deployments = groups.map((group) => deployment(plan, group, { ...options, digest, common, meta, secretName }));
+  const web = groups.find((g) => g.web !== undefined);
+  const port = web?.web?.port ?? undefined;
+  const service =
+    web && port
+      ? {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: meta(app, { ...common, 'app.kubernetes.io/component': 'web' }, { [ANNOTATIONS.planDigest]: digest }),
+          spec: { type: 'ClusterIP', selector: selector(common, 'web'), ports: [{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }] },
+        }
+      : undefined;
+  const values = Object.fromEntries(secretVariables.filter((n) => given[n] !== undefined).map((n) => [n, given[n] as string]));
+  const secret =
+    secretVariables.length > 0
+      ? { apiVersion: 'v1', kind: 'Secret', metadata: meta(secretName, common, { [ANNOTATIONS.planDigest]: digest }), type: 'Opaque', stringData: values }
+      : undefined;
+  return { deployments, service, secret, missingSecrets: secretVariables.filter((n) => given[n] === undefined) };
+}
+
+/** The labels that pick a group's Pods: stable across plans (a Deployment's selector cannot change). */
+function selector(common: Labels, group: string): Labels {
+  return { 'app.kubernetes.io/name': common['app.kubernetes.io/name'] as string, 'app.kubernetes.io/instance': common['app.kubernetes.io/instance'] as string, 'app.kubernetes.io/component': group };
+}
+
+interface GroupContext extends KubernetesOptions {
+  readonly digest: string;
+  readonly common: Labels;
+  readonly meta: (name: string, labels: Labels, annotations?: Labels) => Meta;
+  readonly secretName: string;
+}
+
+function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sObject {
+  const labels = { ...ctx.common, 'app.kubernetes.io/component': group.name, [PROCESS_GROUP_LABEL]: group.name };
+  const hc = plan.healthCheck;
+  const paths = hc.kind === 'http' ? hc.paths.map((p) => p.path) : [];
+  const annotations = {
+    [ANNOTATIONS.planDigest]: ctx.digest,
+    [ANNOTATIONS.configChecksum]: configChecksum(plan),
+    [ANNOTATIONS.processes]: group.processes.map((p) => p.name).join(','),
+    [ANNOTATIONS.instance]: `${ctx.instance.cpus} CPU, ${ctx.instance.memoryMb} MiB`,
+    ...(group.web ? { [ANNOTATIONS.healthCheck]: healthCheckText(plan), [ANNOTATIONS.healthCheckPaths]: JSON.stringify(paths) } : {}),
+  };
+  const names = containerNames(group);
+  const containers = group.processes.map((proc, i) => ({
+    name: names[i] as string,
+    image: ctx.image,
+    imagePullPolicy: 'IfNotPresent',
+    // The image's entrypoint starts a process of the plan by name.
+    args: [proc.name],
+    env: environment(plan, ctx.secretName),
+    ...(proc.role === 'web' && proc.port ? { ports: [{ name: 'http', containerPort: proc.port, protocol: 'TCP' }] } : {}),
+    resources: resources(ctx.instance, group.processes.length),
+    volumeMounts: [{ name: 'run-dir', mountPath: IMAGE_BINDINGS.RUN_DIR }],
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      // Processes write the plan's run-phase files into /app when they start, and applications write there too.
+      readOnlyRootFilesystem: false,
+    },
+    ...(proc === group.web ? probes(plan, paths) : {}),
+  }));
+  const grace = Math.max(...group.processes.map((p) => Math.ceil(p.stopGraceMs / 1000)));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: ctx.meta(`${ctx.appName}-${kubernetesName(group.name)}`, labels, { [ANNOTATIONS.planDigest]: ctx.digest }),
+    spec: {
+      replicas: group.web ? (ctx.replicas ?? DEFAULT_WEB_REPLICAS) : 1,
+      selector: { matchLabels: selector(ctx.common, group.name) },
+      // A new Pod must be ready before an old one goes: the application keeps serving through an update.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels, annotations },
+        spec: {
+          // The processes get the plan's environment and nothing else (no FOO_SERVICE_HOST…), and no API token.
+          enableServiceLinks: false,
+          automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: grace,
+          securityContext: { runAsUser: APP_UID, runAsGroup: APP_UID, runAsNonRoot: true, fsGroup: APP_UID, seccompProfile: { type: 'RuntimeDefault' } },
+          containers,
+          // ${RUN_DIR}: private to the Pod, fresh when it starts, shared by its processes (unix sockets).
+          volumes: [{ name: 'run-dir', emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+/** Container names: the process names as DNS labels, unique within the Pod. */
+function containerNames(group: ProcessGroup): string[] {
+  const seen = new Set<string>();
+  return group.processes.map((p) => {
+    let name = kubernetesName(p.name).slice(0, 63);
+    for (let i = 2; seen.has(name); i++) name = `${kubernetesName(p.name).slice(0, 58)}-${i}`;
+    seen.add(name);
+    return name;
+  });
+}
+
+/** The plan's variables: values inline, placeholders filled as in the image, secrets from the Secret by name. */
+function environment(plan: RunPlan, secretName: string): unknown[] {
+  return plan.environment.variables.map((v) => {
+    if (v.secret) return { name: v.name, valueFrom: { secretKeyRef: { name: secretName, key: v.name } } };
+    const value = v.placeholder ? fillPlaceholders(`\${${v.placeholder}}`, IMAGE_BINDINGS) : (v.value ?? '');
+    return { name: v.name, value };
+  });
+}
+
+/**
+ * The instance the plan was sized for (heap limits, Puma workers) is the Pod:
+ * it requests one instance, so it is scheduled where one fits. A Pod of one
+ * process gets requests = limits (Guaranteed). In a Pod of several (nginx and
+ * Puma) the processes share the instance as they do on it: the requests are
+ * split, and each may use up to the whole instance.
+ */
+function resources(instance: InstanceSize, processes: number): unknown {
+  const limits = { cpu: String(instance.cpus), memory: `${instance.memoryMb}Mi` };
+  if (processes === 1) return { requests: limits, limits };
+  return { requests: { cpu: `${Math.floor((instance.cpus * 1000) / processes)}m`, memory: `${Math.floor(instance.memoryMb / processes)}Mi` }, limits };
+}
+
+/** Probe timing: the startup probe has the plan's whole ready timeout; afterwards failures count sooner. */
+const READINESS = { periodSeconds: 5, failureThreshold: 3 } as const;
+/** Longer than readiness: a failing Pod leaves the Service before it is restarted. */
+const LIVENESS = { periodSeconds: 10, failureThreshold: 3 } as const;
+
+/**
+ * Probes running the image's health check (exec, not httpGet: the plan wants
+ * exactly 200 with redirects not followed, httpGet accepts any 2xx or 3xx),
+ * with the plan's paths as arguments so that the manifest shows them.
+ */
+function probes(plan: RunPlan, paths: readonly string[]): Record<string, unknown> {
+  const hc = plan.healthCheck;
+  const request = Math.max(1, Math.ceil(hc.requestTimeoutMs / 1000));
+  const exec = { command: [HEALTHCHECK, ...paths] };
+  // The script checks the paths one after the other, each with the plan's request timeout.
+  const timeoutSeconds = request * Math.max(1, paths.length);
+  const startPeriod = Math.max(1, Math.ceil(hc.retryDelayMs / 1000));
+  return {
+    startupProbe: { exec, periodSeconds: startPeriod, failureThreshold: Math.max(1, Math.ceil(hc.readyTimeoutMs / 1000 / startPeriod)), timeoutSeconds },
+    readinessProbe: { exec, ...READINESS, timeoutSeconds },
+    livenessProbe: { exec, ...LIVENESS, timeoutSeconds },
+  };
+}
+
+function healthCheckText(plan: RunPlan): string {
+  const hc = plan.healthCheck;
+  return hc.kind === 'http'
+    ? `GET ${hc.paths.map((p) => p.path).join(', ')} on port ${hc.port} must answer exactly 200 (redirects not followed)`
+    : `port ${hc.port} must answer HTTP (no health-check path is configured)`;
+}

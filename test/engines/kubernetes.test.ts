@@ -1,0 +1,340 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { Secret, Service } from 'kubernetes-models/v1';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { DockerCli } from '../../src/engines/docker-cli.js';
+import { renderHealthcheck } from '../../src/engines/image/scripts.js';
+import { ANNOTATIONS, kubernetesManifests, type K8sObject } from '../../src/engines/kubernetes.js';
+import { processGroups } from '../../src/engines/process-groups.js';
+import { planDigest } from '../../src/plan/digest.js';
+import { parsePlan } from '../../src/planning/create-plan.js';
+import type { RunPlan } from '../../src/plan/schema.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { get } from '../helpers/http.js';
+import { FieldChecker } from '../helpers/k8s-fields.js';
+import { podmanAvailable, startPodman } from '../helpers/podman.js';
+import { freePort } from '../helpers/ports.js';
+import { deploymentDirs, tempDir } from '../helpers/temp.js';
+
+/**
+ * `runplan k8s`: manifests of the three application types, checked offline
+ * (kubernetes-models' schemas, plus a check that no field is unknown to the
+ * API), and the Node.js Deployment run for real with `podman kube play`. No API
+ * server exists here; the test against a cluster runs only with KUBECONFIG.
+ */
+const GOLDEN = join(ROOT, 'test', 'golden');
+const INVENTORY = join(GOLDEN, 'inventory.json');
+const fixture = (path: string) => join(ROOT, 'fixtures', path);
+const golden = async (name: string): Promise<RunPlan> => parsePlan(JSON.parse(await readFile(join(GOLDEN, `${name}.json`), 'utf8')));
+/** What golden-plans.test.ts plans with: no default taken from this machine. */
+const HOST_ENV = { RUNPLAN_RUBY_DEFAULT_SERIES: '', RUNPLAN_RUBY_GEM_SOURCE: 'local', RUNPLAN_PLAY1_DEFAULT_VERSION: '' };
+const SECRET = 'rails-secret-key-base-for-k8s-5d1e07aa';
+
+interface Written {
+  readonly code: number | null;
+  readonly output: string;
+  readonly files: Record<string, { object: K8sObject; text: string; mode: number }>;
+}
+
+/** `runplan k8s … --out <new dir>`, and what it wrote. */
+async function k8s(args: readonly string[], env: Record<string, string> = {}, out?: string): Promise<Written & { out: string }> {
+  const dir = out ?? (await tempDir('rp-k8s-'));
+  const result = await runCli(['k8s', ...args, '--out', dir], { ...HOST_ENV, ...env });
+  const files: Written['files'] = {};
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const text = await readFile(join(dir, name), 'utf8');
+    files[name] = { object: parse(text) as K8sObject, text, mode: (await stat(join(dir, name))).mode & 0o777 };
+  }
+  return { code: result.code, output: result.output, files, out: dir };
+}
+
+type Container = { name: string; args: string[]; env: { name: string; value?: string; valueFrom?: unknown }[]; startupProbe?: Probe; readinessProbe?: Probe; livenessProbe?: Probe; volumeMounts: { name: string; mountPath: string }[]; resources: unknown };
+type Probe = { exec: { command: string[] }; periodSeconds: number; failureThreshold: number; timeoutSeconds: number };
+type PodTemplate = { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { containers: Container[]; volumes: { name: string; emptyDir?: object }[] } };
+const template = (d: K8sObject) => (d.spec as { template: PodTemplate }).template;
+const containers = (d: K8sObject) => template(d).spec.containers;
+
+let fields: FieldChecker;
+beforeAll(() => {
+  fields = new FieldChecker();
+});
+
+/** kubernetes-models' validation (types, required fields, formats) and the strict field check. */
+function expectValid(object: K8sObject): void {
+  const Model = { Deployment, Service, Secret }[object.kind as 'Deployment' | 'Service' | 'Secret'];
+  expect(Model, object.kind).toBeDefined();
+  expect(() => new Model(object as never).validate()).not.toThrow();
+  expect(fields.unknownFields(object)).toEqual([]);
+}
+
+describe('kubernetes manifests', () => {
+  const cases = [
+    { name: 'node/express', args: [fixture('node/express'), '--inventory', INVENTORY], paths: [] as string[], groups: { web: ['web'] } },
+    { name: 'play1/health-root', args: [fixture('play1/health-root'), '--inventory', INVENTORY], paths: ['/'], groups: { web: ['web'] } },
+    // Ruby fixtures are templates (Gemfile naming this machine's Ruby, a lock file made on it): their golden plan is the one made from the golden inventory.
+    { name: 'ruby/rails-puma-config', args: [fixture('ruby/rails-puma-config'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`], paths: ['/health'], groups: { web: ['puma', 'web'] } },
+    { name: 'ruby/rails-sidekiq', args: [fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`], paths: [], groups: { web: ['puma', 'web'], sidekiq: ['sidekiq'] } },
+  ];
+
+  describe.concurrent.each(cases)('$name', ({ name, args, paths, groups }) => {
+    it('validates, carries the plan, its health-check paths and its process groups', async () => {
+      const written = await k8s([...args, '--image', 'localhost/runplan-test/app:1']);
+      expect(written.code, written.output).toBe(0);
+      const digest = planDigest(await golden(name));
+      const deployments = Object.entries(written.files).filter(([f]) => f.startsWith('deployment-'));
+      expect(Object.fromEntries(deployments.map(([, { object }]) => [object.metadata.labels['io.runplan.process-group'], containers(object).map((c) => c.name)]))).toEqual(groups);
+      for (const { object } of Object.values(written.files)) {
+        expectValid(object);
+        // Planned here from the golden inventory, or carried out from the golden plan: the same plan either way.
+        expect(object.metadata.annotations?.[ANNOTATIONS.planDigest]).toBe(digest);
+      }
+      const web = written.files['deployment-web.yaml']?.object as K8sObject;
+      const annotations = template(web).metadata.annotations;
+      expect(JSON.parse(annotations[ANNOTATIONS.healthCheckPaths] as string)).toEqual(paths);
+      const webContainer = containers(web).find((c) => c.name === 'web') as Container;
+      for (const probe of [webContainer.startupProbe, webContainer.readinessProbe, webContainer.livenessProbe]) {
+        expect(probe?.exec.command).toEqual(['/opt/runplan/healthcheck', ...paths]);
+      }
+      // Only the web process is probed; the others of its Pod share ${RUN_DIR} with it.
+      for (const c of containers(web)) {
+        if (c.name !== 'web') expect(c.startupProbe).toBeUndefined();
+        expect(c.volumeMounts).toContainEqual({ name: 'run-dir', mountPath: '/run/runplan' });
+        expect(c.args).toEqual([c.name]);
+      }
+      expect(template(web).spec.volumes).toEqual([{ name: 'run-dir', emptyDir: {} }]);
+      expect(written.files['service.yaml']?.object.spec).toMatchObject({ selector: (web.spec as { selector: { matchLabels: object } }).selector.matchLabels, ports: [{ port: 8080, targetPort: 'http' }] });
+    });
+  });
+
+  it('gives the startup probe the plan\'s ready timeout, and readiness and liveness shorter budgets', async () => {
+    for (const [name, readyMs] of [['play1/health-root', 180_000], ['node/express', 60_000]] as const) {
+      const plan = await golden(name);
+      expect(plan.healthCheck.readyTimeoutMs).toBe(readyMs);
+      const [web] = kubernetesManifests(plan, { image: 'i', appName: 'a', instance: { cpus: 2, memoryMb: 2048 } }).deployments;
+      const c = containers(web as K8sObject)[0] as Container;
+      const budget = (p: Probe | undefined) => (p as Probe).periodSeconds * (p as Probe).failureThreshold;
+      expect(budget(c.startupProbe)).toBeGreaterThanOrEqual(readyMs / 1000);
+      expect(budget(c.startupProbe)).toBeLessThan(readyMs / 1000 + 5);
+      expect(budget(c.readinessProbe)).toBeLessThan(budget(c.livenessProbe));
+      expect(budget(c.livenessProbe)).toBeLessThan(budget(c.startupProbe));
+      expect(c.startupProbe?.timeoutSeconds).toBe(plan.healthCheck.requestTimeoutMs / 1000);
+    }
+  });
+
+  it('rejects a misspelled field, which kubernetes-models lets through', async () => {
+    const [web] = kubernetesManifests(await golden('node/express'), { image: 'i', appName: 'a', instance: { cpus: 1, memoryMb: 2048 } }).deployments;
+    const object = structuredClone(web) as K8sObject;
+    const probe = containers(object)[0]?.readinessProbe as Probe & { periodSecond?: number };
+    probe.periodSecond = 5;
+    (template(object).metadata as { lables?: object }).lables = {};
+    expect(() => new Deployment(object as never).validate()).not.toThrow();
+    expect(fields.unknownFields(object).sort()).toEqual(['Deployment.spec.template.metadata.lables', 'Deployment.spec.template.spec.containers[0].readinessProbe.periodSecond']);
+    // Maps keep any key; a wrong type is kubernetes-models' to find.
+    (template(object).metadata.labels as Record<string, string>)['any.key/name'] = 'v';
+    expect(fields.unknownFields(object)).toHaveLength(2);
+    (object.spec as { replicas: unknown }).replicas = 'two';
+    expect(() => new Deployment(object as never).validate()).toThrow(/replicas/);
+  });
+
+  it('keeps secret values in the Secret only (mode 0600), referenced by name', async () => {
+    const written = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`, '--image', 'localhost/x/y:1']);
+    expect(written.code, written.output).toBe(0);
+    const secret = written.files['secret.yaml'];
+    expect(secret?.mode).toBe(0o600);
+    expect(secret?.object.stringData).toEqual({ SECRET_KEY_BASE: SECRET });
+    for (const [name, file] of Object.entries(written.files)) {
+      if (name !== 'secret.yaml') {
+        expect(file.mode).toBe(0o644);
+        expect(file.text).not.toContain(SECRET);
+      }
+    }
+    expect(written.output).not.toContain(SECRET);
+    for (const c of containers(written.files['deployment-sidekiq.yaml']?.object as K8sObject)) {
+      expect(c.env).toContainEqual({ name: 'SECRET_KEY_BASE', valueFrom: { secretKeyRef: { name: 'rails-sidekiq-env', key: 'SECRET_KEY_BASE' } } });
+      expect(c.env).toContainEqual({ name: 'RAILS_ENV', value: 'production' });
+      expect(c.env).toContainEqual({ name: 'APP_HOME', value: '/app' });
+    }
+
+    // Without its value, the Secret does not name it, and the command says so; the manifests are written again in place.
+    const again = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1'], {}, written.out);
+    expect(again.code, again.output).toBe(0);
+    expect(again.files['secret.yaml']?.object.stringData).toEqual({});
+    expect(again.files['secret.yaml']?.text).toContain('add SECRET_KEY_BASE under stringData');
+    expect(again.output).toMatch(/warn: no value was given for SECRET_KEY_BASE/);
+  });
+
+  it('removes the manifests of a process group that is gone, and nothing else', async () => {
+    const first = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1']);
+    await writeFile(join(first.out, 'ingress.yaml'), 'kind: Ingress\n');
+    const second = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1'], {}, first.out);
+    expect(second.code, second.output).toBe(0);
+    expect(Object.keys(second.files).sort()).toEqual(['deployment-web.yaml', 'ingress.yaml', 'secret.yaml', 'service.yaml']);
+  });
+
+  it('sizes each Pod as the instance the plan was made for', async () => {
+    const plan = await golden('ruby/rails-sidekiq');
+    const { deployments } = kubernetesManifests(plan, { image: 'i', appName: 'a', instance: { cpus: 2, memoryMb: 2048 }, replicas: 3 });
+    const [web, sidekiq] = deployments as [K8sObject, K8sObject];
+    expect((web.spec as { replicas: number }).replicas).toBe(3);
+    expect((sidekiq.spec as { replicas: number }).replicas).toBe(1);
+    expect(containers(sidekiq)[0]?.resources).toEqual({ requests: { cpu: '2', memory: '2048Mi' }, limits: { cpu: '2', memory: '2048Mi' } });
+    // Puma and nginx share the instance: together they request one.
+    for (const c of containers(web)) expect(c.resources).toEqual({ requests: { cpu: '1000m', memory: '1024Mi' }, limits: { cpu: '2', memory: '2048Mi' } });
+    expect(template(web).metadata.annotations[ANNOTATIONS.instance]).toBe('2 CPU, 2048 MiB');
+  });
+
+  it('refuses a saved plan whose heap does not fit in the memory given, and a saved plan without a size', async () => {
+    const small = await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--cpus', '1', '--memory', '1G', '--image', 'localhost/x/y:1']);
+    expect(small.code).toBe(2);
+    expect(small.output).toContain('RUNPLAN_E_K8S_MEMORY_BELOW_HEAP');
+    expect(small.output).toContain('NODE_OPTIONS --max-old-space-size=1536');
+    expect(Object.keys(small.files)).toEqual([]);
+    const play = await k8s([fixture('play1/health-root'), '--plan', join(GOLDEN, 'play1/health-root.json'), '--cpus', '2', '--memory', '1536M', '--image', 'localhost/x/y:1']);
+    expect(play.output).toContain('RUNPLAN_E_K8S_MEMORY_BELOW_HEAP: the plan sets a heap of 1536 MB (the command of web -Xmx1536m)');
+    const unsized = await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--image', 'localhost/x/y:1']);
+    expect(unsized.code).toBe(2);
+    expect(unsized.output).toContain('RUNPLAN_E_CLI_USAGE: k8s --plan needs --cpus and --memory');
+  });
+
+  it('rolls the Pods when the plan or the secret names change, not the secret values', async () => {
+    const plan = await golden('ruby/rails-sidekiq');
+    const checksum = (p: RunPlan, secretValues: Record<string, string> = {}) =>
+      template(kubernetesManifests(p, { image: 'i', appName: 'a', instance: { cpus: 2, memoryMb: 2048 }, secretValues }).deployments[0] as K8sObject).metadata.annotations[ANNOTATIONS.configChecksum];
+    const base = checksum(plan);
+    expect(checksum(plan, { SECRET_KEY_BASE: 'one' })).toBe(base);
+    const changed = structuredClone(plan);
+    (changed.environment.variables.find((v) => v.name === 'RAILS_MAX_THREADS') as { value: string }).value = '6';
+    expect(checksum(changed)).not.toBe(base);
+    const moreSecrets = structuredClone(plan);
+    moreSecrets.environment.variables.push({ name: 'API_TOKEN', source: 'application', origin: '--env', secret: true });
+    expect(checksum(moreSecrets)).not.toBe(base);
+  });
+
+  it('groups a process waiting for a socket in RUN_DIR with the one serving it, or with all when none names it', async () => {
+    const plan = await golden('ruby/rails-sidekiq');
+    expect(processGroups(plan).map((g) => [g.name, g.processes.map((p) => p.name)])).toEqual([['web', ['puma', 'web']], ['sidekiq', ['sidekiq']]]);
+    const unnamed = structuredClone(plan);
+    const puma = unnamed.processes.find((p) => p.name === 'puma');
+    if (puma?.command.kind === 'exec') puma.command.argv = ['bundle', 'exec', 'puma', '-C', 'config/puma.rb'];
+    expect(processGroups(unnamed).map((g) => g.processes.map((p) => p.name))).toEqual([['puma', 'web', 'sidekiq']]);
+  });
+
+  it('health-checks the given paths by the plan\'s rule: exactly 200, redirects not followed', async () => {
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/ok' || req.url === '/health?deep=1' ? 200 : req.url === '/moved' ? 302 : 503, { location: '/ok' });
+      res.end();
+    });
+    const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    try {
+      const plan = await golden('ruby/rails-puma-config');
+      const script = join(await tempDir('rp-hc-'), 'healthcheck');
+      await writeFile(script, renderHealthcheck({ ...plan, healthCheck: { ...plan.healthCheck, port, paths: [{ path: '/ok', source: 'test' }] } }), { mode: 0o755 });
+      const status = (...args: string[]) => new Promise<number>((resolve) => execFile(script, args, (error) => resolve(error ? Number(error.code) : 0)));
+      expect(await status()).toBe(0);
+      expect(await status('/ok', '/health?deep=1')).toBe(0);
+      expect(await status('/ok', '/moved')).toBe(1);
+      expect(await status('/down')).toBe(1);
+      expect(await status('ok')).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+const dockerHost = inject('dockerHost');
+const canPlay = dockerHost !== '' && podmanAvailable();
+
+describe('the Node.js Deployment in podman kube play', () => {
+  it.skipIf(!canPlay)(`answers as the fixture does${canPlay ? '' : ' (skipped: needs the test Docker engine and podman)'}`, { timeout: 600_000 }, async () => {
+    const { workDir, cacheDir } = await deploymentDirs();
+    const env = { DOCKER_HOST: dockerHost, RUNPLAN_CACHE_DIR: cacheDir, RUNPLAN_WORK_DIR: workDir };
+    const size = ['--cpus', '1', '--memory', '1G'];
+    // Without --image, k8s builds the image first.
+    const built = await k8s([fixture('node/express'), '--inventory', INVENTORY, ...size], env);
+    expect(built.code, built.output).toBe(0);
+    const tag = /manifests of image (\S+) in /.exec(built.output)?.[1] as string;
+    expect(containers(built.files['deployment-web.yaml']?.object as K8sObject)[0]).toMatchObject({ image: tag });
+
+    // Named with its registry (localhost), so that podman looks it up without short-name resolution.
+    const docker = await DockerCli.connect({ host: dockerHost });
+    const local = `localhost/runplan-k8s-test/express:${randomBytes(4).toString('hex')}`;
+    await docker.ok(['tag', tag, local]);
+    const podman = await startPodman();
+    try {
+      // One replica: podman 4.3 runs each replica as a Pod, and a host port can be bound once.
+      const manifests = await k8s([fixture('node/express'), '--inventory', INVENTORY, ...size, '--replicas', '1', '--image', local], env);
+      expect(manifests.code, manifests.output).toBe(0);
+      const archive = join(podman.dir, 'image.tar');
+      await docker.ok(['save', '-o', archive, local]);
+      await podman.ok(['load', '--quiet', '--input', archive]);
+
+      // podman 4.3 has no `kube play --publish`: the same Deployment, its web port bound on 127.0.0.1 as a hostPort.
+      const port = await freePort();
+      const deployment = structuredClone(manifests.files['deployment-web.yaml']?.object as K8sObject);
+      (containers(deployment)[0] as unknown as { ports: object[] }).ports = [{ name: 'http', containerPort: 8080, protocol: 'TCP', hostIP: '127.0.0.1', hostPort: port }];
+      const file = join(podman.dir, 'deployment-web.yaml');
+      await writeFile(file, stringify(deployment));
+      const played = await podman.run(['kube', 'play', '--network', 'slirp4netns:port_handler=slirp4netns', file]);
+      expect(played.code, played.stderr).toBe(0);
+      try {
+        const body = await waitForJson(`http://127.0.0.1:${port}/`, 90_000);
+        expect(body).toMatchObject({ app: 'express', installedBy: 'npm' });
+        // The container runs as the manifest says: user 1000, the plan's PORT, the instance's memory.
+        const [container] = (await podman.ok(['ps', '--format', '{{.Names}}'])).split('\n').filter((n) => n.endsWith('-web'));
+        expect(container).toBeDefined();
+        expect((await podman.ok(['exec', container as string, 'id', '-u'])).trim()).toBe('1000');
+        expect((await podman.ok(['exec', container as string, '/opt/runplan/healthcheck'])).trim()).toBe('');
+        expect((await podman.ok(['inspect', '--format', '{{.HostConfig.Memory}}', container as string])).trim()).toBe(String(1024 * 1024 * 1024));
+      } finally {
+        const down = await podman.run(['kube', 'down', file]);
+        expect(down.code, down.stderr).toBe(0);
+      }
+      expect((await podman.ok(['ps', '--all', '--quiet'])).trim()).toBe('');
+    } finally {
+      const left = await podman.remove();
+      await docker.run(['rmi', local]);
+      expect(left).toEqual([]);
+    }
+  });
+});
+
+describe('a real cluster', () => {
+  const kubeconfig = process.env.KUBECONFIG;
+  it.skipIf(!kubeconfig)(`takes the manifests with kubectl apply${kubeconfig ? '' : ' (skipped: KUBECONFIG does not point at a cluster; none exists here)'}`, { timeout: 600_000 }, async () => {
+    // The cluster must be able to pull the image: RUNPLAN_TEST_K8S_IMAGE names one built from this plan and pushed where it can.
+    const image = process.env.RUNPLAN_TEST_K8S_IMAGE ?? 'localhost/runplan-test/express:k8s';
+    const namespace = `runplan-test-${randomBytes(3).toString('hex')}`;
+    const written = await k8s([fixture('node/express'), '--inventory', INVENTORY, '--cpus', '1', '--memory', '1G', '--replicas', '1', '--image', image]);
+    expect(written.code, written.output).toBe(0);
+    const kubectl = (...args: string[]) => new Promise<string>((resolve, reject) => execFile('kubectl', args, (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout))));
+    await kubectl('create', 'namespace', namespace);
+    try {
+      await kubectl('apply', '--namespace', namespace, '-f', written.out);
+      // Ready means the readiness probe (the plan's health check) passed.
+      await kubectl('rollout', 'status', '--namespace', namespace, 'deployment/express-web', '--timeout=300s');
+    } finally {
+      await kubectl('delete', 'namespace', namespace, '--wait=false');
+    }
+  });
+});
+
+async function waitForJson(url: string, timeoutMs: number): Promise<unknown> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const answer = await get(url);
+      if (answer.status === 200) return JSON.parse(answer.body);
+      last = `status ${answer.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not answer 200 in ${timeoutMs / 1000} s (last: ${last})`);
+}

@@ -51,7 +51,8 @@ export async function startTestEngine(cacheDir: string): Promise<TestEngine | un
   const exited = new Promise<void>((resolve) => dockerd.once('exit', () => resolve()));
   const stop = async () => {
     if (dockerd.exitCode === null) dockerd.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+    // Unref'd: once dockerd has exited, a pending timer must not keep vitest from exiting.
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000).unref())]);
     if (dockerd.exitCode === null) {
       dockerd.kill('SIGKILL');
       await exited;

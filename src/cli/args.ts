@@ -35,6 +35,8 @@ export interface CliArguments {
   readonly replicas: number | undefined;
   /** --image REF (deploy, k8s): an image already built. */
   readonly image: string | undefined;
+  /** --remove (deploy): remove the application's services instead. */
+  readonly remove: boolean;
   /** --rebuild (stack). */
   readonly rebuild: boolean;
   readonly env: EnvironmentInput;
@@ -50,6 +52,8 @@ export const USAGE = `Usage:
                                            the plan as an OCI image (Docker engine at DOCKER_HOST)
   runplan deploy <dir> --engine swarm [--replicas N] [options]
                                            one swarm service per process; updates keep serving
+  runplan deploy <dir> --engine swarm --remove
+                                           remove the application's services, network, secrets
   runplan k8s   <dir> --out DIR [--image REF] [--replicas N] [options]
                                            Kubernetes manifests of the plan (and its image)
   runplan stack [--type T] [--rebuild]     build the stack images (from this machine's Debian)
@@ -82,6 +86,7 @@ Options:
   --engine swarm, --replicas N deploy: the engine and the web service's replicas (default 2);
                                k8s: the web Deployment's replicas (default 2)
   --image REF                  deploy, k8s: an image already built (default: build it)
+  --remove                     deploy: remove what runplan made in the swarm for the application
   -h, --help, -v, --version
 
 Exit statuses: 0 success (diff: no difference), 1 the deployment failed (diff: the plans
@@ -118,6 +123,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         engine: { type: 'string' },
         replicas: { type: 'string' },
         image: { type: 'string' },
+        remove: { type: 'boolean' },
         rebuild: { type: 'boolean' },
       },
     });
@@ -153,6 +159,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('engine', ['deploy']);
   only('replicas', ['deploy', 'k8s']);
   only('image', ['deploy', 'k8s']);
+  only('remove', ['deploy']);
   only('rebuild', ['stack']);
   if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not "${v.runner}".` });
   if (command === 'deploy' && v.engine !== 'swarm') throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm${v.engine ? `, not "${v.engine}"` : ''}.` });
@@ -219,6 +226,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     engine: v.engine,
     replicas,
     image: v.image,
+    remove: v.remove ?? false,
     rebuild: v.rebuild ?? false,
     env: { application, links: linkList },
     host,

@@ -163,9 +163,33 @@ async function stackCommand(args: CliArguments, out: Write): Promise<number> {
 }
 
 async function deployCommand(args: CliArguments, out: Write): Promise<number> {
-  void args;
-  void out;
-  throw CoreErrors.CLI_USAGE.create({ message: 'deploy is not available yet.' });
+  const started = Date.now();
+  const { deployToSwarm, removeSwarmApp, swarmAppName } = await import('../engines/swarm.js');
+  if (args.remove) {
+    const { DockerCli } = await import('../engines/docker-cli.js');
+    const app = swarmAppName(args.target as string);
+    const removed = await removeSwarmApp(await DockerCli.connect(), app, { log: (line) => out(`==> ${line}\n`) });
+    const count = removed.services.length + removed.networks.length + removed.secrets.length + removed.configs.length;
+    out(count === 0 ? `==> nothing of ${app} in the swarm\n` : `==> removed ${app} from the swarm\n`);
+    return EXIT.ok;
+  }
+  return withSignals(async (signal) => {
+    try {
+      const deployment = await deployToSwarm({
+        ...(await buildOptions(args, out, signal)),
+        ...(args.replicas ? { replicas: args.replicas } : {}),
+        ...(args.image ? { image: args.image } : {}),
+        ...(args.base ? { base: args.base } : {}),
+      });
+      const what = deployment.changed.length === 0 ? 'already deployed as planned' : `deployed (${deployment.changed.join(', ')})`;
+      out(`==> ${deployment.app} ${what} in ${formatSeconds(Date.now() - started)}: services ${deployment.services.join(', ')}${deployment.url ? `; ${deployment.url} (published on every address of this host)` : ''}\n`);
+      return EXIT.ok;
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      out(`==> interrupted by ${String(signal.reason)}; swarm finishes or rolls back what was started (docker service ls)\n`);
+      return EXIT.interrupted;
+    }
+  });
 }
 
 async function k8sCommand(args: CliArguments, out: Write): Promise<number> {

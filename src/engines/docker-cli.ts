@@ -121,5 +121,6 @@ function run(binary: string, args: readonly string[], env: NodeJS.ProcessEnv, in
 }
 
 function lastLine(text: string): string {
-  return text.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
+  // The CLI's usage errors end with a pointer to --help; the line before says what was wrong.
+  return text.trim().split('\n').filter((l) => l && !/^See '.*--help'\.$/.test(l)).slice(-1)[0] ?? '';
 }

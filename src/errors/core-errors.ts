@@ -167,6 +167,26 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Give --cpus and --memory of the instance the plan was made for (or more memory), or plan again for the size the Pods get.',
   },
+  SWARM_NOT_MANAGER: {
+    title: 'The Docker engine is not a swarm manager',
+    kind: 'deployment',
+    fix: 'Point DOCKER_HOST at a manager of the swarm, or make this engine one: `docker swarm init` (on one machine: `docker swarm init --advertise-addr 127.0.0.1`).',
+  },
+  SWARM_NOT_CONVERGED: {
+    title: 'The swarm services did not reach the deployed state',
+    kind: 'deployment',
+    fix: 'Read the task errors and the health check above (`docker service ps --no-trunc SERVICE`, `docker service logs SERVICE`); fix the application or its variables and deploy again. An update that failed was rolled back: the previous version keeps serving.',
+  },
+  SWARM_PROCESS_GROUP: {
+    title: 'Processes that must share a container cannot be grouped',
+    kind: 'input',
+    fix: 'A process that waits on a unix socket or a port on 127.0.0.1 must be grouped with the process that opens it: name the socket path (or port) in that process\'s command, or run the application with `runplan run`.',
+  },
+  SWARM_IMAGE_MISMATCH: {
+    title: 'The image was built from another plan',
+    kind: 'input',
+    fix: 'Deploy the image with the plan it was built from (`--plan`, the same variables), or build the image again from this plan (leave out --image).',
+  },
   CLI_USAGE: {
     title: 'Invalid command line',
     kind: 'input',

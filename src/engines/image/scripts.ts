@@ -54,12 +54,32 @@ function waitStatement(condition: Readiness): string {
   return `until curl -s -o /dev/null --max-time 5 ${sh(`http://127.0.0.1:${condition.port}/`)}; do sleep 0.25; done`;
 }
 
+/** Where an engine mounts secret files (Docker and Kubernetes convention): a file named like a secret variable sets it. */
+export const IMAGE_SECRETS_DIR = '/run/secrets';
+
+/**
+ * Statements that set each secret variable of the plan from ${IMAGE_SECRETS_DIR}/NAME
+ * when the engine mounted that file (swarm secrets): the value then never is
+ * in the service's specification. `$(cat)` drops trailing newlines, so the
+ * value is read with a sentinel that is cut off afterwards.
+ */
+function secretFileStatements(plan: RunPlan): string[] {
+  return plan.environment.variables
+    .filter((v) => v.secret)
+    .map((v) => `if [ -f ${IMAGE_SECRETS_DIR}/${v.name} ]; then ${v.name}="$(cat ${IMAGE_SECRETS_DIR}/${v.name}; printf x)"; ${v.name}="\${${v.name}%x}"; export ${v.name}; fi`);
+}
+
 /**
  * The image's entrypoint: `entrypoint [process] [args…]` starts one process of
  * the plan (web by default) as the plan says — run-phase files written from the
  * container's environment, its readiness conditions awaited, its environment and
  * PATH set, then exec'd (under tini when the image has it, so that signals reach
  * it as PID 1). Any other first argument is run as a command (`node -v`).
+ *
+ * `entrypoint --group MAIN HELPER…` starts processes that must share one
+ * container (nginx waits on Puma's socket in ${RUN_DIR}, which does not cross
+ * containers): the helpers in the background, then MAIN in the foreground, all
+ * under `tini -g` so that a stop signal reaches every one of them.
  */
 export function renderEntrypoint(plan: RunPlan, digest: string): string {
   const runFiles = plan.files.filter((f) => f.phase === 'run');
@@ -70,10 +90,19 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     'set -eu',
     `mkdir -p ${IMAGE_BINDINGS.RUN_DIR}`,
     `export TMPDIR="\${TMPDIR:-/tmp}"`,
+    ...secretFileStatements(plan),
     'init() { if [ "$$" = 1 ] && [ -x /usr/bin/tini ]; then echo /usr/bin/tini --; fi; }',
     'write_files() {',
     ...(runFiles.length > 0 ? runFiles.flatMap(writeFileStatements).map((l) => `  ${l}`) : ['  :']),
     '}',
+    'if [ "${1:-}" = --group ]; then',
+    '  shift',
+    '  if [ "$$" = 1 ] && [ -x /usr/bin/tini ]; then exec /usr/bin/tini -g -- "$0" --group "$@"; fi',
+    '  main="$1"',
+    '  shift',
+    '  for helper in "$@"; do "$0" "$helper" & done',
+    '  exec "$0" "$main"',
+    'fi',
     'process="${1:-web}"',
     '[ "$#" -gt 0 ] && shift',
     'case "$process" in',

@@ -1,0 +1,116 @@
+import { CoreErrors } from '../../errors/core-errors.js';
+import { formatSeconds } from '../../health/probes.js';
+import type { Logger } from '../../log/logger.js';
+import type { DockerCli } from '../docker-cli.js';
+import { TASK_SPEC_LABEL, type CurrentService } from './services.js';
+
+/** What runplan reads back from `docker service inspect`. */
+export interface ServiceInfo extends CurrentService {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** The state of the last update (null once a new update is accepted, until swarm starts it, and when it replaces no task). */
+  readonly update: { readonly state: string; readonly message: string } | undefined;
+}
+
+interface InspectedService {
+  Spec: {
+    Name: string;
+    Labels?: Record<string, string>;
+    TaskTemplate: { ContainerSpec: { Secrets?: { SecretName: string }[]; Configs?: { ConfigName: string }[]; Sysctls?: Record<string, string> } };
+    EndpointSpec?: { Ports?: { TargetPort: number }[] };
+  };
+  UpdateStatus?: { State?: string; Message?: string } | null;
+}
+
+export async function inspectService(docker: DockerCli, name: string): Promise<ServiceInfo | undefined> {
+  const result = await docker.run(['service', 'inspect', name]);
+  if (result.code !== 0) return undefined;
+  const [service] = JSON.parse(result.stdout) as InspectedService[];
+  if (!service) return undefined;
+  const container = service.Spec.TaskTemplate.ContainerSpec;
+  return {
+    name: service.Spec.Name,
+    labels: service.Spec.Labels ?? {},
+    secrets: (container.Secrets ?? []).map((s) => s.SecretName),
+    configs: (container.Configs ?? []).map((c) => c.ConfigName),
+    publishedTargets: (service.Spec.EndpointSpec?.Ports ?? []).map((p) => p.TargetPort),
+    sysctls: Object.keys(container.Sysctls ?? {}),
+    update: service.UpdateStatus?.State ? { state: service.UpdateStatus.State, message: service.UpdateStatus.Message ?? '' } : undefined,
+  };
+}
+
+interface InspectedTask {
+  Status: { State: string; Err?: string };
+  Spec: { ContainerSpec?: { Labels?: Record<string, string> } };
+}
+
+/** The tasks swarm wants running, with their state and the task specification they run. */
+async function desiredTasks(docker: DockerCli, service: string): Promise<{ state: string; spec: string | undefined }[]> {
+  const ids = (await docker.run(['service', 'ps', '--quiet', '--no-trunc', '--filter', 'desired-state=running', service])).stdout.split('\n').filter(Boolean);
+  if (ids.length === 0) return [];
+  const result = await docker.run(['inspect', ...ids]);
+  // A task replaced between the two commands is gone: look again next round.
+  if (result.code !== 0) return [{ state: 'unknown', spec: undefined }];
+  return (JSON.parse(result.stdout) as InspectedTask[]).map((t) => ({ state: t.Status.State, spec: t.Spec.ContainerSpec?.Labels?.[TASK_SPEC_LABEL] }));
+}
+
+/** The last distinct task errors of a service (a task that exits, an image that cannot be found…), for messages. */
+export async function taskErrors(docker: DockerCli, service: string): Promise<string[]> {
+  const lines = (await docker.run(['service', 'ps', '--no-trunc', '--format', '{{.Name}} {{.CurrentState}}: {{.Error}}', service])).stdout.split('\n');
+  return [...new Set(lines.filter((l) => !/: $/.test(l) && l.trim() !== ''))].slice(0, 3);
+}
+
+const FAILED = new Set(['paused', 'rollback_paused', 'rollback_completed']);
+
+export interface WaitOptions {
+  readonly replicas: number;
+  /** The task specification every running task must carry. */
+  readonly taskSpec: string;
+  /** The service was just updated: its update status decides (a stale one from an earlier deployment must not). */
+  readonly updated: boolean;
+  readonly deadline: number;
+  readonly logger: Logger;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Waits until the service runs exactly `replicas` tasks, all of them running
+ * (swarm counts a task with a HEALTHCHECK as running once healthy) with the new
+ * task specification, and, after an update, until swarm calls the update
+ * completed (it watches each new task for --update-monitor first). A rolled-back
+ * or paused update, or the deadline, is RUNPLAN_E_SWARM_NOT_CONVERGED.
+ */
+export async function waitForService(docker: DockerCli, service: string, options: WaitOptions): Promise<void> {
+  const started = Date.now();
+  let last = '';
+  const fail = async (why: string) => {
+    const errors = await taskErrors(docker, service);
+    return CoreErrors.SWARM_NOT_CONVERGED.create({
+      message: `${service}: ${why}${errors.length > 0 ? `; tasks: ${errors.join('; ')}` : ''}.`,
+      details: { service },
+    });
+  };
+  for (;;) {
+    if (options.signal?.aborted) throw options.signal.reason;
+    const info = options.updated ? await inspectService(docker, service) : undefined;
+    const update = info?.update;
+    if (update && FAILED.has(update.state)) {
+      const said = update.message && update.message !== update.state.replace('_', ' ') ? ` (${update.message})` : '';
+      throw await fail(update.state === 'rollback_completed' ? `the update failed and swarm rolled it back, the previous version serves${said}` : `the update is ${update.state.replace('_', ' ')}${said}`);
+    }
+    const tasks = await desiredTasks(docker, service);
+    const current = tasks.filter((t) => t.state === 'running' && t.spec === options.taskSpec).length;
+    const rolling = update?.state === 'updating' || update?.state === 'rollback_started';
+    const progress = update?.state === 'rollback_started' ? 'rolling back' : `${current} of ${options.replicas} task(s) running as planned`;
+    if (progress !== last) {
+      options.logger.info(`${service}: ${progress}`);
+      last = progress;
+    }
+    if (current === options.replicas && tasks.length === options.replicas && !rolling) {
+      options.logger.info(`${service}: converged in ${formatSeconds(Date.now() - started)}`);
+      return;
+    }
+    if (Date.now() > options.deadline) throw await fail(`not converged after ${formatSeconds(Date.now() - started)} (${progress})`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderEntrypoint } from '../../src/engines/image/scripts.js';
+import { proxyConfig } from '../../src/engines/swarm/proxy-config.js';
+import { createArgs, processGroups, processServices, proxyService, swarmAppName, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import type { RunPlan } from '../../src/plan/schema.js';
+import { parsePlan } from '../../src/planning/create-plan.js';
+import { ROOT } from '../helpers/cli.js';
+
+const golden = (path: string): RunPlan => parsePlan(JSON.parse(readFileSync(join(ROOT, 'test', 'golden', path), 'utf8')));
+const sidekiq = golden('ruby/rails-sidekiq.json');
+const express = golden('node/default-lts.json');
+
+describe('swarm services of a plan', () => {
+  it('names the application after its directory, as a DNS label', () => {
+    expect(swarmAppName('/x/fixtures/node/express')).toBe('express');
+    expect(swarmAppName('/x/My_App.v2')).toBe('my-app-v2');
+    expect(swarmAppName('/x/2048')).toBe('app-2048');
+  });
+
+  it('runs nginx and Puma (nginx waits on the socket Puma opens in ${RUN_DIR}) as one service, sidekiq as another', () => {
+    const groups = processGroups(sidekiq).map((g) => [g.main.name, ...g.helpers.map((h) => h.name)]);
+    expect(groups).toEqual([['web', 'puma'], ['sidekiq']]);
+    const [web, worker] = processServices({ app: 'shop', plan: sidekiq, image: 'runplan/shop:1', imageId: 'sha256:1', replicas: 3, secrets: { SECRET_KEY_BASE: 'shop-SECRET_KEY_BASE-0123' } });
+    expect(web).toMatchObject({ name: 'shop-web', args: ['--group', 'web', 'puma'], replicas: 3, health: 'image', updateOrder: 'start-first' });
+    expect(worker).toMatchObject({ name: 'shop-sidekiq', args: ['sidekiq'], replicas: 1, health: 'none' });
+    // The secret reaches the tasks as a file named like the variable, never as a value.
+    expect(web!.secrets).toEqual([{ source: 'shop-SECRET_KEY_BASE-0123', target: 'SECRET_KEY_BASE' }]);
+    expect(createArgs(worker!, 'shop-net', false)).toContain('--no-healthcheck');
+  });
+
+  it('refuses a process waiting on a socket that no other process names (RUNPLAN_E_SWARM_PROCESS_GROUP)', () => {
+    const plan = structuredClone(sidekiq) as { -readonly [K in keyof RunPlan]: RunPlan[K] };
+    plan.processes = sidekiq.processes.map((p) => (p.name === 'puma' ? { ...p, command: { kind: 'exec' as const, argv: ['bundle', 'exec', 'puma'] } } : p));
+    expect(() => processGroups(plan)).toThrow(expect.objectContaining({ code: CoreErrors.SWARM_PROCESS_GROUP.code }));
+  });
+
+  it('creates the web service with DNS round robin, a start-first update rolled back on failure, the plan\'s restart and stop grace', () => {
+    const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: { API_TOKEN: 'express-API_TOKEN-abc' } });
+    const args = createArgs(web!, 'express-net', false).join(' ');
+    expect(args).toContain('--network express-net --endpoint-mode dnsrr');
+    expect(args).toContain('--replicas 2');
+    expect(args).toContain('--update-order start-first');
+    expect(args).toContain('--update-failure-action rollback');
+    expect(args).toContain(`--restart-condition any --restart-delay ${express.processes[0]!.restart.initialDelayMs}ms`);
+    expect(args).toContain(`--stop-grace-period ${express.processes[0]!.stopGraceMs}ms`);
+    expect(args).toContain('--secret source=express-API_TOKEN-abc,target=API_TOKEN,uid=1000,gid=1000,mode=0400');
+    expect(args).not.toContain('--no-healthcheck');
+    expect(args.endsWith('runplan/express:1 web')).toBe(true);
+  });
+
+  it('publishes the proxy in host mode, stops it first, and resolves the web service per request', () => {
+    const proxy = proxyService({ app: 'express', image: 'runplan/stack-proxy:x', imageId: 'sha256:2', port: 8080, config: 'express-proxy-abc' });
+    const args = createArgs(proxy, 'express-net', false).join(' ');
+    expect(args).toContain('--publish mode=host,target=8080,published=8080,protocol=tcp');
+    expect(args).toContain('--update-order stop-first');
+    expect(args).toContain('--config source=express-proxy-abc,target=/etc/runplan/nginx.conf');
+    const conf = proxyConfig({ upstreamHost: 'express-web', port: 8080 });
+    expect(conf).toContain('resolver 127.0.0.11 valid=1s');
+    expect(conf).toContain('set $upstream http://express-web:8080;');
+    expect(conf).toContain('proxy_next_upstream error timeout http_502 http_503;');
+  });
+
+  it('changes the task specification with the image content, not with the replicas', () => {
+    const input = { app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: {} };
+    const [a] = processServices(input);
+    const [b] = processServices({ ...input, replicas: 5 });
+    const [c] = processServices({ ...input, imageId: 'sha256:2' });
+    expect(taskHash(b!, 'n')).toBe(taskHash(a!, 'n'));
+    expect(taskHash(c!, 'n')).not.toBe(taskHash(a!, 'n'));
+  });
+
+  it('swaps a secret whose value changed by name on update', () => {
+    const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:2', imageId: 'sha256:2', replicas: 2, secrets: { API_TOKEN: 'express-API_TOKEN-new' } });
+    const args = updateArgs(web!, 'express-net', { secrets: ['express-API_TOKEN-old'], configs: [], publishedTargets: [], sysctls: [] }, false);
+    expect(args.join(' ')).toContain('--secret-rm express-API_TOKEN-old --secret-add source=express-API_TOKEN-new,target=API_TOKEN');
+    expect(args).toContain('--image');
+    expect(args.at(-1)).toBe('express-web');
+  });
+
+  it('gives the image an entrypoint that reads secret files and starts a group of processes', () => {
+    const script = renderEntrypoint(sidekiq, 'sha256:0');
+    expect(script).toContain('if [ -f /run/secrets/SECRET_KEY_BASE ]; then SECRET_KEY_BASE="$(cat /run/secrets/SECRET_KEY_BASE; printf x)"');
+    expect(script).toContain('exec /usr/bin/tini -g -- "$0" --group "$@"');
+  });
+});

@@ -21,7 +21,12 @@ const execFileP = promisify(execFile);
 const docker = async (...args: string[]) => (await execFileP('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost }, maxBuffer: 64 * 1024 * 1024 })).stdout;
 const fixture = (type: string, name: string) => listFixtures(type).find((f) => f.name === name) as Fixture;
 const builtTag = (output: string) => /==> built image (\S+)/.exec(output)?.[1] as string;
-const managed = async () => (await docker('ps', '-aq', '--filter', 'label=io.runplan.managed=true')).trim();
+/** The containers left of the deployment whose output this is (other test files use the engine at the same time). */
+const leftOf = async (output: string) => {
+  const id = /\(container (rp-[0-9a-f]+)-/.exec(output)?.[1];
+  expect(id, 'the run names its containers').toBeDefined();
+  return (await docker('ps', '-aq', '--filter', `label=io.runplan.deployment=${id}`)).trim();
+};
 
 beforeAll(() => {
   expect(dockerHost, 'the test setup starts a Docker engine (docker.io is one of the test prerequisites)').not.toBe('');
@@ -39,12 +44,13 @@ describe('run --runner docker', () => {
       `1000:1000 {"${plan.healthCheck.port}/tcp":{}} ["CMD","/opt/runplan/healthcheck"]`,
     );
     expect(result.run).toContain('Port ');
-    expect(await managed()).toBe('');
+    expect(await leftOf(result.run)).toBe('');
   });
 
   it('Rails: Puma and nginx in two containers sharing the run directory; the health-check path goes through nginx', async () => {
-    await checkFixture(fixture('ruby', 'rails-puma-config'), { docker: dockerHost, hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' } });
-    expect(await managed()).toBe('');
+    const result = await checkFixture(fixture('ruby', 'rails-puma-config'), { docker: dockerHost, hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' } });
+    expect(result.run).toMatch(/started puma \(container rp-[0-9a-f]+-puma\)/);
+    expect(await leftOf(result.run)).toBe('');
   });
 
   describe('Play 1.x (stand-in framework from the test mirror)', () => {
@@ -55,8 +61,8 @@ describe('run --runner docker', () => {
     afterAll(() => mirror?.close());
 
     it('the framework is installed from the mirror into the image, and / answers', async () => {
-      await checkFixture(fixture('play1', 'health-root'), { docker: dockerHost, hostEnv: mirror.hostEnv() });
-      expect(await managed()).toBe('');
+      const result = await checkFixture(fixture('play1', 'health-root'), { docker: dockerHost, hostEnv: mirror.hostEnv() });
+      expect(await leftOf(result.run)).toBe('');
     });
   });
 });
@@ -83,7 +89,7 @@ describe('runplan image', () => {
     const out = join(await tempDir('runplan-context-'), 'context');
     const result = await runCli(['image', fixture('node', 'express').dir, '--out', out], { DOCKER_HOST: 'unix:///nonexistent.sock' });
     expect(result.code, result.output).toBe(0);
-    expect((await readdir(out)).sort()).toEqual(['Dockerfile', 'app', 'runplan', 'runtime']);
+    expect((await readdir(out)).sort()).toEqual(['Dockerfile', 'app', 'runplan', 'runtime', 'runtime.json']);
     expect(await readdir(join(out, 'runtime', '.runplan'))).toEqual(expect.arrayContaining(['bin', 'node']));
   });
 

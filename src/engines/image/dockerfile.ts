@@ -129,6 +129,13 @@ function layerScript(step: BuildStep, layer: { name: string; path: string; cache
   const target = sh(`${IMAGE_BINDINGS.APP_HOME}/${layer.path}`);
   const cached = sh(`${LAYER_CACHE}/${layer.cacheKey}`);
   const restore = [`rm -rf ${target}`, `mkdir -p ${target}`, `cp -a ${cached}/. ${target}/`, `echo ${sh(`reused cached layer ${layer.name} (key ${layer.cacheKey?.slice(0, 12)})`)}`, ...replays.map((r) => `( ${stepScript(r)} )`)];
-  const fill = [`( ${stepScript(step)} )`, `rm -rf ${cached}.tmp`, `mkdir -p ${cached}.tmp`, `if [ -d ${target} ]; then cp -a ${target}/. ${cached}.tmp/; fi`, `rm -rf ${cached}`, `mv ${cached}.tmp ${cached}`];
+  // Builds of the same layer may run at once (one cache mount is shared): each fills its own temporary
+  // directory, and the first complete one becomes the layer; the others are dropped.
+  const fill = [
+    `( ${stepScript(step)} )`,
+    `tmp=$(mktemp -d ${cached}.XXXXXX)`,
+    `{ if [ -d ${target} ]; then cp -a ${target}/. "$tmp"/; fi; }`,
+    `{ mv -T "$tmp" ${cached} 2>/dev/null || rm -rf "$tmp"; }`,
+  ];
   return `if [ -d ${cached} ]; then ${restore.join(' && ')}; else ${fill.join(' && ')}; fi`;
 }

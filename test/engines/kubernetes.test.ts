@@ -25,7 +25,7 @@ import { deploymentDirs, tempDir } from '../helpers/temp.js';
  * `runplan k8s`: manifests of the three application types, checked offline
  * (kubernetes-models' schemas, plus a check that no field is unknown to the
  * API), and the Node.js Deployment run for real with `podman kube play`. No API
- * server exists here; the test against a cluster runs only with KUBECONFIG.
+ * server exists here: the test against a cluster is test/cluster/ (npm run test:cluster).
  */
 const GOLDEN = join(ROOT, 'test', 'golden');
 const INVENTORY = join(GOLDEN, 'inventory.json');
@@ -299,26 +299,6 @@ describe('the Node.js Deployment in podman kube play', () => {
       const left = await podman.remove();
       await docker.run(['rmi', local]);
       expect(left).toEqual([]);
-    }
-  });
-});
-
-describe('a real cluster', () => {
-  const kubeconfig = process.env.KUBECONFIG;
-  it.skipIf(!kubeconfig)(`takes the manifests with kubectl apply${kubeconfig ? '' : ' (skipped: KUBECONFIG does not point at a cluster; none exists here)'}`, { timeout: 600_000 }, async () => {
-    // The cluster must be able to pull the image: RUNPLAN_TEST_K8S_IMAGE names one built from this plan and pushed where it can.
-    const image = process.env.RUNPLAN_TEST_K8S_IMAGE ?? 'localhost/runplan-test/express:k8s';
-    const namespace = `runplan-test-${randomBytes(3).toString('hex')}`;
-    const written = await k8s([fixture('node/express'), '--inventory', INVENTORY, '--cpus', '1', '--memory', '1G', '--replicas', '1', '--image', image]);
-    expect(written.code, written.output).toBe(0);
-    const kubectl = (...args: string[]) => new Promise<string>((resolve, reject) => execFile('kubectl', args, (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout))));
-    await kubectl('create', 'namespace', namespace);
-    try {
-      await kubectl('apply', '--namespace', namespace, '-f', written.out);
-      // Ready means the readiness probe (the plan's health check) passed.
-      await kubectl('rollout', 'status', '--namespace', namespace, 'deployment/express-web', '--timeout=300s');
-    } finally {
-      await kubectl('delete', 'namespace', namespace, '--wait=false');
     }
   });
 });

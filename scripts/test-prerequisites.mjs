@@ -29,7 +29,11 @@ export const DEBIAN_PACKAGES = [
   { name: 'skopeo', command: 'skopeo' },
   { name: 'podman', command: 'podman' },
   { name: 'catatonit', command: 'test -x /usr/libexec/podman/catatonit || command -v catatonit' },
+  // podman kube play gives its pods a network with slirp4netns.
+  { name: 'slirp4netns', command: 'slirp4netns' },
   { name: 'iproute2', command: 'ip' },
+  // The image's health-check script is also run on this machine by the tests.
+  { name: 'curl', command: 'curl' },
 ];
 
 function present(command) {

@@ -6,3 +6,5 @@ export interface TestEngine {
   stop(): Promise<void>;
 }
 export function startTestEngine(cacheDir: string): Promise<TestEngine | undefined>;
+/** '' when `docker exec` (and so a HEALTHCHECK) runs inside the container, else why it does not. */
+export function probeContainerExec(host: string): string;

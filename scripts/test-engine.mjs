@@ -3,10 +3,11 @@
 // built once per machine), its own runtime directory and socket, its own bridge
 // (so it never touches another engine's docker0), and no iptables rules
 // (NOTES.md, "Container engines"). Installed services never start by themselves.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 function ip(...args) {
   execFileSync('ip', args, { stdio: 'ignore' });
@@ -79,4 +80,44 @@ export async function startTestEngine(cacheDir) {
     await new Promise((r) => setTimeout(r, 100));
   }
   return { host: `unix://${socket}`, pid: dockerd.pid, stop };
+}
+
+/**
+ * Whether a command run with `docker exec` (and so a HEALTHCHECK) runs inside
+ * the container: '' when it does, else why not. A dockerd started inside a
+ * chroot makes containers whose mount namespace keeps the outer root, so exec
+ * lands on the outer machine's files (fresh-debian's roots are such chroots).
+ * The probe image holds only the host's `sleep`, its libraries and a directory
+ * that exists nowhere else.
+ */
+export function probeContainerExec(host) {
+  const env = { ...process.env, DOCKER_HOST: host };
+  const docker = (...args) => execFileSync('/usr/bin/docker', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const root = mkdtempSync(join(tmpdir(), 'runplan-exec-probe-'));
+  const image = `runplan-test/exec-probe:${process.pid}`;
+  let container = '';
+  try {
+    const files = ['/usr/bin/sleep', ...[...execFileSync('ldd', ['/usr/bin/sleep'], { encoding: 'utf8' }).matchAll(/(\/\S+) \(0x/g)].map((m) => m[1])];
+    for (const file of files) {
+      mkdirSync(join(root, dirname(file)), { recursive: true });
+      copyFileSync(file, join(root, file));
+      chmodSync(join(root, file), 0o755);
+    }
+    mkdirSync(join(root, 'runplan-exec-probe'));
+    execFileSync('/bin/sh', ['-c', `tar -C '${root}' -c . | /usr/bin/docker import - '${image}'`], { env, stdio: 'ignore' });
+    container = docker('run', '--detach', '--network', 'none', image, '/usr/bin/sleep', '60');
+    docker('exec', '--workdir', '/runplan-exec-probe', container, '/usr/bin/sleep', '0');
+    return '';
+  } catch (error) {
+    const said = String(error.stderr ?? error.message).trim().split('\n').pop();
+    return `docker exec does not run inside the container (${said})${isChroot() ? '; this dockerd runs inside a chroot' : ''}`;
+  } finally {
+    if (container) spawnSync('/usr/bin/docker', ['rm', '--force', container], { env, stdio: 'ignore' });
+    spawnSync('/usr/bin/docker', ['image', 'rm', '--force', image], { env, stdio: 'ignore' });
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function isChroot() {
+  return spawnSync('ischroot', [], { stdio: 'ignore' }).status === 0;
 }

@@ -18,6 +18,8 @@ import { deploymentDirs, tempDir } from '../helpers/temp.js';
  * and removed.
  */
 const dockerHost = inject('dockerHost');
+// Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec.
+const execProblem = inject('containerExecProblem');
 const EXPRESS = join(ROOT, 'fixtures', 'node', 'express');
 const APP = 'express';
 const SECRET = 'not-in-any-spec-7f3a';
@@ -99,7 +101,7 @@ describe.skipIf(!dockerHost)('runplan deploy --engine swarm', () => {
     expect(run.code).toBe(1);
   });
 
-  describe('on a single-node swarm', () => {
+  describe.skipIf(execProblem !== '')('on a single-node swarm', () => {
     let firstImage: string;
 
     beforeAll(async () => {
@@ -172,6 +174,8 @@ describe.skipIf(!dockerHost)('runplan deploy --engine swarm', () => {
       expect(run.code, run.output).toBe(1);
       expect(run.stderr).toContain('RUNPLAN_E_SWARM_NOT_CONVERGED');
       expect(run.stderr).toContain('rolled it back');
+      // Why the new tasks were unhealthy, from their health checks' own output.
+      expect(run.stderr).toContain('health check exited 1: healthcheck: GET /missing answered 404, not 200');
       expect(count.failed).toBe(0);
       expect(count.nodeEnv.broken).toBeUndefined();
       expect(JSON.parse((await get(url)).body).nodeEnv).toBe('staging');

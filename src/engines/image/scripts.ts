@@ -145,8 +145,9 @@ export function renderHealthcheck(plan: RunPlan): string {
     'set -u',
     'check_path() {',
     '  case "$1" in /*) ;; *) echo "healthcheck: not a path: $1" >&2; exit 2 ;; esac',
-    `  code=$(curl -s -g -o /dev/null -w '%{http_code}' --max-time ${timeout} ${url('$1')}) || exit 1`,
-    '  [ "$code" = 200 ] || exit 1',
+    // What it prints is what `docker inspect` and runplan's errors show of a failed check.
+    `  code=$(curl -s -g -o /dev/null -w '%{http_code}' --max-time ${timeout} ${url('$1')}) || { echo "healthcheck: GET $1 got no answer within ${timeout} s (curl exit $?)"; exit 1; }`,
+    '  [ "$code" = 200 ] || { echo "healthcheck: GET $1 answered $code, not 200"; exit 1; }',
     '}',
     'if [ "$#" -gt 0 ]; then',
     '  for path in "$@"; do check_path "$path"; done',

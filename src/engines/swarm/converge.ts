@@ -60,6 +60,27 @@ export async function taskErrors(docker: DockerCli, service: string): Promise<st
   return [...new Set(lines.filter((l) => !/: $/.test(l) && l.trim() !== ''))].slice(0, 3);
 }
 
+interface ContainerHealth {
+  Log?: { ExitCode: number; Output: string }[];
+}
+
+/**
+ * What the last failed health checks of a service's containers said: a task
+ * killed as unhealthy only says "unhealthy container", and the check's own
+ * output (HTTP 500, a refused connection, an engine that cannot exec) is the cause.
+ */
+export async function healthCheckFailures(docker: DockerCli, service: string): Promise<string[]> {
+  const ids = (await docker.run(['ps', '--all', '--quiet', '--filter', `label=com.docker.swarm.service.name=${service}`])).stdout.split('\n').filter(Boolean).slice(0, 5);
+  if (ids.length === 0) return [];
+  const result = await docker.run(['inspect', '--format', '{{json .State.Health}}', ...ids]);
+  const said = result.stdout.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    const failed = ((JSON.parse(line) as ContainerHealth).Log ?? []).filter((entry) => entry.ExitCode !== 0).pop();
+    return failed ? [`health check exited ${failed.ExitCode}: ${failed.Output.trim().split('\n').pop()?.slice(0, 300) ?? ''}`] : [];
+  });
+  return [...new Set(said)].slice(0, 2);
+}
+
 const FAILED = new Set(['paused', 'rollback_paused', 'rollback_completed']);
 
 export interface WaitOptions {
@@ -84,7 +105,7 @@ export async function waitForService(docker: DockerCli, service: string, options
   const started = Date.now();
   let last = '';
   const fail = async (why: string) => {
-    const errors = await taskErrors(docker, service);
+    const errors = [...(await taskErrors(docker, service)), ...(await healthCheckFailures(docker, service))];
     return CoreErrors.SWARM_NOT_CONVERGED.create({
       message: `${service}: ${why}${errors.length > 0 ? `; tasks: ${errors.join('; ')}` : ''}.`,
       details: { service },

@@ -2,7 +2,23 @@ import { defineConfig } from 'tsup';
 
 // execa 9 and its helpers ship as ES modules only. Node 20 before 20.19 cannot
 // require() them, so the CommonJS build carries its own copy of them.
-const esmOnlyDependencies = [/^execa/, /^@sindresorhus\//, /^get-stream/, /^human-signals/, /^is-plain-obj/, /^is-stream/, /^npm-run-path/, /^path-key/, /^pretty-ms/, /^parse-ms/, /^strip-final-newline/, /^figures/, /^is-unicode-supported/, /^unicorn-magic/, /^yoctocolors/];
+const esmOnlyDependencies = [
+  /^execa/,
+  /^@sindresorhus\//,
+  /^get-stream/,
+  /^human-signals/,
+  /^is-plain-obj/,
+  /^is-stream/,
+  /^npm-run-path/,
+  /^path-key/,
+  /^pretty-ms/,
+  /^parse-ms/,
+  /^strip-final-newline/,
+  /^figures/,
+  /^is-unicode-supported/,
+  /^unicorn-magic/,
+  /^yoctocolors/,
+];
 
 const shared = {
   entry: { index: 'src/index.ts' },

@@ -90,7 +90,9 @@ export async function run({ args }) {
       rmSync(workDir, { recursive: true, force: true });
     }
     console.log(`warm rebuild of the same Rails fixture, bundle step, ${runs} builds`);
-    console.log(`  runplan (cached layer hard-linked, bundler not run) median ${ms(median(cachedSteps))}   raw \`bundle install --local\` median ${ms(median(rawInstalls))}   saved per build ${ms(median(rawInstalls) - median(cachedSteps))}`);
+    console.log(
+      `  runplan (cached layer hard-linked, bundler not run) median ${ms(median(cachedSteps))}   raw \`bundle install --local\` median ${ms(median(rawInstalls))}   saved per build ${ms(median(rawInstalls) - median(cachedSteps))}`,
+    );
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
     rmSync(cleanup, { recursive: true, force: true });

@@ -19,7 +19,9 @@ for (let i = 0; i < argv.length; i++) {
 }
 
 console.log(`runplan bench — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${new Date().toISOString().slice(0, 10)}`);
-const modules = readdirSync(join(root, 'bench')).filter((f) => f.endsWith('.bench.mjs')).sort();
+const modules = readdirSync(join(root, 'bench'))
+  .filter((f) => f.endsWith('.bench.mjs'))
+  .sort();
 for (const file of modules) {
   if (args.only && !file.startsWith(args.only)) continue;
   const mod = await import(pathToFileURL(join(root, 'bench', file)).href);

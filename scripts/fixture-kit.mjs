@@ -14,7 +14,10 @@ export const FIXTURES_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..',
 /** Every fixture under fixtures/<type>/<case>/ with an expect.json; each variant is a fixture of its own ("<case>/<variant>"). */
 export function listFixtures(type) {
   const out = [];
-  for (const t of readdirSync(FIXTURES_ROOT, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort()) {
+  for (const t of readdirSync(FIXTURES_ROOT, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()) {
     if (type !== undefined && t !== type) continue;
     for (const name of readdirSync(join(FIXTURES_ROOT, t)).sort()) {
       const dir = join(FIXTURES_ROOT, t, name);

@@ -14,7 +14,9 @@ const [name, ...rest] = process.argv.slice(2);
 const fixture = listFixtures().find((f) => `${f.type}/${f.name}` === name);
 if (!fixture) {
   const cases = listFixtures().filter((f) => name && `${f.type}/${f.name}`.startsWith(`${name}/`));
-  console.error(cases.length > 0 ? `${name} has variants: ${cases.map((f) => f.name).join(', ')}` : 'usage: npm run fixture -- <type>/<case>[/<variant>] [runplan run options], e.g. node/engines-caret');
+  console.error(
+    cases.length > 0 ? `${name} has variants: ${cases.map((f) => f.name).join(', ')}` : 'usage: npm run fixture -- <type>/<case>[/<variant>] [runplan run options], e.g. node/engines-caret',
+  );
   process.exit(2);
 }
 

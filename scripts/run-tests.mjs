@@ -23,7 +23,12 @@ if (signal) process.kill(process.pid, signal);
 const kept = (name) => join(temp, name) === testCache || /^hsperfdata_/.test(name);
 const left = readdirSync(temp).filter((name) => !before.has(name) && !kept(name));
 if (left.length > 0) {
-  console.error(`\nThe tests left ${left.length} entries in ${temp} (each test removes what it creates):\n${left.sort().map((n) => `  ${join(temp, n)}`).join('\n')}`);
+  console.error(
+    `\nThe tests left ${left.length} entries in ${temp} (each test removes what it creates):\n${left
+      .sort()
+      .map((n) => `  ${join(temp, n)}`)
+      .join('\n')}`,
+  );
   process.exit(status || 1);
 }
 process.exit(status ?? 1);

@@ -49,7 +49,20 @@ export async function startTestEngine(cacheDir) {
   ip('link', 'set', bridge, 'up');
   const dockerd = spawn(
     'dockerd',
-    ['--data-root', join(cacheDir, 'docker'), '--exec-root', join(run, 'exec'), '--pidfile', join(run, 'dockerd.pid'), '-H', `unix://${socket}`, '--iptables=false', '--bridge', bridge, '--ip-masq=false'],
+    [
+      '--data-root',
+      join(cacheDir, 'docker'),
+      '--exec-root',
+      join(run, 'exec'),
+      '--pidfile',
+      join(run, 'dockerd.pid'),
+      '-H',
+      `unix://${socket}`,
+      '--iptables=false',
+      '--bridge',
+      bridge,
+      '--ip-masq=false',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
@@ -109,7 +122,10 @@ export function probeContainerExec(host) {
     docker('exec', '--workdir', '/runplan-exec-probe', container, '/usr/bin/sleep', '0');
     return '';
   } catch (error) {
-    const said = String(error.stderr ?? error.message).trim().split('\n').pop();
+    const said = String(error.stderr ?? error.message)
+      .trim()
+      .split('\n')
+      .pop();
     return `docker exec does not run inside the container (${said})${isChroot() ? '; this dockerd runs inside a chroot' : ''}`;
   } finally {
     if (container) spawnSync('/usr/bin/docker', ['rm', '--force', container], { env, stdio: 'ignore' });

@@ -2,7 +2,18 @@ import { createHash } from 'node:crypto';
 import type { PackageJson } from './package-json.js';
 
 /** Fields of package.json that change what an install puts into node_modules. */
-const INSTALL_FIELDS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'bundleDependencies', 'overrides', 'resolutions', 'workspaces', 'packageManager', 'pnpm'] as const;
+const INSTALL_FIELDS = [
+  'dependencies',
+  'devDependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'bundleDependencies',
+  'overrides',
+  'resolutions',
+  'workspaces',
+  'packageManager',
+  'pnpm',
+] as const;
 /** Root scripts an install runs; they may write into node_modules. */
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'] as const;
 

@@ -65,7 +65,7 @@ export const NodeErrors = defineErrors({
   NODE_DEV_DEPENDENCIES_INVALID: {
     title: 'CC_NODE_DEV_DEPENDENCIES is neither install nor ignore',
     kind: 'input',
-    fix: 'Set CC_NODE_DEV_DEPENDENCIES to install or ignore, or unset it to keep the package manager\'s default.',
+    fix: "Set CC_NODE_DEV_DEPENDENCIES to install or ignore, or unset it to keep the package manager's default.",
   },
   NODE_NPM_REGISTRY_INVALID: {
     title: 'CC_NPM_REGISTRY is not a registry host',

@@ -34,7 +34,7 @@ export function installCommand(tool: BuildToolResolution, installDev: boolean, n
       return {
         run: installDev ? exec('node', release, 'install') : exec('node', release, 'workspaces', 'focus', '--all', '--production'),
         env: yarnEnv,
-        description: `Yarn ${tool.managerVersion} through yarnPath ${dev}${installDev ? '' : ' (`workspaces focus --production` is Yarn\'s production install)'}; Yarn runs the package's install scripts`,
+        description: `Yarn ${tool.managerVersion} through yarnPath ${dev}${installDev ? '' : " (`workspaces focus --production` is Yarn's production install)"}; Yarn runs the package's install scripts`,
       };
     }
     case 'pnpm':
@@ -47,7 +47,11 @@ export function installCommand(tool: BuildToolResolution, installDev: boolean, n
     case 'bun':
       return { run: exec('bun', 'install', ...(installDev ? [] : ['--production'])), env: {}, description: `bun ${dev}; bun runs the package's install scripts` };
     case 'custom':
-      return { run: { kind: 'shell', script: tool.customCommand as string }, env: {}, description: 'the command in CC_CUSTOM_BUILD_TOOL, as written (it decides about devDependencies and scripts itself)' };
+      return {
+        run: { kind: 'shell', script: tool.customCommand as string },
+        env: {},
+        description: 'the command in CC_CUSTOM_BUILD_TOOL, as written (it decides about devDependencies and scripts itself)',
+      };
   }
 }
 

@@ -40,14 +40,17 @@ export type NodeInventory = InventoryProvider<NodeInventoryData>;
  */
 export function staticInventory(data: {
   node: readonly (string | PublishedVersion)[];
-  npm?: readonly ({ version: string; engines?: { node?: string }; integrity?: string })[];
+  npm?: readonly { version: string; engines?: { node?: string }; integrity?: string }[];
   tools?: Readonly<Record<string, readonly (string | PublishedVersion)[]>>;
   registry?: string;
 }): NodeInventory {
-  const published = (name: string) => (v: string | PublishedVersion): PublishedVersion => (typeof v === 'string' ? { version: v, integrity: standInIntegrity(name, v) } : v);
+  const published =
+    (name: string) =>
+    (v: string | PublishedVersion): PublishedVersion =>
+      typeof v === 'string' ? { version: v, integrity: standInIntegrity(name, v) } : v;
   // Several tools share a package (Yarn 2 and Yarn 4 are both @yarnpkg/cli-dist): each package publishes every pinned version.
   const pinned: Record<string, string[]> = {};
-  for (const t of Object.values(TOOL_PACKAGES)) (pinned[t.package] ??= []).push(t.pinned);
+  for (const t of Object.values(TOOL_PACKAGES)) pinned[t.package] = [...(pinned[t.package] ?? []), t.pinned];
   const tools = Object.fromEntries(Object.entries(pinned).map(([name, versions]) => [name, (data.tools?.[name] ?? versions).map(published(name))]));
   const value: NodeInventoryData = {
     registry: data.registry ?? 'https://registry.invalid/',
@@ -91,7 +94,10 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
     const fresh = (entry: CachedList<unknown> | undefined) => entry !== undefined && clock.now() - entry.fetchedAt < ttlMs;
     let entry = memory.get(file);
     if (!fresh(entry)) {
-      entry = await readFile(file, 'utf8').then((t) => JSON.parse(t) as CachedList<T>, () => undefined);
+      entry = await readFile(file, 'utf8').then(
+        (t) => JSON.parse(t) as CachedList<T>,
+        () => undefined,
+      );
       if (entry) memory.set(file, entry);
     }
     if (fresh(entry)) return (entry as CachedList<T>).data;
@@ -146,6 +152,9 @@ const versionLists = new WeakMap<readonly PublishedVersion[], readonly string[]>
 /** The versions of a published list, in the list's order. */
 export function versionsOf(list: readonly PublishedVersion[]): readonly string[] {
   let versions = versionLists.get(list);
-  if (versions === undefined) versionLists.set(list, (versions = list.map((v) => v.version)));
+  if (versions === undefined) {
+    versions = list.map((v) => v.version);
+    versionLists.set(list, versions);
+  }
   return versions;
 }

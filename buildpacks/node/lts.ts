@@ -39,7 +39,10 @@ export function ltsCodename(version: string, lines: readonly LtsLine[] = NODE_LT
 export function latestLts(available: readonly string[], lines: readonly LtsLine[] = NODE_LTS_LINES): string | undefined {
   // Planning runs for every build over ~680 versions: compute once per list and table.
   let perTable = latestCache.get(available);
-  if (perTable === undefined) latestCache.set(available, (perTable = new WeakMap()));
+  if (perTable === undefined) {
+    perTable = new WeakMap();
+    latestCache.set(available, perTable);
+  }
   if (!perTable.has(lines)) {
     let best: string | undefined;
     for (const v of available) {

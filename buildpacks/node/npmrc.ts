@@ -72,7 +72,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
     const own = routes.find((r) => r.key === 'registry' && r.hostPath !== undefined);
     const url = own ? own.line.slice(own.line.indexOf('=') + 1).trim() : await input.configuredRegistry();
     ({ scheme, hostPath } = parseRegistry(own ? url.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => input.lookup(n) ?? '') : url));
-    source = own ? 'the application\'s .npmrc registry line' : 'the registry npm is configured with on this host';
+    source = own ? "the application's .npmrc registry line" : 'the registry npm is configured with on this host';
     requested = null;
   }
   const routed = routes.some((r) => r.hostPath === hostPath);
@@ -88,7 +88,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const reasonParts = [
     `NPM_TOKEN is set: .npmrc gets the auth token line for ${hostPath}`,
     explicit ? 'CC_NPM_REGISTRY names the host' : 'CC_NPM_REGISTRY is unset, so the default registry is used',
-    routed ? 'the application\'s .npmrc already routes packages to it' : `registry=${scheme}://${hostPath}/ is added`,
+    routed ? "the application's .npmrc already routes packages to it" : `registry=${scheme}://${hostPath}/ is added`,
     appLines.length > 0 ? `the application's ${appLines.length} .npmrc line(s) are kept` : 'the application has no .npmrc of its own',
   ];
   return {

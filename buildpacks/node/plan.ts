@@ -127,10 +127,22 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   ];
   if (tool.manager !== 'npm' && tool.manager !== 'custom') {
     const manager = tool.manager as InstalledTool;
-    steps.push(installStep('package-manager', `install ${tool.manager} ${tool.managerVersion} from the npm registry through the shared cache`, toolInstall(manager, publishedTool(published, manager, tool.managerVersion as string))));
+    steps.push(
+      installStep(
+        'package-manager',
+        `install ${tool.manager} ${tool.managerVersion} from the npm registry through the shared cache`,
+        toolInstall(manager, publishedTool(published, manager, tool.managerVersion as string)),
+      ),
+    );
   }
   if (tool.manager === 'yarn2' && !dev.install) {
-    steps.push(nodeCommand('omit-dev-dependencies', 'Yarn 2 has no production install: leave devDependencies out of this build\'s package.json (the application\'s own files are untouched)', ['node', '-e', OMIT_DEV_DEPENDENCIES_SCRIPT]));
+    steps.push(
+      nodeCommand('omit-dev-dependencies', "Yarn 2 has no production install: leave devDependencies out of this build's package.json (the application's own files are untouched)", [
+        'node',
+        '-e',
+        OMIT_DEV_DEPENDENCIES_SCRIPT,
+      ]),
+    );
   }
 
   const command = installCommand(tool, dev.install, npm.version);
@@ -155,10 +167,14 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     pathPrepend: [BIN_DIR],
     layer: 'node_modules',
     onFailure: [
-      failureRule(NodeErrors.NODE_REGISTRY_AUTH_FAILED, { kind: 'output', pattern: AUTH_REFUSED.source }, {
-        message: 'step "install" failed: the package registry refused the request (401/403), so the token is missing, wrong or not valid for that registry.',
-        variable: 'NPM_TOKEN',
-      }),
+      failureRule(
+        NodeErrors.NODE_REGISTRY_AUTH_FAILED,
+        { kind: 'output', pattern: AUTH_REFUSED.source },
+        {
+          message: 'step "install" failed: the package registry refused the request (401/403), so the token is missing, wrong or not valid for that registry.',
+          variable: 'NPM_TOKEN',
+        },
+      ),
     ],
   });
   if (cacheable) {
@@ -181,10 +197,14 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     steps.push({
       ...nodeCommand('verify-main', 'check that the file named by main exists once the build is done', ['node', '-e', VERIFY_MAIN_SCRIPT, main]),
       onFailure: [
-        failureRule(NodeErrors.NODE_MAIN_NOT_FOUND, { kind: 'any' }, {
-          message: `package.json main is "${main}" but none of ${mainCandidates(main).join(', ')} exists after the build.`,
-          file: 'package.json',
-        }),
+        failureRule(
+          NodeErrors.NODE_MAIN_NOT_FOUND,
+          { kind: 'any' },
+          {
+            message: `package.json main is "${main}" but none of ${mainCandidates(main).join(', ')} exists after the build.`,
+            file: 'package.json',
+          },
+        ),
       ],
     });
   }

@@ -64,7 +64,10 @@ export function resolveBuildTool(input: BuildToolInput): BuildToolResolution {
   const requested = input.ccNodeBuildTool?.trim() ?? '';
   const declared = parsePackageManager(input.packageManager);
   const present = LOCKFILES.filter((l) => input.lockfiles.includes(l.file));
-  const detected = detect(present.map((l) => l.tool), declared);
+  const detected = detect(
+    present.map((l) => l.tool),
+    declared,
+  );
   const warnings: PlanWarning[] = [];
   const overridden: OverriddenSource[] = [];
 
@@ -87,7 +90,10 @@ export function resolveBuildTool(input: BuildToolInput): BuildToolResolution {
   } else {
     tool = detected.tool;
     source = detected.lockfile ?? 'default';
-    reason = detected.lockfile === undefined ? `no lockfile of another tool: the default, ${meaning(tool)}` : `${detected.lockfile} in the application root selects it${detected.lockfile === 'yarn.lock' ? ' (rule 6)' : ''}: ${meaning(tool)}`;
+    reason =
+      detected.lockfile === undefined
+        ? `no lockfile of another tool: the default, ${meaning(tool)}`
+        : `${detected.lockfile} in the application root selects it${detected.lockfile === 'yarn.lock' ? ' (rule 6)' : ''}: ${meaning(tool)}`;
   }
 
   const manager = managerOf(tool, declared);

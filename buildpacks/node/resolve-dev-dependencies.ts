@@ -34,8 +34,8 @@ export function resolveDevDependencies(input: DevDependenciesInput): { install: 
     };
   }
   return production
-    ? { install: false, decision: decision(null, 'env NODE_ENV', false, 'NODE_ENV=production and CC_NODE_DEV_DEPENDENCIES unset: the package manager\'s default skips them (rule 8)', overridden) }
-    : { install: true, decision: decision(null, 'default', true, 'neither CC_NODE_DEV_DEPENDENCIES nor NODE_ENV=production: the package manager\'s default installs them (rule 8)', overridden) };
+    ? { install: false, decision: decision(null, 'env NODE_ENV', false, "NODE_ENV=production and CC_NODE_DEV_DEPENDENCIES unset: the package manager's default skips them (rule 8)", overridden) }
+    : { install: true, decision: decision(null, 'default', true, "neither CC_NODE_DEV_DEPENDENCIES nor NODE_ENV=production: the package manager's default installs them (rule 8)", overridden) };
 }
 
 function decision(requested: string | null, source: string, install: boolean, reason: string, overridden: OverriddenSource[]): Decision {

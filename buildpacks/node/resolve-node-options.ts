@@ -23,7 +23,7 @@ export function resolveNodeOptions(userValue: string | undefined, memoryMb: numb
       ...base,
       source: userValue === undefined ? 'host instance memory' : 'env NODE_OPTIONS + host instance memory',
       resolved: value,
-      reason: `three quarters of the ${memoryMb} MB the host declares (${limit} MB) as V8's heap limit${userValue === undefined ? '' : ', added to the user\'s NODE_OPTIONS'}`,
+      reason: `three quarters of the ${memoryMb} MB the host declares (${limit} MB) as V8's heap limit${userValue === undefined ? '' : ", added to the user's NODE_OPTIONS"}`,
     },
   };
 }

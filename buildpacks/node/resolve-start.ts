@@ -26,7 +26,15 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     return {
       command: { kind: 'shell', script: runCommand.trim() },
       mainFile: undefined,
-      decision: { id: 'node.start', subject: 'Start command', requested: runCommand, source: 'env CC_RUN_COMMAND', resolved: runCommand.trim(), reason: 'CC_RUN_COMMAND is set: it is the custom run command', overridden },
+      decision: {
+        id: 'node.start',
+        subject: 'Start command',
+        requested: runCommand,
+        source: 'env CC_RUN_COMMAND',
+        resolved: runCommand.trim(),
+        reason: 'CC_RUN_COMMAND is set: it is the custom run command',
+        overridden,
+      },
     };
   }
   if (hasStart) {
@@ -34,14 +42,30 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     return {
       command: { kind: 'exec', argv: ['npm', 'start'] },
       mainFile: undefined,
-      decision: { id: 'node.start', subject: 'Start command', requested: start, source: 'package.json scripts.start', resolved: 'npm start', reason: 'scripts.start is defined, so `npm start` is launched', overridden },
+      decision: {
+        id: 'node.start',
+        subject: 'Start command',
+        requested: start,
+        source: 'package.json scripts.start',
+        resolved: 'npm start',
+        reason: 'scripts.start is defined, so `npm start` is launched',
+        overridden,
+      },
     };
   }
   if (hasMain) {
     return {
       command: { kind: 'exec', argv: ['node', main] },
       mainFile: main,
-      decision: { id: 'node.start', subject: 'Start command', requested: main, source: 'package.json main', resolved: `node ${main}`, reason: 'scripts.start is undefined, so the file named by main is run', overridden },
+      decision: {
+        id: 'node.start',
+        subject: 'Start command',
+        requested: main,
+        source: 'package.json main',
+        resolved: `node ${main}`,
+        reason: 'scripts.start is undefined, so the file named by main is run',
+        overridden,
+      },
     };
   }
   throw NodeErrors.NODE_NO_START_COMMAND.create({

@@ -25,12 +25,14 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
     ...fromId
       .filter((e) => e.replaces)
       .map((e) => ({ source: `${APPLICATION_CONF} line ${e.replaces?.line}: ${e.key}`, value: null, reason: `replaced by ${e.writtenAs} (line ${e.line}) on framework id ${id}` })),
-    ...view.otherIds.map((e) => ({ source: `${APPLICATION_CONF} line ${e.line}: ${e.key}`, value: null, reason: `framework id ${/^%([^.]+)/.exec(e.key)?.[1]} is not ${id}, so the entry does not apply` })),
+    ...view.otherIds.map((e) => ({
+      source: `${APPLICATION_CONF} line ${e.line}: ${e.key}`,
+      value: null,
+      reason: `framework id ${/^%([^.]+)/.exec(e.key)?.[1]} is not ${id}, so the entry does not apply`,
+    })),
   ];
   const parts = [
-    fromId.length === 0
-      ? `no %${id}. entry`
-      : fromId.map((e) => `${e.writtenAs} (line ${e.line}) ${e.replaces ? `replaces ${e.key} (line ${e.replaces.line})` : 'applies'}`).join('; '),
+    fromId.length === 0 ? `no %${id}. entry` : fromId.map((e) => `${e.writtenAs} (line ${e.line}) ${e.replaces ? `replaces ${e.key} (line ${e.replaces.line})` : 'applies'}`).join('; '),
     ...references.map(describeReference),
   ];
   const decision: Decision = {
@@ -90,7 +92,7 @@ function xForwardedWarning({ view }: ApplicationConf): PlanWarning | undefined {
  */
 function devModeWarning({ view }: ApplicationConf): PlanWarning | undefined {
   const mode = view.applied.get('application.mode');
-  if (!mode || mode.value.trim().toLowerCase() !== 'dev') return undefined;
+  if (mode?.value.trim().toLowerCase() !== 'dev') return undefined;
   const port = view.applied.get('jpda.port')?.value.trim() || '8000';
   return Play1Warnings.PLAY1_DEV_MODE.create({
     message: `${mode.writtenAs}=dev (line ${mode.line}) applies on framework id ${view.id}: the precompiled application runs in PROD mode anyway, but Play's launcher starts the JVM with a JPDA debugger listening on port ${port}.`,

@@ -35,7 +35,7 @@ export const Play1Errors = defineErrors({
   PLAY1_CHECKSUM_UNKNOWN: {
     title: 'No checksum is known for the Play release to download',
     kind: 'input',
-    fix: 'Add the release\'s SHA-256 to RUNPLAN_PLAY1_CHECKSUMS (or the checksums option); runplan never installs a framework it cannot verify.',
+    fix: "Add the release's SHA-256 to RUNPLAN_PLAY1_CHECKSUMS (or the checksums option); runplan never installs a framework it cannot verify.",
   },
   PLAY1_JAVA_NOT_FOUND: {
     title: 'No Java runtime found for Play',

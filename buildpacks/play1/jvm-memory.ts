@@ -58,8 +58,8 @@ export function resolveJvmMemory(instance: InstanceSize, confMemory: AppliedEntr
         requested: confMemory.value,
         source: `conf/application.conf ${confMemory.writtenAs} (line ${confMemory.line})`,
         resolved: confMemory.value,
-        reason: 'application.conf sets jvm.memory for this framework id, and Play\'s launcher applies it when no -Xm… option is given, so none is given',
-        overridden: [{ source: `instance size (${instance.memoryMb} MB)`, value: derived.join(' '), reason: 'the application\'s jvm.memory wins over the size-derived options' }],
+        reason: "application.conf sets jvm.memory for this framework id, and Play's launcher applies it when no -Xm… option is given, so none is given",
+        overridden: [{ source: `instance size (${instance.memoryMb} MB)`, value: derived.join(' '), reason: "the application's jvm.memory wins over the size-derived options" }],
       },
     };
   }

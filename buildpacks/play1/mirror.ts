@@ -17,8 +17,7 @@ const PLACEHOLDER = /\{(version|series)\}/g;
 /** Checks a URL template: http, https or file; contains {version}; carries no credentials. */
 export function validateTemplate(setting: MirrorSetting): string {
   const { template, origin } = setting;
-  const fail = (why: string) =>
-    Play1Errors.PLAY1_MIRROR_INVALID.create({ message: `${origin} ${JSON.stringify(template)} ${why}.`, variable: origin });
+  const fail = (why: string) => Play1Errors.PLAY1_MIRROR_INVALID.create({ message: `${origin} ${JSON.stringify(template)} ${why}.`, variable: origin });
   if (!template.includes('{version}')) throw fail('does not contain {version}, so every release would be fetched from the same address');
   const unknown = /\{([^}]*)\}/.exec(template.replace(PLACEHOLDER, ''));
   if (unknown) throw fail(`contains the unknown placeholder {${unknown[1]}} (only {version} and {series} exist)`);

@@ -45,10 +45,10 @@ export interface HostConfiguration {
  */
 export const Play1InventorySchema = z.object({
   mirror: z.object({ template: z.string(), origin: z.string() }).nullable().describe('The URL template of the distributions, or null when none is configured.'),
-  checksums: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).describe('SHA-256 of each release\'s archive.'),
+  checksums: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).describe("SHA-256 of each release's archive."),
   checksumsOrigin: z.string(),
   java: z.object({ major: z.number().int().nullable(), banner: z.string() }).nullable().describe('`java -version` of the java on PATH, or null when there is none.'),
-  python: z.object({ python2: z.string().nullable(), python3: z.string().nullable() }).describe('The versions of python2 and python3 on PATH (Play\'s launcher is a Python script).'),
+  python: z.object({ python2: z.string().nullable(), python3: z.string().nullable() }).describe("The versions of python2 and python3 on PATH (Play's launcher is a Python script)."),
 });
 export type Play1InventoryData = z.infer<typeof Play1InventorySchema>;
 

@@ -43,7 +43,7 @@ export function planPlay1(config: HostConfiguration) {
     const analysis = analyseConf(conf, (name) => {
       const entry = env.entry(name);
       if (entry) return entry.origin.startsWith(entry.source) ? entry.origin : `${entry.source} variables (${entry.origin})`;
-      return SYSTEM_VARIABLES.includes(name) ? 'the host machine\'s environment' : undefined;
+      return SYSTEM_VARIABLES.includes(name) ? "the host machine's environment" : undefined;
     });
 
     const release = frameworkSource(machine, series);
@@ -80,7 +80,8 @@ export function planPlay1(config: HostConfiguration) {
         requested: null,
         source: 'buildpack',
         resolved: `play run ${idArg} --http.port=${host.port} -Dprecompiled=true${jvm.args.length > 0 ? ` ${jvm.args.join(' ')}` : ''}`,
-        reason: 'the framework runs in the foreground so the runner supervises it; -Dprecompiled=true makes it load what `play precompile` produced in the build instead of compiling at start-up (Play then runs in PROD mode)',
+        reason:
+          'the framework runs in the foreground so the runner supervises it; -Dprecompiled=true makes it load what `play precompile` produced in the build instead of compiling at start-up (Play then runs in PROD mode)',
         overridden: [],
       },
     ];
@@ -101,12 +102,16 @@ export function planPlay1(config: HostConfiguration) {
     });
     const steps: BuildStep[] = [
       {
-        ...step('java', 'show the version of the Java runtime Play\'s launcher will use', { kind: 'exec', argv: [java.command, '-version'] }),
+        ...step('java', "show the version of the Java runtime Play's launcher will use", { kind: 'exec', argv: [java.command, '-version'] }),
         onFailure: [
-          failureRule(Play1Errors.PLAY1_JAVA_NOT_FOUND, { kind: 'not-found' }, {
-            message: `${java.command} cannot be run; Play's launcher needs it.`,
-            ...(java.command === 'java' ? {} : { variable: 'JAVA_HOME' }),
-          }),
+          failureRule(
+            Play1Errors.PLAY1_JAVA_NOT_FOUND,
+            { kind: 'not-found' },
+            {
+              message: `${java.command} cannot be run; Play's launcher needs it.`,
+              ...(java.command === 'java' ? {} : { variable: 'JAVA_HOME' }),
+            },
+          ),
         ],
       },
       step('framework', `install Play ${series.release} from the mirror through the shared cache (SHA-256 verified)`, {
@@ -117,8 +122,8 @@ export function planPlay1(config: HostConfiguration) {
         executables: ['play'],
         links: [],
       }),
-      step('deps', 'resolve the dependencies of conf/dependencies.yml with the framework\'s own command', { kind: 'exec', argv: ['play', 'deps', '--sync', idArg] }),
-      step('precompile', 'compile Java sources and templates ahead of start-up with the framework\'s own command', { kind: 'exec', argv: ['play', 'precompile', idArg] }),
+      step('deps', "resolve the dependencies of conf/dependencies.yml with the framework's own command", { kind: 'exec', argv: ['play', 'deps', '--sync', idArg] }),
+      step('precompile', "compile Java sources and templates ahead of start-up with the framework's own command", { kind: 'exec', argv: ['play', 'precompile', idArg] }),
     ];
 
     const web: PlannedProcess = {
@@ -184,7 +189,12 @@ function planJava(javaHome: string | undefined, machine: Play1InventoryData, ser
     version: major === null ? 'unknown' : String(major),
     distribution: `host (java on PATH: ${machine.java.banner})`,
     warnings,
-    decision: javaDecision('host', null, `the java on PATH (${machine.java.banner}); Play ${series.release} was made for Java ${range}${major !== null && (major < series.java.min || major > series.java.max) ? ', so this one is untested' : ''}, and ${launcher}`, major === null ? 'unknown' : String(major)),
+    decision: javaDecision(
+      'host',
+      null,
+      `the java on PATH (${machine.java.banner}); Play ${series.release} was made for Java ${range}${major !== null && (major < series.java.min || major > series.java.max) ? ', so this one is untested' : ''}, and ${launcher}`,
+      major === null ? 'unknown' : String(major),
+    ),
   };
 }
 

@@ -44,7 +44,7 @@ export function parseProperties(text: string): ParsedProperties {
     if (endsWithOddBackslashes(logical)) logical = logical.slice(0, -1);
     const { key, value } = splitKeyValue(logical);
     try {
-      entries.push({ key: unescape(key), value: unescape(value), line: start });
+      entries.push({ key: unescapeProperty(key), value: unescapeProperty(value), line: start });
     } catch (error) {
       problems.push({ line: start, message: (error as Error).message });
     }
@@ -86,7 +86,7 @@ function splitKeyValue(line: string): { key: string; value: string } {
 
 const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { t: '\t', n: '\n', r: '\r', f: '\f' };
 
-function unescape(s: string): string {
+function unescapeProperty(s: string): string {
   if (!s.includes('\\')) return s;
   let out = '';
   for (let i = 0; i < s.length; i++) {

@@ -56,7 +56,13 @@ export function resolvePlay1Version(inputs: VersionInputs): VersionResolution {
     const series = accept(value, { variable: inputs.hostDefault.origin }, `the host's default Play version ${JSON.stringify(value)} (${inputs.hostDefault.origin}) is`);
     return {
       series,
-      decision: decision(null, `host default (${inputs.hostDefault.origin})`, series, overridden, `neither ${VERSION_VARIABLE} nor ${VERSION_FILE} is set, so the host's default series ${series.series} applies`),
+      decision: decision(
+        null,
+        `host default (${inputs.hostDefault.origin})`,
+        series,
+        overridden,
+        `neither ${VERSION_VARIABLE} nor ${VERSION_FILE} is set, so the host's default series ${series.series} applies`,
+      ),
     };
   }
   const series = seriesFor(DEFAULT_PLAY1_SERIES) as Play1Series;
@@ -76,7 +82,7 @@ export function explainValue(value: string, series: Play1Series): string {
   if (value === '12') {
     return '12 is the short code of 1.2. The specification lists 12 for 1.3 as well, which collides with 1.2; as NOTES.md settles, 12 means 1.2 and 1.3 is selected with 1.3 or 13';
   }
-  if (value === '13') return '13 is the short code of 1.3 (used instead of the specification\'s colliding 12, as NOTES.md settles)';
+  if (value === '13') return "13 is the short code of 1.3 (used instead of the specification's colliding 12, as NOTES.md settles)";
   if (value === series.series) return `${value} selects the Play ${series.series} series`;
   return `${value} is the short code of ${series.series}`;
 }

@@ -3,7 +3,7 @@ import { defineWarnings } from '../../src/errors/warnings.js';
 /** Warning codes of the Play 1.x buildpack (documented in docs/errors.md). */
 export const Play1Warnings = defineWarnings({
   PLAY1_XFORWARDED_SUPPORT: {
-    title: 'request.secure will be false behind the service\'s HTTPS',
+    title: "request.secure will be false behind the service's HTTPS",
     fix: 'Add XForwardedSupport=all (or %platform.XForwardedSupport=all) to conf/application.conf.',
   },
   PLAY1_UNDEFINED_REFERENCE: {
@@ -15,7 +15,7 @@ export const Play1Warnings = defineWarnings({
     fix: 'Add %platform.application.mode=prod to conf/application.conf.',
   },
   PLAY1_JAVA_UNTESTED: {
-    title: 'The host\'s Java is outside the range the Play release was made for',
+    title: "The host's Java is outside the range the Play release was made for",
     fix: 'Choose a Play series made for this Java (PLAY1_VERSION), or give the host a Java in the range shown (JAVA_HOME).',
   },
 });

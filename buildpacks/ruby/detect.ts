@@ -19,7 +19,10 @@ export const rubyDetector: Detector = {
     return {
       status: 'error',
       evidence: [found, 'no config.ru'],
-      error: RubyErrors.RUBY_CONFIG_RU_MISSING.create({ message: `${gemfiles[0]} found but no config.ru in ${files.label}: the Rack configuration file is required to start the application.`, file: CONFIG_RU }),
+      error: RubyErrors.RUBY_CONFIG_RU_MISSING.create({
+        message: `${gemfiles[0]} found but no config.ru in ${files.label}: the Rack configuration file is required to start the application.`,
+        file: CONFIG_RU,
+      }),
     };
   },
 };

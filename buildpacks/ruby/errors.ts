@@ -97,7 +97,7 @@ export const RubyErrors = defineErrors({
 export const RubyWarnings = defineWarnings({
   RUBY_VERSION_CONFLICT: {
     title: 'Sources of the Ruby version disagree',
-    fix: 'Make the Gemfile ruby directive, CC_RUBY_VERSION, .ruby-version and the lock file\'s RUBY VERSION name the same Ruby.',
+    fix: "Make the Gemfile ruby directive, CC_RUBY_VERSION, .ruby-version and the lock file's RUBY VERSION name the same Ruby.",
   },
   RUBY_SIDEKIQ_LOGFILE_IGNORED: {
     title: 'Sidekiq 6 ignores :logfile: and :pidfile:',

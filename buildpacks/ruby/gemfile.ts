@@ -12,7 +12,10 @@ export type RubyDirective =
 const COMMENT = /(^|\s)#.*$/;
 
 function codeLines(gemfile: string): string[] {
-  return gemfile.split(/\r?\n/).map((l) => l.replace(COMMENT, '$1').trim()).filter((l) => l !== '');
+  return gemfile
+    .split(/\r?\n/)
+    .map((l) => l.replace(COMMENT, '$1').trim())
+    .filter((l) => l !== '');
 }
 
 function stringLiterals(text: string): string[] {
@@ -28,7 +31,9 @@ export function parseRubyDirective(gemfile: string): RubyDirective | undefined {
     const file = /(?:^|,)\s*(?:file:|:file\s*=>)\s*(['"])(.+?)\1/.exec(args);
     if (file) return { kind: 'file', path: file[2] as string, text: line };
     // The idiom that predates `file:` (bundler < 2.4.20): ruby File.read(".ruby-version").strip
-    const read = /^(?:File|IO)\.read\(\s*(?:File\.(?:join|expand_path)\(\s*(?:__dir__|File\.dirname\(__FILE__\))\s*,\s*)?(['"])([^'"]+)\1\s*\)?\s*\)(?:\.(?:strip|chomp|chomp\(\)|strip\(\)))*$/.exec(args);
+    const read = /^(?:File|IO)\.read\(\s*(?:File\.(?:join|expand_path)\(\s*(?:__dir__|File\.dirname\(__FILE__\))\s*,\s*)?(['"])([^'"]+)\1\s*\)?\s*\)(?:\.(?:strip|chomp|chomp\(\)|strip\(\)))*$/.exec(
+      args,
+    );
     if (read) return { kind: 'file', path: read[2] as string, text: line };
     // engine:, engine_version:, patchlevel: qualify the interpreter; the requirements come first.
     const positional = args.split(/,\s*(?=[a-z_]+:|:[a-z_]+\s*=>)/)[0] as string;

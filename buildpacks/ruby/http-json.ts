@@ -34,7 +34,7 @@ const CHARSET_NAMES: Readonly<Record<string, string>> = {
   'koi8-r': 'koi8-r',
   'us-ascii': 'us-ascii',
   ascii: 'us-ascii',
-  'shift_jis': 'shift_jis',
+  shift_jis: 'shift_jis',
   'euc-jp': 'euc-jp',
   gbk: 'gbk',
   big5: 'big5',
@@ -86,7 +86,8 @@ export async function parseHttpJson(text: string, fileExists: (path: string) => 
     if (!isObject(raw.aliases)) throw fail('aliases must be an object mapping a path to a redirection target.');
     out.aliases = Object.entries(raw.aliases).map(([path, target]) => {
       if (!isSafeUrlPath(path)) throw fail(`aliases key ${JSON.stringify(path)} is not a URL path such as "/old-page" (letters, digits, "-", "_", ".", "~", "%", "/").`);
-      if (typeof target !== 'string' || !isSafeRedirectTarget(target)) throw fail(`aliases["${path}"] must be a path such as "/new-page" or an http(s) URL without spaces, quotes, ";", "{", "}" or "$"; got ${JSON.stringify(target)}.`);
+      if (typeof target !== 'string' || !isSafeRedirectTarget(target))
+        throw fail(`aliases["${path}"] must be a path such as "/new-page" or an http(s) URL without spaces, quotes, ";", "{", "}" or "$"; got ${JSON.stringify(target)}.`);
       return { path, target };
     });
   }

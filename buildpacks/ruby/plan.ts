@@ -6,7 +6,7 @@ import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { declaredGems, parseLockFile, parseRubyDirective } from './gemfile.js';
 import { HTTP_JSON, parseHttpJson, type HttpSettings } from './http-json.js';
-import { NGINX_CONF, NGINX_DIR, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
+import { NGINX_CONF, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
 import type { ResolvedRubyOptions, RubyInventoryData } from './options.js';
 import { readProject } from './project.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
@@ -104,7 +104,13 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   });
   decisions.push(bundle.decision);
   const rubyStep = (name: string, description: string, argv: string[]): BuildStep => ({
-    name, description, run: { kind: 'exec', argv }, cwd: '.', env: { ...bundle.env }, pathPrepend: [...bundle.pathPrepend], layer: null,
+    name,
+    description,
+    run: { kind: 'exec', argv },
+    cwd: '.',
+    env: { ...bundle.env },
+    pathPrepend: [...bundle.pathPrepend],
+    layer: null,
   });
 
   // Rake goals (rule 3).
@@ -119,11 +125,19 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   // Sidekiq (rule 4).
   const listed = sidekiqFileList(env.get('CC_SIDEKIQ_FILES'));
   const candidates = [...listed, 'config/sidekiq.yml'];
-  const sidekiq = await resolveSidekiq(env.get('CC_ENABLE_SIDEKIQ'), env.get('CC_SIDEKIQ_FILES'), await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await readInside(files, path) }))), rubyEnv);
+  const sidekiq = await resolveSidekiq(
+    env.get('CC_ENABLE_SIDEKIQ'),
+    env.get('CC_SIDEKIQ_FILES'),
+    await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await readInside(files, path) }))),
+    rubyEnv,
+  );
   decisions.push(sidekiq.decision);
   warnings.push(...sidekiq.warnings);
   if (sidekiq.processes.length > 0 && !lock.specs.has('sidekiq')) {
-    throw RubyErrors.RUBY_SIDEKIQ_GEM_MISSING.create({ message: `${sidekiq.decision.source.replace(/^env /, '')} enables Sidekiq but ${project.lockFileName} has no gem sidekiq.`, file: project.gemfileName });
+    throw RubyErrors.RUBY_SIDEKIQ_GEM_MISSING.create({
+      message: `${sidekiq.decision.source.replace(/^env /, '')} enables Sidekiq but ${project.lockFileName} has no gem sidekiq.`,
+      file: project.gemfileName,
+    });
   }
 
   // nginx in front (rules 6 and 7, http.json, basic auth, Limits).
@@ -156,7 +170,9 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   decisions.push(logsDecision(value('RAILS_LOG_TO_STDOUT')));
   const secretYml = await files.readText('config/secret.yml');
   if (secretYml?.includes('SECRET_KEY_BASE') && value('SECRET_KEY_BASE') === undefined) {
-    warnings.push(RubyWarnings.RUBY_SECRET_KEY_BASE_MISSING.create({ message: 'config/secret.yml reads ENV["SECRET_KEY_BASE"], which is not set.', file: 'config/secret.yml', variable: 'SECRET_KEY_BASE' }));
+    warnings.push(
+      RubyWarnings.RUBY_SECRET_KEY_BASE_MISSING.create({ message: 'config/secret.yml reads ENV["SECRET_KEY_BASE"], which is not set.', file: 'config/secret.yml', variable: 'SECRET_KEY_BASE' }),
+    );
   }
   const storage = STORAGE_VARIABLES.filter((n) => env.has(n));
   if (storage.length > 0) {
@@ -166,14 +182,23 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
       requested: storage.join(', '),
       source: storage.map((n) => `${env.entry(n)?.source} ${n}`).join(', '),
       resolved: 'passed through unchanged',
-      reason: 'the storage add-on\'s variables reach the application untouched (for config/storage.yml); runplan treats them as secrets and never prints their values',
+      reason: "the storage add-on's variables reach the application untouched (for config/storage.yml); runplan treats them as secrets and never prints their values",
       overridden: [],
     });
   }
 
   const processEnv = { ...bundle.env };
   const proc = (name: string, role: PlannedProcess['role'], argv: string[], extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
-    name, role, command: { kind: 'exec', argv }, cwd: '.', env: processEnv, pathPrepend: [...bundle.pathPrepend], port: null, restart: DEFAULT_RESTART, stopGraceMs: DEFAULT_STOP_GRACE_MS, ...extra,
+    name,
+    role,
+    command: { kind: 'exec', argv },
+    cwd: '.',
+    env: processEnv,
+    pathPrepend: [...bundle.pathPrepend],
+    port: null,
+    restart: DEFAULT_RESTART,
+    stopGraceMs: DEFAULT_STOP_GRACE_MS,
+    ...extra,
   });
   const hasPumaRb = await files.exists('config/puma.rb');
   const processes: PlannedProcess[] = [
@@ -193,7 +218,14 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     { path: NGINX_CONF, phase: 'build', mode: 0o644, secret: false, content: textChunks(nginxConf), reason: 'nginx in front of Puma: web port, static files, basic auth, http.json, read timeout' },
   ];
   if (auth) {
-    plannedFiles.push({ path: NGINX_USERS, phase: 'run', mode: 0o600, secret: true, content: [...auth.userFile], reason: `basic-auth users from ${auth.variables.join(', ')} (written when the processes start, never printed)` });
+    plannedFiles.push({
+      path: NGINX_USERS,
+      phase: 'run',
+      mode: 0o600,
+      secret: true,
+      content: [...auth.userFile],
+      reason: `basic-auth users from ${auth.variables.join(', ')} (written when the processes start, never printed)`,
+    });
   }
 
   return {
@@ -263,9 +295,10 @@ function logsDecision(toStdout: string | undefined): Decision {
     requested: toStdout ?? null,
     source: toStdout === undefined ? 'default' : 'env RAILS_LOG_TO_STDOUT',
     resolved: toStdout === 'true' ? 'standard output (shown as puma | …)' : 'as the application configures them',
-    reason: toStdout === 'true'
-      ? 'RAILS_LOG_TO_STDOUT=true makes Rails\' production configuration log to standard output, which runplan shows'
-      : 'RAILS_LOG_TO_STDOUT is not true: Rails logs to log/<env>.log; Puma\'s, nginx\'s and Sidekiq\'s output is shown',
+    reason:
+      toStdout === 'true'
+        ? "RAILS_LOG_TO_STDOUT=true makes Rails' production configuration log to standard output, which runplan shows"
+        : "RAILS_LOG_TO_STDOUT is not true: Rails logs to log/<env>.log; Puma's, nginx's and Sidekiq's output is shown",
     overridden: [],
   };
 }

@@ -25,13 +25,19 @@ export function resolveBasicAuth(variables: ReadonlyArray<readonly [string, stri
     if (value === '') continue;
     const colon = value.indexOf(':');
     // Only the shape is described: the value is a secret.
-    const problem = colon < 0 ? 'has no ":" between login and password'
-      : colon === 0 ? 'has an empty login'
-        : colon === value.length - 1 ? 'has an empty password'
-          : /[\s\x00-\x1f\x7f]/.test(value) ? 'contains whitespace or a control character'
-            // nginx's user file ends the password field at a colon.
-            : value.indexOf(':', colon + 1) >= 0 ? 'has a ":" in its password, which nginx cannot check'
-              : undefined;
+    const problem =
+      colon < 0
+        ? 'has no ":" between login and password'
+        : colon === 0
+          ? 'has an empty login'
+          : colon === value.length - 1
+            ? 'has an empty password'
+            : /[\s\x00-\x1f\x7f]/.test(value)
+              ? 'contains whitespace or a control character'
+              : // nginx's user file ends the password field at a colon.
+                value.indexOf(':', colon + 1) >= 0
+                ? 'has a ":" in its password, which nginx cannot check'
+                : undefined;
     if (problem) throw RubyErrors.RUBY_BASIC_AUTH_INVALID.create({ message: `${name} ${problem}; it must be login:password.`, variable: name });
     found.push({ name, n: m ? Number(m[1]) : -1 });
   }

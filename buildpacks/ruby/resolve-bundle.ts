@@ -49,7 +49,14 @@ export function planBundle(input: BundleInput): BundlePlan {
   // Absolute for bundler and RubyGems, filled by the executor: the plan names no directory of the machine.
   const appHome = placeholder('APP_HOME');
   const gemHome = `${appHome}/${GEM_HOME_DIR}`;
-  const keyInputs = [input.lockFileName, input.gemfileName, `Ruby ${input.ruby.version} (${input.ruby.origin})`, `groups left out: ${without}`, `gem source: ${input.gemSource}`, `installed gems ${input.ruby.gemsFingerprint ?? '(unknown)'}`];
+  const keyInputs = [
+    input.lockFileName,
+    input.gemfileName,
+    `Ruby ${input.ruby.version} (${input.ruby.origin})`,
+    `groups left out: ${without}`,
+    `gem source: ${input.gemSource}`,
+    `installed gems ${input.ruby.gemsFingerprint ?? '(unknown)'}`,
+  ];
   const cacheKey = createHash('sha256')
     .update([input.lockFile, input.gemfile, input.ruby.version, input.ruby.origin, without, input.gemSource, input.ruby.gemsFingerprint ?? ''].join('\0'))
     .digest('hex');

@@ -20,7 +20,11 @@ export function sizeFromInstance(instance: InstanceSize): { workers: number; thr
   const row = PUMA_SIZING_TABLE.find((r) => instance.memoryMb <= r.maxMemoryMb) ?? (PUMA_SIZING_TABLE[PUMA_SIZING_TABLE.length - 1] as (typeof PUMA_SIZING_TABLE)[number]);
   const workers = Math.max(1, Math.min(row.workers, instance.cpus));
   const capped = workers < row.workers ? `, capped at ${instance.cpus} CPU${instance.cpus > 1 ? 's' : ''}` : '';
-  return { workers, threads: row.threads, why: `instance of ${instance.cpus} CPU${instance.cpus > 1 ? 's' : ''} and ${instance.memoryMb} MiB (${row.label}: ${row.workers} workers, ${row.threads} threads${capped})` };
+  return {
+    workers,
+    threads: row.threads,
+    why: `instance of ${instance.cpus} CPU${instance.cpus > 1 ? 's' : ''} and ${instance.memoryMb} MiB (${row.label}: ${row.workers} workers, ${row.threads} threads${capped})`,
+  };
 }
 
 /** What config/puma.rb says about one setting. */
@@ -48,7 +52,10 @@ export function readPumaRb(pumaRb: string | undefined): { workers: PumaRbSetting
   const read = (method: string): PumaRbSetting => {
     const text = codeLine(pumaRb, method);
     if (text === undefined) return { kind: 'absent' };
-    const args = text.slice(method.length).replace(/^\s*\(|\)\s*$/g, '').trim();
+    const args = text
+      .slice(method.length)
+      .replace(/^\s*\(|\)\s*$/g, '')
+      .trim();
     const numbers = args.split(',').map((a) => a.trim());
     if (numbers.every((n) => /^\d+$/.test(n)) && numbers.length >= 1 && numbers.length <= 2) {
       const values = numbers.map(Number);
@@ -122,7 +129,8 @@ export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): P
     workersSource = 'instance size';
     workersReason = `neither CC_PUMA_WORKERS nor config/puma.rb sets it: ${table.why}; passed as puma -w`;
     args.push('-w', String(workers));
-    if (fromRb.workers.kind === 'env') workersOverridden.push({ source: 'config/puma.rb', value: fromRb.workers.text, reason: `reads ${fromRb.workers.variable}, which is unset: runplan fills it with the same value` });
+    if (fromRb.workers.kind === 'env')
+      workersOverridden.push({ source: 'config/puma.rb', value: fromRb.workers.text, reason: `reads ${fromRb.workers.variable}, which is unset: runplan fills it with the same value` });
     if (fromRb.workers.kind === 'other') workersOverridden.push({ source: 'config/puma.rb', value: fromRb.workers.text, reason: 'not a literal runplan can read; puma -w applies over it' });
   }
 
@@ -158,11 +166,15 @@ export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): P
     threadsSource = 'instance size';
     threadsReason = `neither CC_PUMA_THREADS nor config/puma.rb sets it: ${table.why}; passed as puma -t`;
     args.push('-t', `${minThreads}:${maxThreads}`);
-    if (fromRb.threads.kind === 'env') threadsOverridden.push({ source: 'config/puma.rb', value: fromRb.threads.text, reason: `reads ${fromRb.threads.variable}, which is unset: runplan fills it with the same value` });
+    if (fromRb.threads.kind === 'env')
+      threadsOverridden.push({ source: 'config/puma.rb', value: fromRb.threads.text, reason: `reads ${fromRb.threads.variable}, which is unset: runplan fills it with the same value` });
     if (fromRb.threads.kind === 'other') threadsOverridden.push({ source: 'config/puma.rb', value: fromRb.threads.text, reason: 'not a literal runplan can read; puma -t applies over it' });
   }
 
-  for (const [name, value, list] of [['WEB_CONCURRENCY', String(workers), workersOverridden], ['RAILS_MAX_THREADS', String(maxThreads), threadsOverridden]] as const) {
+  for (const [name, value, list] of [
+    ['WEB_CONCURRENCY', String(workers), workersOverridden],
+    ['RAILS_MAX_THREADS', String(maxThreads), threadsOverridden],
+  ] as const) {
     const set = env.get(name);
     if (set !== undefined && set !== value && !(name === 'WEB_CONCURRENCY' ? workersSource : threadsSource).includes(name)) {
       list.push({ source: `env ${name}`, value: set, reason: `${name === 'WEB_CONCURRENCY' ? workersSource : threadsSource} decides; ${name} is passed to the application as set` });
@@ -176,7 +188,15 @@ export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): P
     args,
     decisions: [
       { id: 'ruby.puma.workers', subject: 'Puma workers', requested: ccWorkers ?? null, source: workersSource, resolved: String(workers), reason: workersReason, overridden: workersOverridden },
-      { id: 'ruby.puma.threads', subject: 'Puma threads per worker (min:max)', requested: ccThreads ?? null, source: threadsSource, resolved: `${minThreads}:${maxThreads}`, reason: threadsReason, overridden: threadsOverridden },
+      {
+        id: 'ruby.puma.threads',
+        subject: 'Puma threads per worker (min:max)',
+        requested: ccThreads ?? null,
+        source: threadsSource,
+        resolved: `${minThreads}:${maxThreads}`,
+        reason: threadsReason,
+        overridden: threadsOverridden,
+      },
     ],
     envDefaults: [
       { name: 'WEB_CONCURRENCY', value: String(workers), reason: 'the Puma workers, for a config/puma.rb or code that reads it' },

@@ -17,7 +17,10 @@ export interface RakeGoals {
  * items (a trailing comma) are dropped.
  */
 export function resolveRakeGoals(value: string | undefined): RakeGoals {
-  const goals = (value ?? '').split(',').map((g) => g.trim()).filter((g) => g !== '');
+  const goals = (value ?? '')
+    .split(',')
+    .map((g) => g.trim())
+    .filter((g) => g !== '');
   for (const goal of goals) {
     if (!GOAL.test(goal)) {
       throw RubyErrors.RUBY_RAKEGOALS_INVALID.create({
@@ -34,7 +37,8 @@ export function resolveRakeGoals(value: string | undefined): RakeGoals {
       requested: value ?? null,
       source: value === undefined ? 'default' : 'env CC_RAKEGOALS',
       resolved: goals.length > 0 ? goals.join(', ') : '(none)',
-      reason: goals.length > 0 ? 'each goal runs with `bundle exec rake <goal>`, in order, as a build step; a failing goal fails the deployment' : 'CC_RAKEGOALS is not set: no rake goal runs by default',
+      reason:
+        goals.length > 0 ? 'each goal runs with `bundle exec rake <goal>`, in order, as a build step; a failing goal fails the deployment' : 'CC_RAKEGOALS is not set: no rake goal runs by default',
       overridden: [],
     },
   };

@@ -18,7 +18,10 @@ export function resolveReadTimeout(value: string | undefined): { seconds: number
       requested: value ?? null,
       source: set === undefined ? 'default' : 'env NGINX_READ_TIMEOUT',
       resolved: `${seconds}s`,
-      reason: set === undefined ? 'NGINX_READ_TIMEOUT is not set: 300 seconds (specification, Limits); a slower response gets 504' : 'NGINX_READ_TIMEOUT sets how long nginx waits for the application; a slower response gets 504',
+      reason:
+        set === undefined
+          ? 'NGINX_READ_TIMEOUT is not set: 300 seconds (specification, Limits); a slower response gets 504'
+          : 'NGINX_READ_TIMEOUT sets how long nginx waits for the application; a slower response gets 504',
       overridden: [],
     },
   };

@@ -57,7 +57,14 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
 
   const available = sortDescending(input.available.map((r) => r.version));
   const greatest = available.find((v) => satisfiesAll(v, chosen.requirements));
-  const kept = chosen === fromDefault && input.previousDefault !== undefined && input.previousDefault !== greatest && available.includes(input.previousDefault) && satisfiesAll(input.previousDefault, chosen.requirements) ? input.previousDefault : undefined;
+  const kept =
+    chosen === fromDefault &&
+    input.previousDefault !== undefined &&
+    input.previousDefault !== greatest &&
+    available.includes(input.previousDefault) &&
+    satisfiesAll(input.previousDefault, chosen.requirements)
+      ? input.previousDefault
+      : undefined;
   const version = kept ?? greatest;
   if (version === undefined) {
     throw RubyErrors.RUBY_VERSION_UNAVAILABLE.create({
@@ -78,7 +85,14 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
   if (fromGemfile && fromEnv) {
     const envPick = available.find((v) => satisfiesAll(v, fromEnv.requirements));
     if (envPick === version) overridden.push({ source: fromEnv.source, value: envVersion as string, reason: `the Gemfile directive takes precedence (it would also select ${version})` });
-    else conflict(fromEnv.source, envVersion as string, `CC_RUBY_VERSION=${envVersion} is ignored because ${input.gemfileName} asks for ${fromGemfile.requested}, which takes precedence`, undefined, 'CC_RUBY_VERSION');
+    else
+      conflict(
+        fromEnv.source,
+        envVersion as string,
+        `CC_RUBY_VERSION=${envVersion} is ignored because ${input.gemfileName} asks for ${fromGemfile.requested}, which takes precedence`,
+        undefined,
+        'CC_RUBY_VERSION',
+      );
   }
   if (chosen !== fromDefault) overridden.push({ source: 'default', value: input.defaultSeries, reason: `used only when neither the ${input.gemfileName} ruby directive nor CC_RUBY_VERSION is set` });
 
@@ -90,8 +104,15 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
   const dotUsed = fromGemfile?.file === '.ruby-version';
   const dot = input.dotRubyVersion === undefined ? undefined : parseVersionFile(input.dotRubyVersion);
   if (dot !== undefined && !dotUsed) {
-    if (isVersion(dot) && compareVersions(dot, version) === 0) overridden.push({ source: '.ruby-version', value: dot, reason: 'evidence only (the service reads the Gemfile and CC_RUBY_VERSION); agrees' });
-    else conflict('.ruby-version', dot, `.ruby-version says ${dot} but Ruby ${version} is selected (.ruby-version is not read by the service unless the Gemfile says ruby file: ".ruby-version")`, '.ruby-version');
+    if (isVersion(dot) && compareVersions(dot, version) === 0)
+      overridden.push({ source: '.ruby-version', value: dot, reason: 'evidence only (the service reads the Gemfile and CC_RUBY_VERSION); agrees' });
+    else
+      conflict(
+        '.ruby-version',
+        dot,
+        `.ruby-version says ${dot} but Ruby ${version} is selected (.ruby-version is not read by the service unless the Gemfile says ruby file: ".ruby-version")`,
+        '.ruby-version',
+      );
   }
 
   const decision: Decision = {
@@ -109,8 +130,7 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
 function gemfileRequest(input: RubyVersionInput): Request | undefined {
   const { directive, gemfileName } = input;
   if (directive === undefined) return undefined;
-  const invalid = (why: string) =>
-    RubyErrors.RUBY_VERSION_INVALID.create({ message: `${gemfileName}: the ruby directive \`${directive.text}\` ${why}.`, file: gemfileName });
+  const invalid = (why: string) => RubyErrors.RUBY_VERSION_INVALID.create({ message: `${gemfileName}: the ruby directive \`${directive.text}\` ${why}.`, file: gemfileName });
   if (directive.kind === 'unreadable') throw invalid('is not a literal version, requirement or file: and cannot be read without running the Gemfile');
   if (directive.kind === 'file') {
     if (input.directiveFileContent === undefined) throw invalid(`names ${directive.path}, which does not exist`);
@@ -141,11 +161,23 @@ function gemfileRequest(input: RubyVersionInput): Request | undefined {
 
 function envRequest(value: string): Request {
   if (/^\d+$/.test(value)) {
-    return { source: 'env CC_RUBY_VERSION', requested: value, requirements: [{ operator: '~>', version: `${value}.0` }], rule: `CC_RUBY_VERSION=${value} selects the greatest ${value}.X.Y`, variable: 'CC_RUBY_VERSION' };
+    return {
+      source: 'env CC_RUBY_VERSION',
+      requested: value,
+      requirements: [{ operator: '~>', version: `${value}.0` }],
+      rule: `CC_RUBY_VERSION=${value} selects the greatest ${value}.X.Y`,
+      variable: 'CC_RUBY_VERSION',
+    };
   }
   if (/^\d+\.\d+$/.test(value)) return seriesRequest(value, 'env CC_RUBY_VERSION', `CC_RUBY_VERSION=${value} selects the greatest ${value}.Y`, 'CC_RUBY_VERSION');
   if (/^\d+\.\d+\.\d+$/.test(value)) {
-    return { source: 'env CC_RUBY_VERSION', requested: value, requirements: [{ operator: '=', version: value }], rule: `CC_RUBY_VERSION=${value} selects exactly that version`, variable: 'CC_RUBY_VERSION' };
+    return {
+      source: 'env CC_RUBY_VERSION',
+      requested: value,
+      requirements: [{ operator: '=', version: value }],
+      rule: `CC_RUBY_VERSION=${value} selects exactly that version`,
+      variable: 'CC_RUBY_VERSION',
+    };
   }
   throw RubyErrors.RUBY_VERSION_INVALID.create({
     message: `CC_RUBY_VERSION=${JSON.stringify(value)} is none of the forms 3, 3.3 or 3.3.1.`,

@@ -26,7 +26,10 @@ function isTrue(value: string | undefined): boolean {
 
 /** Splits CC_SIDEKIQ_FILES: comma-separated, trimmed, paths from the repository root ("./" and "/" prefixes allowed). */
 export function sidekiqFileList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((p) => p.trim().replace(/^\.?\/+/, '')).filter((p) => p !== '');
+  return (value ?? '')
+    .split(',')
+    .map((p) => p.trim().replace(/^\.?\/+/, ''))
+    .filter((p) => p !== '');
 }
 
 /**
@@ -109,11 +112,18 @@ export async function checkSidekiqYaml(path: string, text: string, rubyEnv: stri
   const error = doc.errors[0];
   if (error) {
     const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
-    throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({ message: `${path} is not valid YAML at line ${line}, column ${column}: ${error.message.split('\n')[0]}`, file: path, details: { line, column } });
+    throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({
+      message: `${path} is not valid YAML at line ${line}, column ${column}: ${error.message.split('\n')[0]}`,
+      file: path,
+      details: { line, column },
+    });
   }
   const value: unknown = doc.toJS();
   if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
-    throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({ message: `${path} must hold a mapping of options (such as ":concurrency: 5"), not ${Array.isArray(value) ? 'a list' : typeof value}.`, file: path });
+    throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({
+      message: `${path} must hold a mapping of options (such as ":concurrency: 5"), not ${Array.isArray(value) ? 'a list' : typeof value}.`,
+      file: path,
+    });
   }
   const ignored = new Set<string>();
   const scan = (map: Record<string, unknown>) => {
@@ -124,5 +134,10 @@ export async function checkSidekiqYaml(path: string, text: string, rubyEnv: stri
   const perEnv = root[rubyEnv] ?? root[`:${rubyEnv}`];
   if (perEnv && typeof perEnv === 'object' && !Array.isArray(perEnv)) scan(perEnv as Record<string, unknown>);
   if (ignored.size === 0) return [];
-  return [RubyWarnings.RUBY_SIDEKIQ_LOGFILE_IGNORED.create({ message: `${path} sets ${[...ignored].map((k) => `:${k}:`).join(' and ')}, which Sidekiq 6 ignores; its output goes to the deployment log instead.`, file: path })];
+  return [
+    RubyWarnings.RUBY_SIDEKIQ_LOGFILE_IGNORED.create({
+      message: `${path} sets ${[...ignored].map((k) => `:${k}:`).join(' and ')}, which Sidekiq 6 ignores; its output goes to the deployment log instead.`,
+      file: path,
+    }),
+  ];
 }

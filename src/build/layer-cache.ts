@@ -50,9 +50,7 @@ export class LayerCache {
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
-    const entries = await Promise.all(
-      (await readdir(layerDir)).filter((n) => !n.startsWith('.tmp-')).map(async (name) => ({ name, mtime: (await stat(join(layerDir, name))).mtimeMs })),
-    );
+    const entries = await Promise.all((await readdir(layerDir)).filter((n) => !n.startsWith('.tmp-')).map(async (name) => ({ name, mtime: (await stat(join(layerDir, name))).mtimeMs })));
     entries.sort((a, b) => b.mtime - a.mtime);
     for (const { name } of entries.slice(KEYS_KEPT)) await rm(join(layerDir, name), { recursive: true, force: true });
   }

@@ -11,7 +11,7 @@ import { terminateGroup } from '../run/process-group.js';
 import { localBindings } from '../run/run-dir.js';
 import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
-import { LayerCache } from './layer-cache.js';
+import type { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
 import { childEnvironment, systemEnvironment } from './process-env.js';
 
@@ -119,7 +119,9 @@ export class StepBuilder implements Builder {
       throw CoreErrors.BUILD_STEP_FAILED.create({
         message: `step "${step.name}" (${describe(step)}) failed with ${status}.`,
         details: { step: step.name, exitCode, signal: result.signal ?? null },
-        ...(notFound ? { fix: result.code === 'EACCES' ? `"${file}" is not executable; make it executable or fix the command.` : `"${file}" was not found on PATH; install it or fix the command.` } : {}),
+        ...(notFound
+          ? { fix: result.code === 'EACCES' ? `"${file}" is not executable; make it executable or fix the command.` : `"${file}" was not found on PATH; install it or fix the command.` }
+          : {}),
       });
     }
   }

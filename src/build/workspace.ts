@@ -72,7 +72,10 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
       await symlink(dir, tmpLink);
       await rename(tmpLink, workspace.currentLink);
       // Keep this build and the one it replaces; remove only what is older than both.
-      const oldestKept = [dir, previous].filter((d): d is string => d !== undefined).map((d) => basename(d)).sort()[0] as string;
+      const oldestKept = [dir, previous]
+        .filter((d): d is string => d !== undefined)
+        .map((d) => basename(d))
+        .sort()[0] as string;
       const buildsDir = join(workspace.root, 'builds');
       for (const name of await readdir(buildsDir)) {
         if (name < oldestKept) await rm(join(buildsDir, name), { recursive: true, force: true });

@@ -12,17 +12,7 @@ import type { FileSource } from '../files/file-source.js';
 import type { HostSettings } from '../host/host-settings.js';
 import type { InventoryProvider } from '../inventory/inventory.js';
 import type { Logger } from '../log/logger.js';
-import type {
-  BuildStep,
-  Decision,
-  HealthCheckPlan,
-  Layer,
-  PlannedFile,
-  PlannedProcess,
-  PlanWarning,
-  RunPlan,
-  Runtime,
-} from '../plan/schema.js';
+import type { BuildStep, Decision, HealthCheckPlan, Layer, PlannedFile, PlannedProcess, PlanWarning, RunPlan, Runtime } from '../plan/schema.js';
 
 export type DetectStatus = 'pass' | 'skip' | 'error';
 
@@ -57,9 +47,7 @@ export interface PlanContext {
 }
 
 /** How the health check behaves when the user configured no path. */
-export type DefaultHealthCheck =
-  | { readonly kind: 'port'; readonly reason: string }
-  | { readonly kind: 'http'; readonly paths: readonly string[]; readonly reason: string };
+export type DefaultHealthCheck = { readonly kind: 'port'; readonly reason: string } | { readonly kind: 'http'; readonly paths: readonly string[]; readonly reason: string };
 
 /** A buildpack's part of the plan. The core adds detection, environment and health-check paths. */
 export interface PlanContribution {

@@ -92,10 +92,18 @@ Options:
 Exit statuses: 0 success (diff: no difference), 1 the deployment failed (diff: the plans
 differ), 2 bad input, 70 internal error, 130 interrupted.`;
 
-export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
-  let parsed;
+/** node:util's own parse errors (unknown option, missing value) are usage errors. */
+function usageErrors<T>(parse: () => T): T {
   try {
-    parsed = parseArgs({
+    return parse();
+  } catch (error) {
+    throw CoreErrors.CLI_USAGE.create({ message: (error as Error).message });
+  }
+}
+
+export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
+  const parsed = usageErrors(() =>
+    parseArgs({
       args: [...argv],
       allowPositionals: true,
       strict: true,
@@ -126,10 +134,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         remove: { type: 'boolean' },
         rebuild: { type: 'boolean' },
       },
-    });
-  } catch (error) {
-    throw CoreErrors.CLI_USAGE.create({ message: (error as Error).message });
-  }
+    }),
+  );
   const [command, target, ...extra] = parsed.positionals;
   if (!command || !(COMMANDS as readonly string[]).includes(command)) {
     throw CoreErrors.CLI_USAGE.create({ message: command ? `unknown command "${command}".` : 'no command given.' });

@@ -37,7 +37,12 @@ export function formatPlan(plan: RunPlan, source?: string): string {
   out.push('', 'Processes');
   for (const p of plan.processes) {
     const cmd = describeCommand(p.command);
-    const env = Object.keys(p.env).length > 0 ? `; env ${Object.entries(p.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : '';
+    const env =
+      Object.keys(p.env).length > 0
+        ? `; env ${Object.entries(p.env)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`
+        : '';
     out.push(`  ${p.name} (${p.role}): ${cmd}${p.port ? ` on port ${p.port}` : ''}; restart ${p.restart.policy}${env}`);
   }
 

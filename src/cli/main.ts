@@ -182,7 +182,9 @@ async function deployCommand(args: CliArguments, out: Write): Promise<number> {
         ...(args.base ? { base: args.base } : {}),
       });
       const what = deployment.changed.length === 0 ? 'already deployed as planned' : `deployed (${deployment.changed.join(', ')})`;
-      out(`==> ${deployment.app} ${what} in ${formatSeconds(Date.now() - started)}: services ${deployment.services.join(', ')}${deployment.url ? `; ${deployment.url} (published on every address of this host)` : ''}\n`);
+      out(
+        `==> ${deployment.app} ${what} in ${formatSeconds(Date.now() - started)}: services ${deployment.services.join(', ')}${deployment.url ? `; ${deployment.url} (published on every address of this host)` : ''}\n`,
+      );
       return EXIT.ok;
     } catch (error) {
       if (!signal.aborted) throw error;

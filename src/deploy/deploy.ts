@@ -9,7 +9,7 @@ import { isRunplanError, RunplanError } from '../errors/runplan-error.js';
 import type { Redactor } from '../env/secrets.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
-import { resolveHostSettings, type HostSettings } from '../host/host-settings.js';
+import type { HostSettings } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
 import type { CreatePlanOptions } from '../planning/create-plan.js';

@@ -63,7 +63,7 @@ export class DockerCli {
     }
     throw CoreErrors.ENGINE_UNAVAILABLE.create({
       message: `no docker client that can build with BuildKit was found (${tried.join('; ')}).`,
-      fix: 'Install Debian\'s docker.io (its /usr/bin/docker builds with BuildKit) or the buildx plugin, or point RUNPLAN_DOCKER at such a client.',
+      fix: "Install Debian's docker.io (its /usr/bin/docker builds with BuildKit) or the buildx plugin, or point RUNPLAN_DOCKER at such a client.",
     });
   }
 
@@ -85,11 +85,7 @@ export class DockerCli {
   }
 
   /** Runs `docker <args>`, passing each output line to `line` as it comes; resolves with the exit status. */
-  stream(
-    args: readonly string[],
-    line: (text: string, stream: 'stdout' | 'stderr') => void,
-    options: { env?: Record<string, string>; signal?: AbortSignal; input?: string } = {},
-  ): Promise<number> {
+  stream(args: readonly string[], line: (text: string, stream: 'stdout' | 'stderr') => void, options: { env?: Record<string, string>; signal?: AbortSignal; input?: string } = {}): Promise<number> {
     return new Promise((resolve) => {
       const child = spawn(this.binary, [...args], { env: { ...this.env, ...options.env }, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
       if (options.input !== undefined) child.stdin?.end(options.input);
@@ -122,5 +118,11 @@ function run(binary: string, args: readonly string[], env: NodeJS.ProcessEnv, in
 
 function lastLine(text: string): string {
   // The CLI's usage errors end with a pointer to --help; the line before says what was wrong.
-  return text.trim().split('\n').filter((l) => l && !/^See '.*--help'\.$/.test(l)).slice(-1)[0] ?? '';
+  return (
+    text
+      .trim()
+      .split('\n')
+      .filter((l) => l && !/^See '.*--help'\.$/.test(l))
+      .slice(-1)[0] ?? ''
+  );
 }

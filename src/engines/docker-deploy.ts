@@ -34,7 +34,11 @@ export async function deployToDocker(options: DockerDeployOptions): Promise<Dock
   const running = await new DockerRunner({ docker, image: built.tag as string }).start({ plan: built.plan, appDir: options.appDir, env: built.environment, logger });
   let health: HealthReport;
   try {
-    health = await checkContainerHealth(built.plan, logger, { ...(options.clock ? { clock: options.clock } : {}), ...(options.healthChecker ? { healthChecker: options.healthChecker } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    health = await checkContainerHealth(built.plan, logger, {
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.healthChecker ? { healthChecker: options.healthChecker } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   } catch (error) {
     await running.stop();
     throw redactError(error, built.environment.redactor);

@@ -6,7 +6,7 @@ import { probeHttp } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
 import type { Clock } from '../time/clock.js';
-import { DockerCli } from './docker-cli.js';
+import type { DockerCli } from './docker-cli.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 
 /** Labels on everything runplan creates in an engine; only what carries them is ever removed. */
@@ -78,20 +78,30 @@ export class DockerRunner implements Runner {
       for (const proc of plan.processes) {
         const name = `${id}-${proc.name}`;
         const args = [
-          'run', '--detach', '--name', name, ...labelArgs([PROCESS_LABEL, proc.name]),
-          '--restart', RESTART[proc.restart.policy] ?? 'no',
-          '--stop-timeout', String(Math.ceil(proc.stopGraceMs / 1000)),
-          '--volume', `${volume}:${IMAGE_BINDINGS.RUN_DIR}`,
+          'run',
+          '--detach',
+          '--name',
+          name,
+          ...labelArgs([PROCESS_LABEL, proc.name]),
+          '--restart',
+          RESTART[proc.restart.policy] ?? 'no',
+          '--stop-timeout',
+          String(Math.ceil(proc.stopGraceMs / 1000)),
+          '--volume',
+          `${volume}:${IMAGE_BINDINGS.RUN_DIR}`,
           ...Object.keys(secrets).flatMap((n) => ['--env', n]),
           ...(proc.role === 'web' && proc.port ? ['--publish', `127.0.0.1:${proc.port}:${proc.port}`] : []),
-          image, proc.name,
+          image,
+          proc.name,
         ];
         await docker.ok(args, { env: secrets });
         containers.push({ name, process: proc.name });
         logger.info(`started ${proc.name} (container ${name})`);
         const follow = new AbortController();
         logs.push(follow);
-        void docker.stream(['logs', '--follow', name], (line, stream) => logger.emit({ kind: 'process', name: proc.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { signal: follow.signal });
+        void docker.stream(['logs', '--follow', name], (line, stream) => logger.emit({ kind: 'process', name: proc.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), {
+          signal: follow.signal,
+        });
       }
     } catch (error) {
       await stop();
@@ -128,4 +138,3 @@ export async function checkContainerHealth(plan: RunPlan, logger: Logger, option
 export async function portAnswers(port: number): Promise<boolean> {
   return 'status' in (await probeHttp(new URL(`http://127.0.0.1:${port}/`), 1_000));
 }
-

@@ -73,7 +73,9 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
   const logger = new Logger(options.sink, environment.redactor);
   for (const f of files) logger.info(`wrote ${f.name}: ${f.object.kind} ${f.object.metadata.name}`);
   if (manifests.missingSecrets.length > 0) {
-    logger.warn(`no value was given for ${manifests.missingSecrets.join(', ')}: secret.yaml does not hold ${manifests.missingSecrets.length === 1 ? 'it' : 'them'}, and the Pods do not start until the Secret does (--env NAME=VALUE, or edit secret.yaml).`);
+    logger.warn(
+      `no value was given for ${manifests.missingSecrets.join(', ')}: secret.yaml does not hold ${manifests.missingSecrets.length === 1 ? 'it' : 'them'}, and the Pods do not start until the Secret does (--env NAME=VALUE, or edit secret.yaml).`,
+    );
   }
   return { plan, image, host, manifests, files };
 }
@@ -86,7 +88,11 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
 async function carryOutWithoutSecrets(options: KubernetesExportOptions): ReturnType<typeof planToCarryOut> {
   if (options.plan === undefined) return planToCarryOut(options);
   const plan = parsePlan(options.plan);
-  const given = new Set(assembleEnvironment(options.env ?? {}).list().map((e) => e.name));
+  const given = new Set(
+    assembleEnvironment(options.env ?? {})
+      .list()
+      .map((e) => e.name),
+  );
   const variables = plan.environment.variables.filter((v) => !v.secret || given.has(v.name));
   const carried = await planToCarryOut({ ...options, plan: { ...plan, environment: { ...plan.environment, variables } } });
   return { ...carried, plan };

@@ -34,7 +34,13 @@ export function manifestFiles(manifests: KubernetesManifests, planDigest: string
   }
   for (const d of manifests.deployments) {
     const group = d.metadata.labels['io.runplan.process-group'] as string;
-    out.push(file(`deployment-${group}.yaml`, d, `the process group ${group} (${(d.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['io.runplan.processes']})`));
+    out.push(
+      file(
+        `deployment-${group}.yaml`,
+        d,
+        `the process group ${group} (${(d.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['io.runplan.processes']})`,
+      ),
+    );
   }
   if (manifests.service) out.push(file('service.yaml', manifests.service, 'the web process'));
   return out;
@@ -50,7 +56,10 @@ export async function writeManifestFiles(dir: string, files: readonly ManifestFi
   const existing = await readdir(dir).catch(() => [] as string[]);
   for (const name of existing) {
     if (names.has(name) || !name.endsWith('.yaml')) continue;
-    const head = await readFile(join(dir, name), 'utf8').then((t) => t.slice(0, MARK.length), () => '');
+    const head = await readFile(join(dir, name), 'utf8').then(
+      (t) => t.slice(0, MARK.length),
+      () => '',
+    );
     if (head === MARK) await rm(join(dir, name), { force: true });
   }
   for (const f of files) await writeFileAtomic(join(dir, f.name), f.text, f.mode);

@@ -73,7 +73,12 @@ const APP_UID = 1000;
  * the suffixes Kubernetes adds to Pod names.
  */
 export function kubernetesName(text: string): string {
-  const name = text.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z]+/, '').slice(0, 40).replace(/-+$/, '');
+  const name = text
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
   return name || 'app';
 }
 
@@ -84,8 +89,13 @@ export function kubernetesName(text: string): string {
  * value alone needs `kubectl rollout restart`.
  */
 export function configChecksum(plan: RunPlan): string {
-  const secrets = plan.environment.variables.filter((v) => v.secret).map((v) => v.name).sort();
-  return `sha256:${createHash('sha256').update(JSON.stringify({ plan: planDigest(plan), secrets })).digest('hex')}`;
+  const secrets = plan.environment.variables
+    .filter((v) => v.secret)
+    .map((v) => v.name)
+    .sort();
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify({ plan: planDigest(plan), secrets }))
+    .digest('hex')}`;
 }
 
 export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): KubernetesManifests {
@@ -116,9 +126,7 @@ export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): 
       : undefined;
   const values = Object.fromEntries(secretVariables.filter((n) => given[n] !== undefined).map((n) => [n, given[n] as string]));
   const secret =
-    secretVariables.length > 0
-      ? { apiVersion: 'v1', kind: 'Secret', metadata: meta(secretName, common, { [ANNOTATIONS.planDigest]: digest }), type: 'Opaque', stringData: values }
-      : undefined;
+    secretVariables.length > 0 ? { apiVersion: 'v1', kind: 'Secret', metadata: meta(secretName, common, { [ANNOTATIONS.planDigest]: digest }), type: 'Opaque', stringData: values } : undefined;
   return { deployments, service, secret, missingSecrets: secretVariables.filter((n) => given[n] === undefined) };
 }
 

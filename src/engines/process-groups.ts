@@ -27,7 +27,12 @@ const RUN_DIR = '${RUN_DIR}';
 export function processGroups(plan: RunPlan): ProcessGroup[] {
   const processes = plan.processes;
   const parent = processes.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i] as number)));
+  const find = (i: number): number => {
+    if (parent[i] === i) return i;
+    const root = find(parent[i] as number);
+    parent[i] = root;
+    return root;
+  };
   const join = (a: number, b: number) => {
     parent[find(a)] = find(b);
   };

@@ -32,7 +32,7 @@ export const STACKS: Readonly<Record<string, StackDefinition>> = {
     name: 'ruby',
     // Debian's Rails stack: its gems are what a plan with the local gem source installs from (RUNPLAN_RUBY_GEM_SOURCE=local).
     packages: ['ruby', 'bundler', 'ruby-rails', 'puma', 'ruby-sidekiq', 'ruby-redis', 'ruby-sass-rails', 'ruby-byebug', 'ruby-web-console', 'nginx'],
-    description: 'Ruby on Rails applications: Debian\'s Ruby, bundler, Rails gems, Puma, Sidekiq and nginx',
+    description: "Ruby on Rails applications: Debian's Ruby, bundler, Rails gems, Puma, Sidekiq and nginx",
   },
   play1: { name: 'play1', packages: ['default-jdk-headless', 'python3'], description: 'Play 1.x applications: a JDK and Python 3 (the plan installs the framework)' },
   proxy: { name: 'proxy', packages: ['nginx'], description: 'the proxy in front of a swarm service: nginx' },
@@ -60,14 +60,15 @@ interface DebianRelease {
 async function debianRelease(): Promise<DebianRelease> {
   const osRelease = await readFile('/etc/os-release', 'utf8').catch(() => '');
   const codename = /^VERSION_CODENAME=(\S+)$/m.exec(osRelease)?.[1];
-  if (!codename) throw CoreErrors.STACK_BUILD_FAILED.create({ message: '/etc/os-release names no VERSION_CODENAME: stack images are built from this machine\'s Debian release.' });
+  if (!codename) throw CoreErrors.STACK_BUILD_FAILED.create({ message: "/etc/os-release names no VERSION_CODENAME: stack images are built from this machine's Debian release." });
   const files: string[] = [];
   const main = await readFile('/etc/apt/sources.list', 'utf8').catch(() => '');
   if (main.split('\n').some((l) => /^\s*deb\s/.test(l))) files.push('/etc/apt/sources.list');
   for (const name of (await readdir('/etc/apt/sources.list.d').catch(() => [] as string[])).sort()) {
     if (name.endsWith('.list') || name.endsWith('.sources')) files.push(join('/etc/apt/sources.list.d', name));
   }
-  if (files.length === 0) throw CoreErrors.STACK_BUILD_FAILED.create({ message: 'this machine has no apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/): stack images are built from its Debian mirror.' });
+  if (files.length === 0)
+    throw CoreErrors.STACK_BUILD_FAILED.create({ message: 'this machine has no apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/): stack images are built from its Debian mirror.' });
   const sourcesText = (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
   return { codename, sourceFiles: files, sourcesText };
 }
@@ -142,7 +143,11 @@ function importRootfs(docker: DockerCli, release: DebianRelease, tag: string): P
     mm.stderr.on('data', (c: Buffer) => (errors += c));
     imp.stderr.on('data', (c: Buffer) => (errors += c));
     mm.stdout.pipe(imp.stdin);
-    mm.on('error', (e) => reject(CoreErrors.STACK_BUILD_FAILED.create({ message: `mmdebstrap cannot be run (${(e as NodeJS.ErrnoException).code ?? e.message}).`, fix: 'Install mmdebstrap (apt-get install mmdebstrap).' })));
+    mm.on('error', (e) =>
+      reject(
+        CoreErrors.STACK_BUILD_FAILED.create({ message: `mmdebstrap cannot be run (${(e as NodeJS.ErrnoException).code ?? e.message}).`, fix: 'Install mmdebstrap (apt-get install mmdebstrap).' }),
+      ),
+    );
     let mmCode: number | null = null;
     mm.on('close', (c) => (mmCode = c));
     imp.on('close', (c) => {

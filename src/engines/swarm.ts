@@ -70,7 +70,10 @@ interface ImageChoice {
 async function chooseImage(docker: DockerCli, options: SwarmDeployOptions, nodes: number, logger: (plan: RunPlan, env: Environment) => Logger): Promise<ImageChoice> {
   if (options.image === undefined) {
     const built = await buildImage({ ...options, docker });
-    if (nodes > 1) logger(built.plan, built.environment).warn(`${built.tag} exists only on this engine: the swarm's other ${nodes - 1} node(s) cannot run it. Push it to a registry every node pulls from and deploy with --image.`);
+    if (nodes > 1)
+      logger(built.plan, built.environment).warn(
+        `${built.tag} exists only on this engine: the swarm's other ${nodes - 1} node(s) cannot run it. Push it to a registry every node pulls from and deploy with --image.`,
+      );
     return { plan: built.plan, environment: built.environment, image: built.tag as string, imageId: built.id as string, resolve: false };
   }
   const { plan, environment } = await planToCarryOut(options);
@@ -83,14 +86,25 @@ async function chooseImage(docker: DockerCli, options: SwarmDeployOptions, nodes
   const [id = '', label = ''] = inspected.stdout.trim().split('|');
   const digest = planDigest(plan);
   if (label !== digest) {
-    throw CoreErrors.SWARM_IMAGE_MISMATCH.create({ message: `${options.image} was built from the plan ${label || '(none: not a runplan image)'}, not from the plan being deployed, ${digest}.`, details: { image: options.image, imageDigest: label, planDigest: digest } });
+    throw CoreErrors.SWARM_IMAGE_MISMATCH.create({
+      message: `${options.image} was built from the plan ${label || '(none: not a runplan image)'}, not from the plan being deployed, ${digest}.`,
+      details: { image: options.image, imageDigest: label, planDigest: digest },
+    });
   }
   // An image here is pinned by its id; its registry digest only matters to other nodes.
   return { plan, environment, image: options.image, imageId: id, resolve: nodes > 1 };
 }
 
 /** Creates the service, or updates it when what runplan sets on it changed; tells which it did. */
-async function applyService(docker: DockerCli, app: string, spec: ServiceSpec, network: string, resolve: boolean, existing: ServiceInfo | undefined, logger: Logger): Promise<'created' | 'updated' | 'unchanged'> {
+async function applyService(
+  docker: DockerCli,
+  app: string,
+  spec: ServiceSpec,
+  network: string,
+  resolve: boolean,
+  existing: ServiceInfo | undefined,
+  logger: Logger,
+): Promise<'created' | 'updated' | 'unchanged'> {
   if (existing === undefined) {
     await docker.ok(createArgs(spec, network, resolve));
     logger.info(`created service ${spec.name}: ${spec.replicas} task(s) of ${spec.image} (${spec.args.join(' ')})`);
@@ -197,7 +211,11 @@ export async function deployToSwarm(options: SwarmDeployOptions): Promise<SwarmD
   let health: HealthReport | undefined;
   if (web) {
     try {
-      health = await checkContainerHealth(plan, logger, { ...(options.clock ? { clock: options.clock } : {}), ...(options.healthChecker ? { healthChecker: options.healthChecker } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+      health = await checkContainerHealth(plan, logger, {
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.healthChecker ? { healthChecker: options.healthChecker } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } catch (error) {
       await undo();
       throw redactError(error, environment.redactor);

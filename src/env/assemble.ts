@@ -71,9 +71,7 @@ export class Environment {
       kept: { source: kept.source, origin: kept.origin },
       hidden: { source: hidden.source, origin: hidden.origin },
       reason:
-        kept.source === hidden.source
-          ? `both come from ${kept.source} variables; the later one (${kept.origin}) wins`
-          : `${kept.source} variables take precedence over ${hidden.source} variables`,
+        kept.source === hidden.source ? `both come from ${kept.source} variables; the later one (${kept.origin}) wins` : `${kept.source} variables take precedence over ${hidden.source} variables`,
     });
   }
 

@@ -145,12 +145,12 @@ export const CoreErrors = defineErrors({
   ENGINE_UNAVAILABLE: {
     title: 'No usable container engine',
     kind: 'deployment',
-    fix: 'Start the Docker engine and point DOCKER_HOST at it (as for the docker CLI); install Debian\'s docker.io for a client that builds with BuildKit.',
+    fix: "Start the Docker engine and point DOCKER_HOST at it (as for the docker CLI); install Debian's docker.io for a client that builds with BuildKit.",
   },
   ENGINE_COMMAND_FAILED: {
     title: 'The container engine refused a command',
     kind: 'deployment',
-    fix: 'Read the engine\'s message above; check the engine\'s state (disk space, a name already taken, a swarm not initialised) and try again.',
+    fix: "Read the engine's message above; check the engine's state (disk space, a name already taken, a swarm not initialised) and try again.",
   },
   IMAGE_BUILD_FAILED: {
     title: 'The image build failed',
@@ -160,7 +160,7 @@ export const CoreErrors = defineErrors({
   STACK_BUILD_FAILED: {
     title: 'A stack image could not be built',
     kind: 'deployment',
-    fix: 'Check that mmdebstrap and the Debian mirror of this host\'s apt sources work (apt-get update), then run `runplan stack` again.',
+    fix: "Check that mmdebstrap and the Debian mirror of this host's apt sources work (apt-get update), then run `runplan stack` again.",
   },
   K8S_MEMORY_BELOW_HEAP: {
     title: 'The Pods would get less memory than the heap the plan sets',
@@ -180,7 +180,7 @@ export const CoreErrors = defineErrors({
   SWARM_PROCESS_GROUP: {
     title: 'Processes that must share a container cannot be grouped',
     kind: 'input',
-    fix: 'A process that waits on a unix socket or a port on 127.0.0.1 must be grouped with the process that opens it: name the socket path (or port) in that process\'s command, or run the application with `runplan run`.',
+    fix: "A process that waits on a unix socket or a port on 127.0.0.1 must be grouped with the process that opens it: name the socket path (or port) in that process's command, or run the application with `runplan run`.",
   },
   SWARM_IMAGE_MISMATCH: {
     title: 'The image was built from another plan',

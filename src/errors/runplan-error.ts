@@ -82,9 +82,7 @@ const CODE_PATTERN = /^RUNPLAN_E_[A-Z0-9]+_[A-Z0-9_]+$/;
  * Declares a group of error codes. Keys become codes with the `RUNPLAN_E_` prefix,
  * so `{ NODE_NO_START: … }` defines `RUNPLAN_E_NODE_NO_START`.
  */
-export function defineErrors<K extends string>(
-  definitions: Record<K, Omit<ErrorDefinition, 'code'>>,
-): Record<K, ErrorType> {
+export function defineErrors<K extends string>(definitions: Record<K, Omit<ErrorDefinition, 'code'>>): Record<K, ErrorType> {
   const out = {} as Record<K, ErrorType>;
   for (const key of Object.keys(definitions) as K[]) {
     const code = `RUNPLAN_E_${key}`;
@@ -105,7 +103,5 @@ export function isRunplanError(error: unknown): error is RunplanError {
 
 /** Lists the definitions of one or more groups, for documentation and catalogues. */
 export function listDefinitions(...groups: Array<Record<string, ErrorType>>): ErrorDefinition[] {
-  return groups.flatMap((group) =>
-    Object.values(group).map(({ code, title, kind, fix }) => ({ code, title, kind, fix })),
-  );
+  return groups.flatMap((group) => Object.values(group).map(({ code, title, kind, fix }) => ({ code, title, kind, fix })));
 }

@@ -31,7 +31,11 @@ export async function gatherInventory(registry: BuildpackRegistry, options: Gath
     if (bp.id in parts) continue;
     parts[bp.id] = validatePart(bp, await bp.inventory!.gather({ cacheDir: options.cacheDir }), 'its provider');
   }
-  const buildpacks = Object.fromEntries(Object.keys(parts).sort().map((id) => [id, parts[id]]));
+  const buildpacks = Object.fromEntries(
+    Object.keys(parts)
+      .sort()
+      .map((id) => [id, parts[id]]),
+  );
   return { schemaVersion: INVENTORY_SCHEMA_VERSION, host: options.base?.host ?? { instance: machineInstance() }, buildpacks };
 }
 
@@ -52,7 +56,9 @@ export function parseInventory(json: unknown, origin = 'the inventory'): Invento
 export function inventoryPart(inventory: Inventory, bp: Buildpack): unknown {
   if (!bp.inventory) return undefined;
   if (!(bp.id in inventory.buildpacks)) {
-    throw CoreErrors.INVENTORY_INCOMPLETE.create({ message: `the inventory has no "${bp.id}" part (it covers ${Object.keys(inventory.buildpacks).join(', ') || 'no buildpack'}), so the ${bp.name} buildpack cannot plan from it.` });
+    throw CoreErrors.INVENTORY_INCOMPLETE.create({
+      message: `the inventory has no "${bp.id}" part (it covers ${Object.keys(inventory.buildpacks).join(', ') || 'no buildpack'}), so the ${bp.name} buildpack cannot plan from it.`,
+    });
   }
   return validatePart(bp, inventory.buildpacks[bp.id], 'the inventory');
 }

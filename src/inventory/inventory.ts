@@ -17,8 +17,8 @@ export const InstanceSizeSchema = z.object({
 export const InventorySchema = z
   .object({
     schemaVersion: z.literal(INVENTORY_SCHEMA_VERSION),
-    host: z.object({ instance: InstanceSizeSchema.describe('This machine\'s size, the instance size when the host declares none.') }),
-    buildpacks: z.record(z.string(), z.unknown()).describe('Each buildpack\'s part, by buildpack id, in the shape that buildpack declares.'),
+    host: z.object({ instance: InstanceSizeSchema.describe("This machine's size, the instance size when the host declares none.") }),
+    buildpacks: z.record(z.string(), z.unknown()).describe("Each buildpack's part, by buildpack id, in the shape that buildpack declares."),
   })
   .describe('What runplan learned from a machine for planning.');
 

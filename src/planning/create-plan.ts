@@ -56,8 +56,7 @@ export interface PlanResult {
 export async function createPlan(options: CreatePlanOptions): Promise<PlanResult> {
   const files = options.files ?? (await directorySource(resolve(options.appDir ?? '.')));
   const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type);
-  const inventory =
-    options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id] }));
+  const inventory = options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id] }));
   const host = resolveHostSettings({ ...options.host, instance: options.host?.instance ?? inventory.host.instance });
   const environment = assembleEnvironment({
     ...options.env,

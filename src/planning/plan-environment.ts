@@ -18,7 +18,6 @@ export function environmentForPlan(plan: RunPlan, given: EnvironmentInput = {}):
     if (v?.secret) {
       secrets[e.name] = e.value;
     } else if (hidden.has(e.name) && v?.source !== e.source) {
-      continue;
     } else if (v === undefined || v.value !== e.value) {
       throw CoreErrors.PLAN_ENV_MISMATCH.create({
         message: `${e.name} (${e.origin}) ${v === undefined ? 'is not a variable of the plan' : 'has another value than in the plan'}; the plan is carried out as it was made.`,

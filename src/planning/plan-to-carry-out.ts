@@ -18,4 +18,3 @@ export async function planToCarryOut(options: CreatePlanOptions & { readonly pla
   }
   return { plan, environment: environmentForPlan(plan, options.env), host: resolveHostSettings({ ...options.host, port }) };
 }
-

@@ -49,7 +49,7 @@ export class LocalProcessRunner implements Runner {
       await removeRunDir();
       throw error;
     }
-    const immediate = processes.filter((p) => !(p.spec.startAfter?.length));
+    const immediate = processes.filter((p) => !p.spec.startAfter?.length);
     const deferred = processes.filter((p) => (p.spec.startAfter?.length ?? 0) > 0);
     const started: SupervisedProcess[] = [];
     try {

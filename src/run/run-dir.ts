@@ -22,7 +22,9 @@ export function localRunDir(appDir: string): string {
  */
 export function localBindings(appDir: string): Bindings {
   if (/["$\\`]/.test(appDir) || /[\x00-\x1f\x7f]/.test(appDir)) {
-    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `the build directory ${JSON.stringify(appDir)} contains '"', '$', '\\', '\`' or a control character, which plans cannot carry into configuration files; choose a work directory (--work-dir, RUNPLAN_WORK_DIR) without them.` });
+    throw CoreErrors.HOST_INVALID_SETTING.create({
+      message: `the build directory ${JSON.stringify(appDir)} contains '"', '$', '\\', '\`' or a control character, which plans cannot carry into configuration files; choose a work directory (--work-dir, RUNPLAN_WORK_DIR) without them.`,
+    });
   }
   return { APP_HOME: appDir, RUN_DIR: localRunDir(appDir) };
 }

@@ -135,7 +135,7 @@ export class SupervisedProcess {
     this.stopController.abort();
     const child = this.child;
     const pgid = this.pgid;
-    if (child && pgid !== undefined && (child.exitCode === null && child.signalCode === null || groupAlive(pgid))) {
+    if (child && pgid !== undefined && ((child.exitCode === null && child.signalCode === null) || groupAlive(pgid))) {
       const exited = new Promise<void>((r) => this.exitWaiters.push(r));
       if (signalGroup(pgid, 'SIGTERM')) {
         this.logger.info(`stopping ${this.spec.name} (SIGTERM to process group ${pgid})`);

@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp.js';
  * one built from this plan (`runplan image`) and pushed where it can.
  */
 describe('a real cluster', () => {
-  it('takes the manifests with kubectl apply, and the Deployment becomes ready (its readiness probe is the plan\'s health check)', { timeout: 600_000 }, async () => {
+  it("takes the manifests with kubectl apply, and the Deployment becomes ready (its readiness probe is the plan's health check)", { timeout: 600_000 }, async () => {
     expect(process.env.KUBECONFIG, 'npm run test:cluster needs KUBECONFIG pointing at a cluster').toBeTruthy();
     const image = process.env.RUNPLAN_TEST_K8S_IMAGE ?? 'localhost/runplan-test/express:k8s';
     const namespace = `runplan-test-${randomBytes(3).toString('hex')}`;
@@ -20,7 +20,8 @@ describe('a real cluster', () => {
     const inventory = join(ROOT, 'test', 'golden', 'inventory.json');
     const written = await runCli(['k8s', join(ROOT, 'fixtures', 'node', 'express'), '--out', out, '--inventory', inventory, '--cpus', '1', '--memory', '1G', '--replicas', '1', '--image', image]);
     expect(written.code, written.output).toBe(0);
-    const kubectl = (...args: string[]) => new Promise<string>((resolve, reject) => execFile('kubectl', args, (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout))));
+    const kubectl = (...args: string[]) =>
+      new Promise<string>((resolve, reject) => execFile('kubectl', args, (error, stdout, stderr) => (error ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr}`)) : resolve(stdout))));
     await kubectl('create', 'namespace', namespace);
     try {
       await kubectl('apply', '--namespace', namespace, '-f', out);

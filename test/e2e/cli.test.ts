@@ -130,13 +130,7 @@ describe('runplan run', () => {
     expect(code).toBe(1);
     const lines = run.output().split('\n');
     const start = lines.indexOf('Response from GET / is 200');
-    expect(lines.slice(start, start + 5)).toEqual([
-      'Response from GET / is 200',
-      'Response from GET /missing is 404',
-      'Health check failed:',
-      '- GET /missing returned 404.',
-      CLOSING,
-    ]);
+    expect(lines.slice(start, start + 5)).toEqual(['Response from GET / is 200', 'Response from GET /missing is 404', 'Health check failed:', '- GET /missing returned 404.', CLOSING]);
     expect(run.stderr()).toContain('RUNPLAN_E_HEALTH_CHECK_FAILED');
     expect(processesUnder(dirs.workDir)).toEqual([]);
     await expect(get(`http://127.0.0.1:${port}/`)).rejects.toThrow();
@@ -154,7 +148,7 @@ describe('runplan run', () => {
 });
 
 describe('runplan check', () => {
-  it('checks a running application with the specification\'s lines', async () => {
+  it("checks a running application with the specification's lines", async () => {
     const server = createServer((req, res) => {
       res.statusCode = req.url === '/ok' ? 200 : 503;
       res.end();
@@ -167,7 +161,7 @@ describe('runplan check', () => {
       expect(ok.stdout).toBe('Response from GET /ok is 200\n');
       const bad = await runCli(['check', `http://127.0.0.1:${port}`, '--env', 'CC_HEALTH_CHECK_PATH_0=/ok', '--env', 'CC_HEALTH_CHECK_PATH_1=/down', '--timeout', '1']);
       expect(bad.code).toBe(1);
-      expect(bad.stdout).toContain('Response from GET /down is 503\nHealth check failed:\n- GET /down returned 503.\n' + CLOSING);
+      expect(bad.stdout).toContain(`Response from GET /down is 503\nHealth check failed:\n- GET /down returned 503.\n${CLOSING}`);
     } finally {
       server.close();
     }

@@ -13,7 +13,14 @@ describe('node build cache', () => {
     const fixture = await prepareFixture(listFixtures('node').find((f) => f.name === 'build-cache') as Fixture);
     const variant = (env: Record<string, string>, json: Record<string, unknown>): Fixture => ({
       ...fixture,
-      expect: { ...fixture.expect, env: { ...fixture.expect.env, ...env }, requests: [{ path: '/', status: 200, json }, { path: '/asset', status: 200, json: { asset: 'built by scripts.install' } }] },
+      expect: {
+        ...fixture.expect,
+        env: { ...fixture.expect.env, ...env },
+        requests: [
+          { path: '/', status: 200, json },
+          { path: '/asset', status: 200, json: { asset: 'built by scripts.install' } },
+        ],
+      },
     });
 
     // Each fixture is built twice (build --plan, then run --plan): the first build fills the layer.

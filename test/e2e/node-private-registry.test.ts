@@ -24,7 +24,7 @@ describe('private registry with NPM_TOKEN', () => {
   }, 300_000);
   afterAll(() => registry?.stop());
 
-  it('installs the private package with CC_NPM_REGISTRY, keeping the app\'s .npmrc lines', async () => {
+  it("installs the private package with CC_NPM_REGISTRY, keeping the app's .npmrc lines", async () => {
     const { all } = await checkFixture(fixture('npm-token-cc-registry'), { placeholders: placeholders() });
     expect(all).not.toContain(registry.token);
   });
@@ -71,7 +71,11 @@ describe('private registry with NPM_TOKEN', () => {
     const tag = /==> built image (\S+)/.exec(built.output)?.[1] as string;
     const docker = (...a: string[]) => execFileSync('/usr/bin/docker', a, { env: { ...process.env, DOCKER_HOST: dockerHost }, maxBuffer: 1024 * 1024 * 1024 });
     // The package came from the private registry, with the token, during the build.
-    expect(docker('run', '--rm', tag, 'node', '-e', `console.log(require(${JSON.stringify(PRIVATE_PACKAGE)}))`).toString().trim()).toBe(PRIVATE_GREETING);
+    expect(
+      docker('run', '--rm', tag, 'node', '-e', `console.log(require(${JSON.stringify(PRIVATE_PACKAGE)}))`)
+        .toString()
+        .trim(),
+    ).toBe(PRIVATE_GREETING);
     // Every byte of the saved image: each layer's files, the configuration, the history.
     const archive = join(dirs.workDir, 'image.tar');
     docker('save', '-o', archive, tag);
@@ -82,4 +86,3 @@ describe('private registry with NPM_TOKEN', () => {
     docker('image', 'rm', tag);
   });
 });
-

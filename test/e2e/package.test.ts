@@ -16,9 +16,9 @@ r.createPlan({ registry: r.defaultRegistry(), appDir: ${JSON.stringify(express)}
 
 describe('the published package', () => {
   it.each([
-    ['CommonJS require', 'const r = require(' + JSON.stringify(join(ROOT, 'dist', 'index.cjs')) + ');', []],
+    ['CommonJS require', `const r = require(${JSON.stringify(join(ROOT, 'dist', 'index.cjs'))});`, []],
     // Node 20 before 20.19 cannot require ES modules: the CommonJS build must not need to.
-    ['CommonJS require without require(esm)', 'const r = require(' + JSON.stringify(join(ROOT, 'dist', 'index.cjs')) + ');', ['--no-experimental-require-module']],
+    ['CommonJS require without require(esm)', `const r = require(${JSON.stringify(join(ROOT, 'dist', 'index.cjs'))});`, ['--no-experimental-require-module']],
   ])('%s gives a working createPlan', (_name, load, flags) => {
     const out = execFileSync(process.execPath, [...flags, '-e', script(load)], { encoding: 'utf8', env: env() });
     expect(JSON.parse(out)).toEqual({ type: 'node', start: { kind: 'exec', argv: ['npm', 'start'] }, valid: true });

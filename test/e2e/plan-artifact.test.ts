@@ -57,7 +57,7 @@ describe('runplan inventory, then plan --inventory', () => {
     }
   });
 
-  it('refuses an inventory without the application\'s type, or not an inventory', async () => {
+  it("refuses an inventory without the application's type, or not an inventory", async () => {
     const nodeOnly = join(work, 'node-only.json');
     expect((await runCli(['inventory', '--type', 'node', '--out', nodeOnly], env)).code).toBe(0);
     const incomplete = await runCli(['plan', ruby.dir, '--inventory', nodeOnly], { ...env, ...RUBY_HOST });

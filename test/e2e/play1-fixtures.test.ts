@@ -34,7 +34,12 @@ describe('play1 fixtures', () => {
         // Nothing of the bad download was kept, so the genuine archive installs into the same cache.
         const archives = join(isolatedCache, 'trees', 'archive');
         expect(await readdir(archives).catch(() => [])).toEqual([]);
-        const retried = { ...fixture.expect, deploy: 'healthy' as const, hostEnv: { RUNPLAN_CACHE_DIR: '{{isolatedCache}}' }, output: ['play-1.11.0.zip into the shared cache', '[framework] cached '] };
+        const retried = {
+          ...fixture.expect,
+          deploy: 'healthy' as const,
+          hostEnv: { RUNPLAN_CACHE_DIR: '{{isolatedCache}}' },
+          output: ['play-1.11.0.zip into the shared cache', '[framework] cached '],
+        };
         await check({ ...fixture, expect: retried });
         expect(await readdir(archives)).toHaveLength(1);
       }

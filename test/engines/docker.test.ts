@@ -33,7 +33,7 @@ beforeAll(() => {
 });
 
 describe('run --runner docker', () => {
-  it('Express: the image runs exactly the plan\'s Node.js, carries the plan\'s digest, serves, and leaves no container', async () => {
+  it("Express: the image runs exactly the plan's Node.js, carries the plan's digest, serves, and leaves no container", async () => {
     const result = await checkFixture(fixture('node', 'express'), { docker: dockerHost });
     const plan = JSON.parse(result.planJson) as RunPlan;
     const tag = builtTag(result.build);
@@ -115,7 +115,7 @@ describe('runplan image', () => {
 });
 
 describe('engine errors', () => {
-  it('a command the engine refuses is a coded error with the engine\'s reason', async () => {
+  it("a command the engine refuses is a coded error with the engine's reason", async () => {
     const { DockerCli } = await import('../../src/engines/docker-cli.js');
     const cli = await DockerCli.connect({ host: dockerHost });
     await expect(cli.ok(['image', 'inspect', 'runplan-test/no-such-image:0'])).rejects.toMatchObject({ code: 'RUNPLAN_E_ENGINE_COMMAND_FAILED', message: expect.stringContaining('No such image') });
@@ -127,4 +127,3 @@ describe('engine errors', () => {
     expect(result.stderr).toContain('RUNPLAN_E_STACK_BUILD_FAILED: mmdebstrap cannot be run (ENOENT)');
   });
 });
-

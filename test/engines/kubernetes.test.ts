@@ -53,7 +53,16 @@ async function k8s(args: readonly string[], env: Record<string, string> = {}, ou
   return { code: result.code, output: result.output, files, out: dir };
 }
 
-type Container = { name: string; args: string[]; env: { name: string; value?: string; valueFrom?: unknown }[]; startupProbe?: Probe; readinessProbe?: Probe; livenessProbe?: Probe; volumeMounts: { name: string; mountPath: string }[]; resources: unknown };
+type Container = {
+  name: string;
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: unknown }[];
+  startupProbe?: Probe;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  volumeMounts: { name: string; mountPath: string }[];
+  resources: unknown;
+};
 type Probe = { exec: { command: string[] }; periodSeconds: number; failureThreshold: number; timeoutSeconds: number };
 type PodTemplate = { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { containers: Container[]; volumes: { name: string; emptyDir?: object }[] } };
 const template = (d: K8sObject) => (d.spec as { template: PodTemplate }).template;
@@ -77,8 +86,18 @@ describe('kubernetes manifests', () => {
     { name: 'node/express', args: [fixture('node/express'), '--inventory', INVENTORY], paths: [] as string[], groups: { web: ['web'] } },
     { name: 'play1/health-root', args: [fixture('play1/health-root'), '--inventory', INVENTORY], paths: ['/'], groups: { web: ['web'] } },
     // Ruby fixtures are templates (Gemfile naming this machine's Ruby, a lock file made on it): their golden plan is the one made from the golden inventory.
-    { name: 'ruby/rails-puma-config', args: [fixture('ruby/rails-puma-config'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`], paths: ['/health'], groups: { web: ['puma', 'web'] } },
-    { name: 'ruby/rails-sidekiq', args: [fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`], paths: [], groups: { web: ['puma', 'web'], sidekiq: ['sidekiq'] } },
+    {
+      name: 'ruby/rails-puma-config',
+      args: [fixture('ruby/rails-puma-config'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`],
+      paths: ['/health'],
+      groups: { web: ['puma', 'web'] },
+    },
+    {
+      name: 'ruby/rails-sidekiq',
+      args: [fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`],
+      paths: [],
+      groups: { web: ['puma', 'web'], sidekiq: ['sidekiq'] },
+    },
   ];
 
   describe.concurrent.each(cases)('$name', ({ name, args, paths, groups }) => {
@@ -107,12 +126,18 @@ describe('kubernetes manifests', () => {
         expect(c.args).toEqual([c.name]);
       }
       expect(template(web).spec.volumes).toEqual([{ name: 'run-dir', emptyDir: {} }]);
-      expect(written.files['service.yaml']?.object.spec).toMatchObject({ selector: (web.spec as { selector: { matchLabels: object } }).selector.matchLabels, ports: [{ port: 8080, targetPort: 'http' }] });
+      expect(written.files['service.yaml']?.object.spec).toMatchObject({
+        selector: (web.spec as { selector: { matchLabels: object } }).selector.matchLabels,
+        ports: [{ port: 8080, targetPort: 'http' }],
+      });
     });
   });
 
-  it('gives the startup probe the plan\'s ready timeout, and readiness and liveness shorter budgets', async () => {
-    for (const [name, readyMs] of [['play1/health-root', 180_000], ['node/express', 60_000]] as const) {
+  it("gives the startup probe the plan's ready timeout, and readiness and liveness shorter budgets", async () => {
+    for (const [name, readyMs] of [
+      ['play1/health-root', 180_000],
+      ['node/express', 60_000],
+    ] as const) {
       const plan = await golden(name);
       expect(plan.healthCheck.readyTimeoutMs).toBe(readyMs);
       const [web] = kubernetesManifests(plan, { image: 'i', appName: 'a', instance: { cpus: 2, memoryMb: 2048 } }).deployments;
@@ -142,7 +167,19 @@ describe('kubernetes manifests', () => {
   });
 
   it('keeps secret values in the Secret only (mode 0600), referenced by name', async () => {
-    const written = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`, '--image', 'localhost/x/y:1']);
+    const written = await k8s([
+      fixture('ruby/rails-sidekiq'),
+      '--plan',
+      join(GOLDEN, 'ruby/rails-sidekiq.json'),
+      '--cpus',
+      '2',
+      '--memory',
+      '2G',
+      '--env',
+      `SECRET_KEY_BASE=${SECRET}`,
+      '--image',
+      'localhost/x/y:1',
+    ]);
     expect(written.code, written.output).toBe(0);
     const secret = written.files['secret.yaml'];
     expect(secret?.mode).toBe(0o600);
@@ -217,14 +254,17 @@ describe('kubernetes manifests', () => {
 
   it('groups a process waiting for a socket in RUN_DIR with the one serving it, or with all when none names it', async () => {
     const plan = await golden('ruby/rails-sidekiq');
-    expect(processGroups(plan).map((g) => [g.name, g.processes.map((p) => p.name)])).toEqual([['web', ['puma', 'web']], ['sidekiq', ['sidekiq']]]);
+    expect(processGroups(plan).map((g) => [g.name, g.processes.map((p) => p.name)])).toEqual([
+      ['web', ['puma', 'web']],
+      ['sidekiq', ['sidekiq']],
+    ]);
     const unnamed = structuredClone(plan);
     const puma = unnamed.processes.find((p) => p.name === 'puma');
     if (puma?.command.kind === 'exec') puma.command.argv = ['bundle', 'exec', 'puma', '-C', 'config/puma.rb'];
     expect(processGroups(unnamed).map((g) => g.processes.map((p) => p.name))).toEqual([['puma', 'web', 'sidekiq']]);
   });
 
-  it('health-checks the given paths by the plan\'s rule: exactly 200, redirects not followed', async () => {
+  it("health-checks the given paths by the plan's rule: exactly 200, redirects not followed", async () => {
     const server = createServer((req, res) => {
       res.writeHead(req.url === '/ok' || req.url === '/health?deep=1' ? 200 : req.url === '/moved' ? 302 : 503, { location: '/ok' });
       res.end();

@@ -147,7 +147,9 @@ describe.skipIf(!dockerHost)('runplan deploy --engine swarm', () => {
       const updateMs = Date.now() - started;
       await new Promise((r) => setTimeout(r, 1_000));
       const count = await loop.stop();
-      console.log(`swarm update: ${(updateMs / 1000).toFixed(1)} s (runplan deploy, image build included); requests sent ${count.sent}, ok ${count.ok}, failed ${count.failed} ${JSON.stringify(count.failures)}; NODE_ENV seen ${JSON.stringify(count.nodeEnv)}`);
+      console.log(
+        `swarm update: ${(updateMs / 1000).toFixed(1)} s (runplan deploy, image build included); requests sent ${count.sent}, ok ${count.ok}, failed ${count.failed} ${JSON.stringify(count.failures)}; NODE_ENV seen ${JSON.stringify(count.nodeEnv)}`,
+      );
       expect(run.code, run.output).toBe(0);
       expect(run.stdout).toContain('updating service express-web');
       expect(run.stdout).toContain('service express is already as planned');

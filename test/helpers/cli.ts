@@ -41,7 +41,9 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   let err = '';
   const progress = new ProgressEcho();
   const listeners = new Set<() => void>();
-  const notify = () => listeners.forEach((l) => l());
+  const notify = () => {
+    for (const l of listeners) l();
+  };
   child.stdout.on('data', (c: Buffer) => {
     progress.push(c);
     all += c;
@@ -55,11 +57,13 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   });
   let done = false;
   // Marked done before the waiters look again, so that one waiting for a line the CLI never printed fails at once.
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
-    done = true;
-    notify();
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      done = true;
+      notify();
+      resolve(code);
+    }),
+  );
   const matches = (text: string | RegExp) => (typeof text === 'string' ? all.includes(text) : text.test(all));
   return {
     child,

@@ -53,7 +53,7 @@ export class FieldChecker {
     if (Array.isArray(value)) {
       const element = this.arrayElement(t);
       if (!element) return void unknown.push(`${path} (an array where the API has none)`);
-      value.forEach((v, i) => this.walk(v, element, `${path}[${i}]`, unknown));
+      for (const [i, v] of value.entries()) this.walk(v, element, `${path}[${i}]`, unknown);
       return;
     }
     if (value === null || typeof value !== 'object') return;

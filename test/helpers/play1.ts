@@ -52,16 +52,22 @@ export async function startPlay1Mirror(build: StandInBuild): Promise<Play1Mirror
       res.writeHead(404).end('not on this mirror');
       return;
     }
-    readFile(file).then((bytes) => {
-      const middle = Math.floor(bytes.length / 2);
-      if (route === 'corrupt') bytes.writeUInt8(bytes.readUInt8(middle) ^ 0xff, middle);
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
-    }, () => res.writeHead(500).end());
+    readFile(file).then(
+      (bytes) => {
+        const middle = Math.floor(bytes.length / 2);
+        if (route === 'corrupt') bytes.writeUInt8(bytes.readUInt8(middle) ^ 0xff, middle);
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
+      },
+      () => res.writeHead(500).end(),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const template = (kind: ArchiveKind = 'zip', route: 'play' | 'corrupt' = 'play') => `${base}/${route}/play-{version}.${kind}`;
-  const checksums = (kind: ArchiveKind = 'zip') => Object.entries(build.archives).map(([release, a]) => `${release}=${a[kind].sha256}`).join(',');
+  const checksums = (kind: ArchiveKind = 'zip') =>
+    Object.entries(build.archives)
+      .map(([release, a]) => `${release}=${a[kind].sha256}`)
+      .join(',');
   return {
     base,
     template,

@@ -83,7 +83,12 @@ export async function startPodman(): Promise<TestPodman> {
       await run(['volume', 'rm', '--all', '--force']);
       await run(['rmi', '--all', '--force']);
       // Anything still mounted under the storage (an interrupted run), deepest first.
-      const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m.startsWith(dir)).sort().reverse();
+      const mounts = readFileSync('/proc/self/mounts', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[1] ?? '')
+        .filter((m) => m.startsWith(dir))
+        .sort()
+        .reverse();
       for (const m of mounts) await new Promise((r) => execFile('umount', ['-l', m], r));
       await rm(dir, { recursive: true, force: true, maxRetries: 3 });
       for (const cgroup of libpodCgroups().filter((c) => !before.cgroups.has(c))) removeEmptyTree(cgroup);
@@ -111,14 +116,21 @@ export async function startPodman(): Promise<TestPodman> {
 function libpodCgroups(): string[] {
   if (!existsSync(CGROUPS)) return [];
   const top = existsSync(join(CGROUPS, 'libpod_parent')) ? [join(CGROUPS, 'libpod_parent')] : [];
-  const perHierarchy = readdirSync(CGROUPS).map((h) => join(CGROUPS, h, 'libpod_parent')).filter((p) => existsSync(p));
+  const perHierarchy = readdirSync(CGROUPS)
+    .map((h) => join(CGROUPS, h, 'libpod_parent'))
+    .filter((p) => existsSync(p));
   return [...top, ...perHierarchy];
 }
 
 /** rmdir of a cgroup and its children, deepest first; a cgroup with processes stays. */
 function removeEmptyTree(dir: string): void {
   let entries: string[] = [];
-  ignore(() => (entries = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name)));
+  ignore(
+    () =>
+      (entries = readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)),
+  );
   for (const child of entries) removeEmptyTree(join(dir, child));
   ignore(() => rmdirSync(dir));
 }

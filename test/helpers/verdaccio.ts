@@ -86,10 +86,7 @@ async function installVerdaccio(cacheDir: string): Promise<string> {
   if (existsSync(join(home, 'node_modules', 'verdaccio', 'package.json'))) return home;
   const tmp = `${home}.tmp-${randomBytes(4).toString('hex')}`;
   await mkdir(tmp, { recursive: true });
-  await writeFile(
-    join(tmp, 'package.json'),
-    JSON.stringify({ private: true, dependencies: { verdaccio: VERDACCIO }, overrides: { 'verdaccio-audit': { 'node-fetch': '2.7.0' } } }),
-  );
+  await writeFile(join(tmp, 'package.json'), JSON.stringify({ private: true, dependencies: { verdaccio: VERDACCIO }, overrides: { 'verdaccio-audit': { 'node-fetch': '2.7.0' } } }));
   // A first run downloads it: say so, with its size and time, so that a slow network does not look like a hang.
   console.log(`downloading verdaccio@${VERDACCIO} into the test cache`);
   const started = Date.now();
@@ -107,7 +104,10 @@ async function waitUntilUp(url: string, child: ChildProcess, output: () => strin
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${output()}`);
-    const ok = await fetch(`${url}-/ping`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}-/ping`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }

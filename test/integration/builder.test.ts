@@ -13,23 +13,21 @@ import { defineErrors } from '../../src/errors/runplan-error.js';
 import { resolveHostSettings } from '../../src/host/host-settings.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
-import {
-  BuildStepSchema,
-  LayerSchema,
-  PlannedFileSchema,
-  type BuildStep,
-  type Install,
-  type PackageSource,
-  type RunPlan,
-  type StepFailureRule,
-} from '../../src/plan/schema.js';
+import { BuildStepSchema, LayerSchema, PlannedFileSchema, type BuildStep, type Install, type PackageSource, type RunPlan, type StepFailureRule } from '../../src/plan/schema.js';
 import { localRunDir } from '../../src/run/run-dir.js';
 import { InstantClock } from '../../src/time/clock.js';
 import { processesUnder } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const step = (name: string, script: string, extra: Partial<BuildStep> = {}): BuildStep => ({
-  name, description: name, run: { kind: 'shell', script }, cwd: '.', env: {}, pathPrepend: [], layer: null, ...extra,
+  name,
+  description: name,
+  run: { kind: 'shell', script },
+  cwd: '.',
+  env: {},
+  pathPrepend: [],
+  layer: null,
+  ...extra,
 });
 const exec = (name: string, argv: string[], extra: Partial<BuildStep> = {}): BuildStep => step(name, '', { run: { kind: 'exec', argv }, ...extra });
 
@@ -58,7 +56,12 @@ async function build(plan: RunPlan, options: BuildInput = {}) {
   const sink = memorySink();
   const builder = new StepBuilder({ ...(options.layers ? { layers: options.layers } : {}), ...(options.install ? { install: options.install } : {}) });
   const run = builder.build({
-    plan, appDir, env, host: resolveHostSettings({ cacheDir }), logger: new Logger(sink, env.redactor), ...(options.tempDir ? { tempDir: options.tempDir } : {}),
+    plan,
+    appDir,
+    env,
+    host: resolveHostSettings({ cacheDir }),
+    logger: new Logger(sink, env.redactor),
+    ...(options.tempDir ? { tempDir: options.tempDir } : {}),
   });
   const stepLines = (name?: string) => sink.lines.filter((l) => l.origin.kind === 'step' && (name === undefined || l.origin.name === name)).map((l) => l.text);
   return { run, sink, appDir, cacheDir, stepLines };
@@ -69,14 +72,18 @@ describe('StepBuilder', () => {
     const appDir = await tempDir();
     await mkdir(join(appDir, 'bin'));
     await writeFile(join(appDir, 'bin', 'hello'), '#!/bin/sh\necho "hello from $GREETING in $(pwd)"\n', { mode: 0o755 });
-    const { run, sink } = await build(
-      planWith([step('first', 'echo one; echo two >&2'), step('second', 'hello', { pathPrepend: ['bin'], env: { GREETING: 'step env' }, cwd: 'bin' })]),
-      { appDir },
-    );
+    const { run, sink } = await build(planWith([step('first', 'echo one; echo two >&2'), step('second', 'hello', { pathPrepend: ['bin'], env: { GREETING: 'step env' }, cwd: 'bin' })]), { appDir });
     const reports = await run;
-    expect(reports.map((r) => [r.name, r.status])).toEqual([['first', 'succeeded'], ['second', 'succeeded']]);
+    expect(reports.map((r) => [r.name, r.status])).toEqual([
+      ['first', 'succeeded'],
+      ['second', 'succeeded'],
+    ]);
     const stepLines = sink.lines.filter((l) => l.origin.kind === 'step').map((l) => [(l.origin as { name: string }).name, l.text]);
-    expect(stepLines).toEqual([['first', 'one'], ['first', 'two'], ['second', `hello from step env in ${join(appDir, 'bin')}`]]);
+    expect(stepLines).toEqual([
+      ['first', 'one'],
+      ['first', 'two'],
+      ['second', `hello from step env in ${join(appDir, 'bin')}`],
+    ]);
   });
 
   it('stops at the first failing step with a coded error naming the step and its exit status', async () => {
@@ -117,10 +124,25 @@ describe('StepBuilder', () => {
 
   it('writes only the requested part of a login:password variable', async () => {
     const plan = planWith([], {
-      files: [{ path: 'users', phase: 'build', mode: 0o600, secret: true, reason: 'r', content: [
-        { env: 'AUTH', part: 'before-first-colon' }, { text: ':{PLAIN}' }, { env: 'AUTH', part: 'after-first-colon' }, { text: '\n' },
-        { env: 'NO_COLON', part: 'before-first-colon' }, { text: '|' }, { env: 'NO_COLON', part: 'after-first-colon' }, { text: '\n' },
-      ] }],
+      files: [
+        {
+          path: 'users',
+          phase: 'build',
+          mode: 0o600,
+          secret: true,
+          reason: 'r',
+          content: [
+            { env: 'AUTH', part: 'before-first-colon' },
+            { text: ':{PLAIN}' },
+            { env: 'AUTH', part: 'after-first-colon' },
+            { text: '\n' },
+            { env: 'NO_COLON', part: 'before-first-colon' },
+            { text: '|' },
+            { env: 'NO_COLON', part: 'after-first-colon' },
+            { text: '\n' },
+          ],
+        },
+      ],
     });
     const { run, appDir } = await build(plan, { env: { AUTH: 'alice:pa:ss', NO_COLON: 'bob' } });
     await run;
@@ -154,7 +176,10 @@ describe('StepBuilder', () => {
     expect((await first.run).map((r) => [r.name, r.status])).toEqual([['fill', 'succeeded']]);
     expect(await readFile(join(first.appDir, 'side-effect'), 'utf8')).toBe('filled\n');
     const second = await build(plan, { layers });
-    expect((await second.run).map((r) => [r.name, r.status])).toEqual([['fill', 'cached'], ['redo', 'succeeded']]);
+    expect((await second.run).map((r) => [r.name, r.status])).toEqual([
+      ['fill', 'cached'],
+      ['redo', 'succeeded'],
+    ]);
     expect(await readFile(join(second.appDir, 'side-effect'), 'utf8')).toBe('redone\n');
   });
 });
@@ -171,7 +196,10 @@ describe('StepBuilder: onFailure rules', () => {
 
   const failing = async (s: BuildStep) => {
     const { run } = await build(planWith([s]));
-    return run.then(() => expect.unreachable('the build should fail'), (error: unknown) => error);
+    return run.then(
+      () => expect.unreachable('the build should fail'),
+      (error: unknown) => error,
+    );
   };
 
   it('raises the coded error of a rule whose pattern matches an output line (case-insensitive, stdout or stderr)', async () => {
@@ -197,7 +225,7 @@ describe('StepBuilder: onFailure rules', () => {
     expect(within).toMatchObject({ code: 'RUNPLAN_E_DEMO_AUTH_REFUSED' });
   });
 
-  it('raises the not-found rule\'s error when the program cannot be started, and only then', async () => {
+  it("raises the not-found rule's error when the program cannot be started, and only then", async () => {
     const error = await failing(exec('tool', ['runplan-no-such-tool', '--version'], { onFailure: [refused, missing, anyFailure] }));
     expect(error).toMatchObject({
       code: 'RUNPLAN_E_DEMO_TOOL_MISSING',
@@ -218,7 +246,7 @@ describe('StepBuilder: onFailure rules', () => {
     expect(ran).toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code, details: { step: 'tool', exitCode: 4 } });
   });
 
-  it('raises the any rule\'s error for whatever failure, in rule order', async () => {
+  it("raises the any rule's error for whatever failure, in rule order", async () => {
     const error = await failing(step('build', 'exit 5', { onFailure: [refused, anyFailure, missing] }));
     expect(error).toMatchObject({ code: 'RUNPLAN_E_DEMO_BROKEN', kind: 'deployment', file: 'package.json', variable: undefined, details: { step: 'build', exitCode: 5 } });
     // The first rule that matches wins, even when a later one is more specific.
@@ -275,10 +303,16 @@ describe('StepBuilder: placeholders and temporary directory', () => {
 
   it('fills placeholder chunks of files', async () => {
     const plan = planWith([step('show', 'cat conf/app.conf')], {
-      files: [{
-        path: 'conf/app.conf', phase: 'build', mode: 0o644, secret: false, reason: 'r',
-        content: [{ text: 'root ' }, { placeholder: 'APP_HOME' }, { text: '/public;\nsocket ' }, { placeholder: 'RUN_DIR' }, { text: '/puma.sock;\n' }],
-      }],
+      files: [
+        {
+          path: 'conf/app.conf',
+          phase: 'build',
+          mode: 0o644,
+          secret: false,
+          reason: 'r',
+          content: [{ text: 'root ' }, { placeholder: 'APP_HOME' }, { text: '/public;\nsocket ' }, { placeholder: 'RUN_DIR' }, { text: '/puma.sock;\n' }],
+        },
+      ],
     });
     const { run, appDir, stepLines } = await build(plan);
     await run;
@@ -287,7 +321,7 @@ describe('StepBuilder: placeholders and temporary directory', () => {
     expect(stepLines('show')).toEqual(expected.trimEnd().split('\n'));
   });
 
-  it('gives steps the private temporary directory as TMPDIR, and the host\'s otherwise', async () => {
+  it("gives steps the private temporary directory as TMPDIR, and the host's otherwise", async () => {
     const privateTmp = await tempDir('runplan-step-tmp-');
     const plan = planWith([step('tmp', 'echo "$TMPDIR"; mktemp')]);
     const { run, stepLines } = await build(plan, { tempDir: privateTmp });
@@ -352,7 +386,10 @@ describe('StepBuilder: install steps', () => {
     const source = await toolArchive('tool.tar.gz');
     const cacheDir = await tempDir('runplan-builder-cache-');
     const first = await build(planWith([installStep(source), useTool]), { cacheDir });
-    expect((await first.run).map((r) => [r.name, r.status])).toEqual([['tool', 'succeeded'], ['use', 'succeeded']]);
+    expect((await first.run).map((r) => [r.name, r.status])).toEqual([
+      ['tool', 'succeeded'],
+      ['use', 'succeeded'],
+    ]);
     const tool = join(first.appDir, '.runplan/tool/bin/tool');
     expect((await stat(tool)).mode & 0o777).toBe(0o755);
     expect((await lstat(join(first.appDir, '.runplan/bin/tool'))).isSymbolicLink()).toBe(true);
@@ -371,7 +408,7 @@ describe('StepBuilder: install steps', () => {
     expect(hits.get('/tool.tar.gz')).toBe(1);
   });
 
-  it('fetches with the builder\'s install options (clock, attempts)', async () => {
+  it("fetches with the builder's install options (clock, attempts)", async () => {
     const source = await toolArchive('flaky-tool.tar.gz');
     const bytes = served.get('/flaky-tool.tar.gz') as Buffer;
     served.set('/flaky-tool.tar.gz', (n) => (n === 1 ? { status: 503 } : { status: 200, body: bytes }));
@@ -382,7 +419,7 @@ describe('StepBuilder: install steps', () => {
     expect(stepLines('tool')).toContain(`download of ${source.url} failed (HTTP 503 Service Unavailable); attempt 2 of 3 in 0.0 s`);
   });
 
-  it('stops the build with the install\'s coded error; nothing is cached and later steps do not run', async () => {
+  it("stops the build with the install's coded error; nothing is cached and later steps do not run", async () => {
     const source = await toolArchive('tampered.tar.gz');
     const genuine = source.sha256;
     const cacheDir = await tempDir('runplan-builder-cache-');

@@ -8,7 +8,15 @@ import { freePort } from '../helpers/ports.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => { s.closeAllConnections(); s.close(r); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((r) => {
+          s.closeAllConnections();
+          s.close(r);
+        }),
+    ),
+  );
 });
 
 /** A real HTTP server answering each path with the given status (or a function of the request count). */
@@ -32,7 +40,12 @@ async function serve(routes: Record<string, number | ((n: number) => number) | '
 function run(port: number, paths: string[], timing: Partial<{ readyTimeoutMs: number; requestTimeoutMs: number; retryDelayMs: number }> = {}, verifyListenAddress = false) {
   const clock = new InstantClock();
   const sink = memorySink();
-  const check = planHealthCheck(paths.map((path, i) => ({ path, source: `CC_HEALTH_CHECK_PATH_${i}` })), { kind: 'port', reason: 'r' }, port, timing);
+  const check = planHealthCheck(
+    paths.map((path, i) => ({ path, source: `CC_HEALTH_CHECK_PATH_${i}` })),
+    { kind: 'port', reason: 'r' },
+    port,
+    timing,
+  );
   const report = new HttpHealthChecker({ clock }).check({ baseUrl: `http://127.0.0.1:${port}`, check, verifyListenAddress }, new Logger(sink));
   return report.then((r) => ({ report: r, lines: sink.lines.map((l) => l.text), clock }));
 }

@@ -42,7 +42,7 @@ const TRICKY = [
 ].join('\n');
 
 describe('application.conf parity with java.util.Properties', () => {
-  it('reads a tricky file exactly as the JVM does, under the service\'s framework id', async () => {
+  it("reads a tricky file exactly as the JVM does, under the service's framework id", async () => {
     const { jar } = await standInDistributions();
     const app = await tempDir('runplan-conf-parity-');
     await mkdir(join(app, 'conf'));

@@ -11,8 +11,16 @@ import { isAlive, processesUnder } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const proc = (name: string, script: string, extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
-  name, role: 'worker', command: { kind: 'shell', script }, cwd: '.', env: {}, pathPrepend: [], port: null,
-  restart: DEFAULT_RESTART, stopGraceMs: 2_000, ...extra,
+  name,
+  role: 'worker',
+  command: { kind: 'shell', script },
+  cwd: '.',
+  env: {},
+  pathPrepend: [],
+  port: null,
+  restart: DEFAULT_RESTART,
+  stopGraceMs: 2_000,
+  ...extra,
 });
 
 async function start(processes: PlannedProcess[], env: Record<string, string> = {}, clock = new InstantClock()) {
@@ -43,7 +51,7 @@ describe('LocalProcessRunner', () => {
     const { app, sink } = await start([proc('web', WEB, { role: 'web', port, env: { EXTRA: 'from plan' } })], { PORT: String(port), GREETING: 'hello' });
     try {
       await until(() => sink.lines.length > 0 || app.processes()[0]?.running === true);
-      let answer;
+      let answer: unknown;
       for (let i = 0; i < 100 && !answer; i++) answer = await get(`http://127.0.0.1:${port}/`).catch(() => new Promise((r) => setTimeout(() => r(undefined), 50)));
       expect(JSON.parse((answer as { body: string }).body)).toEqual({ port: String(port), greeting: 'hello', extra: 'from plan' });
     } finally {
@@ -98,10 +106,7 @@ describe('LocalProcessRunner', () => {
     const socket = `${socketDir}/backend.sock`;
     const backend = `node -e "setTimeout(() => require('http').createServer((q, s) => { s.statusCode = 404; s.end(); }).listen(process.env.SOCK), 700)"`;
     const front = `node -e "require('http').request({ socketPath: process.env.SOCK, path: '/' }, (r) => console.log('front saw backend ' + r.statusCode)).end(); setInterval(() => {}, 1000)"`;
-    const { app, sink } = await start(
-      [proc('backend', backend), proc('front', front, { startAfter: [{ kind: 'http-unix-socket', socket, path: '/' }] })],
-      { SOCK: socket },
-    );
+    const { app, sink } = await start([proc('backend', backend), proc('front', front, { startAfter: [{ kind: 'http-unix-socket', socket, path: '/' }] })], { SOCK: socket });
     try {
       await until(() => sink.lines.some((l) => l.text.startsWith('front saw backend')));
       const texts = sink.lines.map((l) => l.text);

@@ -111,7 +111,7 @@ describe('shared tree cache (archive sources)', () => {
   });
 
   it('keeps an archive with several top-level entries as it is', async () => {
-    await distribution('flat', { 'bin/tool': { text: 'x', mode: 0o755 }, 'README': { text: 'r' } });
+    await distribution('flat', { 'bin/tool': { text: 'x', mode: 0o755 }, README: { text: 'r' } });
     const { dir } = await ensureTree(await cacheDir(), serve('flat.zip', await zipOf('flat')));
     expect((await readdir(dir)).sort()).toEqual(['README', 'bin']);
   });
@@ -203,14 +203,22 @@ describe('shared tree cache (archive sources)', () => {
   it.each([
     ['not an archive', async () => Buffer.from('<html>a login page</html>'), /neither a zip nor a tar archive/],
     ['an entry outside the root', async () => zipOf('evil', "  z.writestr('play-9.9.9/play', 'x')\n  z.writestr('../evil', 'x')\n"), /cannot be unpacked as zip|outside/],
-    ['a symbolic link', async () => zipOf('link', "  i = zipfile.ZipInfo('play-9.9.9/framework/link'); i.create_system = 3; i.external_attr = 0o120777 << 16\n  z.writestr(i, '/etc/passwd')\n"), /symbolic link/],
-    ['a tar entry outside the root', async () => {
-      await mkdir(join(root, 'tar-evil', 'inner'), { recursive: true });
-      await writeFile(join(root, 'tar-evil', 'evil'), 'x');
-      const file = join(root, 'tar-evil.tar.gz');
-      await tar.c({ gzip: true, file, cwd: join(root, 'tar-evil', 'inner'), preservePaths: true }, ['../evil']);
-      return readFile(file);
-    }, /cannot be unpacked as tar.gz.*\.\./],
+    [
+      'a symbolic link',
+      async () => zipOf('link', "  i = zipfile.ZipInfo('play-9.9.9/framework/link'); i.create_system = 3; i.external_attr = 0o120777 << 16\n  z.writestr(i, '/etc/passwd')\n"),
+      /symbolic link/,
+    ],
+    [
+      'a tar entry outside the root',
+      async () => {
+        await mkdir(join(root, 'tar-evil', 'inner'), { recursive: true });
+        await writeFile(join(root, 'tar-evil', 'evil'), 'x');
+        const file = join(root, 'tar-evil.tar.gz');
+        await tar.c({ gzip: true, file, cwd: join(root, 'tar-evil', 'inner'), preservePaths: true }, ['../evil']);
+        return readFile(file);
+      },
+      /cannot be unpacked as tar.gz.*\.\./,
+    ],
     ['a truncated zip', async () => (await zipOf('truncated-src-less', "  z.writestr('play-9.9.9/play', 'x' * 5000)\n")).subarray(0, 200), /cannot be unpacked as zip/],
   ])('refuses an archive with %s, and caches nothing', async (_name, make, message) => {
     const bytes = await make();
@@ -255,7 +263,12 @@ describe('shared tree cache (npm sources)', () => {
     await writeFile(join(dir, 'package', 'bin', 'tool'), '#!/bin/sh\necho tool\n', { mode: 0o755 });
     const file = join(root, 'npm', `${name.replace('/', '-')}.tgz`);
     await tar.c({ gzip: true, file, cwd: dir, portable: true }, ['package']);
-    return { file, integrity: `sha512-${createHash('sha512').update(await readFile(file)).digest('base64')}` };
+    return {
+      file,
+      integrity: `sha512-${createHash('sha512')
+        .update(await readFile(file))
+        .digest('base64')}`,
+    };
   }
 
   /** Stands for the host's npm: `npm pack <spec> --pack-destination <dir>` writes the tarball there. */

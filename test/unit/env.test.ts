@@ -45,9 +45,7 @@ describe('environment assembly', () => {
   it('rejects names other than ASCII letters, digits and _ with a coded error naming the variable', () => {
     for (const bad of ['A-B', 'É', 'A B', '', '1ABC', 'A.B']) {
       expect(isValidVariableName(bad)).toBe(false);
-      expect(() => assembleEnvironment({ application: { [bad]: 'x' } })).toThrowError(
-        expect.objectContaining({ code: CoreErrors.ENV_INVALID_NAME.code, variable: bad }),
-      );
+      expect(() => assembleEnvironment({ application: { [bad]: 'x' } })).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_INVALID_NAME.code, variable: bad }));
     }
     for (const good of ['A', '_A', 'a_b_1', 'CC_HEALTH_CHECK_PATH_0']) expect(isValidVariableName(good)).toBe(true);
     expect(() => assembleEnvironment({ links: [{ name: 'pg', variables: { 'BAD-NAME': 'x' } }] })).toThrow(/from addon pg/);
@@ -75,10 +73,7 @@ describe('assignments and env files', () => {
   });
 
   it('parses env files: comments, export, quotes, escapes, multi-line values, line numbers', () => {
-    const parsed = parseEnvFile(
-      ['# comment', '', 'export A=1', "B='lit $x \\n'", 'C="a\\nb \\"q\\""', 'D=plain # trailing comment', 'E="multi', 'line"'].join('\n'),
-      'app.env',
-    );
+    const parsed = parseEnvFile(['# comment', '', 'export A=1', "B='lit $x \\n'", 'C="a\\nb \\"q\\""', 'D=plain # trailing comment', 'E="multi', 'line"'].join('\n'), 'app.env');
     expect(parsed).toEqual([
       { name: 'A', value: '1', origin: 'app.env:3' },
       { name: 'B', value: 'lit $x \\n', origin: 'app.env:4' },
@@ -95,8 +90,20 @@ describe('assignments and env files', () => {
 });
 
 describe('secrets', () => {
-  it('classifies the specification\'s credentials and conventional secret names', () => {
-    for (const name of ['NPM_TOKEN', 'SECRET_KEY_BASE', 'STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'STORAGE_ADDON_BUCKET_NAME', 'STORAGE_ADDON_ENDPOINT', 'CC_HTTP_BASIC_AUTH', 'CC_HTTP_BASIC_AUTH_2', 'DB_PASSWORD', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY']) {
+  it("classifies the specification's credentials and conventional secret names", () => {
+    for (const name of [
+      'NPM_TOKEN',
+      'SECRET_KEY_BASE',
+      'STORAGE_ADDON_KEY_ID',
+      'STORAGE_ADDON_KEY_SECRET',
+      'STORAGE_ADDON_BUCKET_NAME',
+      'STORAGE_ADDON_ENDPOINT',
+      'CC_HTTP_BASIC_AUTH',
+      'CC_HTTP_BASIC_AUTH_2',
+      'DB_PASSWORD',
+      'GITHUB_TOKEN',
+      'AWS_SECRET_ACCESS_KEY',
+    ]) {
       expect(secretReason(name, 'x'), name).toBeDefined();
     }
     expect(secretReason('DATABASE_URL', 'postgres://user:pw@db:5432/x')).toBe('url-credentials');
@@ -128,12 +135,16 @@ describe('the environment of a saved plan', () => {
   };
 
   it('names the variables an executor fills instead of giving their value', () => {
-    expect(planned().toPlan().variables.find((v) => v.name === 'APP_HOME')).toEqual({ name: 'APP_HOME', source: 'service', origin: 'service', secret: false, placeholder: 'APP_HOME' });
+    expect(
+      planned()
+        .toPlan()
+        .variables.find((v) => v.name === 'APP_HOME'),
+    ).toEqual({ name: 'APP_HOME', source: 'service', origin: 'service', secret: false, placeholder: 'APP_HOME' });
     // Only a whole value is a placeholder: text around one is a value like any other.
     expect(assembleEnvironment({ application: { X: '${APP_HOME}/x' } }).toPlan().variables[0]).toMatchObject({ value: '${APP_HOME}/x' });
   });
 
-  it('is the plan\'s variables with the secret values given, the executor\'s placeholders left to fill', () => {
+  it("is the plan's variables with the secret values given, the executor's placeholders left to fill", () => {
     const original = planned();
     const env = Environment.fromPlan(original.toPlan(), { NPM_TOKEN: 'tok-123456', DATABASE_URL: 'postgres://app:pg-pass-77@db/app', UNUSED: 'x' });
     expect(env.list()).toEqual(original.list());
@@ -163,7 +174,12 @@ describe('the environment of a saved plan', () => {
     // A secret may change without planning again: plans hold none.
     expect(environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_rotated_token_99' } }).get('NPM_TOKEN')).toBe('npm_rotated_token_99');
     expect(() => environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_secret_token_1234', NODE_ENV: 'development' } })).toThrowError(
-      expect.objectContaining({ code: CoreErrors.PLAN_ENV_MISMATCH.code, kind: 'input', variable: 'NODE_ENV', message: expect.stringContaining('NODE_ENV (application variables) has another value than in the plan') }),
+      expect.objectContaining({
+        code: CoreErrors.PLAN_ENV_MISMATCH.code,
+        kind: 'input',
+        variable: 'NODE_ENV',
+        message: expect.stringContaining('NODE_ENV (application variables) has another value than in the plan'),
+      }),
     );
     expect(() => environmentForPlan(plan, { application: { NPM_TOKEN: 'npm_secret_token_1234' }, links: [{ name: 'redis', variables: { REDIS_URL: 'redis://r' } }] })).toThrowError(
       expect.objectContaining({ code: CoreErrors.PLAN_ENV_MISMATCH.code, variable: 'REDIS_URL', message: expect.stringContaining('REDIS_URL (addon redis) is not a variable of the plan') }),

@@ -10,7 +10,9 @@ import { ROOT } from '../helpers/cli.js';
 const documented = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
 const documentedCodes = [...documented.matchAll(/^## (RUNPLAN_[EW]_[A-Z0-9_]+)\s*$/gm)].map((m) => m[1]);
 const definedCodes = [...listDefinitions(CoreErrors), ...defaultRegistry().errorDefinitions()].map((d) => d.code);
-const definedWarnings = defaultRegistry().warningDefinitions().map((d) => d.code);
+const definedWarnings = defaultRegistry()
+  .warningDefinitions()
+  .map((d) => d.code);
 
 describe('error registry', () => {
   it('documents every error code in docs/errors.md', () => {
@@ -45,7 +47,7 @@ describe('error registry', () => {
     expect(() => defineWarnings({ NOAREA: { title: 't', fix: 'f' } })).toThrow(/invalid warning code/);
   });
 
-  it('creates plan warnings with the definition\'s fix unless the occurrence has its own', () => {
+  it("creates plan warnings with the definition's fix unless the occurrence has its own", () => {
     const W = defineWarnings({ TEST_THING: { title: 't', fix: 'do this' } });
     expect(W.TEST_THING.create({ message: 'm', file: 'f' })).toEqual({ code: 'RUNPLAN_W_TEST_THING', message: 'm', file: 'f', fix: 'do this' });
     expect(W.TEST_THING.create({ message: 'm', fix: 'other' }).fix).toBe('other');

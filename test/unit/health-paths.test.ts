@@ -16,7 +16,12 @@ describe('health-check paths', () => {
   });
 
   it('ignores empty values and keeps query strings', () => {
-    expect(healthPathsFromEnv([['CC_HEALTH_CHECK_PATH', ''], ['CC_HEALTH_CHECK_PATH_1', '/h?deep=1']])).toEqual([{ path: '/h?deep=1', source: 'CC_HEALTH_CHECK_PATH_1' }]);
+    expect(
+      healthPathsFromEnv([
+        ['CC_HEALTH_CHECK_PATH', ''],
+        ['CC_HEALTH_CHECK_PATH_1', '/h?deep=1'],
+      ]),
+    ).toEqual([{ path: '/h?deep=1', source: 'CC_HEALTH_CHECK_PATH_1' }]);
   });
 
   it('refuses values that are not a URL path, naming the variable', () => {

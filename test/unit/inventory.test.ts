@@ -36,7 +36,9 @@ function greeterBuildpack(id = 'greeter', priority = 100) {
           decisions: [{ id: `${id}.greeting`, subject: 'Greeting', requested: null, source: 'inventory', resolved: greeting, reason: 'the inventory says so', overridden: [] }],
           steps: [],
           layers: [],
-          processes: [{ name: 'web', role: 'web', command: { kind: 'exec', argv: ['echo', greeting] }, cwd: '.', env: {}, pathPrepend: [], port: context.host.port, restart: DEFAULT_RESTART, stopGraceMs: 1000 }],
+          processes: [
+            { name: 'web', role: 'web', command: { kind: 'exec', argv: ['echo', greeting] }, cwd: '.', env: {}, pathPrepend: [], port: context.host.port, restart: DEFAULT_RESTART, stopGraceMs: 1000 },
+          ],
           files: [],
           warnings: [],
         };
@@ -79,10 +81,14 @@ describe('inventory documents', () => {
     );
   });
 
-  it('says which parts an inventory has when the buildpack\'s is missing', () => {
+  it("says which parts an inventory has when the buildpack's is missing", () => {
     const { buildpack } = greeterBuildpack();
     expect(() => inventoryPart(inventory({ node: {}, ruby: {} }), buildpack)).toThrowError(
-      expect.objectContaining({ code: CoreErrors.INVENTORY_INCOMPLETE.code, kind: 'input', reason: 'the inventory has no "greeter" part (it covers node, ruby), so the Greeter greeter buildpack cannot plan from it.' }),
+      expect.objectContaining({
+        code: CoreErrors.INVENTORY_INCOMPLETE.code,
+        kind: 'input',
+        reason: 'the inventory has no "greeter" part (it covers node, ruby), so the Greeter greeter buildpack cannot plan from it.',
+      }),
     );
     expect(() => inventoryPart(inventory({}), buildpack)).toThrowError(expect.objectContaining({ reason: expect.stringContaining('(it covers no buildpack)') }));
   });
@@ -95,12 +101,16 @@ describe('inventory documents', () => {
 });
 
 describe('gathering an inventory', () => {
-  it('asks each provider once, in a stable order, with the host\'s cache and this machine\'s size', async () => {
+  it("asks each provider once, in a stable order, with the host's cache and this machine's size", async () => {
     const b = greeterBuildpack('b', 5);
     const a = greeterBuildpack('a', 1);
     const { inventory: _none, ...plain } = greeterBuildpack('plain').buildpack;
     const gathered = await gatherInventory(new BuildpackRegistry([b.buildpack, a.buildpack, plain]), { cacheDir: '/var/cache/runplan' });
-    expect(gathered).toEqual({ schemaVersion: 1, host: { instance: machineInstance() }, buildpacks: { a: { greeting: 'hello from /var/cache/runplan', cpus: 1 }, b: { greeting: 'hello from /var/cache/runplan', cpus: 1 } } });
+    expect(gathered).toEqual({
+      schemaVersion: 1,
+      host: { instance: machineInstance() },
+      buildpacks: { a: { greeting: 'hello from /var/cache/runplan', cpus: 1 }, b: { greeting: 'hello from /var/cache/runplan', cpus: 1 } },
+    });
     expect(Object.keys(gathered.buildpacks)).toEqual(['a', 'b']);
     expect(parseInventory(JSON.parse(JSON.stringify(gathered)))).toEqual(gathered);
   });
@@ -116,7 +126,7 @@ describe('gathering an inventory', () => {
     expect([a.gathers(), b.gathers()]).toEqual([0, 2]);
   });
 
-  it('refuses a part its provider gathered that does not match the provider\'s schema', async () => {
+  it("refuses a part its provider gathered that does not match the provider's schema", async () => {
     const { buildpack } = greeterBuildpack();
     const broken = { ...buildpack, inventory: { ...buildpack.inventory!, gather: async () => ({ greeting: 'hi' }) } };
     await expect(gatherInventory(new BuildpackRegistry([broken]), { cacheDir: '/c' })).rejects.toMatchObject({
@@ -127,7 +137,7 @@ describe('gathering an inventory', () => {
 });
 
 describe('planning from an inventory', () => {
-  it('gives the planner its validated part and plans for the inventory\'s machine', async () => {
+  it("gives the planner its validated part and plans for the inventory's machine", async () => {
     const g = greeterBuildpack();
     const registry = testRegistry().register(g.buildpack);
     const given = testInventory();
@@ -157,10 +167,13 @@ describe('planning from an inventory', () => {
     const bad = testInventory();
     (bad.buildpacks.ruby as { rubies: unknown }).rubies = 'ruby 3.3';
     const files = new MemorySource({ Gemfile: "gem 'puma'\n", 'Gemfile.lock': 'GEM\n  specs:\n    puma (6.6.0)\n', 'config.ru': 'x' });
-    await expect(createPlan({ registry: testRegistry(), files, inventory: bad })).rejects.toMatchObject({ code: CoreErrors.INVENTORY_INVALID.code, message: expect.stringContaining('the "ruby" part of the inventory is not valid: rubies: ') });
+    await expect(createPlan({ registry: testRegistry(), files, inventory: bad })).rejects.toMatchObject({
+      code: CoreErrors.INVENTORY_INVALID.code,
+      message: expect.stringContaining('the "ruby" part of the inventory is not valid: rubies: '),
+    });
   });
 
-  it('gathers only the selected buildpack\'s part without one', async () => {
+  it("gathers only the selected buildpack's part without one", async () => {
     const g = greeterBuildpack();
     const registry = testRegistry().register(g.buildpack);
     const result = await createPlan({ registry, files: GREETING_APP, host: { cacheDir: '/var/cache/runplan' } });

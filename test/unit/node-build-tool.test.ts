@@ -94,7 +94,9 @@ describe('development dependencies (rule 8, the four cases of NOTES)', () => {
   });
 
   it('refuses other values', () => {
-    expect(() => resolveDevDependencies({ ccNodeDevDependencies: 'yes' })).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_DEV_DEPENDENCIES_INVALID.code, variable: 'CC_NODE_DEV_DEPENDENCIES' }));
+    expect(() => resolveDevDependencies({ ccNodeDevDependencies: 'yes' })).toThrowError(
+      expect.objectContaining({ code: NodeErrors.NODE_DEV_DEPENDENCIES_INVALID.code, variable: 'CC_NODE_DEV_DEPENDENCIES' }),
+    );
   });
 
   const tool = (manager: string, extra = {}) => ({ ...resolveBuildTool({ lockfiles: [] }), manager, tool: manager, managerVersion: '4.9.2', ...extra }) as never;
@@ -114,7 +116,7 @@ describe('development dependencies (rule 8, the four cases of NOTES)', () => {
     expect(installCommand(tool(manager), dev, '12.2.0').run).toEqual({ kind: 'exec', argv });
   });
 
-  it('passes the yarn environment and pnpm\'s own version pinning off, never a secret', () => {
+  it("passes the yarn environment and pnpm's own version pinning off, never a secret", () => {
     expect(installCommand(tool('yarn-berry'), true, '12.2.0').env).toEqual({ YARN_ENABLE_TELEMETRY: '0', YARN_ENABLE_PROGRESS_BARS: 'false' });
     expect(installCommand(tool('pnpm'), true, '12.2.0').env).toEqual({ npm_config_manage_package_manager_versions: 'false' });
     expect(installCommand(tool('custom', { customCommand: 'make deps' }), true, '12.2.0')).toMatchObject({ run: { kind: 'shell', script: 'make deps' }, env: {} });
@@ -147,10 +149,18 @@ describe('package managers runplan installs', () => {
     }
   });
 
-  it('writes .yarnrc.yml with yarnPath to the installed release and the node-modules linker, keeping the application\'s settings', () => {
+  it("writes .yarnrc.yml with yarnPath to the installed release and the node-modules linker, keeping the application's settings", () => {
     const { file, overridden } = planYarnrc('enableTelemetry: false\nyarnPath: .yarn/releases/yarn-4.1.0.cjs\nnodeLinker: pnp\n\n', 'yarn-berry', '4.9.2');
-    expect(file).toMatchObject({ path: '.yarnrc.yml', phase: 'build', secret: false, content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] });
-    expect(overridden.map((o) => [o.source, o.value])).toEqual([['.yarnrc.yml yarnPath', '.yarn/releases/yarn-4.1.0.cjs'], ['.yarnrc.yml nodeLinker', 'pnp']]);
+    expect(file).toMatchObject({
+      path: '.yarnrc.yml',
+      phase: 'build',
+      secret: false,
+      content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }],
+    });
+    expect(overridden.map((o) => [o.source, o.value])).toEqual([
+      ['.yarnrc.yml yarnPath', '.yarn/releases/yarn-4.1.0.cjs'],
+      ['.yarnrc.yml nodeLinker', 'pnp'],
+    ]);
     expect(planYarnrc(undefined, 'yarn2', '2.4.2').file.content).toEqual([{ text: 'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\n' }]);
   });
 });
@@ -187,7 +197,7 @@ describe('.npmrc for NPM_TOKEN (rule 9)', () => {
     expect(r.file).toMatchObject({ path: '.npmrc', mode: 0o600, secret: true, phase: 'build' });
   });
 
-  it('uses CC_NPM_REGISTRY\'s host for the token line and keeps the app\'s own lines', async () => {
+  it("uses CC_NPM_REGISTRY's host for the token line and keeps the app's own lines", async () => {
     const r = await planNpmrc({ ...base, ccNpmRegistry: '127.0.0.1:4873', appNpmrc: '@private:registry=http://${CC_NPM_REGISTRY}/\nsave-exact=true\n' });
     expect(text(r.file.content)).toBe('@private:registry=http://${CC_NPM_REGISTRY}/\nsave-exact=true\n//127.0.0.1:4873/:_authToken=<NPM_TOKEN>\n');
     expect(r.decision).toMatchObject({ source: 'env CC_NPM_REGISTRY', resolved: 'https://127.0.0.1:4873/' });

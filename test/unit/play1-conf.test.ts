@@ -28,7 +28,14 @@ describe('application.conf as java.util.Properties reads it', () => {
     ['a=café', [['a', 'café']]],
     ['a=c:\\\\dir', [['a', 'c:\\dir']]],
     ['a=\\q', [['a', 'q']]],
-    ['a=1\r\nb=2\rc=3', [['a', '1'], ['b', '2'], ['c', '3']]],
+    [
+      'a=1\r\nb=2\rc=3',
+      [
+        ['a', '1'],
+        ['b', '2'],
+        ['c', '3'],
+      ],
+    ],
     ['a=${X}', [['a', '${X}']]],
   ])('%j', (text, expected) => {
     expect(entries(text)).toEqual(expected);
@@ -90,7 +97,12 @@ describe('what the plan says about application.conf', () => {
   it('warns about each undefined reference, naming the key, the line and the variable', () => {
     const { warnings } = analyse('%platform.db.pass=${DB_PASS}\nXForwardedSupport=all\n');
     expect(warnings).toEqual([
-      expect.objectContaining({ code: 'RUNPLAN_W_PLAY1_UNDEFINED_REFERENCE', file: 'conf/application.conf', variable: 'DB_PASS', message: expect.stringContaining('%platform.db.pass (line 1) refers to ${DB_PASS}') }),
+      expect.objectContaining({
+        code: 'RUNPLAN_W_PLAY1_UNDEFINED_REFERENCE',
+        file: 'conf/application.conf',
+        variable: 'DB_PASS',
+        message: expect.stringContaining('%platform.db.pass (line 1) refers to ${DB_PASS}'),
+      }),
     ]);
     expect(analyse('%platform.db.pass=${DB_PASS}\nXForwardedSupport=all\n', { DB_PASS: 'addon pg' }).warnings).toEqual([]);
   });

@@ -25,7 +25,13 @@ function registry(options: Play1Options = HOST) {
   return new BuildpackRegistry([createNodeBuildpack({ inventory: TEST_INVENTORY }), createPlay1Buildpack(options)]);
 }
 /** Plans with the Play 1.x part of the inventory gathered for `options`, the host's programs as `programs` say. */
-const plan = (files: Record<string, string> = APP, application: Record<string, string> = {}, options: Play1Options = HOST, extra: Partial<Parameters<typeof createPlan>[0]> = {}, programs: Programs = {}) =>
+const plan = (
+  files: Record<string, string> = APP,
+  application: Record<string, string> = {},
+  options: Play1Options = HOST,
+  extra: Partial<Parameters<typeof createPlan>[0]> = {},
+  programs: Programs = {},
+) =>
   createPlan({
     registry: registry(options),
     inventory: testInventory({ play1: play1InventoryPart(options, programs) }),
@@ -42,7 +48,10 @@ describe('Play 1.x detection', () => {
     const { buildpack, detection } = await detect({ ...APP, 'package.json': '{"main":"a.js"}' });
     expect(buildpack.id).toBe('play1');
     expect(detection.evidence).toEqual(['conf/application.conf found', 'conf/routes found']);
-    expect(detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([['play1', 'pass'], ['node', 'pass']]);
+    expect(detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([
+      ['play1', 'pass'],
+      ['node', 'pass'],
+    ]);
   });
 
   it.each([['build.sbt'], ['project/Build.scala'], ['project/plugins.sbt'], ['project/build.properties']])('skips an sbt project (%s), with the evidence', async (marker) => {
@@ -67,7 +76,10 @@ describe('Play 1.x plan', () => {
     const { plan: p } = await plan();
     expect(p.build.steps.map((s) => [s.name, s.run])).toEqual([
       ['java', { kind: 'exec', argv: ['java', '-version'] }],
-      ['framework', { kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play/1.11.0/play-1.11.0.zip', sha256: SHA }, target: '.runplan/play-1.11.0', executables: ['play'], links: [] }],
+      [
+        'framework',
+        { kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play/1.11.0/play-1.11.0.zip', sha256: SHA }, target: '.runplan/play-1.11.0', executables: ['play'], links: [] },
+      ],
       ['deps', { kind: 'exec', argv: ['play', 'deps', '--sync', '--%platform'] }],
       ['precompile', { kind: 'exec', argv: ['play', 'precompile', '--%platform'] }],
     ]);
@@ -92,7 +104,10 @@ describe('Play 1.x plan', () => {
   it('reports a java that cannot be started during the build as PLAY1_JAVA_NOT_FOUND', async () => {
     const { plan: p } = await plan();
     expect(p.build.steps[0]?.onFailure).toEqual([
-      { when: { kind: 'not-found' }, error: { code: Play1Errors.PLAY1_JAVA_NOT_FOUND.code, kind: 'deployment', message: 'java cannot be run; Play\'s launcher needs it.', fix: Play1Errors.PLAY1_JAVA_NOT_FOUND.fix } },
+      {
+        when: { kind: 'not-found' },
+        error: { code: Play1Errors.PLAY1_JAVA_NOT_FOUND.code, kind: 'deployment', message: "java cannot be run; Play's launcher needs it.", fix: Play1Errors.PLAY1_JAVA_NOT_FOUND.fix },
+      },
     ]);
   });
 
@@ -105,7 +120,7 @@ describe('Play 1.x plan', () => {
 
   it('warns about a Java outside the range the series was made for', async () => {
     const { plan: p } = await plan(APP, {}, HOST, {}, { java: { major: 11, banner: 'openjdk version "11.0.2"' } });
-    expect(p.warnings).toEqual([expect.objectContaining({ code: Play1Warnings.PLAY1_JAVA_UNTESTED.code, message: 'Play 1.11.0 was made for Java 17–21; this host\'s java is 11.' })]);
+    expect(p.warnings).toEqual([expect.objectContaining({ code: Play1Warnings.PLAY1_JAVA_UNTESTED.code, message: "Play 1.11.0 was made for Java 17–21; this host's java is 11." })]);
     expect(p.runtimes[1]?.decision).toMatchObject({ resolved: '11', reason: expect.stringContaining('so this one is untested') });
     const old = await plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { java: { major: 8, banner: 'openjdk version "1.8.0_292"' }, python: { python2: 'Python 2.7.18', python3: null } });
     expect(old.plan.warnings).toEqual([]);
@@ -115,7 +130,7 @@ describe('Play 1.x plan', () => {
     expect(unknown.plan.runtimes[1]).toMatchObject({ version: 'unknown', decision: { reason: expect.stringContaining('(no python3 on this host)') } });
   });
 
-  it('uses JAVA_HOME\'s java when the deployment sets it, and shows its version in the build', async () => {
+  it("uses JAVA_HOME's java when the deployment sets it, and shows its version in the build", async () => {
     const { plan: p } = await plan(APP, { JAVA_HOME: '/usr/lib/jvm/java-21/' }, HOST, {}, { java: null });
     expect(p.build.steps[0]).toMatchObject({
       run: { kind: 'exec', argv: ['/usr/lib/jvm/java-21/bin/java', '-version'] },
@@ -137,7 +152,7 @@ describe('Play 1.x plan', () => {
     expect(p.decisions.find((d) => d.id === 'play1.port')?.overridden).toEqual([{ source: 'conf/application.conf http.port (line 4)', value: '9000', reason: 'the command-line --http.port wins' }]);
   });
 
-  it('sizes the heap from the inventory\'s machine unless the host declares its instance', async () => {
+  it("sizes the heap from the inventory's machine unless the host declares its instance", async () => {
     const small = await plan(APP, {}, HOST, { inventory: testInventory({ instance: { cpus: 1, memoryMb: 1024 } }) });
     expect(small.plan.processes[0]?.command).toMatchObject({ argv: expect.arrayContaining(['-Xmx768m', '-Xms192m']) });
     const declared = await plan(APP, {}, HOST, { inventory: testInventory({ instance: { cpus: 1, memoryMb: 1024 } }), host: { instance: { cpus: 4, memoryMb: 4096 } } });
@@ -160,7 +175,11 @@ describe('Play 1.x plan', () => {
   });
 
   it('refuses a malformed application.conf with the line at fault', async () => {
-    await expect(plan({ ...APP, 'conf/application.conf': 'a=1\nb=\\uZZ\n' })).rejects.toMatchObject({ code: Play1Errors.PLAY1_CONF_INVALID.code, file: 'conf/application.conf', message: expect.stringContaining('line 2') });
+    await expect(plan({ ...APP, 'conf/application.conf': 'a=1\nb=\\uZZ\n' })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_CONF_INVALID.code,
+      file: 'conf/application.conf',
+      message: expect.stringContaining('line 2'),
+    });
   });
 });
 
@@ -180,12 +199,18 @@ describe('Play 1.x plan with a previous plan (plan --previous)', () => {
     expect(p.warnings.map((w) => w.code)).toEqual([Play1Warnings.PLAY1_JAVA_UNTESTED.code]);
   });
 
-  it('takes the default when the previous release has no checksum here, and follows the application and the host\'s default', async () => {
+  it("takes the default when the previous release has no checksum here, and follows the application and the host's default", async () => {
     const previous = await previousWith('1.4.6');
     expect((await plan(APP, {}, HOST, { previous })).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '1.11.0' });
     const kept = await previousWith('1.5.3');
-    expect((await plan(APP, { PLAY1_VERSION: '1.11' }, HOST, { previous: kept })).plan.runtimes[0]?.decision).toMatchObject({ source: 'env PLAY1_VERSION (application variables)', resolved: '1.11.0' });
-    expect((await plan(APP, {}, { ...HOST, defaultVersion: '1.11' }, { previous: kept })).plan.runtimes[0]?.decision).toMatchObject({ source: 'host default (option defaultVersion)', resolved: '1.11.0' });
+    expect((await plan(APP, { PLAY1_VERSION: '1.11' }, HOST, { previous: kept })).plan.runtimes[0]?.decision).toMatchObject({
+      source: 'env PLAY1_VERSION (application variables)',
+      resolved: '1.11.0',
+    });
+    expect((await plan(APP, {}, { ...HOST, defaultVersion: '1.11' }, { previous: kept })).plan.runtimes[0]?.decision).toMatchObject({
+      source: 'host default (option defaultVersion)',
+      resolved: '1.11.0',
+    });
   });
 });
 
@@ -213,7 +238,11 @@ describe('Play 1.x mirror and checksums (host settings)', () => {
 
   it('reads the host settings from the runplan process environment; options win', async () => {
     const hostEnv = { RUNPLAN_PLAY1_MIRROR: 'file:///srv/mirror/{series}/play-{version}.tar.gz', RUNPLAN_PLAY1_CHECKSUMS: `1.5.3=${'C'.repeat(64)}`, RUNPLAN_PLAY1_DEFAULT_VERSION: '15' };
-    expect(play1InventoryPart({ hostEnv })).toMatchObject({ mirror: { template: hostEnv.RUNPLAN_PLAY1_MIRROR, origin: 'RUNPLAN_PLAY1_MIRROR' }, checksums: { '1.5.3': 'c'.repeat(64) }, checksumsOrigin: 'RUNPLAN_PLAY1_CHECKSUMS' });
+    expect(play1InventoryPart({ hostEnv })).toMatchObject({
+      mirror: { template: hostEnv.RUNPLAN_PLAY1_MIRROR, origin: 'RUNPLAN_PLAY1_MIRROR' },
+      checksums: { '1.5.3': 'c'.repeat(64) },
+      checksumsOrigin: 'RUNPLAN_PLAY1_CHECKSUMS',
+    });
     const fromEnv = await plan(APP, {}, { hostEnv });
     expect(fromEnv.plan.build.steps[1]?.run).toMatchObject({ source: { type: 'archive', url: 'file:///srv/mirror/1.5/play-1.5.3.tar.gz', sha256: 'c'.repeat(64) } });
     expect(fromEnv.plan.runtimes[0]?.decision).toMatchObject({ source: 'host default (RUNPLAN_PLAY1_DEFAULT_VERSION)', resolved: '1.5.3' });
@@ -223,7 +252,7 @@ describe('Play 1.x mirror and checksums (host settings)', () => {
     expect(withOptions.plan.build.steps[1]?.run).toMatchObject({ source: { url: 'https://other.example/1.5.3.zip', sha256: 'd'.repeat(64) } });
   });
 
-  it('gathers the mirror settings, and asks this machine\'s java and python for their versions', async () => {
+  it("gathers the mirror settings, and asks this machine's java and python for their versions", async () => {
     const options = { ...HOST, hostEnv: { RUNPLAN_PLAY1_CHECKSUMS: `1.10.0=${'e'.repeat(64)}` } };
     const gathered = await play1InventoryProvider(hostConfiguration(options)).gather({ cacheDir: '/c' });
     expect(Play1InventorySchema.parse(gathered)).toEqual(gathered);
@@ -243,8 +272,15 @@ describe('Play 1.x mirror and checksums (host settings)', () => {
   });
 
   it('parses checksum tables and refuses malformed ones', () => {
-    expect(parseChecksums(`# comment line\n1.11.0=${SHA}, 1.5.3=${'B'.repeat(64)}\n\n`, 'X')).toEqual(new Map([['1.11.0', SHA], ['1.5.3', 'b'.repeat(64)]]));
-    expect(() => parseChecksums('1.11.0', 'RUNPLAN_PLAY1_CHECKSUMS')).toThrowError(expect.objectContaining({ code: Play1Errors.PLAY1_CHECKSUMS_INVALID.code, message: expect.stringContaining('"1.11.0" is not VERSION=SHA256') }));
+    expect(parseChecksums(`# comment line\n1.11.0=${SHA}, 1.5.3=${'B'.repeat(64)}\n\n`, 'X')).toEqual(
+      new Map([
+        ['1.11.0', SHA],
+        ['1.5.3', 'b'.repeat(64)],
+      ]),
+    );
+    expect(() => parseChecksums('1.11.0', 'RUNPLAN_PLAY1_CHECKSUMS')).toThrowError(
+      expect.objectContaining({ code: Play1Errors.PLAY1_CHECKSUMS_INVALID.code, message: expect.stringContaining('"1.11.0" is not VERSION=SHA256') }),
+    );
     expect(() => parseChecksums('1.11.0=abc', 'X')).toThrow(/the checksum of 1.11.0 is not 64 hexadecimal digits/);
   });
 
@@ -266,7 +302,7 @@ describe('JVM heap from the instance size', () => {
     expect(heapSize(memoryMb)).toEqual({ reserveMb, maxHeapMb, initialHeapMb });
   });
 
-  it('follows the host\'s sizing rule when it gives one', () => {
+  it("follows the host's sizing rule when it gives one", () => {
     expect(heapSize(1000, { ...DEFAULT_JVM_SIZING, reservePercent: 50, maxReserveMb: 300 })).toEqual({ reserveMb: 300, maxHeapMb: 700, initialHeapMb: 175 });
   });
 });

@@ -8,16 +8,26 @@ const env = (value: string) => ({ variable: { value, origin: 'application variab
 describe('Play 1.x version values (Versioning; NOTES.md "Play 1.x version")', () => {
   // Every accepted value, written out rather than derived, so the table itself is checked.
   const table: Array<[string, string, string]> = [
-    ['1.2', '1.2', '1.2.7.2'], ['12', '1.2', '1.2.7.2'],
-    ['1.3', '1.3', '1.3.4'], ['13', '1.3', '1.3.4'],
-    ['1.4', '1.4', '1.4.6'], ['14', '1.4', '1.4.6'],
-    ['1.5', '1.5', '1.5.3'], ['15', '1.5', '1.5.3'],
-    ['1.6', '1.6', '1.6.0'], ['16', '1.6', '1.6.0'],
-    ['1.7', '1.7', '1.7.1'], ['17', '1.7', '1.7.1'],
-    ['1.8', '1.8', '1.8.0'], ['18', '1.8', '1.8.0'],
-    ['1.9', '1.9', '1.9.0'], ['19', '1.9', '1.9.0'],
-    ['1.10', '1.10', '1.10.0'], ['110', '1.10', '1.10.0'],
-    ['1.11', '1.11', '1.11.0'], ['111', '1.11', '1.11.0'],
+    ['1.2', '1.2', '1.2.7.2'],
+    ['12', '1.2', '1.2.7.2'],
+    ['1.3', '1.3', '1.3.4'],
+    ['13', '1.3', '1.3.4'],
+    ['1.4', '1.4', '1.4.6'],
+    ['14', '1.4', '1.4.6'],
+    ['1.5', '1.5', '1.5.3'],
+    ['15', '1.5', '1.5.3'],
+    ['1.6', '1.6', '1.6.0'],
+    ['16', '1.6', '1.6.0'],
+    ['1.7', '1.7', '1.7.1'],
+    ['17', '1.7', '1.7.1'],
+    ['1.8', '1.8', '1.8.0'],
+    ['18', '1.8', '1.8.0'],
+    ['1.9', '1.9', '1.9.0'],
+    ['19', '1.9', '1.9.0'],
+    ['1.10', '1.10', '1.10.0'],
+    ['110', '1.10', '1.10.0'],
+    ['1.11', '1.11', '1.11.0'],
+    ['111', '1.11', '1.11.0'],
   ];
 
   it('accepts exactly the values of the table', () => {
@@ -37,7 +47,9 @@ describe('Play 1.x version values (Versioning; NOTES.md "Play 1.x version")', ()
   });
 
   it('says why 12 means 1.2 and why 1.3 is 13, as NOTES.md settles the collision', () => {
-    expect(resolvePlay1Version(env('12')).decision.reason).toMatch(/12 is the short code of 1\.2\. The specification lists 12 for 1\.3 as well, which collides with 1\.2; as NOTES\.md settles, 12 means 1\.2/);
+    expect(resolvePlay1Version(env('12')).decision.reason).toMatch(
+      /12 is the short code of 1\.2\. The specification lists 12 for 1\.3 as well, which collides with 1\.2; as NOTES\.md settles, 12 means 1\.2/,
+    );
     expect(resolvePlay1Version(env('13')).decision.reason).toMatch(/13 is the short code of 1\.3 \(used instead of the specification's colliding 12/);
   });
 
@@ -103,8 +115,8 @@ describe('invalid Play 1.x versions', () => {
   });
 });
 
-describe('a previous plan\'s default (plan --previous)', () => {
-  it('keeps the release runplan\'s default chose, saying what the default gives now', () => {
+describe("a previous plan's default (plan --previous)", () => {
+  it("keeps the release runplan's default chose, saying what the default gives now", () => {
     const r = resolvePlay1Version({ previousDefault: '1.10.0' });
     expect(r.series.series).toBe('1.10');
     expect(r.decision).toMatchObject({

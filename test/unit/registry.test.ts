@@ -98,7 +98,12 @@ describe('buildpack registry', () => {
     const registry = new BuildpackRegistry([leaky]);
     const files = new MemorySource({ Procfile: 'web: x' });
     const attempt = createPlan({ registry, files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: 'tok-12345678' } } });
-    await expect(attempt).rejects.toMatchObject({ code: CoreErrors.PLAN_INVALID.code, kind: 'internal', variable: 'DEPLOY_TOKEN', message: expect.stringContaining('buildpack "leaky" put the value of the secret variable DEPLOY_TOKEN into the plan') });
+    await expect(attempt).rejects.toMatchObject({
+      code: CoreErrors.PLAN_INVALID.code,
+      kind: 'internal',
+      variable: 'DEPLOY_TOKEN',
+      message: expect.stringContaining('buildpack "leaky" put the value of the secret variable DEPLOY_TOKEN into the plan'),
+    });
     await expect(attempt).rejects.not.toMatchObject({ message: expect.stringContaining('tok-12345678') });
     // Values shorter than 8 characters could occur in a plan by coincidence: they are not checked.
     const { plan } = await createPlan({ registry, files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: 'tok-123' } } });

@@ -52,9 +52,20 @@ describe('static files (Ruby rule 7, Errors)', () => {
 
 describe('basic auth (Authentication)', () => {
   it('takes CC_HTTP_BASIC_AUTH then every CC_HTTP_BASIC_AUTH_<n> by n, as references only', () => {
-    const auth = resolveBasicAuth([['CC_HTTP_BASIC_AUTH_10', 'c:3'], ['OTHER', 'x:y'], ['CC_HTTP_BASIC_AUTH_2', 'b:2'], ['CC_HTTP_BASIC_AUTH', 'a:1'], ['CC_HTTP_BASIC_AUTH_3', '']]);
+    const auth = resolveBasicAuth([
+      ['CC_HTTP_BASIC_AUTH_10', 'c:3'],
+      ['OTHER', 'x:y'],
+      ['CC_HTTP_BASIC_AUTH_2', 'b:2'],
+      ['CC_HTTP_BASIC_AUTH', 'a:1'],
+      ['CC_HTTP_BASIC_AUTH_3', ''],
+    ]);
     expect(auth?.variables).toEqual(['CC_HTTP_BASIC_AUTH', 'CC_HTTP_BASIC_AUTH_2', 'CC_HTTP_BASIC_AUTH_10']);
-    expect(auth?.userFile.slice(0, 4)).toEqual([{ env: 'CC_HTTP_BASIC_AUTH', part: 'before-first-colon' }, { text: ':{PLAIN}' }, { env: 'CC_HTTP_BASIC_AUTH', part: 'after-first-colon' }, { text: '\n' }]);
+    expect(auth?.userFile.slice(0, 4)).toEqual([
+      { env: 'CC_HTTP_BASIC_AUTH', part: 'before-first-colon' },
+      { text: ':{PLAIN}' },
+      { env: 'CC_HTTP_BASIC_AUTH', part: 'after-first-colon' },
+      { text: '\n' },
+    ]);
     expect(JSON.stringify(auth)).not.toMatch(/"a:1"|"b:2"/);
     expect(resolveBasicAuth([['PATH', '/usr/bin']])).toBeUndefined();
   });
@@ -72,24 +83,45 @@ describe('basic auth (Authentication)', () => {
 
 describe('platform/http.json', () => {
   it('reads every field into checked nginx settings', async () => {
-    const http = await parseHttpJson(JSON.stringify({
-      force_https: true,
-      charset: 'UTF8',
-      aliases: { '/old': '/new', '/docs': 'https://docs.example.test/v2?x=1' },
-      error_pages: { '404': '/errors/404.html', '500': 'errors/500.html' },
-      languages: { default: { rewrite: '/en/' }, fr: { rewrite: '/fr' }, 'pt-br': { rewrite: '/br' } },
-    }), exists);
+    const http = await parseHttpJson(
+      JSON.stringify({
+        force_https: true,
+        charset: 'UTF8',
+        aliases: { '/old': '/new', '/docs': 'https://docs.example.test/v2?x=1' },
+        error_pages: { '404': '/errors/404.html', '500': 'errors/500.html' },
+        languages: { default: { rewrite: '/en/' }, fr: { rewrite: '/fr' }, 'pt-br': { rewrite: '/br' } },
+      }),
+      exists,
+    );
     expect(http).toEqual({
       forceHttps: true,
       charset: 'utf-8',
-      aliases: [{ path: '/old', target: '/new' }, { path: '/docs', target: 'https://docs.example.test/v2?x=1' }],
-      errorPages: [{ status: 404, file: 'errors/404.html' }, { status: 500, file: 'errors/500.html' }],
-      languages: { default: '/en', codes: [{ code: 'fr', prefix: '/fr' }, { code: 'pt-br', prefix: '/br' }] },
+      aliases: [
+        { path: '/old', target: '/new' },
+        { path: '/docs', target: 'https://docs.example.test/v2?x=1' },
+      ],
+      errorPages: [
+        { status: 404, file: 'errors/404.html' },
+        { status: 500, file: 'errors/500.html' },
+      ],
+      languages: {
+        default: '/en',
+        codes: [
+          { code: 'fr', prefix: '/fr' },
+          { code: 'pt-br', prefix: '/br' },
+        ],
+      },
     });
     expect(await parseHttpJson('{}', exists)).toEqual({});
   });
 
-  it.each([['utf-8', 'utf-8'], ['Latin1', 'iso-8859-1'], ['ISO-8859-15', 'iso-8859-15'], ['cp1251', 'windows-1251'], ['klingon', undefined]])('maps charset %j to %j', (value, name) => {
+  it.each([
+    ['utf-8', 'utf-8'],
+    ['Latin1', 'iso-8859-1'],
+    ['ISO-8859-15', 'iso-8859-15'],
+    ['cp1251', 'windows-1251'],
+    ['klingon', undefined],
+  ])('maps charset %j to %j', (value, name) => {
     expect(charsetName(value)).toBe(name);
   });
 
@@ -111,12 +143,14 @@ describe('platform/http.json', () => {
     ['alias target with a variable', { aliases: { '/a': 'http://evil.example/$request_uri' } }],
     ['alias to a protocol-relative URL', { aliases: { '/a': '//evil.example/' } }],
     ['alias target not a string', { aliases: { '/a': 3 } }],
-    ...HOSTILE.flatMap((h): Array<[string, unknown]> => [
-      [`alias path ${JSON.stringify(h)}`, { aliases: { [h]: '/b' } }],
-      [`alias target ${JSON.stringify(h)}`, { aliases: { '/a': h } }],
-      [`error page ${JSON.stringify(h)}`, { error_pages: { '404': h } }],
-      [`language rewrite ${JSON.stringify(h)}`, { languages: { default: { rewrite: h } } }],
-    ]),
+    ...HOSTILE.flatMap(
+      (h): Array<[string, unknown]> => [
+        [`alias path ${JSON.stringify(h)}`, { aliases: { [h]: '/b' } }],
+        [`alias target ${JSON.stringify(h)}`, { aliases: { '/a': h } }],
+        [`error page ${JSON.stringify(h)}`, { error_pages: { '404': h } }],
+        [`language rewrite ${JSON.stringify(h)}`, { languages: { default: { rewrite: h } } }],
+      ],
+    ),
   ])('refuses %s', async (_name, value) => {
     await expect(parseHttpJson(typeof value === 'string' ? value : JSON.stringify(value), exists)).rejects.toMatchObject({ code: RubyErrors.RUBY_HTTP_JSON_INVALID.code, file: 'platform/http.json' });
   });
@@ -143,7 +177,7 @@ describe('nginx configuration', () => {
     ...extra,
   });
 
-  it('proxies the web port to Puma\'s socket with the read timeout', () => {
+  it("proxies the web port to Puma's socket with the read timeout", () => {
     const conf = renderNginxConfig(input('/srv/app', { readTimeoutS: 42 }));
     expect(conf).toContain('listen 8080;');
     expect(conf).toContain('upstream app_server { server unix:/tmp/runplan-puma-test.sock fail_timeout=0; }');
@@ -156,17 +190,32 @@ describe('nginx configuration', () => {
   it('passes nginx -t with every feature at once, in a directory with a space in its name', async () => {
     const root = join(await tempDir(), 'my app');
     mkdirSync(join(root, '.runplan', 'nginx'), { recursive: true });
-    const conf = renderNginxConfig(input(root, {
-      staticFiles: { prefix: '/static/', directory: 'public' },
-      basicAuth: true,
-      http: {
-        forceHttps: true,
-        charset: 'iso-8859-1',
-        aliases: [{ path: '/old', target: '/new' }, { path: '/docs', target: 'https://docs.example.test/v2?x=1' }],
-        errorPages: [{ status: 404, file: 'errors/404.html' }, { status: 503, file: 'errors/maintenance.htm' }],
-        languages: { default: '/en', codes: [{ code: 'fr', prefix: '/fr' }, { code: 'pt-br', prefix: '/br' }, { code: 'de', prefix: '' }] },
-      },
-    }));
+    const conf = renderNginxConfig(
+      input(root, {
+        staticFiles: { prefix: '/static/', directory: 'public' },
+        basicAuth: true,
+        http: {
+          forceHttps: true,
+          charset: 'iso-8859-1',
+          aliases: [
+            { path: '/old', target: '/new' },
+            { path: '/docs', target: 'https://docs.example.test/v2?x=1' },
+          ],
+          errorPages: [
+            { status: 404, file: 'errors/404.html' },
+            { status: 503, file: 'errors/maintenance.htm' },
+          ],
+          languages: {
+            default: '/en',
+            codes: [
+              { code: 'fr', prefix: '/fr' },
+              { code: 'pt-br', prefix: '/br' },
+              { code: 'de', prefix: '' },
+            ],
+          },
+        },
+      }),
+    );
     writeFileSync(join(root, NGINX_CONF), conf);
     execFileSync('nginx', ['-t', '-q', '-e', 'stderr', '-p', `${root}/`, '-c', join(root, NGINX_CONF)], { stdio: 'pipe' });
     expect(conf).toContain('location = "/old" { return 301 "/new"; }');
@@ -180,9 +229,18 @@ describe('nginx configuration', () => {
 });
 
 describe('nginx configuration in a plan', () => {
-  const input: NginxConfigInput = { appRoot: '${APP_HOME}', port: 8080, upstreamSocket: '${RUN_DIR}/puma.sock', workerProcesses: 2, readTimeoutS: 300, basicAuth: true, http: {}, staticFiles: { prefix: '/static/', directory: 'public' } };
+  const input: NginxConfigInput = {
+    appRoot: '${APP_HOME}',
+    port: 8080,
+    upstreamSocket: '${RUN_DIR}/puma.sock',
+    workerProcesses: 2,
+    readTimeoutS: 300,
+    basicAuth: true,
+    http: {},
+    staticFiles: { prefix: '/static/', directory: 'public' },
+  };
 
-  it('names the application\'s directory and the run directory by the executor\'s placeholders', () => {
+  it("names the application's directory and the run directory by the executor's placeholders", () => {
     const conf = renderNginxConfig(input);
     expect(conf).toContain('pid "${APP_HOME}/.runplan/nginx/nginx.pid";');
     expect(conf).toContain('upstream app_server { server unix:${RUN_DIR}/puma.sock fail_timeout=0; }');

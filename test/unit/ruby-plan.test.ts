@@ -38,7 +38,10 @@ describe('ruby detection and checks (Ruby rule 1)', () => {
     const { plan: p } = await plan({ ...APP, 'package.json': '{"main":"x.js"}' });
     expect(p.app.type).toBe('ruby');
     expect(p.app.detection.evidence).toEqual(['Gemfile found', 'config.ru found']);
-    expect(p.app.detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([['ruby', 'pass'], ['node', 'pass']]);
+    expect(p.app.detection.candidates.map((c) => [c.buildpack, c.status])).toEqual([
+      ['ruby', 'pass'],
+      ['node', 'pass'],
+    ]);
   });
 
   it('leaves a Node.js application with a Gemfile but no config.ru to node', async () => {
@@ -56,8 +59,8 @@ describe('ruby detection and checks (Ruby rule 1)', () => {
     await expect(plan(files)).rejects.toMatchObject({ code, file, kind: 'input' });
   });
 
-  it('accepts gems.rb with gems.locked, and puma pulled in by the lock file\'s dependencies', async () => {
-    const { plan: p } = await plan({ 'gems.rb': "gemspec\n", 'gems.locked': LOCK, 'config.ru': 'x' }, { CC_RUBY_VERSION: '3.1' });
+  it("accepts gems.rb with gems.locked, and puma pulled in by the lock file's dependencies", async () => {
+    const { plan: p } = await plan({ 'gems.rb': 'gemspec\n', 'gems.locked': LOCK, 'config.ru': 'x' }, { CC_RUBY_VERSION: '3.1' });
     expect(p.build.steps[0]?.description).toContain('gems.locked');
   });
 
@@ -97,7 +100,15 @@ describe('ruby plan', () => {
     expect(JSON.stringify(p)).not.toContain('/srv/app');
     expect(p.healthCheck).toMatchObject({ kind: 'port', reason: expect.stringContaining('only once Puma answers') });
     const vars = Object.fromEntries(p.environment.variables.map((v) => [v.name, v.value]));
-    expect(vars).toMatchObject({ RUBY_ENV: 'production', RAILS_ENV: 'production', RACK_ENV: 'production', BUNDLE_FROZEN: 'true', BUNDLE_WITHOUT: 'development:test', WEB_CONCURRENCY: '2', RAILS_MAX_THREADS: '5' });
+    expect(vars).toMatchObject({
+      RUBY_ENV: 'production',
+      RAILS_ENV: 'production',
+      RACK_ENV: 'production',
+      BUNDLE_FROZEN: 'true',
+      BUNDLE_WITHOUT: 'development:test',
+      WEB_CONCURRENCY: '2',
+      RAILS_MAX_THREADS: '5',
+    });
   });
 
   it('keys the gem layer on the lock file, Gemfile, Ruby, groups, gem source and installed gems', async () => {
@@ -114,7 +125,7 @@ describe('ruby plan', () => {
     expect(await key({ ...APP, 'config.ru': 'other' })).toBe(k);
   });
 
-  it('uses bundler\'s default (a gem server) unless the host says local, with nothing else changed', async () => {
+  it("uses bundler's default (a gem server) unless the host says local, with nothing else changed", async () => {
     const remote = (await plan(APP, {}, { gemSource: 'remote' })).plan.build.steps[0];
     const local = (await plan(APP)).plan.build.steps[0];
     expect(remote?.run).toEqual({ kind: 'exec', argv: ['bundle', 'install'] });
@@ -133,7 +144,11 @@ describe('ruby plan', () => {
   it('plans Sidekiq processes supervised like web, and refuses them without the gem', async () => {
     const files = { ...APP, 'config/sidekiq.yml': ':concurrency: 2\n', 'Gemfile.lock': LOCK.replace('    rack (2.2.22)\n', '    rack (2.2.22)\n    sidekiq (6.4.1)\n') };
     const { plan: p } = await plan(files, { CC_ENABLE_SIDEKIQ: 'true' });
-    expect(p.processes.map((x) => [x.name, x.role, x.restart.policy])).toEqual([['puma', 'worker', 'always'], ['web', 'web', 'always'], ['sidekiq', 'worker', 'always']]);
+    expect(p.processes.map((x) => [x.name, x.role, x.restart.policy])).toEqual([
+      ['puma', 'worker', 'always'],
+      ['web', 'web', 'always'],
+      ['sidekiq', 'worker', 'always'],
+    ]);
     expect(p.processes[2]?.command).toEqual({ kind: 'exec', argv: ['bundle', 'exec', 'sidekiq', '-e', 'production'] });
     await expect(plan(APP, { CC_ENABLE_SIDEKIQ: 'true' })).rejects.toMatchObject({ code: RubyErrors.RUBY_SIDEKIQ_GEM_MISSING.code });
   });
@@ -153,7 +168,7 @@ describe('ruby plan', () => {
     expect((await plan(files, { SECRET_KEY_BASE: 'x'.repeat(64) })).plan.warnings).toEqual([]);
   });
 
-  it('never puts the storage variables\' values in the plan', async () => {
+  it("never puts the storage variables' values in the plan", async () => {
     const values = { STORAGE_ADDON_KEY_ID: 'KEYID-7731', STORAGE_ADDON_KEY_SECRET: 'secret-7731', STORAGE_ADDON_BUCKET_NAME: 'bucket-7731', STORAGE_ADDON_ENDPOINT: 'endpoint-7731.example' };
     const { plan: p } = await plan(APP, values);
     const json = JSON.stringify(p);
@@ -163,7 +178,7 @@ describe('ruby plan', () => {
 });
 
 describe('ruby buildpack options (host level)', () => {
-  it('reads its defaults from runplan\'s own environment, never from the application', () => {
+  it("reads its defaults from runplan's own environment, never from the application", () => {
     expect(resolveRubyOptions({}, {})).toMatchObject({ defaultSeries: '3.3', gemSource: 'remote' });
     expect(resolveRubyOptions({}, { RUNPLAN_RUBY_DEFAULT_SERIES: '3.1', RUNPLAN_RUBY_GEM_SOURCE: 'local' })).toMatchObject({ defaultSeries: '3.1', gemSource: 'local' });
     expect(resolveRubyOptions({ gemSource: 'remote' }, { RUNPLAN_RUBY_GEM_SOURCE: 'local' }).gemSource).toBe('remote');
@@ -196,7 +211,7 @@ describe('ruby buildpack options (host level)', () => {
     expect(found.rubies[0]).not.toHaveProperty('gemsFingerprint');
   });
 
-  it('finds Debian\'s Ruby on this machine, at the version it reports itself', async () => {
+  it("finds Debian's Ruby on this machine, at the version it reports itself", async () => {
     // Debian's security updates move the patch version: ask the interpreter, never write it down.
     const version = execFileSync('ruby', ['-e', 'print RUBY_VERSION'], { encoding: 'utf8' });
     const found = await systemRubies();
@@ -208,13 +223,15 @@ describe('nginx from the inventory', () => {
   it('runs the nginx the inventory found, as root when runplan runs as root', async () => {
     const { plan: p } = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
     expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: ['/usr/sbin/nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
-    expect(p.build.steps.find((s) => s.name === 'nginx-check')?.run).toMatchObject({ argv: ['/usr/sbin/nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
+    expect(p.build.steps.find((s) => s.name === 'nginx-check')?.run).toMatchObject({
+      argv: ['/usr/sbin/nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'],
+    });
     expect(nginxConf(p)).toMatch(/^user root;$/m);
     const notRoot = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { runsAsRoot: false });
     expect(nginxConf(notRoot.plan)).not.toMatch(/^user /m);
   });
 
-  it('follows the host\'s options over the inventory', async () => {
+  it("follows the host's options over the inventory", async () => {
     const { plan: p } = await plan(APP, {}, { nginx: '/opt/nginx/nginx', nginxUser: 'www-data' }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
     expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: expect.arrayContaining(['/opt/nginx/nginx']) });
     expect(nginxConf(p)).toMatch(/^user www-data;$/m);
@@ -230,14 +247,24 @@ describe('ruby plan with a previous plan (plan --previous)', () => {
     const { plan: previous } = await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.0')] });
     expect(previous.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '3.3.0' });
     const { plan: p } = await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.0'), ruby('3.3.6')] }, previous);
-    expect(p.runtimes[0]).toMatchObject({ version: '3.3.0', distribution: 'test 3.3.0', decision: { source: 'previous plan', resolved: '3.3.0', reason: expect.stringContaining('the default now gives 3.3.6') } });
+    expect(p.runtimes[0]).toMatchObject({
+      version: '3.3.0',
+      distribution: 'test 3.3.0',
+      decision: { source: 'previous plan', resolved: '3.3.0', reason: expect.stringContaining('the default now gives 3.3.6') },
+    });
     expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '/opt/rubies/3.3.0/bin']);
   });
 
   it('takes the default once the Ruby is gone or the default series changed, and follows a version the application asks for', async () => {
     const { plan: previous } = await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.0')] });
     expect((await plan(DEFAULTED, {}, {}, { rubies: [ruby('3.3.6')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '3.3.6' });
-    expect((await plan(DEFAULTED, {}, { defaultSeries: '3.4' }, { rubies: [ruby('3.3.0'), ruby('3.4.1')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({ source: 'default', resolved: '3.4.1' });
-    expect((await plan(DEFAULTED, { CC_RUBY_VERSION: '3.3' }, {}, { rubies: [ruby('3.3.0'), ruby('3.3.6')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({ source: 'env CC_RUBY_VERSION', resolved: '3.3.6' });
+    expect((await plan(DEFAULTED, {}, { defaultSeries: '3.4' }, { rubies: [ruby('3.3.0'), ruby('3.4.1')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({
+      source: 'default',
+      resolved: '3.4.1',
+    });
+    expect((await plan(DEFAULTED, { CC_RUBY_VERSION: '3.3' }, {}, { rubies: [ruby('3.3.0'), ruby('3.3.6')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({
+      source: 'env CC_RUBY_VERSION',
+      resolved: '3.3.6',
+    });
   });
 });

@@ -32,7 +32,11 @@ describe('Puma sizing (Ruby rule 5)', () => {
     ['literals', 'workers 3\nthreads 2, 8\n', { workers: { kind: 'literal', text: 'workers 3', max: 3 }, threads: { kind: 'literal', text: 'threads 2, 8', min: 2, max: 8 } }],
     ['parentheses, one thread count', 'workers(2)\nthreads(4)\n', { workers: { kind: 'literal', text: 'workers(2)', max: 2 }, threads: { kind: 'literal', text: 'threads(4)', max: 4 } }],
     ['Rails generated file', RAILS_PUMA_RB, { workers: { kind: 'absent' }, threads: { kind: 'env', text: 'threads min_threads_count, max_threads_count', variable: 'RAILS_MAX_THREADS' } }],
-    ['ENV.fetch directly', 'workers ENV.fetch("WEB_CONCURRENCY") { 2 }\n', { workers: { kind: 'env', text: 'workers ENV.fetch("WEB_CONCURRENCY") { 2 }', variable: 'WEB_CONCURRENCY' }, threads: { kind: 'absent' } }],
+    [
+      'ENV.fetch directly',
+      'workers ENV.fetch("WEB_CONCURRENCY") { 2 }\n',
+      { workers: { kind: 'env', text: 'workers ENV.fetch("WEB_CONCURRENCY") { 2 }', variable: 'WEB_CONCURRENCY' }, threads: { kind: 'absent' } },
+    ],
     ['something else', 'workers Etc.nprocessors\n', { workers: { kind: 'other', text: 'workers Etc.nprocessors' }, threads: { kind: 'absent' } }],
   ])('reads config/puma.rb: %s', (_name, text, expected) => {
     expect(readPumaRb(text)).toEqual(expected);
@@ -40,14 +44,29 @@ describe('Puma sizing (Ruby rule 5)', () => {
 
   const instance = { cpus: 2, memoryMb: 2048 };
   it.each<[string, Record<string, string>, string | undefined, { workers: number; min: number; max: number; args: string[]; sources: [string, string] }]>([
-    ['CC_ variables win over config/puma.rb', { CC_PUMA_WORKERS: '3', CC_PUMA_THREADS: '2:6' }, 'workers 5\nthreads 1, 1\n', { workers: 3, min: 2, max: 6, args: ['-w', '3', '-t', '2:6'], sources: ['env CC_PUMA_WORKERS', 'env CC_PUMA_THREADS'] }],
+    [
+      'CC_ variables win over config/puma.rb',
+      { CC_PUMA_WORKERS: '3', CC_PUMA_THREADS: '2:6' },
+      'workers 5\nthreads 1, 1\n',
+      { workers: 3, min: 2, max: 6, args: ['-w', '3', '-t', '2:6'], sources: ['env CC_PUMA_WORKERS', 'env CC_PUMA_THREADS'] },
+    ],
     ['CC_PUMA_THREADS as n', { CC_PUMA_THREADS: '4' }, undefined, { workers: 2, min: 4, max: 4, args: ['-w', '2', '-t', '4:4'], sources: ['instance size', 'env CC_PUMA_THREADS'] }],
     ['CC_PUMA_WORKERS=0 is single mode', { CC_PUMA_WORKERS: '0' }, undefined, { workers: 0, min: 5, max: 5, args: ['-w', '0', '-t', '5:5'], sources: ['env CC_PUMA_WORKERS', 'instance size'] }],
     ['config/puma.rb literals', {}, 'workers 1\nthreads 2, 3\n', { workers: 1, min: 2, max: 3, args: [], sources: ['config/puma.rb', 'config/puma.rb'] }],
     ['instance size when neither sets them', {}, undefined, { workers: 2, min: 5, max: 5, args: ['-w', '2', '-t', '5:5'], sources: ['instance size', 'instance size'] }],
     ['Rails file with RAILS_MAX_THREADS unset: instance size', {}, RAILS_PUMA_RB, { workers: 2, min: 5, max: 5, args: ['-w', '2', '-t', '5:5'], sources: ['instance size', 'instance size'] }],
-    ['Rails file with RAILS_MAX_THREADS set: config/puma.rb reads it', { RAILS_MAX_THREADS: '7', RAILS_MIN_THREADS: '2' }, RAILS_PUMA_RB, { workers: 2, min: 2, max: 7, args: ['-w', '2'], sources: ['instance size', 'config/puma.rb via RAILS_MAX_THREADS'] }],
-    ['WEB_CONCURRENCY read by config/puma.rb', { WEB_CONCURRENCY: '3' }, 'workers ENV.fetch("WEB_CONCURRENCY") { 2 }\n', { workers: 3, min: 5, max: 5, args: ['-t', '5:5'], sources: ['config/puma.rb via WEB_CONCURRENCY', 'instance size'] }],
+    [
+      'Rails file with RAILS_MAX_THREADS set: config/puma.rb reads it',
+      { RAILS_MAX_THREADS: '7', RAILS_MIN_THREADS: '2' },
+      RAILS_PUMA_RB,
+      { workers: 2, min: 2, max: 7, args: ['-w', '2'], sources: ['instance size', 'config/puma.rb via RAILS_MAX_THREADS'] },
+    ],
+    [
+      'WEB_CONCURRENCY read by config/puma.rb',
+      { WEB_CONCURRENCY: '3' },
+      'workers ENV.fetch("WEB_CONCURRENCY") { 2 }\n',
+      { workers: 3, min: 5, max: 5, args: ['-t', '5:5'], sources: ['config/puma.rb via WEB_CONCURRENCY', 'instance size'] },
+    ],
   ])('%s', (_name, vars, pumaRb, expected) => {
     const r = resolvePumaSizing({ env: env(vars), pumaRb, instance });
     expect([r.workers, r.minThreads, r.maxThreads]).toEqual([expected.workers, expected.min, expected.max]);
@@ -68,10 +87,19 @@ describe('Puma sizing (Ruby rule 5)', () => {
   });
 
   it.each([
-    ['CC_PUMA_WORKERS', 'two'], ['CC_PUMA_WORKERS', '-1'], ['CC_PUMA_WORKERS', '1.5'], ['CC_PUMA_WORKERS', '999'],
-    ['CC_PUMA_THREADS', '0'], ['CC_PUMA_THREADS', '5:2'], ['CC_PUMA_THREADS', '1-5'], ['CC_PUMA_THREADS', '1:5:9'], ['CC_PUMA_THREADS', '0:4'],
+    ['CC_PUMA_WORKERS', 'two'],
+    ['CC_PUMA_WORKERS', '-1'],
+    ['CC_PUMA_WORKERS', '1.5'],
+    ['CC_PUMA_WORKERS', '999'],
+    ['CC_PUMA_THREADS', '0'],
+    ['CC_PUMA_THREADS', '5:2'],
+    ['CC_PUMA_THREADS', '1-5'],
+    ['CC_PUMA_THREADS', '1:5:9'],
+    ['CC_PUMA_THREADS', '0:4'],
   ])('refuses %s=%s', (name, value) => {
-    expect(() => resolvePumaSizing({ env: env({ [name]: value }), pumaRb: undefined, instance })).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_PUMA_SETTING_INVALID.code, variable: name }));
+    expect(() => resolvePumaSizing({ env: env({ [name]: value }), pumaRb: undefined, instance })).toThrowError(
+      expect.objectContaining({ code: RubyErrors.RUBY_PUMA_SETTING_INVALID.code, variable: name }),
+    );
   });
 });
 
@@ -96,7 +124,13 @@ describe('rake goals (Ruby rule 3)', () => {
 });
 
 describe('NGINX_READ_TIMEOUT (Limits)', () => {
-  it.each([[undefined, 300, 'default'], ['', 300, 'default'], ['60', 60, 'env NGINX_READ_TIMEOUT'], ['1', 1, 'env NGINX_READ_TIMEOUT'], ['45s', 45, 'env NGINX_READ_TIMEOUT']])('%j → %i s', (value, seconds, source) => {
+  it.each([
+    [undefined, 300, 'default'],
+    ['', 300, 'default'],
+    ['60', 60, 'env NGINX_READ_TIMEOUT'],
+    ['1', 1, 'env NGINX_READ_TIMEOUT'],
+    ['45s', 45, 'env NGINX_READ_TIMEOUT'],
+  ])('%j → %i s', (value, seconds, source) => {
     expect(resolveReadTimeout(value)).toMatchObject({ seconds, decision: { source, resolved: `${seconds}s` } });
   });
   it.each(['0', '-5', '1.5', '5m', '300; return 200', '999999'])('refuses %j', (value) => {
@@ -114,7 +148,16 @@ describe('Sidekiq (Ruby rule 4)', () => {
     ['nothing set', undefined, undefined, [], 'default'],
     ['CC_ENABLE_SIDEKIQ=false', 'false', undefined, [], 'env CC_ENABLE_SIDEKIQ'],
     ['CC_ENABLE_SIDEKIQ=true', 'true', undefined, [[]], 'env CC_ENABLE_SIDEKIQ'],
-    ['files, one process each, even when disabled', 'false', 'config/a.yml, ./config/b.yml', [['-C', 'config/a.yml'], ['-C', 'config/b.yml']], 'env CC_SIDEKIQ_FILES'],
+    [
+      'files, one process each, even when disabled',
+      'false',
+      'config/a.yml, ./config/b.yml',
+      [
+        ['-C', 'config/a.yml'],
+        ['-C', 'config/b.yml'],
+      ],
+      'env CC_SIDEKIQ_FILES',
+    ],
     ['files win over CC_ENABLE_SIDEKIQ=true', 'true', '/config/a.yml', [['-C', 'config/a.yml']], 'env CC_SIDEKIQ_FILES'],
   ])('%s', async (_name, enable, list, args, source) => {
     const r = await resolveSidekiq(enable, list, files, 'production');
@@ -139,7 +182,11 @@ describe('Sidekiq (Ruby rule 4)', () => {
   });
 
   it('refuses YAML that does not parse or is not a mapping, with the position', async () => {
-    await expect(checkSidekiqYaml('s.yml', ':queues:\n  - a\n - b\n', 'production')).rejects.toMatchObject({ code: RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.code, file: 's.yml', message: expect.stringMatching(/line \d+, column \d+/) });
+    await expect(checkSidekiqYaml('s.yml', ':queues:\n  - a\n - b\n', 'production')).rejects.toMatchObject({
+      code: RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.code,
+      file: 's.yml',
+      message: expect.stringMatching(/line \d+, column \d+/),
+    });
     await expect(checkSidekiqYaml('s.yml', '- a\n- b\n', 'production')).rejects.toThrow(/not a list/);
   });
 });

@@ -12,16 +12,32 @@ const gemfile = (text: string) => parseRubyDirective(text);
 
 describe('gem requirements', () => {
   it.each([
-    ['3.1', '3.1.0', 0], ['3.1.2', '3.1.10', -1], ['3.10.0', '3.9.9', 1], ['3', '3.0.0', 0], ['2.7.8', '3.0', -1],
+    ['3.1', '3.1.0', 0],
+    ['3.1.2', '3.1.10', -1],
+    ['3.10.0', '3.9.9', 1],
+    ['3', '3.0.0', 0],
+    ['2.7.8', '3.0', -1],
   ])('compares %s with %s', (a, b, expected) => expect(compareVersions(a, b)).toBe(expected));
 
   it.each([
-    ['3.1.2', '3.1.2', true], ['3.1.2', '= 3.1.2', true], ['3.1.3', '3.1.2', false],
-    ['3.1.9', '~> 3.1.2', true], ['3.2.0', '~> 3.1.2', false], ['3.1.1', '~> 3.1.2', false],
-    ['3.9.0', '~> 3.1', true], ['4.0.0', '~> 3.1', false], ['3.0.0', '~> 3.1', false],
-    ['3.3.6', '~> 3.3.0', true], ['3.4.0', '~> 3.3.0', false],
-    ['3.4.0', '>= 3.0', true], ['2.7.8', '>= 3.0', false], ['3.0', '> 3.0', false], ['3.0.1', '> 3.0', true],
-    ['3.2.9', '< 3.3', true], ['3.3', '<= 3.3', true], ['3.3.1', '!= 3.3.1', false],
+    ['3.1.2', '3.1.2', true],
+    ['3.1.2', '= 3.1.2', true],
+    ['3.1.3', '3.1.2', false],
+    ['3.1.9', '~> 3.1.2', true],
+    ['3.2.0', '~> 3.1.2', false],
+    ['3.1.1', '~> 3.1.2', false],
+    ['3.9.0', '~> 3.1', true],
+    ['4.0.0', '~> 3.1', false],
+    ['3.0.0', '~> 3.1', false],
+    ['3.3.6', '~> 3.3.0', true],
+    ['3.4.0', '~> 3.3.0', false],
+    ['3.4.0', '>= 3.0', true],
+    ['2.7.8', '>= 3.0', false],
+    ['3.0', '> 3.0', false],
+    ['3.0.1', '> 3.0', true],
+    ['3.2.9', '< 3.3', true],
+    ['3.3', '<= 3.3', true],
+    ['3.3.1', '!= 3.3.1', false],
   ])('%s satisfies %s: %s', (version, requirement, expected) => {
     expect(satisfies(version, parseRequirement(requirement)!)).toBe(expected);
   });
@@ -51,12 +67,19 @@ describe('Gemfile ruby directive', () => {
     expect(gemfile("# ruby '3.3.1'\ngem 'ruby-progressbar'\n")).toBeUndefined();
   });
 
-  it.each([['3.3.1\n', '3.3.1'], ['ruby-3.1.2', '3.1.2'], ['# comment\nruby 3.2.4\nnodejs 20\n', '3.2.4'], ['', undefined]])('reads the version file %j', (text, expected) => {
+  it.each([
+    ['3.3.1\n', '3.3.1'],
+    ['ruby-3.1.2', '3.1.2'],
+    ['# comment\nruby 3.2.4\nnodejs 20\n', '3.2.4'],
+    ['', undefined],
+  ])('reads the version file %j', (text, expected) => {
     expect(parseVersionFile(text)).toBe(expected);
   });
 
   it('reads RUBY VERSION, specs and dependencies of a lock file', () => {
-    const lock = parseLockFile('GEM\n  specs:\n    nio4r (2.5.8)\n    puma (5.6.5)\n      nio4r (~> 2.0)\n\nPLATFORMS\n  x86_64-linux\n\nDEPENDENCIES\n  puma (~> 5.0)\n  rack!\n\nRUBY VERSION\n   ruby 3.1.2p20\n');
+    const lock = parseLockFile(
+      'GEM\n  specs:\n    nio4r (2.5.8)\n    puma (5.6.5)\n      nio4r (~> 2.0)\n\nPLATFORMS\n  x86_64-linux\n\nDEPENDENCIES\n  puma (~> 5.0)\n  rack!\n\nRUBY VERSION\n   ruby 3.1.2p20\n',
+    );
     expect(Object.fromEntries(lock.specs)).toEqual({ nio4r: '2.5.8', puma: '5.6.5' });
     expect([...lock.dependencies]).toEqual(['puma', 'rack']);
     expect(lock.rubyVersion).toBe('3.1.2');
@@ -108,13 +131,20 @@ describe('Ruby version resolution (Ruby rule 2)', () => {
   });
 
   it.each<[string, Partial<RubyVersionInput>, { variable?: string; file?: string }, string]>([
-    ['CC_RUBY_VERSION with no match', { envVersion: '3.4' }, { variable: 'CC_RUBY_VERSION' }, 'env CC_RUBY_VERSION asks for Ruby "3.4" (~> 3.4.0), which matches none of the available versions: 3.3.6, 3.3.1, 3.3.0, 3.2.4, 3.1.2, 2.7.8.'],
+    [
+      'CC_RUBY_VERSION with no match',
+      { envVersion: '3.4' },
+      { variable: 'CC_RUBY_VERSION' },
+      'env CC_RUBY_VERSION asks for Ruby "3.4" (~> 3.4.0), which matches none of the available versions: 3.3.6, 3.3.1, 3.3.0, 3.2.4, 3.1.2, 2.7.8.',
+    ],
     ['exact version not installed', { envVersion: '3.3.2' }, { variable: 'CC_RUBY_VERSION' }, 'none of the available versions'],
     ['Gemfile with no match', { directive: gemfile("ruby '~> 3.4.0'") }, { file: 'Gemfile' }, 'Gemfile ruby directive asks for Ruby "~> 3.4.0"'],
     ['default series absent', { available: rubies('3.1.2') }, {}, 'default asks for Ruby "3.3" (~> 3.3.0), which matches none of the available versions: 3.1.2.'],
     ['nothing installed', { available: [] }, {}, 'none installed'],
   ])('fails with the available versions listed: %s', (_name, input, at, message) => {
-    expect(() => resolveRubyVersion({ ...base, ...input })).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_VERSION_UNAVAILABLE.code, kind: 'deployment', ...at, message: expect.stringContaining(message) }));
+    expect(() => resolveRubyVersion({ ...base, ...input })).toThrowError(
+      expect.objectContaining({ code: RubyErrors.RUBY_VERSION_UNAVAILABLE.code, kind: 'deployment', ...at, message: expect.stringContaining(message) }),
+    );
   });
 
   it.each<[string, Partial<RubyVersionInput>]>([
@@ -129,7 +159,7 @@ describe('Ruby version resolution (Ruby rule 2)', () => {
   });
 });
 
-describe('a previous plan\'s default (plan --previous)', () => {
+describe("a previous plan's default (plan --previous)", () => {
   it('keeps the Ruby a default chose while it is installed and in the default series, saying what the default gives now', () => {
     const r = resolveRubyVersion({ ...base, previousDefault: '3.3.1' });
     expect(r.ruby).toEqual(AVAILABLE.find((x) => x.version === '3.3.1'));

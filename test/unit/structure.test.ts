@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,12 +39,19 @@ describe('code structure', () => {
     expect(cycles).toEqual([]);
   });
 
+  it('passes the linter and the formatter (biome check, configured in biome.json)', () => {
+    const biome = join(ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+    const run = spawnSync(biome, ['check', '--colors=off', '.'], { cwd: ROOT, encoding: 'utf8' });
+    // `npm run format` rewrites the files; `npx biome lint --write .` applies the safe lint fixes.
+    expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
+  });
+
   it('keeps the version in plans equal to package.json', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(RUNPLAN_VERSION).toBe(pkg.version);
   });
 
-  it('never writes the package registry\'s host name into code, docs or fixtures', () => {
+  it("never writes the package registry's host name into code, docs or fixtures", () => {
     // The host is whatever npm is configured with here, read at run time like runplan does.
     const host = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim()).host;
     const roots = ['src', 'buildpacks', 'docs', 'fixtures', 'test', 'bench', 'scripts', 'README.md'].map((p) => join(ROOT, p));
@@ -52,7 +59,10 @@ describe('code structure', () => {
     const scan = (path: string) => {
       if (path.includes('node_modules')) return;
       const info = statSync(path);
-      if (info.isDirectory()) return readdirSync(path).forEach((n) => scan(join(path, n)));
+      if (info.isDirectory()) {
+        for (const n of readdirSync(path)) scan(join(path, n));
+        return;
+      }
       if (readFileSync(path, 'utf8').includes(host)) offenders.push(relative(ROOT, path));
     };
     roots.forEach(scan);

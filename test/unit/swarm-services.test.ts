@@ -37,7 +37,7 @@ describe('swarm services of a plan', () => {
     expect(() => processGroups(plan)).toThrow(expect.objectContaining({ code: CoreErrors.SWARM_PROCESS_GROUP.code }));
   });
 
-  it('creates the web service with DNS round robin, a start-first update rolled back on failure, the plan\'s restart and stop grace', () => {
+  it("creates the web service with DNS round robin, a start-first update rolled back on failure, the plan's restart and stop grace", () => {
     const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: { API_TOKEN: 'express-API_TOKEN-abc' } });
     const args = createArgs(web!, 'express-net', false).join(' ');
     expect(args).toContain('--network express-net --endpoint-mode dnsrr');

@@ -49,10 +49,13 @@ async function unzip(file: string, dest: string): Promise<void> {
       zip.on('error', fail);
       zip.on('end', () => done());
       zip.on('entry', (entry: yauzl.Entry) => {
-        extractEntry(zip, entry, dest).then(() => zip.readEntry(), (error: unknown) => {
-          zip.close();
-          fail(error);
-        });
+        extractEntry(zip, entry, dest).then(
+          () => zip.readEntry(),
+          (error: unknown) => {
+            zip.close();
+            fail(error);
+          },
+        );
       });
       zip.readEntry();
     });

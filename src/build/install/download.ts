@@ -87,9 +87,7 @@ async function openFile(url: string): Promise<Readable> {
   const stream = createReadStream(path);
   await new Promise<void>((ok, ko) => {
     stream.once('open', () => ok());
-    stream.once('error', (error: NodeJS.ErrnoException) =>
-      ko(CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `${url} cannot be read: ${error.code ?? error.message}.`, details: { url } })),
-    );
+    stream.once('error', (error: NodeJS.ErrnoException) => ko(CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `${url} cannot be read: ${error.code ?? error.message}.`, details: { url } })));
   });
   return stream;
 }

@@ -44,7 +44,11 @@ export async function fetchNpmTarball(
   try {
     await npm(['pack', spec, '--pack-destination', packDir, '--loglevel=error'], packDir);
   } catch (error) {
-    throw CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `${spec} could not be fetched from the npm registry: ${(error as Error).message}`, details: { package: source.name, version: source.version }, cause: error });
+    throw CoreErrors.BUILD_DOWNLOAD_FAILED.create({
+      message: `${spec} could not be fetched from the npm registry: ${(error as Error).message}`,
+      details: { package: source.name, version: source.version },
+      cause: error,
+    });
   }
   const [tarball] = (await readdir(packDir)).filter((f) => f.endsWith('.tgz'));
   if (tarball === undefined) throw CoreErrors.BUILD_DOWNLOAD_FAILED.create({ message: `npm pack ${spec} wrote no tarball.` });

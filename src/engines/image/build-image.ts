@@ -63,7 +63,11 @@ export interface BuiltImage {
 
 /** Default image name: the application's directory name and the plan's digest. */
 export function defaultImageTag(appDir: string, digest: string): string {
-  const name = basename(appDir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '') || 'app';
+  const name =
+    basename(appDir)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+/, '') || 'app';
   return `runplan/${name}:${digest.replace(/^sha256:/, '').slice(0, 12)}`;
 }
 
@@ -73,7 +77,19 @@ export function defaultImageTag(appDir: string, digest: string): string {
  * plan installs, carried out from runplan's verified shared cache (`runtime/`),
  * the entrypoint and health check (`runplan/`), and the Dockerfile.
  */
-async function writeContext(context: string, plan: RunPlan, digest: string, environment: Environment, appDir: string, cacheDir: string, base: string, logger: Logger, secretIds: readonly { id: string; path: string }[], hostCa: boolean, hostNpmrc: boolean): Promise<void> {
+async function writeContext(
+  context: string,
+  plan: RunPlan,
+  digest: string,
+  environment: Environment,
+  appDir: string,
+  cacheDir: string,
+  base: string,
+  logger: Logger,
+  secretIds: readonly { id: string; path: string }[],
+  hostCa: boolean,
+  hostNpmrc: boolean,
+): Promise<void> {
   const app = join(context, 'app');
   const runtime = join(context, 'runtime');
   const scripts = join(context, 'runplan');
@@ -234,7 +250,8 @@ async function writeOciLayout(docker: DockerCli, tag: string, dir: string, scrat
   const { execFile } = await import('node:child_process');
   await new Promise<void>((resolve, reject) => {
     execFile('skopeo', ['copy', '--quiet', `docker-archive:${archive}`, `oci:${dir}:${tag.split(':').pop() ?? 'latest'}`], (error, _out, stderr) => {
-      if (error) reject(CoreErrors.ENGINE_COMMAND_FAILED.create({ message: `skopeo copy to ${dir} failed: ${String(stderr).trim() || error.message}`, fix: 'Install skopeo (apt-get install skopeo).' }));
+      if (error)
+        reject(CoreErrors.ENGINE_COMMAND_FAILED.create({ message: `skopeo copy to ${dir} failed: ${String(stderr).trim() || error.message}`, fix: 'Install skopeo (apt-get install skopeo).' }));
       else resolve();
     });
   });

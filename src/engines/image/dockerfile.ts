@@ -67,7 +67,9 @@ export function renderDockerfile(input: DockerfileInput): string {
     '# Build with BuildKit and the host network (the steps fetch dependencies):',
     `#   DOCKER_BUILDKIT=1 docker build --network=host${input.secretFiles.map((s) => ` --secret id=${s.id},src=<${s.path} with its secret values>`).join('')} .`,
     `FROM ${input.base}`,
-    `LABEL ${Object.entries(labels).map(([k, v]) => `${k}=${quote(v)}`).join(' \\\n      ')}`,
+    `LABEL ${Object.entries(labels)
+      .map(([k, v]) => `${k}=${quote(v)}`)
+      .join(' \\\n      ')}`,
     'USER root',
     `RUN mkdir -p ${IMAGE_BINDINGS.APP_HOME} ${IMAGE_BINDINGS.RUN_DIR} && chown ${UID} ${IMAGE_BINDINGS.APP_HOME} ${IMAGE_BINDINGS.RUN_DIR}`,
     `COPY --chown=0:0 runplan/ ${IMAGE_SCRIPTS_DIR}/`,
@@ -76,7 +78,12 @@ export function renderDockerfile(input: DockerfileInput): string {
     `USER ${UID}`,
     `WORKDIR ${IMAGE_BINDINGS.APP_HOME}`,
   ];
-  if (Object.keys(env).length > 0) lines.push(`ENV ${Object.entries(env).map(([k, v]) => `${k}=${quote(v)}`).join(' \\\n    ')}`);
+  if (Object.keys(env).length > 0)
+    lines.push(
+      `ENV ${Object.entries(env)
+        .map(([k, v]) => `${k}=${quote(v)}`)
+        .join(' \\\n    ')}`,
+    );
 
   const mounts = [
     `--mount=type=cache,id=runplan-build-home,target=${BUILD_HOME},uid=1000,gid=1000`,
@@ -116,7 +123,10 @@ function stepScript(step: BuildStep): string {
   const cwd = fillPlaceholders(step.cwd, IMAGE_BINDINGS);
   const env = Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)]));
   const command = step.run.kind === 'exec' ? { ...step.run, argv: step.run.argv.map((a) => fillPlaceholders(a, IMAGE_BINDINGS)) } : step.run;
-  const setEnv = exportEnvironment(env, step.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)));
+  const setEnv = exportEnvironment(
+    env,
+    step.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
+  );
   return `cd ${sh(cwd.startsWith('/') ? cwd : `${IMAGE_BINDINGS.APP_HOME}/${cwd}`)}; ${setEnv ? `${setEnv}; ` : ''}${commandLine(command)}`;
 }
 
@@ -128,7 +138,13 @@ function stepScript(step: BuildStep): string {
 function layerScript(step: BuildStep, layer: { name: string; path: string; cacheKey: string | null }, replays: readonly BuildStep[]): string {
   const target = sh(`${IMAGE_BINDINGS.APP_HOME}/${layer.path}`);
   const cached = sh(`${LAYER_CACHE}/${layer.cacheKey}`);
-  const restore = [`rm -rf ${target}`, `mkdir -p ${target}`, `cp -a ${cached}/. ${target}/`, `echo ${sh(`reused cached layer ${layer.name} (key ${layer.cacheKey?.slice(0, 12)})`)}`, ...replays.map((r) => `( ${stepScript(r)} )`)];
+  const restore = [
+    `rm -rf ${target}`,
+    `mkdir -p ${target}`,
+    `cp -a ${cached}/. ${target}/`,
+    `echo ${sh(`reused cached layer ${layer.name} (key ${layer.cacheKey?.slice(0, 12)})`)}`,
+    ...replays.map((r) => `( ${stepScript(r)} )`),
+  ];
   // Builds of the same layer may run at once (one cache mount is shared): each fills its own temporary
   // directory, and the first complete one becomes the layer; the others are dropped.
   const fill = [

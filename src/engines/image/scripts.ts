@@ -111,7 +111,10 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     const cwd = fillPlaceholders(proc.cwd, IMAGE_BINDINGS);
     const env = Object.fromEntries(Object.entries(proc.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)]));
     const command = proc.command.kind === 'exec' ? { ...proc.command, argv: proc.command.argv.map((a) => fillPlaceholders(a, IMAGE_BINDINGS)) } : proc.command;
-    const setEnv = exportEnvironment(env, proc.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)));
+    const setEnv = exportEnvironment(
+      env,
+      proc.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
+    );
     lines.push(`  ${sh(proc.name)})`);
     lines.push('    write_files');
     for (const c of proc.startAfter ?? []) lines.push(`    ${waitStatement(c)}`);
@@ -122,7 +125,12 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
   }
   // Any other command runs in the web process's environment (its PATH holds the plan's runtimes: `node -v`).
   const web = plan.processes.find((p) => p.role === 'web') ?? plan.processes[0];
-  const webEnv = web ? exportEnvironment(Object.fromEntries(Object.entries(web.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)])), web.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS))) : '';
+  const webEnv = web
+    ? exportEnvironment(
+        Object.fromEntries(Object.entries(web.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)])),
+        web.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
+      )
+    : '';
   lines.push('  *)', ...(webEnv ? [`    ${webEnv}`] : []), '    exec $(init) "$process" "$@"', '    ;;', 'esac', '');
   return lines.join('\n');
 }

@@ -117,7 +117,9 @@ export async function waitForService(docker: DockerCli, service: string, options
     const update = info?.update;
     if (update && FAILED.has(update.state)) {
       const said = update.message && update.message !== update.state.replace('_', ' ') ? ` (${update.message})` : '';
-      throw await fail(update.state === 'rollback_completed' ? `the update failed and swarm rolled it back, the previous version serves${said}` : `the update is ${update.state.replace('_', ' ')}${said}`);
+      throw await fail(
+        update.state === 'rollback_completed' ? `the update failed and swarm rolled it back, the previous version serves${said}` : `the update is ${update.state.replace('_', ' ')}${said}`,
+      );
     }
     const tasks = await desiredTasks(docker, service);
     const current = tasks.filter((t) => t.state === 'running' && t.spec === options.taskSpec).length;

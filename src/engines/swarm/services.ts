@@ -53,7 +53,11 @@ export interface ServiceSpec {
 
 /** A service's name in the swarm's DNS and in `docker service ls`: a DNS label. */
 export function swarmAppName(appDir: string): string {
-  const name = basename(appDir).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const name = basename(appDir)
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
   return /^[a-z]/.test(name) ? name : `app-${name}`.replace(/-+$/, '');
 }
 
@@ -171,21 +175,34 @@ function settings(spec: ServiceSpec, network: string, update: boolean): string[]
   return [
     ...labelArgs(update ? '--label-add' : '--label', { ...spec.labels, [SPEC_LABEL]: serviceHash(spec, network) }),
     ...labelArgs(update ? '--container-label-add' : '--container-label', containerLabels),
-    '--replicas', String(spec.replicas),
-    '--restart-condition', spec.restart.condition,
-    '--restart-delay', ms(spec.restart.delayMs),
-    '--restart-max-attempts', '0',
-    '--stop-grace-period', ms(spec.stopGraceMs),
+    '--replicas',
+    String(spec.replicas),
+    '--restart-condition',
+    spec.restart.condition,
+    '--restart-delay',
+    ms(spec.restart.delayMs),
+    '--restart-max-attempts',
+    '0',
+    '--stop-grace-period',
+    ms(spec.stopGraceMs),
     ...(spec.stopSignal ? ['--stop-signal', spec.stopSignal] : []),
     // One task at a time, rolled back as soon as one fails (exits, or never becomes healthy).
-    '--update-order', spec.updateOrder,
-    '--update-parallelism', '1',
-    '--update-delay', '0s',
-    '--update-failure-action', 'rollback',
-    '--update-monitor', '5s',
-    '--rollback-order', spec.updateOrder,
-    '--rollback-parallelism', '1',
-    '--rollback-monitor', '5s',
+    '--update-order',
+    spec.updateOrder,
+    '--update-parallelism',
+    '1',
+    '--update-delay',
+    '0s',
+    '--update-failure-action',
+    'rollback',
+    '--update-monitor',
+    '5s',
+    '--rollback-order',
+    spec.updateOrder,
+    '--rollback-parallelism',
+    '1',
+    '--rollback-monitor',
+    '5s',
     ...(spec.health === 'none' ? ['--no-healthcheck'] : []),
     ...(spec.user ? ['--user', spec.user] : []),
     ...(spec.entrypoint ? ['--entrypoint', shellWord(spec.entrypoint)] : []),
@@ -203,14 +220,23 @@ const hostPort = (port: number) => `mode=host,target=${port},published=${port},p
  */
 export function createArgs(spec: ServiceSpec, network: string, resolveImage: boolean): string[] {
   return [
-    'service', 'create', '--detach', '--name', spec.name, '--network', network, '--endpoint-mode', 'dnsrr',
+    'service',
+    'create',
+    '--detach',
+    '--name',
+    spec.name,
+    '--network',
+    network,
+    '--endpoint-mode',
+    'dnsrr',
     ...settings(spec, network, false),
     ...(spec.publish ? ['--publish', hostPort(spec.publish)] : []),
     ...spec.secrets.flatMap((m) => ['--secret', secretMount(m)]),
     ...spec.configs.flatMap((m) => ['--config', configMount(m)]),
     ...Object.entries(spec.sysctls).flatMap(([k, v]) => ['--sysctl', `${k}=${v}`]),
     ...(resolveImage ? [] : ['--no-resolve-image']),
-    spec.image, ...spec.args,
+    spec.image,
+    ...spec.args,
   ];
 }
 
@@ -227,8 +253,11 @@ export function updateArgs(spec: ServiceSpec, network: string, current: CurrentS
   const secrets = spec.secrets.map((m) => m.source);
   const configs = spec.configs.map((m) => m.source);
   return [
-    'service', 'update', '--detach',
-    '--image', spec.image,
+    'service',
+    'update',
+    '--detach',
+    '--image',
+    spec.image,
     `--args=${spec.args.map(shellWord).join(' ')}`,
     ...settings(spec, network, true),
     // Secrets and configs are immutable: a changed value is a new object, swapped in by name.

@@ -33,6 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Swarm gates its updates on HEALTHCHECKs, which only an engine that execs into containers can run.
   if (execProblem) console.warn(`runplan tests: the swarm tests that need health checks are skipped: ${execProblem}`);
   project.provide('containerExecProblem', execProblem);
+  if (!process.env.KUBECONFIG) console.warn('runplan tests: the real-cluster Kubernetes test (test/cluster/) is not run: KUBECONFIG names no cluster.');
   return async () => {
     await engine?.stop();
   };

@@ -6,14 +6,14 @@ import { ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
- * Against a real cluster: not part of `npm test` (no API server can be had on
- * the test machines), run with `npm run test:cluster` where KUBECONFIG points at
- * one. The cluster must be able to pull the image: RUNPLAN_TEST_K8S_IMAGE names
+ * Against a real cluster: part of `npm test` when KUBECONFIG points at one, and
+ * reported as not run otherwise (no API server can be had on the test machines);
+ * `npm run test:cluster` runs it alone. The cluster must be able to pull the image: RUNPLAN_TEST_K8S_IMAGE names
  * one built from this plan (`runplan image`) and pushed where it can.
  */
 describe('a real cluster', () => {
   it("takes the manifests with kubectl apply, and the Deployment becomes ready (its readiness probe is the plan's health check)", { timeout: 600_000 }, async () => {
-    expect(process.env.KUBECONFIG, 'npm run test:cluster needs KUBECONFIG pointing at a cluster').toBeTruthy();
+    expect(process.env.KUBECONFIG, 'the real-cluster test needs KUBECONFIG pointing at a cluster').toBeTruthy();
     const image = process.env.RUNPLAN_TEST_K8S_IMAGE ?? 'localhost/runplan-test/express:k8s';
     const namespace = `runplan-test-${randomBytes(3).toString('hex')}`;
     const out = await tempDir('rp-k8s-cluster-');

@@ -35,6 +35,22 @@ function ping(socket) {
   });
 }
 
+/**
+ * The data root is kept for the stack images, which take minutes to build. The
+ * application images are not: each carries its own Node.js (about 200 MB), and
+ * they would pile up run after run. Their layer cache and build contexts go with
+ * them; the cache mounts (dependencies) stay, so the next run's builds still skip
+ * the downloads.
+ */
+function dropApplicationImages(host) {
+  const env = { ...process.env, DOCKER_HOST: host };
+  const docker = (...args) => spawnSync('/usr/bin/docker', args, { env, encoding: 'utf8', timeout: 60_000 });
+  const images = docker('image', 'ls', '--quiet', '--filter', 'label=io.runplan.plan-digest').stdout?.split('\n').filter(Boolean) ?? [];
+  if (images.length > 0) docker('image', 'rm', '--force', ...new Set(images));
+  // Layers, and the build contexts BuildKit keeps per context directory (each holds a Node.js).
+  for (const type of ['regular', 'source.local']) docker('builder', 'prune', '--force', '--filter', `type=${type}`);
+}
+
 /** Starts dockerd (undefined when this machine has none); `stop()` stops it by PID and removes what it made. */
 export async function startTestEngine(cacheDir) {
   if (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')) return undefined;
@@ -69,6 +85,7 @@ export async function startTestEngine(cacheDir) {
   dockerd.stderr.on('data', (c) => (log = (log + c).slice(-20_000)));
   const exited = new Promise((resolve) => dockerd.once('exit', () => resolve()));
   const stop = async () => {
+    if (dockerd.exitCode === null) dropApplicationImages(`unix://${socket}`);
     if (dockerd.exitCode === null) dockerd.kill('SIGTERM');
     let timer;
     await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
@@ -122,10 +139,7 @@ export function probeContainerExec(host) {
     docker('exec', '--workdir', '/runplan-exec-probe', container, '/usr/bin/sleep', '0');
     return '';
   } catch (error) {
-    const said = String(error.stderr ?? error.message)
-      .trim()
-      .split('\n')
-      .pop();
+    const said = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim().split('\n').pop() || error.message;
     return `docker exec does not run inside the container (${said})${isChroot() ? '; this dockerd runs inside a chroot' : ''}`;
   } finally {
     if (container) spawnSync('/usr/bin/docker', ['rm', '--force', container], { env, stdio: 'ignore' });

@@ -77,10 +77,14 @@ describe('runplan image', () => {
     const again = await runCli(['image', app, '--oci', oci], { ...env, DOCKER_HOST: dockerHost });
     expect(again.code, again.output).toBe(0);
     // Every step of the Dockerfile after FROM comes from the build cache.
-    const steps = [...again.output.matchAll(/^\[image\] #\d+ \[stage-0 (\d+)\/(\d+)\]/gm)];
-    const cached = again.output.match(/^\[image\] #\d+ CACHED$/gm) ?? [];
+    // (BuildKit's own internal steps, such as cache-mount permissions, may show up too: only the Dockerfile's count.)
+    const steps = [...again.output.matchAll(/^\[image\] #(\d+) \[stage-0 (\d+)\/\d+\]/gm)].filter((m) => m[2] !== '1').map((m) => m[1]);
+    const cached = new Set([...again.output.matchAll(/^\[image\] #(\d+) CACHED$/gm)].map((m) => m[1]));
     expect(steps.length).toBeGreaterThan(3);
-    expect(cached.length, again.output).toBe(steps.length - 1);
+    expect(
+      steps.filter((id) => !cached.has(id)),
+      again.output,
+    ).toEqual([]);
     expect(builtTag(again.output)).toBe(builtTag(first.output));
     expect((await readdir(oci)).sort()).toEqual(['blobs', 'index.json', 'oci-layout']);
   });

@@ -62,7 +62,7 @@ export async function run({ args }) {
     console.log(`time to healthy, \`runplan run fixtures/ruby/rails-puma-config\` (Rails 6.1, Puma 1 worker behind nginx), ${runs} warm runs`);
     console.log(`  empty cache ${ms(cold)}   warm cache median ${ms(median(warm))}   (min ${ms(Math.min(...warm))}, max ${ms(Math.max(...warm))})`);
 
-    const { buildApp, defaultRegistry } = await import(join(root, 'dist', 'index.js'));
+    const { buildApp, defaultRegistry, fillPlaceholders } = await import(join(root, 'dist', 'index.js'));
     const build = async (workDir) =>
       buildApp({
         registry: defaultRegistry({ ruby: { gemSource: 'local' } }),
@@ -84,7 +84,11 @@ export async function run({ args }) {
       rawInstalls.push(
         timeCommand('bundle', ['install', '--local'], {
           cwd: built.appDir,
-          env: { ...process.env, ...built.environment.toRecord(), ...planned.env },
+          // The plan is portable: its variables name ${APP_HOME}, which the executor fills in, as here.
+          env: {
+            ...process.env,
+            ...Object.fromEntries(Object.entries({ ...built.environment.toRecord(), ...planned.env }).map(([k, v]) => [k, fillPlaceholders(v, { APP_HOME: built.appDir, RUN_DIR: workDir })])),
+          },
         }),
       );
       rmSync(workDir, { recursive: true, force: true });

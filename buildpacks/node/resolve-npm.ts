@@ -18,8 +18,7 @@ export interface NpmRelease {
 export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[], previousDefault?: string): { version: string; decision: Decision } {
   const node = new semver.SemVer(nodeVersion);
   // Newest first, so the first release that accepts the version is the answer.
-  const declared = declaredReleases(releases);
-  const chosen = declared.find((r) => r.range.test(node));
+  const chosen = find(declaredReleases(releases), (r) => r.range.test(node));
   const best = chosen?.version;
   if (best === undefined) {
     throw NodeErrors.NODE_RUNTIME_INSTALL_FAILED.create({ message: `no published npm declares support for Node.js ${nodeVersion}.`, fix: 'Request a newer Node.js version.' });
@@ -35,25 +34,55 @@ export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[],
     overridden: [],
   };
   // A previous plan's npm stays while it is published and still accepts this Node.js.
-  const kept = previousDefault === undefined || previousDefault === best ? undefined : declared.find((r) => r.version === previousDefault && r.range.test(node));
+  const kept = previousDefault === undefined || previousDefault === best ? undefined : find(declaredReleases(releases), (r) => r.version === previousDefault && r.range.test(node));
   return kept ? { version: kept.version, decision: keepPrevious(now, kept.version) } : { version: best, decision: now };
 }
 
-// Planning runs for every build and the list holds ~500 releases: parse their
-// ranges and sort them once per list.
-const parsed = new WeakMap<readonly NpmRelease[], { version: string; range: semver.Range }[]>();
+function find<T>(items: Iterable<T>, test: (item: T) => boolean): T | undefined {
+  for (const item of items) if (test(item)) return item;
+  return undefined;
+}
 
-/** Stable releases that declare a valid engines.node, with the range parsed, newest first. */
-function declaredReleases(releases: readonly NpmRelease[]): { version: string; range: semver.Range }[] {
-  let list = parsed.get(releases);
-  if (list === undefined) {
-    list = releases.flatMap((r) => {
-      const node = r.engines?.node;
-      if (semver.valid(r.version) === null || semver.prerelease(r.version) !== null || typeof node !== 'string' || semver.validRange(node) === null) return [];
-      return [{ version: r.version, range: new semver.Range(node) }];
-    });
-    list.sort((a, b) => semver.rcompare(a.version, b.version));
-    parsed.set(releases, list);
+// Planning runs for every build and the list holds ~500 releases: sort them once
+// per list, and parse a range only when a release is looked at (newest first, the
+// first or second usually answers), once per distinct text (releases share them).
+const sorted = new WeakMap<readonly NpmRelease[], readonly Candidate[]>();
+const ranges = new Map<string, semver.Range | null>();
+
+interface Candidate {
+  readonly version: string;
+  readonly node: string;
+}
+
+function rangeOf(text: string): semver.Range | null {
+  let range = ranges.get(text);
+  if (range === undefined) {
+    try {
+      range = new semver.Range(text);
+    } catch {
+      range = null;
+    }
+    ranges.set(text, range);
   }
-  return list;
+  return range;
+}
+
+/** Stable releases that declare a valid engines.node, with the range parsed, newest first (lazily). */
+function* declaredReleases(releases: readonly NpmRelease[]): Generator<{ version: string; range: semver.Range }> {
+  let list = sorted.get(releases);
+  if (list === undefined) {
+    const candidates: Candidate[] = [];
+    for (const r of releases) {
+      const node = r.engines?.node;
+      const version = semver.parse(r.version);
+      if (version === null || version.prerelease.length > 0 || typeof node !== 'string') continue;
+      candidates.push({ version: r.version, node });
+    }
+    list = candidates.sort((a, b) => semver.rcompare(a.version, b.version));
+    sorted.set(releases, list);
+  }
+  for (const c of list) {
+    const range = rangeOf(c.node);
+    if (range !== null) yield { version: c.version, range };
+  }
 }

@@ -68,7 +68,7 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
     ...(options.namespace ? { namespace: options.namespace } : {}),
     ...(options.replicas ? { replicas: options.replicas } : {}),
   });
-  const files = manifestFiles(manifests, planDigest(plan));
+  const files = await manifestFiles(manifests, planDigest(plan));
   await writeManifestFiles(options.outDir, files);
   const logger = new Logger(options.sink, environment.redactor);
   for (const f of files) logger.info(`wrote ${f.name}: ${f.object.kind} ${f.object.metadata.name}`);

@@ -63,10 +63,39 @@ export function inventoryPart(inventory: Inventory, bp: Buildpack): unknown {
   return validatePart(bp, inventory.buildpacks[bp.id], 'the inventory');
 }
 
+/**
+ * Inventories are data, read and never changed. A host plans many apps from one
+ * gathered inventory: each part is validated once (what validation returns counts
+ * as validated too), and the buildpack's per-list caches see the same objects.
+ */
+const validatedParts = new WeakMap<object, WeakMap<object, unknown>>();
+
+function remembered(value: unknown, schema: object): { value: unknown } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const bySchema = validatedParts.get(value);
+  return bySchema?.has(schema) ? { value: bySchema.get(schema) } : undefined;
+}
+
+function remember(value: unknown, schema: object, validated: unknown): void {
+  for (const key of [value, validated]) {
+    if (typeof key !== 'object' || key === null) continue;
+    let bySchema = validatedParts.get(key);
+    if (bySchema === undefined) {
+      bySchema = new WeakMap();
+      validatedParts.set(key, bySchema);
+    }
+    bySchema.set(schema, validated);
+  }
+}
+
 function validatePart(bp: Buildpack, value: unknown, origin: string): unknown {
-  const parsed = bp.inventory!.schema.safeParse(value);
+  const schema = bp.inventory!.schema;
+  const known = remembered(value, schema);
+  if (known) return known.value;
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw CoreErrors.INVENTORY_INVALID.create({ message: `the "${bp.id}" part of ${origin} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
   }
+  remember(value, schema, parsed.data);
   return parsed.data;
 }

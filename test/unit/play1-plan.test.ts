@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createNodeBuildpack } from '../../buildpacks/node/index.js';
 import { Play1Errors } from '../../buildpacks/play1/errors.js';
-import { javaMajor } from '../../buildpacks/play1/host-programs.js';
+import { javaMajor, pythonVersion } from '../../buildpacks/play1/host-programs.js';
 import { createPlay1Buildpack, type Play1Options } from '../../buildpacks/play1/index.js';
 import { DEFAULT_JVM_SIZING, heapSize } from '../../buildpacks/play1/jvm-memory.js';
 import { downloadUrl, parseChecksums } from '../../buildpacks/play1/mirror.js';
@@ -20,6 +20,8 @@ const SHA = 'a'.repeat(64);
 const HOST: Play1Options = { hostEnv: {}, mirror: 'https://mirror.example/play/{version}/play-{version}.zip', checksums: { '1.11.0': SHA, '1.5.3': 'b'.repeat(64) } };
 const APP = { 'conf/application.conf': 'application.name=demo\n%platform.application.mode=prod\n%platform.XForwardedSupport=all\n', 'conf/routes': 'GET / Application.index\n' };
 type Programs = Partial<Pick<Play1InventoryData, 'java' | 'python'>>;
+/** A host that can run the Python 2 series up to 1.5: python2 and a Java 8 (what those programs would answer). */
+const OLD_HOST: Programs = { java: { major: 8, banner: 'openjdk version "1.8.0_292"' }, python: { python2: 'Python 2.7.18', python3: null } };
 
 function registry(options: Play1Options = HOST) {
   return new BuildpackRegistry([createNodeBuildpack({ inventory: TEST_INVENTORY }), createPlay1Buildpack(options)]);
@@ -76,6 +78,7 @@ describe('Play 1.x plan', () => {
     const { plan: p } = await plan();
     expect(p.build.steps.map((s) => [s.name, s.run])).toEqual([
       ['java', { kind: 'exec', argv: ['java', '-version'] }],
+      ['python', { kind: 'exec', argv: ['python3', '--version'] }],
       [
         'framework',
         { kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play/1.11.0/play-1.11.0.zip', sha256: SHA }, target: '.runplan/play-1.11.0', executables: ['play'], links: [] },
@@ -83,7 +86,7 @@ describe('Play 1.x plan', () => {
       ['deps', { kind: 'exec', argv: ['play', 'deps', '--sync', '--%platform'] }],
       ['precompile', { kind: 'exec', argv: ['play', 'precompile', '--%platform'] }],
     ]);
-    expect(p.build.steps.map((s) => s.pathPrepend)).toEqual([['.runplan/play-1.11.0'], [], ['.runplan/play-1.11.0'], ['.runplan/play-1.11.0']]);
+    expect(p.build.steps.map((s) => s.pathPrepend)).toEqual([['.runplan/play-1.11.0'], ['.runplan/play-1.11.0'], [], ['.runplan/play-1.11.0'], ['.runplan/play-1.11.0']]);
     expect(p.processes).toEqual([
       expect.objectContaining({
         name: 'web',
@@ -95,8 +98,17 @@ describe('Play 1.x plan', () => {
     expect(p.runtimes.map((r) => [r.name, r.version, r.distribution])).toEqual([
       ['play', '1.11.0', 'mirror https://mirror.example/play/1.11.0/play-1.11.0.zip'],
       ['java', '17', 'host (java on PATH: openjdk version "17.0.15" 2025-04-15)'],
+      ['python', '3.11.2', 'host (python3 on PATH)'],
     ]);
-    expect(p.runtimes[1]?.decision).toMatchObject({ id: 'play1.java', source: 'host', resolved: '17', reason: expect.stringContaining('launcher is a Python 3 script (Python 3.11.2)') });
+    // What the series needs of the host, as data.
+    expect(p.runtimes.map((r) => r.needs)).toEqual([undefined, { command: 'java', min: 17, max: 21, above: 'untested' }, { command: 'python3', min: 3, max: 3, above: 'refused' }]);
+    expect(p.runtimes[1]?.decision).toMatchObject({ id: 'play1.java', source: 'host', resolved: '17', reason: expect.stringContaining('Play 1.11.0 needs Java 17–21 (newer ones are untested)') });
+    expect(p.runtimes[2]?.decision).toMatchObject({
+      id: 'play1.python',
+      source: 'Play 1.11 launcher',
+      resolved: 'python3 (Python 3.11.2)',
+      reason: expect.stringContaining('is a Python 3 script (since 1.7)'),
+    });
     expect(p.decisions.map((d) => d.id)).toEqual(['play1.framework-id', 'play1.config', 'play1.port', 'play1.jvm-memory', 'play1.start']);
     expect(p.warnings).toEqual([]);
   });
@@ -118,16 +130,60 @@ describe('Play 1.x plan', () => {
     });
   });
 
-  it('warns about a Java outside the range the series was made for', async () => {
-    const { plan: p } = await plan(APP, {}, HOST, {}, { java: { major: 11, banner: 'openjdk version "11.0.2"' } });
-    expect(p.warnings).toEqual([expect.objectContaining({ code: Play1Warnings.PLAY1_JAVA_UNTESTED.code, message: "Play 1.11.0 was made for Java 17–21; this host's java is 11." })]);
-    expect(p.runtimes[1]?.decision).toMatchObject({ resolved: '11', reason: expect.stringContaining('so this one is untested') });
-    const old = await plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { java: { major: 8, banner: 'openjdk version "1.8.0_292"' }, python: { python2: 'Python 2.7.18', python3: null } });
+  it('warns about a Java newer than the range a series was only not tested with', async () => {
+    const { plan: p } = await plan(APP, {}, HOST, {}, { java: { major: 25, banner: 'openjdk version "25"' } });
+    expect(p.warnings).toEqual([expect.objectContaining({ code: Play1Warnings.PLAY1_JAVA_UNTESTED.code, message: "Play 1.11.0 was made for Java 17–21; this host's java is 25." })]);
+    expect(p.runtimes[1]?.decision).toMatchObject({ resolved: '25', reason: expect.stringContaining('so this one is untested') });
+    const old = await plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, OLD_HOST);
     expect(old.plan.warnings).toEqual([]);
-    expect(old.plan.runtimes[1]?.decision.reason).toContain('launcher is a Python 2 script (Python 2.7.18)');
-    const unknown = await plan(APP, {}, HOST, {}, { java: { major: null, banner: 'some java' }, python: { python2: null, python3: null } });
+    expect(old.plan.runtimes.map((r) => [r.name, r.version, r.needs])).toEqual([
+      ['play', '1.5.3', undefined],
+      ['java', '8', { command: 'java', min: 8, max: 9, above: 'refused' }],
+      ['python', '2.7.18', { command: 'python2', min: 2, max: 2, above: 'refused' }],
+    ]);
+    expect(old.plan.build.steps[1]).toMatchObject({ run: { argv: ['python2', '--version'] }, onFailure: [{ when: { kind: 'any' }, error: { code: Play1Errors.PLAY1_PYTHON_MISSING.code } }] });
+    const unknown = await plan(APP, {}, HOST, {}, { java: { major: null, banner: 'some java' } });
     expect(unknown.plan.warnings).toEqual([]);
-    expect(unknown.plan.runtimes[1]).toMatchObject({ version: 'unknown', decision: { reason: expect.stringContaining('(no python3 on this host)') } });
+    expect(unknown.plan.runtimes[1]).toMatchObject({ version: 'unknown' });
+  });
+
+  it('refuses, before the build, a Java older than the series needs, naming the series, the need, what was found and the fix', async () => {
+    await expect(plan(APP, {}, HOST, {}, { java: { major: 11, banner: 'openjdk version "11.0.2"' } })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_JAVA_UNSUPPORTED.code,
+      message: expect.stringContaining('Play 1.11.0 (series 1.11) needs Java 17–21; the java on PATH is 11 (openjdk version "11.0.2"), and it is older than 17, which the framework\'s classes need.'),
+      fix: expect.stringMatching(/^Install a JDK 17–21 and point JAVA_HOME at it .* Series this host can run as it is: 1\.7, 1\.8, 1\.9\.$/),
+      variable: 'JAVA_HOME',
+    });
+  });
+
+  it('refuses, before the build, a Java newer than 1.2–1.5 accept, since their launchers add options it refuses', async () => {
+    await expect(plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { ...OLD_HOST, java: { major: 17, banner: 'openjdk version "17.0.15"' } })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_JAVA_UNSUPPORTED.code,
+      message: expect.stringContaining('Play 1.5.3 (series 1.5) needs Java 8–9; the java on PATH is 17 (openjdk version "17.0.15"), and the launcher of series 1.5 adds JVM options that Java 9 and later refuse.'),
+    });
+  });
+
+  it('refuses, before the build, a series whose launcher needs a Python the host lacks, naming the series, the need, what was found and the fix', async () => {
+    await expect(plan(APP, { PLAY1_VERSION: '16' })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_PYTHON_MISSING.code,
+      message: expect.stringContaining('Play 1.6.0 (series 1.6) needs Python 2: its play launcher is a Python 2 script, and this host has no working python2 on PATH (only Python 3.11.2).'),
+      fix: expect.stringContaining('Choose Play 1.7 or newer (e.g. PLAY1_VERSION=1.11), whose launcher runs on Python 3, or install a Python 2 as python2'),
+    });
+    await expect(plan(APP, {}, HOST, {}, { python: { python2: 'Python 2.7.18', python3: null } })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_PYTHON_MISSING.code,
+      message: expect.stringContaining('Play 1.11.0 (series 1.11) needs Python 3: its play launcher is a Python 3 script, and this host has no working python3 on PATH (only Python 2.7.18).'),
+      fix: expect.stringContaining('Install Python 3 on the host'),
+    });
+    // A python2 command that answers with a Python 3 does not count.
+    await expect(plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { ...OLD_HOST, python: { python2: 'Python 3.11.2', python3: null } })).rejects.toMatchObject({ code: Play1Errors.PLAY1_PYTHON_MISSING.code });
+  });
+
+  it('tells a working Python from a version manager that has none to offer', () => {
+    expect(pythonVersion({ ok: true, output: 'Python 2.7.18' })).toBe('Python 2.7.18');
+    expect(pythonVersion({ ok: true, output: 'Python 3.11.2\n' })).toBe('Python 3.11.2');
+    expect(pythonVersion({ ok: false, output: "pyenv: python2: command not found\n\nThe `python2' command exists in these Python versions:\n  2.7.18" })).toBeNull();
+    expect(pythonVersion({ ok: true, output: 'something else' })).toBeNull();
+    expect(pythonVersion(undefined)).toBeNull();
   });
 
   it("uses JAVA_HOME's java when the deployment sets it, and shows its version in the build", async () => {
@@ -174,6 +230,22 @@ describe('Play 1.x plan', () => {
     expect(p.decisions.find((d) => d.id === 'play1.config')?.reason).toContain('${PG_PASSWORD} in %platform.db.pass comes from addon pg');
   });
 
+  it('warns, naming key and variable but never the value, when a variable application.conf inserts holds a $ (Play misreads it)', async () => {
+    const conf = `${APP['conf/application.conf']}%platform.db.pass=\${PG_PASSWORD}\ndb.user=\${PG_USER}\nplain=\${HOME_DIR}\n`;
+    const { plan: p } = await plan({ ...APP, 'conf/application.conf': conf }, {}, HOST, {
+      env: { application: { HOME_DIR: 'C:\\no-dollar' }, links: [{ name: 'pg', variables: { PG_PASSWORD: 'pw$rd-4410', PG_USER: 'admin' } }] },
+    });
+    expect(p.warnings).toEqual([
+      expect.objectContaining({
+        code: Play1Warnings.PLAY1_DOLLAR_IN_VALUE.code,
+        message: expect.stringContaining('%platform.db.pass (line 4) inserts ${PG_PASSWORD}, whose value holds a $: Play 1.x (every series) escapes only backslashes'),
+        file: 'conf/application.conf',
+        variable: 'PG_PASSWORD',
+      }),
+    ]);
+    expect(JSON.stringify(p)).not.toContain('pw$rd-4410');
+  });
+
   it('refuses a malformed application.conf with the line at fault', async () => {
     await expect(plan({ ...APP, 'conf/application.conf': 'a=1\nb=\\uZZ\n' })).rejects.toMatchObject({
       code: Play1Errors.PLAY1_CONF_INVALID.code,
@@ -192,11 +264,11 @@ describe('Play 1.x plan with a previous plan (plan --previous)', () => {
   };
 
   it('keeps the release a default chose while the host can still install it, saying what the default gives now', async () => {
-    const { plan: p } = await plan(APP, {}, HOST, { previous: await previousWith('1.5.3') });
+    const { plan: p } = await plan(APP, {}, HOST, { previous: await previousWith('1.5.3') }, OLD_HOST);
     expect(p.runtimes[0]).toMatchObject({ version: '1.5.3', decision: { source: 'previous plan', resolved: '1.5.3', reason: expect.stringContaining('the default now gives 1.11.0') } });
-    expect(p.build.steps[1]?.run).toMatchObject({ source: { url: 'https://mirror.example/play/1.5.3/play-1.5.3.zip', sha256: 'b'.repeat(64) }, target: '.runplan/play-1.5.3' });
-    // Java 17 is outside what 1.5 was made for: kept, and said so.
-    expect(p.warnings.map((w) => w.code)).toEqual([Play1Warnings.PLAY1_JAVA_UNTESTED.code]);
+    expect(p.build.steps[2]?.run).toMatchObject({ source: { url: 'https://mirror.example/play/1.5.3/play-1.5.3.zip', sha256: 'b'.repeat(64) }, target: '.runplan/play-1.5.3' });
+    // Kept only while this host can run it: without python2 the kept release is refused before the build.
+    await expect(plan(APP, {}, HOST, { previous: await previousWith('1.5.3') })).rejects.toMatchObject({ code: Play1Errors.PLAY1_PYTHON_MISSING.code });
   });
 
   it("takes the default when the previous release has no checksum here, and follows the application and the host's default", async () => {
@@ -230,7 +302,7 @@ describe('Play 1.x mirror and checksums (host settings)', () => {
   });
 
   it('refuses a release whose checksum it does not know', async () => {
-    await expect(plan(APP, { PLAY1_VERSION: '1.4' })).rejects.toMatchObject({
+    await expect(plan(APP, { PLAY1_VERSION: '1.4' }, HOST, {}, OLD_HOST)).rejects.toMatchObject({
       code: Play1Errors.PLAY1_CHECKSUM_UNKNOWN.code,
       message: expect.stringContaining('no SHA-256 is known for Play 1.4.6 (option checksums lists 1.11.0, 1.5.3)'),
     });
@@ -243,13 +315,13 @@ describe('Play 1.x mirror and checksums (host settings)', () => {
       checksums: { '1.5.3': 'c'.repeat(64) },
       checksumsOrigin: 'RUNPLAN_PLAY1_CHECKSUMS',
     });
-    const fromEnv = await plan(APP, {}, { hostEnv });
-    expect(fromEnv.plan.build.steps[1]?.run).toMatchObject({ source: { type: 'archive', url: 'file:///srv/mirror/1.5/play-1.5.3.tar.gz', sha256: 'c'.repeat(64) } });
+    const fromEnv = await plan(APP, {}, { hostEnv }, {}, OLD_HOST);
+    expect(fromEnv.plan.build.steps[2]?.run).toMatchObject({ source: { type: 'archive', url: 'file:///srv/mirror/1.5/play-1.5.3.tar.gz', sha256: 'c'.repeat(64) } });
     expect(fromEnv.plan.runtimes[0]?.decision).toMatchObject({ source: 'host default (RUNPLAN_PLAY1_DEFAULT_VERSION)', resolved: '1.5.3' });
     const options = { hostEnv, mirror: 'https://other.example/{version}.zip', checksums: { '1.5.3': 'd'.repeat(64) } };
     expect(play1InventoryPart(options)).toMatchObject({ mirror: { origin: 'option mirror' }, checksumsOrigin: 'RUNPLAN_PLAY1_CHECKSUMS and option checksums' });
-    const withOptions = await plan(APP, {}, options);
-    expect(withOptions.plan.build.steps[1]?.run).toMatchObject({ source: { url: 'https://other.example/1.5.3.zip', sha256: 'd'.repeat(64) } });
+    const withOptions = await plan(APP, {}, options, {}, OLD_HOST);
+    expect(withOptions.plan.build.steps[2]?.run).toMatchObject({ source: { url: 'https://other.example/1.5.3.zip', sha256: 'd'.repeat(64) } });
   });
 
   it("gathers the mirror settings, and asks this machine's java and python for their versions", async () => {

@@ -63,7 +63,9 @@ final class Conf {
                     System.out.println("WARN  Cannot replace " + name + " in configuration (" + key + "=" + value + ")");
                     continue;
                 }
-                m.appendReplacement(out, Matcher.quoteReplacement(r));
+                // As play.Play does: only backslashes are escaped, so a $ in the value is
+                // read as a group reference (IllegalArgumentException, or other text for $0/$1).
+                m.appendReplacement(out, r.replaceAll("\\\\", "\\\\\\\\"));
             }
             m.appendTail(out);
             conf.put(key, out.toString());

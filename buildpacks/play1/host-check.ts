@@ -80,9 +80,7 @@ export function checkJava(series: Play1Series, java: { major: number | null; ban
     return [Play1Warnings.PLAY1_JAVA_UNTESTED.create({ message: `Play ${series.release} was made for Java ${range(needs)}; this host's java is ${java.major}.` })];
   }
   const why =
-    java.major < series.java.min
-      ? `it is older than ${series.java.min}, which the framework's classes need`
-      : `the launcher of series ${series.series} adds JVM options that Java 9 and later refuse`;
+    java.major < series.java.min ? `it is older than ${series.java.min}, which the framework's classes need` : `the launcher of series ${series.series} adds JVM options that Java 9 and later refuse`;
   throw Play1Errors.PLAY1_JAVA_UNSUPPORTED.create({
     message: `Play ${series.release} (series ${series.series}) needs Java ${range(needs)}; the java on PATH is ${java.major} (${java.banner}), and ${why}.`,
     fix: `Install a JDK ${range(needs)} and point JAVA_HOME at it (a deployment variable), or choose a series made for Java ${java.major} (PLAY1_VERSION).${alternatives(host, series)}`,

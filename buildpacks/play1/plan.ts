@@ -13,7 +13,6 @@ import { resolveJvmMemory } from './jvm-memory.js';
 import type { HostConfiguration, Play1InventoryData } from './options.js';
 import { resolvePlay1Version, VERSION_FILE, VERSION_VARIABLE } from './resolve-version.js';
 import { PLAY1_SERIES, type Play1Series } from './versions.js';
-import { Play1Warnings } from './warnings.js';
 
 /** Play 1.x starts slowly (JVM, plugins, JPA): the health check gives it time. */
 export const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 } as const;
@@ -41,11 +40,15 @@ export function planPlay1(config: HostConfiguration) {
     if (problem) {
       throw Play1Errors.PLAY1_CONF_INVALID.create({ message: `${APPLICATION_CONF} line ${problem.line}: ${problem.message}; Play would fail to read the file.`, file: APPLICATION_CONF });
     }
-    const analysis = analyseConf(conf, (name) => {
-      const entry = env.entry(name);
-      if (entry) return entry.origin.startsWith(entry.source) ? entry.origin : `${entry.source} variables (${entry.origin})`;
-      return SYSTEM_VARIABLES.includes(name) ? "the host machine's environment" : undefined;
-    }, (name) => env.get(name)?.includes('$') ?? false);
+    const analysis = analyseConf(
+      conf,
+      (name) => {
+        const entry = env.entry(name);
+        if (entry) return entry.origin.startsWith(entry.source) ? entry.origin : `${entry.source} variables (${entry.origin})`;
+        return SYSTEM_VARIABLES.includes(name) ? "the host machine's environment" : undefined;
+      },
+      (name) => env.get(name)?.includes('$') ?? false,
+    );
 
     // The host check: before any build step, against what the programs of the
     // host answered when the inventory was gathered (checkPython throws).
@@ -126,7 +129,14 @@ export function planPlay1(config: HostConfiguration) {
         }),
         // Checked again where the build runs: a plan may be carried out on another machine than the one it was made for.
         onFailure: [
-          failureRule(Play1Errors.PLAY1_PYTHON_MISSING, { kind: 'any' }, { message: `${series.pythonCommand} cannot be run on this host; the play launcher of Play ${series.release} (series ${series.series}) is a Python ${series.python} script.` }),
+          failureRule(
+            Play1Errors.PLAY1_PYTHON_MISSING,
+            { kind: 'any' },
+            {
+              message: `${series.pythonCommand} cannot be run on this host; the play launcher of Play ${series.release} (series ${series.series}) is a Python ${series.python} script.`,
+              ...(series.python === 3 ? { fix: 'Install Python 3 on the host (e.g. apt-get install python3).' } : {}),
+            },
+          ),
         ],
       },
       step('framework', `install Play ${series.release} from the mirror through the shared cache (SHA-256 verified)`, {
@@ -216,7 +226,7 @@ function planJava(javaHome: string | undefined, machine: Play1InventoryData, ser
       decision: javaDecision(
         'env JAVA_HOME',
         javaHome,
-        `JAVA_HOME/bin/java; Play ${series.release} needs Java ${range}${series.javaAbove === 'refused' ? ' (newer ones refuse its launcher\'s JVM options)' : ''}; the deployment chose this java, whose version is not known before the build: the build step "java" shows it`,
+        `JAVA_HOME/bin/java; Play ${series.release} needs Java ${range}${series.javaAbove === 'refused' ? " (newer ones refuse its launcher's JVM options)" : ''}; the deployment chose this java, whose version is not known before the build: the build step "java" shows it`,
       ),
     };
   }
@@ -233,7 +243,7 @@ function planJava(javaHome: string | undefined, machine: Play1InventoryData, ser
     decision: javaDecision(
       'host',
       null,
-      `the java on PATH (${machine.java.banner}); Play ${series.release} needs Java ${range}${series.javaAbove === 'refused' ? ' (newer ones refuse its launcher\'s JVM options)' : ' (newer ones are untested)'}${warnings.length > 0 ? ', so this one is untested' : ''}`,
+      `the java on PATH (${machine.java.banner}); Play ${series.release} needs Java ${range}${series.javaAbove === 'refused' ? " (newer ones refuse its launcher's JVM options)" : ' (newer ones are untested)'}${warnings.length > 0 ? ', so this one is untested' : ''}`,
       major === null ? 'unknown' : String(major),
     ),
   };

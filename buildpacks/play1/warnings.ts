@@ -20,6 +20,6 @@ export const Play1Warnings = defineWarnings({
   },
   PLAY1_DOLLAR_IN_VALUE: {
     title: 'A variable that application.conf refers to holds a $, which Play misreads',
-    fix: 'Remove the $ from the variable\'s value (e.g. encode it, or move it into a file), or read the variable in code with System.getenv instead of ${…} in application.conf.',
+    fix: "Remove the $ from the variable's value (e.g. encode it, or move it into a file), or read the variable in code with System.getenv instead of ${…} in application.conf.",
   },
 });

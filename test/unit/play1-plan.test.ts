@@ -159,7 +159,9 @@ describe('Play 1.x plan', () => {
   it('refuses, before the build, a Java newer than 1.2–1.5 accept, since their launchers add options it refuses', async () => {
     await expect(plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { ...OLD_HOST, java: { major: 17, banner: 'openjdk version "17.0.15"' } })).rejects.toMatchObject({
       code: Play1Errors.PLAY1_JAVA_UNSUPPORTED.code,
-      message: expect.stringContaining('Play 1.5.3 (series 1.5) needs Java 8–9; the java on PATH is 17 (openjdk version "17.0.15"), and the launcher of series 1.5 adds JVM options that Java 9 and later refuse.'),
+      message: expect.stringContaining(
+        'Play 1.5.3 (series 1.5) needs Java 8–9; the java on PATH is 17 (openjdk version "17.0.15"), and the launcher of series 1.5 adds JVM options that Java 9 and later refuse.',
+      ),
     });
   });
 
@@ -175,7 +177,9 @@ describe('Play 1.x plan', () => {
       fix: expect.stringContaining('Install Python 3 on the host'),
     });
     // A python2 command that answers with a Python 3 does not count.
-    await expect(plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { ...OLD_HOST, python: { python2: 'Python 3.11.2', python3: null } })).rejects.toMatchObject({ code: Play1Errors.PLAY1_PYTHON_MISSING.code });
+    await expect(plan(APP, { PLAY1_VERSION: '1.5' }, HOST, {}, { ...OLD_HOST, python: { python2: 'Python 3.11.2', python3: null } })).rejects.toMatchObject({
+      code: Play1Errors.PLAY1_PYTHON_MISSING.code,
+    });
   });
 
   it('tells a working Python from a version manager that has none to offer', () => {

@@ -4,6 +4,7 @@ import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
 import { isValidVariableName } from '../../src/env/names.js';
 import { Redactor, secretReason } from '../../src/env/secrets.js';
 import { renderFile } from '../../src/build/materialise-files.js';
+import { isolateNpm } from '../../src/build/process-env.js';
 import { redactError } from '../../src/env/redact-error.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import type { RunplanError } from '../../src/errors/runplan-error.js';
@@ -199,6 +200,14 @@ describe('values that cannot be passed on', () => {
     const attempt = () => renderFile(file, env, {});
     expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code, variable: 'NPM_TOKEN', file: '.npmrc' }));
     expect(attempt).not.toThrow(/script-shell/);
+  });
+});
+
+describe("npm's directories in a build", () => {
+  it("moves npm's logs into the build's temporary directory and its cache to the application's, whatever the app set", () => {
+    const env = isolateNpm({ PATH: '/bin', NPM_CONFIG_CACHE: '/root/.npm', npm_config_LOGS_DIR: '/root/.npm/_logs' }, { tempDir: '/w/tmp/build-1', cacheDir: '/c/npm-cache/app-1' });
+    expect(env).toEqual({ PATH: '/bin', npm_config_logs_dir: '/w/tmp/build-1/npm-logs', npm_config_cache: '/c/npm-cache/app-1' });
+    expect(isolateNpm({ PATH: '/bin' }, {})).toEqual({ PATH: '/bin' });
   });
 });
 

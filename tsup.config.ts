@@ -35,6 +35,8 @@ export default defineConfig([
     ...shared,
     entry: { cli: 'src/cli/main.ts' },
     format: ['esm'],
-    banner: { js: '#!/usr/bin/env node' },
+    // "--" ends Node's own options: Node 20 would otherwise apply an `--env-file F` found
+    // among runplan's arguments (nodejs/node#54232). npm's bin links keep the shebang.
+    banner: { js: '#!/usr/bin/env -S node --' },
   },
 ]);

@@ -38,7 +38,7 @@ if (type) cliArgs.push('--type', type);
 // No gem server is reachable here: gems come from Debian's packages, as in the tests.
 const runEnv = fixture.type === 'ruby' ? { RUNPLAN_RUBY_GEM_SOURCE: 'local', ...filled.hostEnv } : filled.hostEnv;
 console.log(`runplan ${cliArgs.join(' ')}\n(expected: ${fixture.expect.rule})`);
-const child = spawn(process.execPath, [join(root, 'dist', 'cli.js'), ...cliArgs], { stdio: 'inherit', env: { ...process.env, ...runEnv } });
+const child = spawn(process.execPath, ['--', join(root, 'dist', 'cli.js'), ...cliArgs], { stdio: 'inherit', env: { ...process.env, ...runEnv } });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code) => {
   if (cleanup) rmSync(cleanup, { recursive: true, force: true });

@@ -72,6 +72,11 @@ export const NodeErrors = defineErrors({
     kind: 'input',
     fix: 'Set CC_NPM_REGISTRY to a host such as registry.example.com or npm.example.com:4873 (optionally with a path), without credentials.',
   },
+  NODE_NPM_TOKEN_INVALID: {
+    title: 'NPM_TOKEN cannot go into .npmrc',
+    kind: 'input',
+    fix: 'Set NPM_TOKEN to the token alone, on one line: without a line break or NUL byte.',
+  },
   NODE_REGISTRY_AUTH_FAILED: {
     title: 'The package registry refused the credentials',
     kind: 'deployment',

@@ -21,6 +21,13 @@ export interface NpmrcPlan {
 
 /** "https://r.example.com:8443/npm/" or "r.example.com/npm" → { scheme, hostPath: "r.example.com:8443/npm" }. */
 export function parseRegistry(value: string, variable?: string): { scheme: string; hostPath: string } {
+  // user:password@host: the password would be printed below and sent in every request's URL.
+  if (/^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i.test(value.trim())) {
+    throw NodeErrors.NODE_NPM_REGISTRY_INVALID.create({
+      message: `${variable ?? 'the registry'} holds credentials (user:password@ before the host), which are not shown; the credential is NPM_TOKEN.`,
+      ...(variable ? { variable } : {}),
+    });
+  }
   const m = /^(?:(https?):\/\/)?([A-Za-z0-9.-]+(?::\d{1,5})?)(\/[A-Za-z0-9._~%/-]*)?$/.exec(value.trim());
   if (!m) {
     throw NodeErrors.NODE_NPM_REGISTRY_INVALID.create({
@@ -30,6 +37,18 @@ export function parseRegistry(value: string, variable?: string): { scheme: strin
   }
   const path = (m[3] ?? '').replace(/\/+$/, '');
   return { scheme: m[1] ?? 'https', hostPath: `${(m[2] as string).toLowerCase()}${path}` };
+}
+
+/**
+ * The token is written into .npmrc's `//host/:_authToken=` line: a line break in it
+ * would add lines of its own (`script-shell=…`, another registry). Refused by name only.
+ */
+export function assertTokenFitsNpmrc(token: string): void {
+  if (!/[\r\n\0]/.test(token)) return;
+  throw NodeErrors.NODE_NPM_TOKEN_INVALID.create({
+    message: 'NPM_TOKEN contains a line break or NUL byte, which would add lines of its own to the generated .npmrc; the value is not shown.',
+    variable: 'NPM_TOKEN',
+  });
 }
 
 /** Registry URLs an .npmrc routes packages to: `registry=` and `@scope:registry=` lines. */

@@ -10,7 +10,7 @@ import { ignoresNodeModules } from './gitignore.js';
 import { installCommand } from './install-commands.js';
 import { versionsOf, type NodeInventoryData, type PublishedVersion } from './inventory.js';
 import type { LtsLine } from './lts.js';
-import { planNpmrc } from './npmrc.js';
+import { assertTokenFitsNpmrc, planNpmrc } from './npmrc.js';
 import { readPackageJson } from './package-json.js';
 import { LOCKFILES, resolveBuildTool, type BuildToolResolution } from './resolve-build-tool.js';
 import { resolveDevDependencies } from './resolve-dev-dependencies.js';
@@ -101,6 +101,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   }
   const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision];
   if (env.has('NPM_TOKEN')) {
+    assertTokenFitsNpmrc(env.get('NPM_TOKEN') ?? '');
     const npmrc = await planNpmrc({
       ccNpmRegistry: env.get('CC_NPM_REGISTRY'),
       configuredRegistry: async () => published.registry,

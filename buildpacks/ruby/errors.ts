@@ -87,6 +87,11 @@ export const RubyErrors = defineErrors({
     kind: 'input',
     fix: 'Set CC_HTTP_BASIC_AUTH (and CC_HTTP_BASIC_AUTH_<n>) to login:password, with exactly one ":" (none in the login or the password) and no spaces or line breaks.',
   },
+  RUBY_BASIC_AUTH_NAME_INVALID: {
+    title: 'A basic-auth variable has a suffix other than a number',
+    kind: 'input',
+    fix: 'Name extra basic-auth users CC_HTTP_BASIC_AUTH_<n> with n a number (CC_HTTP_BASIC_AUTH_1, _2, …), or use CC_HTTP_BASIC_AUTH.',
+  },
   RUBY_HTTP_JSON_INVALID: {
     title: 'platform/http.json is not valid',
     kind: 'input',
@@ -102,6 +107,10 @@ export const RubyWarnings = defineWarnings({
   RUBY_SIDEKIQ_LOGFILE_IGNORED: {
     title: 'Sidekiq 6 ignores :logfile: and :pidfile:',
     fix: 'Remove :logfile: and :pidfile: from the Sidekiq file; Sidekiq logs to standard output, which runplan captures.',
+  },
+  RUBY_SIDEKIQ_FILES_EMPTY: {
+    title: 'CC_SIDEKIQ_FILES is set but lists no file',
+    fix: 'List Sidekiq files separated by commas (CC_SIDEKIQ_FILES=config/sidekiq.yml), or unset the variable.',
   },
   RUBY_SECRET_KEY_BASE_MISSING: {
     title: 'config/secret.yml references SECRET_KEY_BASE but the variable is not set',

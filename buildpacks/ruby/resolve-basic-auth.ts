@@ -21,8 +21,16 @@ export function resolveBasicAuth(variables: ReadonlyArray<readonly [string, stri
   const found: Array<{ name: string; n: number }> = [];
   for (const [name, value] of variables) {
     const m = NUMBERED.exec(name);
-    if (name !== 'CC_HTTP_BASIC_AUTH' && !m) continue;
     if (value === '') continue;
+    // A user the specification does not define would be ignored, and the app served without the
+    // authentication its owner asked for: refused, not ignored.
+    if (!m && name.startsWith('CC_HTTP_BASIC_AUTH_')) {
+      throw RubyErrors.RUBY_BASIC_AUTH_NAME_INVALID.create({
+        message: `${name} is not a basic-auth variable: after CC_HTTP_BASIC_AUTH_ the specification allows only a number, so this user would be ignored and the application served without it.`,
+        variable: name,
+      });
+    }
+    if (name !== 'CC_HTTP_BASIC_AUTH' && !m) continue;
     const colon = value.indexOf(':');
     // Only the shape is described: the value is a secret.
     const problem =

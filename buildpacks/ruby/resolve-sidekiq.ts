@@ -72,6 +72,17 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
       },
     };
   }
+  // Set, but only commas and spaces: not the same as unset, and most likely a mistake worth saying.
+  const setButEmpty = filesValue !== undefined && filesValue.trim() !== '';
+  if (setButEmpty) {
+    warnings.push(
+      RubyWarnings.RUBY_SIDEKIQ_FILES_EMPTY.create({
+        message: `CC_SIDEKIQ_FILES is set to ${JSON.stringify(filesValue.slice(0, 40))}${filesValue.length > 40 ? '…' : ''}, which lists no file (only commas and spaces), so it starts no Sidekiq process.`,
+        variable: 'CC_SIDEKIQ_FILES',
+      }),
+    );
+  }
+  const filesNote = setButEmpty ? 'CC_SIDEKIQ_FILES is set but lists no file' : 'CC_SIDEKIQ_FILES is not set';
   if (isTrue(enable)) {
     const defaultFile = files.find((f) => f.path === 'config/sidekiq.yml');
     if (defaultFile?.text !== undefined) warnings.push(...(await checkSidekiqYaml(defaultFile.path, defaultFile.text, rubyEnv)));
@@ -98,7 +109,12 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
       requested: enable ?? null,
       source: enable === undefined ? 'default' : 'env CC_ENABLE_SIDEKIQ',
       resolved: '(none)',
-      reason: enable === undefined ? 'neither CC_ENABLE_SIDEKIQ nor CC_SIDEKIQ_FILES is set' : `CC_ENABLE_SIDEKIQ=${enable} does not enable Sidekiq and CC_SIDEKIQ_FILES is not set`,
+      reason:
+        enable === undefined
+          ? setButEmpty
+            ? 'CC_ENABLE_SIDEKIQ is not set and CC_SIDEKIQ_FILES is set but lists no file'
+            : 'neither CC_ENABLE_SIDEKIQ nor CC_SIDEKIQ_FILES is set'
+          : `CC_ENABLE_SIDEKIQ=${enable} does not enable Sidekiq and ${filesNote}`,
       overridden,
     },
   };

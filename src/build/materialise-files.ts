@@ -7,13 +7,22 @@ import type { FileChunk, PlannedFile } from '../plan/schema.js';
 
 /** The text of a planned file, with variable references and placeholders replaced by their values. */
 export function renderFile(file: PlannedFile, env: Environment, bindings: Bindings): string {
-  return file.content.map((chunk) => renderChunk(chunk, env, bindings)).join('');
+  return file.content.map((chunk) => renderChunk(chunk, env, bindings, file.path)).join('');
 }
 
-function renderChunk(chunk: FileChunk, env: Environment, bindings: Bindings): string {
+function renderChunk(chunk: FileChunk, env: Environment, bindings: Bindings, path: string): string {
   if ('text' in chunk) return chunk.text;
   if ('placeholder' in chunk) return fillPlaceholders(`\${${chunk.placeholder}}`, bindings);
   const value = env.get(chunk.env) ?? '';
+  // Every generated file takes a variable inside one line (.npmrc's token line, nginx's user
+  // file): a line break would add lines of the variable's choosing (`script-shell=…`).
+  if (/[\r\n\0]/.test(value)) {
+    throw CoreErrors.ENV_VALUE_INVALID.create({
+      message: `the value of ${chunk.env} contains a line break or NUL byte, which would add lines to ${path}; the value is not shown.`,
+      variable: chunk.env,
+      file: path,
+    });
+  }
   if (chunk.part === undefined) return value;
   const colon = value.indexOf(':');
   if (chunk.part === 'before-first-colon') return colon < 0 ? value : value.slice(0, colon);

@@ -1,4 +1,4 @@
-import { delimiter, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import type { Environment } from '../env/assemble.js';
 
 /**
@@ -64,4 +64,30 @@ export function childEnvironment(
   const extra = pathPrepend.map((p) => resolve(appDir, p));
   if (extra.length > 0) merged.PATH = [...extra, merged.PATH ?? ''].filter(Boolean).join(delimiter);
   return merged;
+}
+
+/** Where npm may write during one build: never the user's shared ~/.npm. */
+export interface NpmDirectories {
+  /** The build's private temporary directory: npm's debug logs go under it and are removed with it. */
+  readonly tempDir?: string | undefined;
+  /** A cache of this application only, under runplan's cache directory, kept between its builds. */
+  readonly cacheDir?: string | undefined;
+}
+
+/**
+ * `env` with npm's logs and cache moved out of the shared ~/.npm: npm's debug logs
+ * hold registry error bodies (which may echo a token) and its cache is shared by
+ * every application of the user, so one app's install could feed another's. The
+ * names win over any spelling the application set (npm reads them case-insensitively).
+ */
+export function isolateNpm(env: Record<string, string>, dirs: NpmDirectories): Record<string, string> {
+  const out = { ...env };
+  const set = (name: string, value: string | undefined) => {
+    if (value === undefined) return;
+    for (const key of Object.keys(out)) if (key.toLowerCase() === name) delete out[key];
+    out[name] = value;
+  };
+  set('npm_config_logs_dir', dirs.tempDir === undefined ? undefined : join(dirs.tempDir, 'npm-logs'));
+  set('npm_config_cache', dirs.cacheDir);
+  return out;
 }

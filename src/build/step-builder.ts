@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { RunplanError } from '../errors/runplan-error.js';
@@ -13,7 +13,7 @@ import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
 import type { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
-import { childEnvironment, systemEnvironment } from './process-env.js';
+import { childEnvironment, isolateNpm, systemEnvironment } from './process-env.js';
 
 const STEP_STOP_GRACE_MS = 5_000;
 const OUTPUT_TAIL_LINES = 200;
@@ -23,6 +23,8 @@ export interface StepBuilderOptions {
   readonly layers?: LayerCache;
   /** How install steps fetch (npm runner, fetch, clock, attempts); the defaults use the host's npm and the network. */
   readonly install?: Omit<TreeOptions, 'log' | 'signal'>;
+  /** npm's cache for this application's builds (see isolateNpm); without one, steps get a cache in their temporary directory. */
+  readonly npmCacheDir?: string;
 }
 
 /**
@@ -86,7 +88,10 @@ export class StepBuilder implements Builder {
     // keep the step "running" for ever.
     const child = execa(file as string, args, {
       cwd,
-      env: childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)),
+      env: isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)), {
+        tempDir,
+        cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
+      }),
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,

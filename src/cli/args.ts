@@ -64,7 +64,8 @@ export const USAGE = `Usage:
 Options:
   --type node|ruby|play1       skip detection and use this buildpack
   --env NAME=VALUE             an application variable (repeatable)
-  --env-file FILE              application variables from a NAME=VALUE file (repeatable)
+  --app-env-file FILE          application variables from a NAME=VALUE file (repeatable; not
+                               --env-file, which Node.js itself reads when started as node cli.js)
   --addon-env ADDON:NAME=VALUE a variable injected by a linked add-on (repeatable)
   --addon-env-file ADDON=FILE  the variables of a linked add-on, from a file (repeatable)
   --port N                     web port (default 8080)
@@ -101,7 +102,26 @@ function usageErrors<T>(parse: () => T): T {
   }
 }
 
+/**
+ * Node.js 20 applies `--env-file F` (and `--env-file-if-exists`) found anywhere in its
+ * argv, even after the script (nodejs/node#54232): it reads F and obeys its NODE_OPTIONS
+ * before any of runplan's code runs. runplan's executable starts Node with `--` first
+ * (its shebang), which ends that scan; these spellings are refused here so that they
+ * never work by accident and the option has a name Node does not read.
+ */
+export function assertNoNodeOption(argv: readonly string[]): void {
+  for (const arg of argv) {
+    const m = /^(--env-file(?:-if-exists)?)(?:=|$)/.exec(arg);
+    if (!m) continue;
+    throw CoreErrors.CLI_USAGE.create({
+      message: `${m[1]} is an option of Node.js itself, which reads the file before runplan starts when runplan is run as \`node cli.js\`; runplan's option is --app-env-file FILE.`,
+      fix: 'Give application variables with --app-env-file FILE (or --env NAME=VALUE), and start runplan through its executable (`runplan …`, whose shebang runs `node --`), never as `node cli.js …`.',
+    });
+  }
+}
+
 export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
+  assertNoNodeOption(argv);
   const parsed = usageErrors(() =>
     parseArgs({
       args: [...argv],
@@ -110,7 +130,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
       options: {
         type: { type: 'string' },
         env: { type: 'string', multiple: true },
-        'env-file': { type: 'string', multiple: true },
+        'app-env-file': { type: 'string', multiple: true },
         'addon-env': { type: 'string', multiple: true },
         'addon-env-file': { type: 'string', multiple: true },
         port: { type: 'string' },
@@ -167,30 +187,35 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('image', ['deploy', 'k8s']);
   only('remove', ['deploy']);
   only('rebuild', ['stack']);
-  if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not "${v.runner}".` });
+  if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not ${quoteArgument(v.runner)}.` });
   if (command === 'deploy' && v.engine !== 'swarm') throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm${v.engine ? `, not "${v.engine}"` : ''}.` });
   if (command === 'k8s' && v.out === undefined) throw CoreErrors.CLI_USAGE.create({ message: 'k8s needs --out DIR, where the manifests are written.' });
   const replicas = v.replicas === undefined ? undefined : Number(v.replicas);
-  if (replicas !== undefined && (!Number.isInteger(replicas) || replicas < 1)) throw CoreErrors.CLI_USAGE.create({ message: `--replicas must be a positive integer, got "${v.replicas}".` });
+  if (replicas !== undefined && (!Number.isInteger(replicas) || replicas < 1))
+    throw CoreErrors.CLI_USAGE.create({ message: `--replicas must be a positive integer, got ${quoteArgument(v.replicas ?? '')}.` });
   if (v.plan !== undefined && (v.inventory !== undefined || v.previous !== undefined)) {
     throw CoreErrors.CLI_USAGE.create({ message: '--plan carries out a plan already made: --inventory and --previous only apply when planning.' });
   }
 
   const application: Assignment[] = [];
-  for (const file of v['env-file'] ?? []) application.push(...parseEnvFile(await readEnvFile(file), file));
+  for (const file of v['app-env-file'] ?? []) application.push(...parseEnvFile(await readEnvFile(file), file));
   for (const text of v.env ?? []) application.push(parseAssignment(text, '--env'));
 
   const links = new Map<string, Record<string, string>>();
   const link = (name: string) => links.get(name) ?? links.set(name, {}).get(name)!;
   for (const spec of v['addon-env-file'] ?? []) {
     const eq = spec.indexOf('=');
-    if (eq <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--addon-env-file expects ADDON=FILE, got "${spec}".` });
+    if (eq <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--addon-env-file expects ADDON=FILE, got ${quoteArgument(spec)}.` });
     const file = spec.slice(eq + 1);
     for (const a of parseEnvFile(await readEnvFile(file), file)) link(spec.slice(0, eq))[a.name] = a.value;
   }
   for (const spec of v['addon-env'] ?? []) {
     const colon = spec.indexOf(':');
-    if (colon <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--addon-env expects ADDON:NAME=VALUE, got "${spec.split('=')[0]}…".` });
+    const eq = spec.indexOf('=');
+    // Without "ADDON:" before the name nothing tells the parts apart (a secret pasted alone): none of it is shown.
+    if (colon <= 0 || (eq >= 0 && eq < colon)) {
+      throw CoreErrors.CLI_USAGE.create({ message: `--addon-env expects ADDON:NAME=VALUE, got ${spec.length} character(s) without "ADDON:" before the name (not shown: they may hold a secret).` });
+    }
     const a = parseAssignment(spec.slice(colon + 1), `--addon-env ${spec.slice(0, colon)}`);
     link(spec.slice(0, colon))[a.name] = a.value;
   }
@@ -198,10 +223,16 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
 
   const host: { -readonly [K in keyof HostSettings]?: HostSettings[K] } = {};
   if (v.port !== undefined) {
-    host.port = Number(v.port);
+    host.port = /^\d{1,5}$/.test(v.port) ? Number(v.port) : Number.NaN;
+    if (!Number.isInteger(host.port) || host.port < 1 || host.port > 65535) {
+      throw CoreErrors.HOST_INVALID_SETTING.create({ message: `--port must be an integer from 1 to 65535, got ${quoteArgument(v.port)}.` });
+    }
     assertPort(host.port, '--port');
   }
   if (v.cpus !== undefined || v.memory !== undefined) {
+    if (v.cpus !== undefined && !/^[1-9]\d{0,3}$/.test(v.cpus)) {
+      throw CoreErrors.HOST_INVALID_SETTING.create({ message: `--cpus must be a positive integer, got ${quoteArgument(v.cpus)}.` });
+    }
     const cpus = v.cpus === undefined ? undefined : Number(v.cpus);
     const memoryMb = v.memory === undefined ? undefined : parseMemory(v.memory);
     const { availableParallelism, totalmem } = await import('node:os');
@@ -211,7 +242,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   if (v['work-dir'] !== undefined) host.workDir = v['work-dir'];
   if (v.timeout !== undefined) {
     const seconds = Number(v.timeout);
-    if (!Number.isFinite(seconds) || seconds <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--timeout must be a positive number of seconds, got "${v.timeout}".` });
+    if (!Number.isFinite(seconds) || seconds <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--timeout must be a positive number of seconds, got ${quoteArgument(v.timeout)}.` });
     host.healthTimeoutMs = Math.round(seconds * 1000);
   }
 
@@ -237,6 +268,15 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     env: { application, links: linkList },
     host,
   };
+}
+
+// Enough to recognise a mistyped argument; an argument may be anything, of any length.
+const QUOTED_ARGUMENT_MAX = 40;
+
+/** An argument as given, bounded and with control characters escaped (JSON string syntax). */
+export function quoteArgument(text: string): string {
+  const head = [...text].slice(0, QUOTED_ARGUMENT_MAX).join('');
+  return `${JSON.stringify(head)}${head.length < text.length ? '…' : ''}`;
 }
 
 async function readEnvFile(path: string): Promise<string> {

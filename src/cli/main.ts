@@ -9,7 +9,7 @@ import { diffPlans, formatDiff } from '../plan/diff.js';
 import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
 import { createPlan, parsePlan } from '../planning/create-plan.js';
-import { buildApp, deployApp } from '../deploy/deploy.js';
+import { buildApp, deployApp, healthError, redactError } from '../deploy/deploy.js';
 import { defaultRegistry } from '../default-registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { isRunplanError } from '../errors/runplan-error.js';
@@ -18,7 +18,7 @@ import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { formatSeconds } from '../health/probes.js';
 import { RUNPLAN_VERSION } from '../version.js';
-import { parseCli, USAGE, type CliArguments } from './args.js';
+import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';
 import { formatPlan } from './format-plan.js';
 
 type Write = (text: string) => void;
@@ -283,7 +283,7 @@ async function checkCommand(args: CliArguments, out: Write): Promise<number> {
     base = new URL(args.target as string);
     if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('not http');
   } catch {
-    throw CoreErrors.CLI_USAGE.create({ message: `check needs an http:// or https:// base URL, got "${args.target}".` });
+    throw CoreErrors.CLI_USAGE.create({ message: `check needs an http:// or https:// base URL, got ${quoteArgument(args.target as string)}.` });
   }
   const registry = defaultRegistry();
   const buildpack = args.type === undefined ? undefined : registry.get(args.type);
@@ -301,7 +301,9 @@ async function checkCommand(args: CliArguments, out: Write): Promise<number> {
   const logger = new Logger(printLine(out), env.redactor);
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
   const report = await new HttpHealthChecker().check({ baseUrl: base.href, check, verifyListenAddress: loopback }, logger);
-  return report.ok ? EXIT.ok : EXIT.deploymentFailed;
+  // A failure gets the same code as a failed deployment's check, for hosts that read the code.
+  if (!report.ok) throw redactError(healthError(report), env.redactor);
+  return EXIT.ok;
 }
 
 /** How each kind of line is shown: health-check lines exactly as the specification words them. */

@@ -1,12 +1,12 @@
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
 import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
 import { appCacheKey, appWorkspace, createBuildDirectory, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import { isRunplanError, RunplanError } from '../errors/runplan-error.js';
-import type { Redactor } from '../env/secrets.js';
+import type { RunplanError } from '../errors/runplan-error.js';
+import { redactError } from '../env/redact-error.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
 import type { HostSettings } from '../host/host-settings.js';
@@ -66,7 +66,9 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
   const buildDir = await createBuildDirectory(workspace, options.appDir);
   const temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
   try {
-    const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appCacheKey(workspace)) });
+    const appKey = appCacheKey(workspace);
+    // npm's cache is this application's own (never the user's shared ~/.npm), kept between its builds.
+    const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir: join(host.cacheDir, 'npm-cache', appKey) });
     const steps = await builder.build({
       plan,
       appDir: buildDir.dir,
@@ -157,24 +159,5 @@ export function healthError(health: HealthReport): RunplanError {
   return CoreErrors.HEALTH_CHECK_FAILED.create({ message: `the deployment failed its health check: ${failing.join('; ')}.`, details });
 }
 
-/** An error whose texts no longer contain any secret value. */
-export function redactError(error: unknown, redactor: Redactor | undefined): unknown {
-  if (!redactor || redactor.size === 0) return error;
-  if (isRunplanError(error)) {
-    return new RunplanError(
-      { code: error.code, title: error.title, kind: error.kind, fix: redactor.redact(error.fix) },
-      {
-        message: redactor.redact(error.reason),
-        ...(error.file === undefined ? {} : { file: error.file }),
-        ...(error.variable === undefined ? {} : { variable: error.variable }),
-        details: redactor.redactDeep(error.details),
-      },
-    );
-  }
-  if (error instanceof Error) {
-    const copy = new Error(redactor.redact(error.message));
-    copy.stack = redactor.redact(error.stack ?? '');
-    return copy;
-  }
-  return error;
-}
+// Kept here too: hosts and engines import it from the deploy module.
+export { redactError };

@@ -52,6 +52,7 @@ export class Environment {
 
   /** Adds a variable at `source`; records whichever definition loses. */
   put(name: string, value: string, source: EnvSource, origin: string): void {
+    assertNoNul(name, value, origin);
     const secret = this.redactor.addVariable(name, value);
     const incoming: EnvEntry = { name, value, source, origin, secret };
     const existing = this.entries.get(name);
@@ -155,6 +156,15 @@ export class Environment {
     env.shadowedList.push(...plan.shadowed);
     return env;
   }
+}
+
+/**
+ * A NUL byte ends a C string: no process can be given the value, and Node's refusal
+ * would quote it (escaped, past the redactor). Refused here, naming where it came from.
+ */
+function assertNoNul(name: string, value: string, origin: string): void {
+  if (!value.includes('\0')) return;
+  throw CoreErrors.ENV_VALUE_INVALID.create({ message: `the value of ${name} (from ${origin}) contains a NUL byte, which no process environment can hold; the value is not shown.`, variable: name });
 }
 
 /** Builds the environment from the three sets, validating every name. */

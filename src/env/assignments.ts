@@ -13,8 +13,8 @@ export function parseAssignment(text: string, origin: string): Assignment {
   const eq = text.indexOf('=');
   if (eq <= 0) {
     throw CoreErrors.ENV_MALFORMED_ASSIGNMENT.create({
-      // Only the part before "=" is shown: the value may be a secret.
-      message: `${origin}: expected NAME=VALUE, got ${eq === 0 ? 'an empty name' : `"${text.slice(0, 40)}" with no "="`}.`,
+      // Without "=" nothing tells the name from a value (a secret pasted alone): none of it is shown.
+      message: `${origin}: expected NAME=VALUE, got ${eq === 0 ? 'an empty name' : `${text.length} character(s) with no "=" (not shown: they may hold a secret)`}.`,
     });
   }
   const name = text.slice(0, eq);
@@ -30,6 +30,14 @@ export function parseAssignment(text: string, origin: string): Assignment {
 export function parseEnvFile(text: string, fileLabel: string): Assignment[] {
   const out: Assignment[] = [];
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  // The file is at fault, not the application: name it and the line, not the (maybe secret) value.
+  const nulLine = lines.findIndex((l) => l.includes('\0'));
+  if (nulLine >= 0) {
+    throw CoreErrors.ENV_VALUE_INVALID.create({
+      message: `${fileLabel}:${nulLine + 1} contains a NUL byte; an env file is text, and no process environment can hold one.`,
+      file: fileLabel,
+    });
+  }
   for (let i = 0; i < lines.length; i++) {
     const lineNo = i + 1;
     const trimmed = (lines[i] ?? '').trim();

@@ -15,6 +15,7 @@ export function assertValidVariableName(name: string, where: string): void {
   const why = name === '' ? 'the name is empty' : /^[0-9]/.test(name) ? 'it starts with a digit' : 'it contains characters other than ASCII letters, digits and "_"';
   throw CoreErrors.ENV_INVALID_NAME.create({
     message: `variable name ${shown} from ${where} is not valid: ${why}.`,
-    variable: name,
+    // Escaped: the name is printed on its own line, and may hold control characters.
+    variable: shown.slice(1, -1),
   });
 }

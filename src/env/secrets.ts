@@ -38,10 +38,18 @@ function urlPassword(value: string): string | undefined {
 const MIN_REDACTED_LENGTH = 3;
 export const REDACTED = '***';
 
-/** Replaces every known secret value (and its URL-encoded and base64 forms) by `***`. */
+// A line of a multi-line secret (an SSH key) is printed on its own by line-based output.
+const MIN_REDACTED_LINE_LENGTH = 8;
+
+/**
+ * Replaces every known secret value (and its URL-encoded, base64 and escaped forms,
+ * and each line of a multi-line one) by `***`. Plain substring scanning, longest
+ * first: one regular expression of all the values fails for a value of some 25 KB
+ * ("regular expression too large"), and its error would quote the secret.
+ */
 export class Redactor {
   private readonly needles = new Set<string>();
-  private pattern: RegExp | undefined;
+  private sorted: string[] | undefined;
 
   /** Registers the secret parts of a variable; returns whether it is secret. */
   addVariable(name: string, value: string): boolean {
@@ -62,10 +70,12 @@ export class Redactor {
 
   addSecret(value: string): void {
     if (value.length < MIN_REDACTED_LENGTH) return;
-    for (const form of [value, encodeURIComponent(value), Buffer.from(value).toString('base64')]) {
-      if (form.length >= MIN_REDACTED_LENGTH) this.needles.add(form);
-    }
-    this.pattern = undefined;
+    // Escaped as JSON and as Node's messages quote values (a NUL as \x00 or \u0000).
+    const escaped = JSON.stringify(value).slice(1, -1);
+    const forms = [value, encodeURIComponent(value), Buffer.from(value).toString('base64'), escaped, escaped.replace(/\\u00([0-9a-f]{2})/g, '\\x$1')];
+    for (const line of value.split(/\r?\n/)) if (line.trim().length >= MIN_REDACTED_LINE_LENGTH) forms.push(line.trim());
+    for (const form of forms) if (form.length >= MIN_REDACTED_LENGTH) this.needles.add(form);
+    this.sorted = undefined;
   }
 
   get size(): number {
@@ -74,12 +84,11 @@ export class Redactor {
 
   redact(text: string): string {
     if (this.needles.size === 0) return text;
-    if (this.pattern === undefined) {
-      // Longest first, so a secret containing another is removed whole.
-      const alternatives = [...this.needles].sort((a, b) => b.length - a.length).map(escapeRegExp);
-      this.pattern = new RegExp(alternatives.join('|'), 'g');
-    }
-    return text.replace(this.pattern, REDACTED);
+    // Longest first, so a secret containing another is removed whole.
+    this.sorted ??= [...this.needles].sort((a, b) => b.length - a.length);
+    let out = text;
+    for (const needle of this.sorted) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
+    return out;
   }
 
   /** Redacts every string inside a JSON-like value. */
@@ -95,8 +104,4 @@ export class Redactor {
     };
     return walk(value) as T;
   }
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -12,10 +12,15 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Write each variable as NAME=VALUE (one per line in an env file).',
   },
+  ENV_VALUE_INVALID: {
+    title: "A variable's value cannot be used",
+    kind: 'input',
+    fix: 'Remove the NUL byte from the value (no process environment can hold one), and line breaks from a value runplan writes into a file (NPM_TOKEN into .npmrc).',
+  },
   ENV_FILE_UNREADABLE: {
     title: 'Environment file cannot be read',
     kind: 'input',
-    fix: 'Check the path given to --env-file / --addon-env-file and its permissions.',
+    fix: 'Check the path given to --app-env-file / --addon-env-file: it must be a readable file.',
   },
   DETECT_NO_MATCH: {
     title: 'No buildpack recognises the application',
@@ -60,7 +65,7 @@ export const CoreErrors = defineErrors({
   PLAN_SECRET_MISSING: {
     title: 'A saved run plan needs the value of a secret variable',
     kind: 'input',
-    fix: 'Plans never hold secret values: pass the variable again when carrying the plan out (--env, --env-file or --addon-env).',
+    fix: 'Plans never hold secret values: pass the variable again when carrying the plan out (--env, --app-env-file or --addon-env).',
   },
   PLAN_ENV_MISMATCH: {
     title: 'A variable given with a saved plan differs from the plan',
@@ -81,6 +86,11 @@ export const CoreErrors = defineErrors({
     title: 'Invalid health-check path',
     kind: 'input',
     fix: 'Set CC_HEALTH_CHECK_PATH / CC_HEALTH_CHECK_PATH_<n> to a URL path starting with "/", without spaces.',
+  },
+  HEALTH_CHECK_PATH_NAME_INVALID: {
+    title: 'A health-check variable has a suffix other than a number',
+    kind: 'input',
+    fix: 'Name extra health-check paths CC_HEALTH_CHECK_PATH_<n> with n a number (CC_HEALTH_CHECK_PATH_0, _1, …), or use CC_HEALTH_CHECK_PATH.',
   },
   HEALTH_CHECK_FAILED: {
     title: 'Health check failed',

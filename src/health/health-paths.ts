@@ -30,6 +30,13 @@ export function healthPathsFromEnv(lookup: Iterable<[string, string]>): HealthPa
       continue;
     }
     const m = NUMBERED.exec(name);
+    // A path the specification does not define would go unchecked: refused, not ignored.
+    if (!m && name.startsWith('CC_HEALTH_CHECK_PATH_')) {
+      throw CoreErrors.HEALTH_CHECK_PATH_NAME_INVALID.create({
+        message: `${name} is not a health-check variable: after CC_HEALTH_CHECK_PATH_ the specification allows only a number, so its path would never be checked.`,
+        variable: name,
+      });
+    }
     if (m) numbered.push({ path: validatePath(value, name), source: name, n: Number(m[1]) });
   }
   numbered.sort((a, b) => a.n - b.n);

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { Buildpack } from '../buildpack/contract.js';
 import { selectBuildpack } from '../buildpack/detect.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
+import { redactError } from '../env/redact-error.js';
 import { assembleEnvironment, type Environment, type EnvironmentInput } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { DirectorySource } from '../files/directory-source.js';
@@ -63,42 +64,47 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     service: { ...serviceVariables(host), ...options.env?.service },
   });
 
-  const contribution = await buildpack.planner.plan({
-    files,
-    env: environment,
-    host,
-    inventory: inventoryPart(inventory, buildpack),
-    ...(options.previous ? { previous: options.previous } : {}),
-  });
-  for (const d of contribution.envDefaults ?? []) environment.putDefault(d.name, d.value, `${buildpack.id} buildpack: ${d.reason}`);
-
-  const healthCheck = planHealthCheck(healthPathsFromEnv(environment.list().map((e) => [e.name, e.value])), contribution.defaultHealthCheck ?? buildpack.defaultHealthCheck, host.port, {
-    ...contribution.healthTiming,
-    ...(host.healthTimeoutMs === undefined ? {} : { readyTimeoutMs: host.healthTimeoutMs }),
-  });
-
-  const candidate: RunPlan = {
-    schemaVersion: PLAN_SCHEMA_VERSION,
-    runplanVersion: RUNPLAN_VERSION,
-    app: { type: buildpack.id, detection },
-    runtimes: [...contribution.runtimes],
-    decisions: [...contribution.decisions],
-    environment: environment.toPlan(),
-    build: { steps: [...contribution.steps] },
-    layers: [...contribution.layers],
-    processes: [...contribution.processes],
-    files: [...contribution.files],
-    healthCheck,
-    warnings: [...contribution.warnings],
-  };
-  const parsed = RunPlanSchema.safeParse(candidate);
-  if (!parsed.success) {
-    throw CoreErrors.PLAN_INVALID.create({
-      message: `buildpack "${buildpack.id}" produced an invalid plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+  // Errors of the buildpack's resolution may quote a variable's value: they leave redacted.
+  try {
+    const contribution = await buildpack.planner.plan({
+      files,
+      env: environment,
+      host,
+      inventory: inventoryPart(inventory, buildpack),
+      ...(options.previous ? { previous: options.previous } : {}),
     });
+    for (const d of contribution.envDefaults ?? []) environment.putDefault(d.name, d.value, `${buildpack.id} buildpack: ${d.reason}`);
+
+    const healthCheck = planHealthCheck(healthPathsFromEnv(environment.list().map((e) => [e.name, e.value])), contribution.defaultHealthCheck ?? buildpack.defaultHealthCheck, host.port, {
+      ...contribution.healthTiming,
+      ...(host.healthTimeoutMs === undefined ? {} : { readyTimeoutMs: host.healthTimeoutMs }),
+    });
+
+    const candidate: RunPlan = {
+      schemaVersion: PLAN_SCHEMA_VERSION,
+      runplanVersion: RUNPLAN_VERSION,
+      app: { type: buildpack.id, detection },
+      runtimes: [...contribution.runtimes],
+      decisions: [...contribution.decisions],
+      environment: environment.toPlan(),
+      build: { steps: [...contribution.steps] },
+      layers: [...contribution.layers],
+      processes: [...contribution.processes],
+      files: [...contribution.files],
+      healthCheck,
+      warnings: [...contribution.warnings],
+    };
+    const parsed = RunPlanSchema.safeParse(candidate);
+    if (!parsed.success) {
+      throw CoreErrors.PLAN_INVALID.create({
+        message: `buildpack "${buildpack.id}" produced an invalid plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      });
+    }
+    assertNoSecretValue(parsed.data, environment, buildpack.id);
+    return { plan: parsed.data, environment, host, buildpack, inventory };
+  } catch (error) {
+    throw redactError(error, environment.redactor);
   }
-  assertNoSecretValue(parsed.data, environment, buildpack.id);
-  return { plan: parsed.data, environment, host, buildpack, inventory };
 }
 
 // Shorter secret values could occur in a plan by coincidence ("prod"); a longer one there was copied in.

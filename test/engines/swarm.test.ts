@@ -118,7 +118,7 @@ describe.skipIf(!dockerHost)('runplan deploy --engine swarm', () => {
     it('deploys the web process as 2 replicas behind the proxy, serving on 127.0.0.1, with the secret as a file', async () => {
       const secrets = join(await tempDir(), 'secrets.env');
       await writeFile(secrets, `API_SECRET=${SECRET}\n`);
-      const run = await runCli(['deploy', EXPRESS, '--engine', 'swarm', '--port', String(port), '--env-file', secrets], env);
+      const run = await runCli(['deploy', EXPRESS, '--engine', 'swarm', '--port', String(port), '--app-env-file', secrets], env);
       expect(run.code, run.output).toBe(0);
       expect(run.stdout).toContain(`Port ${port} accepts connections`);
       expect(run.stdout).toMatch(/express-web: 2 of 2 task\(s\) running as planned/);

@@ -31,7 +31,8 @@ class ProgressEcho {
 
 /** Starts the real `runplan` CLI as a separate process. */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  // "--" first, as the executable's shebang does: Node must not read an --env-file among the arguments.
+  const child = spawn(process.execPath, ['--', CLI, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,12 @@ import { assembleEnvironment, ENV_PRECEDENCE, Environment } from '../../src/env/
 import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
 import { isValidVariableName } from '../../src/env/names.js';
 import { Redactor, secretReason } from '../../src/env/secrets.js';
+import { renderFile } from '../../src/build/materialise-files.js';
+import { isolateNpm } from '../../src/build/process-env.js';
+import { redactError } from '../../src/env/redact-error.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
+import type { RunplanError } from '../../src/errors/runplan-error.js';
+import type { PlannedFile } from '../../src/plan/schema.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { environmentForPlan } from '../../src/planning/plan-environment.js';
@@ -120,6 +125,89 @@ describe('secrets', () => {
     const out = r.redact(text);
     expect(out).not.toMatch(/abc\/def|s3cret|dbpass|YWxpY2U6czNjcmV0/);
     expect(r.redactDeep({ a: ['x s3cret'], b: { c: 'abc/def+1' } })).toEqual({ a: ['x ***'], b: { c: '***' } });
+  });
+});
+
+describe('secrets the redactor once missed', () => {
+  it('redacts a 1 MB secret without building a regular expression of it, in about the time of a search', () => {
+    const secret = `k${'0123456789abcdef'.repeat(65_536)}`;
+    const r = new Redactor();
+    r.addVariable('NPM_TOKEN', secret);
+    const started = Date.now();
+    const out = r.redact(`before ${secret} after`);
+    expect(out).toBe('before *** after');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('redacts an SSH key whole, line by line (as output is printed) and escaped as JSON', () => {
+    const lines = Array.from({ length: 400 }, (_, i) => `b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn${String(i).padStart(4, '0')}`);
+    const key = ['-----BEGIN OPENSSH PRIVATE KEY-----', ...lines, '-----END OPENSSH PRIVATE KEY-----', ''].join('\n');
+    expect(key.length).toBeGreaterThan(25_000);
+    const r = new Redactor();
+    r.addVariable('DEPLOY_SSH_PRIVATE_KEY', key);
+    expect(r.redact(`key: ${key}`)).toBe('key: ***');
+    for (const line of lines) expect(r.redact(`[install] ${line}`)).toBe('[install] ***');
+    expect(r.redact(JSON.stringify({ key }))).not.toContain(lines[7]);
+  });
+
+  it('redacts a value as Node quotes it in its messages (control characters escaped)', () => {
+    const r = new Redactor();
+    r.addSecret('tok\u0000en-42');
+    expect(r.redact("must be a string without null bytes. Received 'tok\\x00en-42'")).not.toContain('en-42');
+    expect(r.redact(JSON.stringify('tok\u0000en-42'))).toBe('"***"');
+  });
+
+  it('keeps the cause and the stack of an error, redacted', () => {
+    const r = new Redactor();
+    r.addVariable('NPM_TOKEN', 'npm_cause_secret_77');
+    const cause = new Error('registry said npm_cause_secret_77 is wrong');
+    const error = CoreErrors.BUILD_STEP_FAILED.create({ message: 'install failed for npm_cause_secret_77', cause });
+    const redacted = redactError(error, r) as RunplanError;
+    expect(redacted.code).toBe(CoreErrors.BUILD_STEP_FAILED.code);
+    expect(redacted.message).not.toContain('npm_cause_secret_77');
+    expect(redacted.stack).toContain('install failed for ***');
+    expect((redacted.cause as Error).message).toBe('registry said *** is wrong');
+    expect((redacted.cause as Error).stack).toContain('registry said *** is wrong');
+    const plain = redactError(new Error('x npm_cause_secret_77', { cause: 'string npm_cause_secret_77' }), r) as Error;
+    expect(plain.cause).toBe('string ***');
+  });
+});
+
+describe('values that cannot be passed on', () => {
+  it('refuses a NUL byte in any value, naming the variable and where it came from, not the value', () => {
+    const attempt = () => assembleEnvironment({ application: [{ name: 'NPM_TOKEN', value: 'tok\u0000secret99', origin: '--env' }] });
+    expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code, variable: 'NPM_TOKEN', message: expect.stringContaining('from --env') }));
+    expect(attempt).not.toThrow(/secret99/);
+    expect(() => assembleEnvironment({ links: [{ name: 'pg', variables: { DB: 'a\u0000b' } }] })).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code }));
+  });
+
+  it('blames an env file holding a NUL byte, with its name and line', () => {
+    const attempt = () => parseEnvFile('A=1\nB=x\u0000secret99\n', 'prod.env');
+    expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code, file: 'prod.env', message: expect.stringContaining('prod.env:2') }));
+    expect(attempt).not.toThrow(/secret99/);
+    expect(() => parseEnvFile('N\u0000AME=1', 'prod.env')).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code }));
+  });
+
+  it('shows nothing of an --env argument without "=", which may be a secret pasted alone', () => {
+    const attempt = () => parseAssignment('NPM_TOKEN npm_pasted_secret', '--env');
+    expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_MALFORMED_ASSIGNMENT.code }));
+    expect(attempt).not.toThrow(/NPM_TOKEN|npm_pasted_secret/);
+  });
+
+  it('refuses a line break or NUL in a value written into a generated file, without the value', () => {
+    const env = assembleEnvironment({ application: { NPM_TOKEN: 'tok\nscript-shell=/tmp/evil' } });
+    const file: PlannedFile = { path: '.npmrc', phase: 'build', mode: 0o600, secret: true, content: [{ text: '//r/:_authToken=' }, { env: 'NPM_TOKEN' }, { text: '\n' }], reason: 'test' };
+    const attempt = () => renderFile(file, env, {});
+    expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code, variable: 'NPM_TOKEN', file: '.npmrc' }));
+    expect(attempt).not.toThrow(/script-shell/);
+  });
+});
+
+describe("npm's directories in a build", () => {
+  it("moves npm's logs into the build's temporary directory and its cache to the application's, whatever the app set", () => {
+    const env = isolateNpm({ PATH: '/bin', NPM_CONFIG_CACHE: '/root/.npm', npm_config_LOGS_DIR: '/root/.npm/_logs' }, { tempDir: '/w/tmp/build-1', cacheDir: '/c/npm-cache/app-1' });
+    expect(env).toEqual({ PATH: '/bin', npm_config_logs_dir: '/w/tmp/build-1/npm-logs', npm_config_cache: '/c/npm-cache/app-1' });
+    expect(isolateNpm({ PATH: '/bin' }, {})).toEqual({ PATH: '/bin' });
   });
 });
 

@@ -32,6 +32,13 @@ describe('health-check paths', () => {
     }
   });
 
+  it('refuses a suffix the specification does not define rather than leave the path unchecked', () => {
+    for (const name of ['CC_HEALTH_CHECK_PATH_abc', 'CC_HEALTH_CHECK_PATH_', 'CC_HEALTH_CHECK_PATH_1a']) {
+      expect(() => healthPathsFromEnv([[name, '/ready']])).toThrowError(expect.objectContaining({ code: CoreErrors.HEALTH_CHECK_PATH_NAME_INVALID.code, variable: name }));
+    }
+    expect(healthPathsFromEnv([['CC_HEALTH_CHECK_PATH_abc', '']])).toEqual([]);
+  });
+
   it('uses the buildpack default only when no path is configured', () => {
     const port = planHealthCheck([], { kind: 'port', reason: 'r' }, 8080);
     expect(port).toMatchObject({ kind: 'port', paths: [], port: 8080 });

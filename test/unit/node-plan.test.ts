@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from '../../buildpacks/node/build-checks.js';
 import { NodeErrors } from '../../buildpacks/node/errors.js';
+import { assertTokenFitsNpmrc, parseRegistry } from '../../buildpacks/node/npmrc.js';
 import { staticInventory } from '../../buildpacks/node/inventory.js';
 import { parsePackageJson, type PackageJson } from '../../buildpacks/node/package-json.js';
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
@@ -63,6 +64,33 @@ describe('node start command (package.json table, Node rules 1 and 5)', () => {
 
   it('lists the files node would load for main, in its own order, as the verify-main script does', () => {
     expect(mainCandidates('lib/server')).toEqual(['lib/server', 'lib/server.js', 'lib/server.json', 'lib/server.node', 'lib/server/index.js']);
+  });
+});
+
+describe('private registry values (Node rule 9)', () => {
+  it('refuses CC_NPM_REGISTRY with credentials in it, without showing them', () => {
+    for (const value of ['https://user:pw-s3cret@registry.example.test/', 'user:pw-s3cret@registry.example.test', 'pw-s3cret@registry.example.test/npm']) {
+      const attempt = () => parseRegistry(value, 'CC_NPM_REGISTRY');
+      expect(attempt).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_NPM_REGISTRY_INVALID.code, variable: 'CC_NPM_REGISTRY' }));
+      expect(attempt).not.toThrow(/pw-s3cret/);
+    }
+    expect(parseRegistry('https://registry.example.test:4873/npm/', 'CC_NPM_REGISTRY')).toEqual({ scheme: 'https', hostPath: 'registry.example.test:4873/npm' });
+  });
+
+  it('refuses an NPM_TOKEN that would add lines to .npmrc, naming the variable only', () => {
+    for (const token of ['npm_tok\nscript-shell=/tmp/x', 'npm_tok\r\nregistry=http://evil.test/', 'npm_tok\u0000x']) {
+      const attempt = () => assertTokenFitsNpmrc(token);
+      expect(attempt).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_NPM_TOKEN_INVALID.code, variable: 'NPM_TOKEN' }));
+      expect(attempt).not.toThrow(/script-shell|evil|npm_tok/);
+    }
+    expect(() => assertTokenFitsNpmrc('npm_plain-token_123')).not.toThrow();
+  });
+
+  it('plans no .npmrc from a token with a line break', async () => {
+    const files = new MemorySource({ 'package.json': JSON.stringify({ name: 'a', version: '1.0.0', main: 'a.js' }), 'a.js': '' });
+    await expect(createPlan({ registry: testRegistry(), files, inventory: TEST_PLAN_INVENTORY, env: { application: { NPM_TOKEN: 'tok\nscript-shell=/tmp/x' } } })).rejects.toMatchObject({
+      code: NodeErrors.NODE_NPM_TOKEN_INVALID.code,
+    });
   });
 });
 

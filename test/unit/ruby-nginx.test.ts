@@ -70,6 +70,18 @@ describe('basic auth (Authentication)', () => {
     expect(resolveBasicAuth([['PATH', '/usr/bin']])).toBeUndefined();
   });
 
+  it('refuses a suffix the specification does not define rather than serve the app without that user', () => {
+    for (const name of ['CC_HTTP_BASIC_AUTH_abc', 'CC_HTTP_BASIC_AUTH_', 'CC_HTTP_BASIC_AUTH_2x']) {
+      try {
+        resolveBasicAuth([[name, 'alice:s3cret-pw']]);
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toMatchObject({ code: RubyErrors.RUBY_BASIC_AUTH_NAME_INVALID.code, variable: name });
+        expect((error as Error).message).not.toContain('s3cret-pw');
+      }
+    }
+  });
+
   it.each(['alice', ':pw', 'alice:', 'al ice:pw', 'alice:pw\nbob:pw', 'a:b:c', 'alice:p\tw'])('refuses %j without showing it', (value) => {
     try {
       resolveBasicAuth([['CC_HTTP_BASIC_AUTH_1', value]]);

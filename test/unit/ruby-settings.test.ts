@@ -165,6 +165,17 @@ describe('Sidekiq (Ruby rule 4)', () => {
     expect(r.decision.source).toBe(source);
   });
 
+  it('says CC_SIDEKIQ_FILES is set but lists no file, rather than "not set"', async () => {
+    for (const enable of [undefined, 'false']) {
+      const r = await resolveSidekiq(enable, ',,, ,', files, 'production');
+      expect(r.processes).toEqual([]);
+      expect(r.decision.reason).toContain('CC_SIDEKIQ_FILES is set but lists no file');
+      expect(r.warnings.map((w) => w.code)).toEqual([RubyWarnings.RUBY_SIDEKIQ_FILES_EMPTY.code]);
+    }
+    expect((await resolveSidekiq('true', ' , ', files, 'production')).warnings.map((w) => w.code)).toEqual([RubyWarnings.RUBY_SIDEKIQ_FILES_EMPTY.code]);
+    expect((await resolveSidekiq(undefined, '', files, 'production')).warnings).toEqual([]);
+  });
+
   it('names processes after their place in the list', async () => {
     expect((await resolveSidekiq(undefined, 'config/a.yml,config/b.yml', files, 'production')).processes.map((p) => p.name)).toEqual(['sidekiq-1', 'sidekiq-2']);
   });

@@ -7,7 +7,9 @@ import { LineSplitter, type Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
 import { bindStep } from '../plan/placeholders.js';
 import type { BuildStep, Layer, StepFailureRule } from '../plan/schema.js';
-import { terminateGroup } from '../run/process-group.js';
+import { formatSeconds } from '../health/probes.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
+import { newTreeTag, terminateTree } from '../run/process-tree.js';
 import { localBindings } from '../run/run-dir.js';
 import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
@@ -62,7 +64,7 @@ export class StepBuilder implements Builder {
       if (step.run.kind === 'install') {
         await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, ...(signal ? { signal } : {}) });
       } else {
-        await this.runCommand(step, appDir, env, logger, signal, tempDir);
+        await this.runCommand(step, appDir, env, logger, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS);
       }
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
@@ -70,7 +72,7 @@ export class StepBuilder implements Builder {
     return reports;
   }
 
-  private async runCommand(step: BuildStep, appDir: string, env: BuildOptions['env'], logger: Logger, signal?: AbortSignal, tempDir?: string): Promise<void> {
+  private async runCommand(step: BuildStep, appDir: string, env: BuildOptions['env'], logger: Logger, signal: AbortSignal | undefined, tempDir: string | undefined, timeoutMs: number): Promise<void> {
     if (step.run.kind === 'install') return;
     const cwd = resolve(appDir, step.cwd);
     // The tail of the output, for the step's onFailure rules.
@@ -83,15 +85,20 @@ export class StepBuilder implements Builder {
     const [file, ...args] = step.run.kind === 'exec' ? step.run.argv : ['/bin/sh', '-c', step.run.script];
     // Loaded on first use: planning never spawns, and execa is a third of the CLI's start-up time.
     const { execa } = await import('execa');
-    // Its own process group, so that stopping the step reaches everything it
-    // started: a background process holding the output pipe would otherwise
-    // keep the step "running" for ever.
+    // Its own process group, and a tag in the environment of everything it
+    // starts (daemons included), so that stopping the step reaches all of it:
+    // a background process holding the output pipe would otherwise keep the
+    // step "running" for ever.
+    const tag = newTreeTag();
     const child = execa(file as string, args, {
       cwd,
-      env: isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)), {
-        tempDir,
-        cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
-      }),
+      env: {
+        ...isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)), {
+          tempDir,
+          cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
+        }),
+        ...tag.env,
+      },
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,
@@ -102,17 +109,32 @@ export class StepBuilder implements Builder {
     const stderr = new LineSplitter(out('stderr'));
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    const pgid = child.pid;
-    const stopGroup = () => (pgid === undefined ? undefined : void terminateGroup(pgid, STEP_STOP_GRACE_MS));
-    signal?.addEventListener('abort', stopGroup, { once: true });
+    const tree = child.pid === undefined ? undefined : { pgid: child.pid, tag: tag.tag };
+    const stopTree = () => (tree === undefined ? undefined : void terminateTree(tree, STEP_STOP_GRACE_MS));
+    signal?.addEventListener('abort', stopTree, { once: true });
+    // A step that hangs (a prompt, a server started in the foreground, a dead
+    // network peer) must not hold the build, and the host's slot, for ever.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      logger.warn(`step ${step.name} still running after ${formatSeconds(timeoutMs)}; stopping it and every process it started`);
+      stopTree();
+    }, timeoutMs);
     // A step is over when its own process exits; whatever it left behind goes too.
-    child.once('exit', stopGroup);
+    child.once('exit', stopTree);
     const result = await child;
-    signal?.removeEventListener('abort', stopGroup);
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', stopTree);
     stdout.flush();
     stderr.flush();
     if (signal?.aborted) {
       throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the build was interrupted during step "${step.name}".`, details: { step: step.name } });
+    }
+    if (timedOut) {
+      throw CoreErrors.BUILD_STEP_TIMEOUT.create({
+        message: `step "${step.name}" (${describe(step)}) did not finish within ${formatSeconds(timeoutMs)} and was stopped with every process it started.`,
+        details: { step: step.name, timeoutMs },
+      });
     }
     if (result.failed) {
       // The program could not be started: not on PATH, or not executable (onFailure "not-found").

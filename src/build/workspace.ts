@@ -12,9 +12,10 @@ import { CoreErrors } from '../errors/core-errors.js';
  *   <workDir>/<name>-<hash>/builds/<id>/   one directory per build
  *   <workDir>/<name>-<hash>/current        symlink to the last good build
  *
- * Build ids start with a timestamp, so they sort by age. Promoting a build removes
- * only builds older than the one it replaces: a build of the same application
- * still running concurrently is never pulled from under it.
+ * Builds of one application are serialised by the build lock (build-lock.ts),
+ * which the caller holds from createBuildDirectory until commit or discard. So
+ * promoting a build keeps it and the one it replaces and removes every other
+ * build: none can be running, and what remains was left by a killed build.
  */
 export interface AppWorkspace {
   readonly root: string;
@@ -38,7 +39,7 @@ export function appCacheKey(workspace: AppWorkspace): string {
 
 export interface BuildDirectory {
   readonly dir: string;
-  /** Makes this build the current one and removes builds older than the previous one. */
+  /** Makes this build the current one and removes every build but it and the previous one. */
   commit(): Promise<void>;
   /** Removes this build (after a failure). */
   discard(): Promise<void>;
@@ -71,20 +72,30 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
       const tmpLink = `${workspace.currentLink}.${randomBytes(4).toString('hex')}`;
       await symlink(dir, tmpLink);
       await rename(tmpLink, workspace.currentLink);
-      // Keep this build and the one it replaces; remove only what is older than both.
-      const oldestKept = [dir, previous]
-        .filter((d): d is string => d !== undefined)
-        .map((d) => basename(d))
-        .sort()[0] as string;
+      // Keep this build and the one it replaces (its processes may still serve).
+      // Comparing ids by age would remove a build that started earlier and is
+      // still running; under the build lock no other build runs.
+      const kept = new Set([dir, previous].filter((d): d is string => d !== undefined).map((d) => basename(d)));
       const buildsDir = join(workspace.root, 'builds');
       for (const name of await readdir(buildsDir)) {
-        if (name < oldestKept) await rm(join(buildsDir, name), { recursive: true, force: true });
+        if (!kept.has(name)) await rm(join(buildsDir, name), { recursive: true, force: true });
       }
     },
     async discard() {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Removes the temporary directories of builds that were killed before they
+ * could remove their own. Called with the build lock held: no build runs.
+ */
+export async function removeAbandonedBuildTemp(workspace: AppWorkspace): Promise<void> {
+  const tmp = join(workspace.root, 'tmp');
+  for (const name of await readdir(tmp).catch(() => [] as string[])) {
+    if (name.startsWith('build-')) await rm(join(tmp, name), { recursive: true, force: true });
+  }
 }
 
 /** The directory of the last successful build, if any. */

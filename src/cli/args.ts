@@ -74,6 +74,10 @@ Options:
                                (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
   --work-dir DIR               where builds are made and run (default $RUNPLAN_WORK_DIR or <cache-dir>/apps)
   --timeout SECONDS            how long the app may take to become healthy (default 60)
+  --step-timeout SECONDS       build, run: stop a build step (and all it started) after this long
+                               (default $RUNPLAN_BUILD_STEP_TIMEOUT or 1800)
+  --lock-wait SECONDS          build, run: wait this long for another build of the app; 0 fails at once
+                               (default $RUNPLAN_BUILD_LOCK_WAIT or 600)
   --json                       plan (plan) or differences (diff) as JSON
   --inventory FILE             plan from a saved inventory: runs no program, opens no connection
   --previous FILE              keep what a previous plan took from defaults (latest LTS…) while still available
@@ -120,6 +124,15 @@ export function assertNoNodeOption(argv: readonly string[]): void {
   }
 }
 
+/** A number of seconds given on the command line, in milliseconds. */
+function secondsOption(option: string, text: string, zeroAllowed: boolean): number {
+  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isFinite(seconds) || (!zeroAllowed && seconds <= 0) || seconds > 2_000_000) {
+    throw CoreErrors.CLI_USAGE.create({ message: `${option} must be a ${zeroAllowed ? '' : 'positive '}number of seconds (at most 2000000), got ${quoteArgument(text)}.` });
+  }
+  return Math.round(seconds * 1000);
+}
+
 export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   assertNoNodeOption(argv);
   const parsed = usageErrors(() =>
@@ -139,6 +152,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         'cache-dir': { type: 'string' },
         'work-dir': { type: 'string' },
         timeout: { type: 'string' },
+        'step-timeout': { type: 'string' },
+        'lock-wait': { type: 'string' },
         json: { type: 'boolean' },
         inventory: { type: 'string' },
         previous: { type: 'string' },
@@ -245,6 +260,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     if (!Number.isFinite(seconds) || seconds <= 0) throw CoreErrors.CLI_USAGE.create({ message: `--timeout must be a positive number of seconds, got ${quoteArgument(v.timeout)}.` });
     host.healthTimeoutMs = Math.round(seconds * 1000);
   }
+  if (v['step-timeout'] !== undefined) host.buildStepTimeoutMs = secondsOption('--step-timeout', v['step-timeout'], false);
+  if (v['lock-wait'] !== undefined) host.buildLockWaitMs = secondsOption('--lock-wait', v['lock-wait'], true);
 
   return {
     command: command as CommandName,

@@ -3,13 +3,14 @@ import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepRepo
 import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
-import { appCacheKey, appWorkspace, createBuildDirectory, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
+import { acquireBuildLock } from '../build/build-lock.js';
+import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTemp, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { RunplanError } from '../errors/runplan-error.js';
 import { redactError } from '../env/redact-error.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
-import type { HostSettings } from '../host/host-settings.js';
+import { DEFAULT_BUILD_LOCK_WAIT_MS, type HostSettings } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
 import type { CreatePlanOptions } from '../planning/create-plan.js';
@@ -30,6 +31,8 @@ export interface BuildAppOptions extends CreatePlanOptions {
   /** Defaults to the StepBuilder with the per-application layer cache. */
   readonly builder?: Builder;
   readonly signal?: AbortSignal;
+  /** Clock for waiting on another build's lock (and, deploying, the default runner's back-off and health checker's waits). */
+  readonly clock?: Clock;
   /** Called with the plan before the build starts (e.g. to print it). */
   readonly onPlan?: (plan: RunPlan) => void;
 }
@@ -63,35 +66,61 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
   const logger = new Logger(options.sink, environment.redactor);
   options.onPlan?.(plan);
   const workspace = appWorkspace(host.workDir, options.appDir);
-  const buildDir = await createBuildDirectory(workspace, options.appDir);
-  const temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
+  // Held until the build is promoted or discarded: two builds of one application
+  // would otherwise promote over, and remove, each other's directories.
+  const lock = await acquireBuildLock(workspace.root, {
+    waitMs: host.buildLockWaitMs ?? DEFAULT_BUILD_LOCK_WAIT_MS,
+    log: (line) => logger.info(line),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const released =
+    <T>(work: () => Promise<T>) =>
+    async () => {
+      try {
+        return await work();
+      } finally {
+        await lock.release();
+      }
+    };
+  let buildDir: Awaited<ReturnType<typeof createBuildDirectory>> | undefined;
+  let temp: Awaited<ReturnType<typeof workspaceTempDir>>;
+  try {
+    await removeAbandonedBuildTemp(workspace);
+    buildDir = await createBuildDirectory(workspace, options.appDir);
+    temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
+  } catch (error) {
+    await released(async () => buildDir?.discard())();
+    throw error;
+  }
+  const build = buildDir;
   try {
     const appKey = appCacheKey(workspace);
     // npm's cache is this application's own (never the user's shared ~/.npm), kept between its builds.
     const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir: join(host.cacheDir, 'npm-cache', appKey) });
     const steps = await builder.build({
       plan,
-      appDir: buildDir.dir,
+      appDir: build.dir,
       env: environment,
       host,
       logger,
       tempDir: temp.dir,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    logger.info(`build succeeded: ${buildDir.dir}`);
+    logger.info(`build succeeded: ${build.dir}`);
     return {
       plan,
       environment,
       host,
-      appDir: buildDir.dir,
+      appDir: build.dir,
       steps,
       logger,
       workspace,
-      promote: () => buildDir.commit(),
-      discard: () => buildDir.discard(),
+      promote: released(() => build.commit()),
+      discard: released(() => build.discard()),
     };
   } catch (error) {
-    await buildDir.discard();
+    await released(() => build.discard())();
     throw redactError(error, environment.redactor);
   } finally {
     await temp.remove();
@@ -101,8 +130,6 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
 export interface DeployOptions extends BuildAppOptions {
   readonly runner?: Runner;
   readonly healthChecker?: HealthChecker;
-  /** Clock for the default runner's back-off and the default health checker's waits. */
-  readonly clock?: Clock;
 }
 
 export interface Deployment extends BuiltApp {

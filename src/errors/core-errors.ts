@@ -112,6 +112,16 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Read the step output above the error, fix the cause in the application, then build again.',
   },
+  BUILD_STEP_TIMEOUT: {
+    title: 'A build step did not finish in time',
+    kind: 'deployment',
+    fix: 'Find why the step hangs in its output above (a prompt waiting for input, a server started in the foreground, an unreachable host); if it only needs longer, raise the limit with --step-timeout SECONDS or RUNPLAN_BUILD_STEP_TIMEOUT (default 1800 s).',
+  },
+  BUILD_LOCKED: {
+    title: 'Another build of the same application is running',
+    kind: 'deployment',
+    fix: 'Wait for the other build (the process named in the message) to finish, or let this one wait longer with --lock-wait SECONDS or RUNPLAN_BUILD_LOCK_WAIT (default 600 s). A lock whose process is gone is taken over by itself; remove the lock file only if its process runs on another machine and has stopped.',
+  },
   BUILD_INTERRUPTED: {
     title: 'The build was interrupted',
     kind: 'deployment',

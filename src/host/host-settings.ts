@@ -27,7 +27,24 @@ export interface HostSettings {
   readonly healthTimeoutMs?: number;
   /** Extra service-defined variables (strongest precedence). */
   readonly serviceVariables?: Readonly<Record<string, string>>;
+  /**
+   * How long one build step may run before it is stopped with every process it
+   * started (RUNPLAN_E_BUILD_STEP_TIMEOUT). Default 30 minutes, or
+   * $RUNPLAN_BUILD_STEP_TIMEOUT (seconds).
+   */
+  readonly buildStepTimeoutMs?: number;
+  /**
+   * How long a build waits for another build of the same application to finish
+   * before it fails (RUNPLAN_E_BUILD_LOCKED); 0 fails at once. Default 10
+   * minutes, or $RUNPLAN_BUILD_LOCK_WAIT (seconds).
+   */
+  readonly buildLockWaitMs?: number;
 }
+
+export const DEFAULT_BUILD_STEP_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_BUILD_LOCK_WAIT_MS = 10 * 60_000;
+// setTimeout's limit (about 24 days): longer would fire at once.
+const MAX_DURATION_MS = 2 ** 31 - 1;
 
 export const DEFAULT_PORT = 8080;
 
@@ -51,7 +68,11 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
     instanceNumber: partial.instanceNumber ?? 0,
     ...(partial.serviceVariables === undefined ? {} : { serviceVariables: partial.serviceVariables }),
     ...(partial.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: partial.healthTimeoutMs }),
+    buildStepTimeoutMs: partial.buildStepTimeoutMs ?? secondsFromEnv('RUNPLAN_BUILD_STEP_TIMEOUT', 1) ?? DEFAULT_BUILD_STEP_TIMEOUT_MS,
+    buildLockWaitMs: partial.buildLockWaitMs ?? secondsFromEnv('RUNPLAN_BUILD_LOCK_WAIT', 0) ?? DEFAULT_BUILD_LOCK_WAIT_MS,
   };
+  assertDuration(settings.buildStepTimeoutMs as number, 'the build step timeout', 1);
+  assertDuration(settings.buildLockWaitMs as number, 'the build lock wait', 0);
   assertPort(settings.port, 'port');
   if (!Number.isInteger(settings.instance.cpus) || settings.instance.cpus < 1) {
     throw CoreErrors.HOST_INVALID_SETTING.create({ message: `instance CPUs must be a positive integer, got ${settings.instance.cpus}.` });
@@ -65,6 +86,27 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
 export function assertPort(port: number, what: string): void {
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${what} must be an integer from 1 to 65535, got ${port}.` });
+  }
+}
+
+/** A duration of runplan's own environment, given in seconds (fractions allowed). */
+function secondsFromEnv(name: string, minMs: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env[name];
+  if (text === undefined || text === '') return undefined;
+  const seconds = /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : Number.NaN;
+  const ms = Math.round(seconds * 1000);
+  if (!Number.isFinite(ms) || ms < minMs || ms > MAX_DURATION_MS) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({
+      message: `${name} must be a number of seconds${minMs > 0 ? ' greater than 0' : ''} (at most ${Math.floor(MAX_DURATION_MS / 1000)}), got ${JSON.stringify(text.slice(0, 40))}.`,
+      variable: name,
+    });
+  }
+  return ms;
+}
+
+function assertDuration(ms: number, what: string, minMs: number): void {
+  if (!Number.isInteger(ms) || ms < minMs || ms > MAX_DURATION_MS) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${what} must be a whole number of milliseconds from ${minMs} to ${MAX_DURATION_MS}, got ${ms}.` });
   }
 }
 

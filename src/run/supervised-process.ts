@@ -9,16 +9,17 @@ import { formatSeconds } from '../health/probes.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Clock } from '../time/clock.js';
 import { restartDelay } from './backoff.js';
-import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from './process-group.js';
+import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from './process-tree.js';
 
 /**
  * One process of the plan, kept alive per its restart policy. It runs in its own
  * process group, so stopping reaches the children it spawned too (`npm start`
- * runs a shell that runs node).
+ * runs a shell that runs node), and carries a tag in its environment, so that
+ * stopping also reaches descendants that left the group (process-tree.ts).
  */
 export class SupervisedProcess {
   private child: ChildProcess | undefined;
-  private pgid: number | undefined;
+  private tree: ProcessTree | undefined;
   private restarts = 0;
   private consecutiveCrashes = 0;
   private stopping = false;
@@ -59,14 +60,15 @@ export class SupervisedProcess {
   private spawnOnce(): { ready: Promise<Error | undefined>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }> } {
     const { command } = this.spec;
     const [file, ...args] = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
+    const tag = newTreeTag();
     const child = spawn(file as string, args, {
       cwd: resolve(this.appDir, this.spec.cwd),
-      env: childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend, systemEnvironment(process.env, this.tempDir)),
+      env: { ...childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend, systemEnvironment(process.env, this.tempDir)), ...tag.env },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    this.pgid = child.pid;
+    this.tree = child.pid === undefined ? undefined : { pgid: child.pid, tag: tag.tag };
     const emit = (stream: 'stdout' | 'stderr') => (line: string) => this.logger.emit({ kind: 'process', name: this.spec.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
     const out = new LineSplitter(emit('stdout'));
     const err = new LineSplitter(emit('stderr'));
@@ -96,8 +98,8 @@ export class SupervisedProcess {
     for (;;) {
       const startedAt = this.clock.now();
       const result = await current.exited;
-      // The leader is gone; children it left in its group are part of the same process.
-      if (this.pgid !== undefined) await terminateGroup(this.pgid, this.spec.stopGraceMs);
+      // The leader is gone; children it left, in its group or daemonised, are part of the same process.
+      if (this.tree !== undefined) await terminateTree(this.tree, this.spec.stopGraceMs);
       this.notifyExit();
       if (this.stopping) return;
       const ranMs = this.clock.now() - startedAt;
@@ -112,6 +114,12 @@ export class SupervisedProcess {
       const delay = restartDelay(restart, this.consecutiveCrashes);
       this.restarts += 1;
       this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; restarting in ${formatSeconds(delay)} (restart ${this.restarts})`);
+      // Once, when the back-off reaches its cap: from here on it is a crash loop, not a hiccup.
+      if (delay >= restart.maxDelayMs && this.consecutiveCrashes > 1 && restartDelay(restart, this.consecutiveCrashes - 1) < restart.maxDelayMs) {
+        this.logger.error(
+          `${this.spec.name} is crash-looping: ${this.consecutiveCrashes} crashes in a row, each within ${formatSeconds(restart.resetAfterMs)} of starting; restarting every ${formatSeconds(restart.maxDelayMs)} until it stays up ${formatSeconds(restart.resetAfterMs)}`,
+        );
+      }
       await this.clock.sleep(delay, this.stopController.signal);
       if (this.stopping) return;
       current = this.spawnOnce();
@@ -126,29 +134,29 @@ export class SupervisedProcess {
   }
 
   /**
-   * SIGTERM to the process group, up to the grace period for it to exit, then
-   * SIGKILL. Resolves when no process of the group remains.
+   * SIGTERM to the process tree, up to the grace period for it to exit, then
+   * SIGKILL. Resolves when no process of the tree remains.
    */
   async stop(): Promise<void> {
     if (this.stopping) return this.loop;
     this.stopping = true;
     this.stopController.abort();
     const child = this.child;
-    const pgid = this.pgid;
-    if (child && pgid !== undefined && ((child.exitCode === null && child.signalCode === null) || groupAlive(pgid))) {
+    const tree = this.tree;
+    if (child && tree !== undefined && ((child.exitCode === null && child.signalCode === null) || treeAlive(tree))) {
       const exited = new Promise<void>((r) => this.exitWaiters.push(r));
-      if (signalGroup(pgid, 'SIGTERM')) {
-        this.logger.info(`stopping ${this.spec.name} (SIGTERM to process group ${pgid})`);
+      if (signalTree(tree, 'SIGTERM')) {
+        this.logger.info(`stopping ${this.spec.name} (SIGTERM to process group ${tree.pgid} and its descendants)`);
         const graceOver = new Promise<'grace'>((r) => setTimeout(() => r('grace'), this.spec.stopGraceMs).unref());
-        const outcome = await Promise.race([exited.then(() => 'exited' as const), graceOver]);
-        if (outcome === 'grace' || groupAlive(pgid)) {
-          if (groupAlive(pgid)) {
-            this.logger.warn(`${this.spec.name} still running after ${formatSeconds(this.spec.stopGraceMs)}; sending SIGKILL`);
-            signalGroup(pgid, 'SIGKILL');
-          }
+        // The leader's exit is not enough: a daemonised descendant may still run.
+        const gone = exited.then(() => waitTreeGone(tree, this.spec.stopGraceMs)).then(() => 'exited' as const);
+        const outcome = await Promise.race([gone, graceOver]);
+        if ((outcome === 'grace' || treeAlive(tree)) && treeAlive(tree)) {
+          this.logger.warn(`${this.spec.name} still running after ${formatSeconds(this.spec.stopGraceMs)}; sending SIGKILL`);
+          signalTree(tree, 'SIGKILL');
         }
       }
-      await waitGroupGone(pgid, 5_000);
+      await waitTreeGone(tree, 5_000);
     }
     await this.loop;
   }

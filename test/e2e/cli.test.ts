@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { RunPlanSchema } from '../../src/plan/schema.js';
 import { ROOT, runCli, startCli } from '../helpers/cli.js';
 import { get } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
-import { processesUnder } from '../helpers/processes.js';
+import { killAll, processesUnder } from '../helpers/processes.js';
 import { deploymentDirs, tempDir } from '../helpers/temp.js';
 
 const EXPRESS = join(ROOT, 'fixtures', 'node', 'express');
@@ -185,20 +185,118 @@ describe('port already taken', () => {
   });
 });
 
+/**
+ * An application whose install script runs `first` in the first build that gets
+ * there and `later` in every other one (FLAGS names a directory to pass with --env).
+ */
+async function twoPhaseApp(first: string, later: string): Promise<{ dir: string; flags: string }> {
+  const flags = await tempDir('runplan-flags-');
+  const install = `if mkdir "$FLAGS/first" 2>/dev/null; then ${first}; else ${later}; fi`;
+  const dir = await app({ 'package.json': JSON.stringify({ name: 'two-phase', version: '1.0.0', main: 'a.js', scripts: { install } }), 'a.js': '' });
+  return { dir, flags };
+}
+
+/** The build directory each `runplan build` reported. */
+const builtDir = (output: string) => /build succeeded: (\S+)/.exec(output)?.[1];
+
+/** What a build leaves in its application's workspace: builds, current, temporary directories, lock. */
+async function workspaceState(workDir: string) {
+  const [name] = await readdir(workDir);
+  const root = join(workDir, name as string);
+  return {
+    root,
+    builds: (await readdir(join(root, 'builds'))).sort(),
+    current: await readlink(join(root, 'current')).catch(() => undefined),
+    tmp: await readdir(join(root, 'tmp')).catch(() => [] as string[]),
+    entries: (await readdir(root)).sort(),
+  };
+}
+
 describe('interrupting a build', () => {
-  it('stops the running step on SIGINT, removes the unfinished build and exits 130', async () => {
-    const dir = await app({
-      'package.json': JSON.stringify({ name: 'slow', version: '1.0.0', main: 'a.js', scripts: { install: 'echo installing; sleep 300' } }),
-      'a.js': '',
-    });
+  it('stops the running step on SIGINT, removes the unfinished build and exits 130; the current build and the caches stay as they were', async () => {
+    const { dir, flags } = await twoPhaseApp('echo quick install', 'echo installing; sleep 300');
     const dirs = await deploymentDirs();
-    const run = startCli(['build', dir], dirs.env);
+    const good = await runCli(['build', dir, '--env', `FLAGS=${flags}`], dirs.env);
+    expect(good.code, good.stderr).toBe(0);
+    const before = await workspaceState(dirs.workDir);
+    const layers = join(dirs.cacheDir, 'layers', basename(before.root));
+    const layersBefore = await readdir(layers, { recursive: true });
+
+    const run = startCli(['build', dir, '--env', `FLAGS=${flags}`], dirs.env);
     await run.waitFor('[install] installing');
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(130);
     expect(run.output()).toContain('==> interrupted by SIGINT; the unfinished build was removed');
-    const [appDirName] = await readdir(dirs.workDir);
-    expect(await readdir(join(dirs.workDir, appDirName as string, 'builds'))).toEqual([]);
+    const after = await workspaceState(dirs.workDir);
+    expect(after.builds).toEqual(before.builds);
+    expect(after.current).toBe(before.current);
+    expect(after.tmp).toEqual([]);
+    // No lock left behind, nothing half-written in the layer cache.
+    expect(after.entries).toEqual(['builds', 'current', 'tmp']);
+    expect(await readdir(layers, { recursive: true })).toEqual(layersBefore);
     expect(processesUnder(dirs.workDir)).toEqual([]);
+  });
+
+  it('stops a step that hangs at --step-timeout, with the coded error naming the step, and removes the build', async () => {
+    const dir = await app({ 'package.json': JSON.stringify({ name: 'hangs', version: '1.0.0', main: 'a.js', scripts: { install: 'echo waiting; sleep 300' } }), 'a.js': '' });
+    const dirs = await deploymentDirs();
+    const { code, stderr } = await runCli(['build', dir, '--step-timeout', '2'], dirs.env);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/error RUNPLAN_E_BUILD_STEP_TIMEOUT: step "install" \(npm install[^)]*\) did not finish within 2 s and was stopped with every process it started\./);
+    expect((await workspaceState(dirs.workDir)).builds).toEqual([]);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
+  });
+
+  it('refuses a step timeout or lock wait that is not a number of seconds, with a coded error', async () => {
+    const bad = await runCli(['build', EXPRESS, '--step-timeout', '10m']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('error RUNPLAN_E_CLI_USAGE: --step-timeout must be a positive number of seconds');
+    const env = await runCli(['plan', EXPRESS], { RUNPLAN_BUILD_LOCK_WAIT: '-1' });
+    expect(env.code).toBe(2);
+    expect(env.stderr).toContain('error RUNPLAN_E_HOST_INVALID_SETTING: RUNPLAN_BUILD_LOCK_WAIT must be a number of seconds');
+  });
+});
+
+describe('builds of one application at the same time', () => {
+  it('runs them one after the other: the second waits for the first, both succeed, neither removes the other', async () => {
+    const { dir, flags } = await twoPhaseApp('echo first install; sleep 6; echo first done', 'echo later install');
+    const dirs = await deploymentDirs();
+    const args = ['build', dir, '--env', `FLAGS=${flags}`];
+    const first = startCli(args, dirs.env);
+    await first.waitFor('[install] first install');
+    const second = startCli(args, dirs.env);
+    await second.waitFor(`another build of this application is running (process ${first.child.pid}, since `);
+    expect(await first.exited, first.output()).toBe(0);
+    expect(await second.exited, second.output()).toBe(0);
+    expect(first.output()).not.toMatch(/^error |==> error/m);
+    const [one, two] = [builtDir(first.output()), builtDir(second.output())];
+    // The second build started only once the first was over.
+    expect(second.output().indexOf('[install] later install')).toBeGreaterThan(second.output().indexOf('another build of this application is running'));
+    const state = await workspaceState(dirs.workDir);
+    expect(state.builds).toEqual([basename(one as string), basename(two as string)].sort());
+    expect(state.current).toBe(two);
+    expect(state.entries).toEqual(['builds', 'current', 'tmp']);
+  });
+
+  it('takes over the lock of a build killed with SIGKILL, and removes what that build left', async () => {
+    const { dir, flags } = await twoPhaseApp('echo stuck install; sleep 300', 'echo later install');
+    const dirs = await deploymentDirs();
+    const args = ['build', dir, '--env', `FLAGS=${flags}`];
+    const killed = startCli(args, dirs.env);
+    await killed.waitFor('[install] stuck install');
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    // SIGKILL gives runplan no chance to stop its step: the test ends what it left running.
+    onTestFinished(() => killAll(processesUnder(dirs.workDir)));
+    const { root } = await workspaceState(dirs.workDir);
+    expect(JSON.parse(await readFile(join(root, 'build.lock'), 'utf8')).pid).toBe(killed.child.pid);
+    const next = await runCli(args, { ...dirs.env, RUNPLAN_BUILD_LOCK_WAIT: '0' });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain(`the lock of process ${killed.child.pid} (build since `);
+    expect(next.stdout).toContain('is stale: that process no longer runs; taking it over');
+    const state = await workspaceState(dirs.workDir);
+    expect(state.builds).toEqual([basename(builtDir(next.stdout) as string)]);
+    expect(state.tmp).toEqual([]);
+    expect(state.entries).toEqual(['builds', 'current', 'tmp']);
   });
 });

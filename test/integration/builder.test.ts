@@ -3,20 +3,20 @@ import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, writeFile } fro
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import * as tar from 'tar';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { treeCacheEntry } from '../../src/build/install/tree-cache.js';
 import { LayerCache } from '../../src/build/layer-cache.js';
 import { StepBuilder, type StepBuilderOptions } from '../../src/build/step-builder.js';
 import { assembleEnvironment, Environment } from '../../src/env/assemble.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { defineErrors } from '../../src/errors/runplan-error.js';
-import { resolveHostSettings } from '../../src/host/host-settings.js';
+import { resolveHostSettings, type HostSettings } from '../../src/host/host-settings.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
 import { BuildStepSchema, LayerSchema, PlannedFileSchema, type BuildStep, type Install, type PackageSource, type RunPlan, type StepFailureRule } from '../../src/plan/schema.js';
 import { localRunDir } from '../../src/run/run-dir.js';
 import { InstantClock } from '../../src/time/clock.js';
-import { processesUnder } from '../helpers/processes.js';
+import { killAll, processesUnder, processesWithArgument, processTreeScript } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const step = (name: string, script: string, extra: Partial<BuildStep> = {}): BuildStep => ({
@@ -47,6 +47,7 @@ interface BuildInput {
   layers?: LayerCache;
   tempDir?: string;
   install?: StepBuilderOptions['install'];
+  host?: Partial<HostSettings>;
 }
 
 async function build(plan: RunPlan, options: BuildInput = {}) {
@@ -59,7 +60,7 @@ async function build(plan: RunPlan, options: BuildInput = {}) {
     plan,
     appDir,
     env,
-    host: resolveHostSettings({ cacheDir }),
+    host: resolveHostSettings({ cacheDir, ...options.host }),
     logger: new Logger(sink, env.redactor),
     ...(options.tempDir ? { tempDir: options.tempDir } : {}),
   });
@@ -102,6 +103,40 @@ describe('StepBuilder', () => {
     await run;
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(processesUnder(appDir)).toEqual([]);
+  });
+
+  it('ends a step when its process exits even if a double-forked daemon holds its output, and leaves no process behind', async () => {
+    const marker = `runplan-step-daemon-${process.pid}-${Date.now()}`;
+    onTestFinished(() => killAll(processesWithArgument(marker)));
+    const pids = join(await tempDir(), 'pids');
+    // The daemon keeps the step's output pipe open: only stopping it ends the step.
+    const script = processTreeScript(marker).replace(/\nwait$/, '\nwhile [ "$(wc -l < "$TREE_PIDS")" -lt 3 ]; do sleep 0.05; done; echo tree started');
+    const { run, stepLines } = await build(planWith([step('forks', script, { env: { TREE_PIDS: pids } })]));
+    await run;
+    expect(stepLines('forks')).toContain('tree started');
+    expect(processesWithArgument(marker)).toEqual([]);
+  });
+
+  it('stops a step that runs longer than the host allows, with every process it started, and names the step', async () => {
+    const marker = `runplan-step-hangs-${process.pid}-${Date.now()}`;
+    onTestFinished(() => killAll(processesWithArgument(marker)));
+    const pids = join(await tempDir(), 'pids');
+    const { run, sink, appDir } = await build(planWith([step('hangs', `echo waiting for ever; ${processTreeScript(marker)}`, { env: { TREE_PIDS: pids } }), step('never', 'touch never-ran')]), {
+      host: { buildStepTimeoutMs: 1_500 },
+    });
+    const started = Date.now();
+    await expect(run).rejects.toMatchObject({
+      code: CoreErrors.BUILD_STEP_TIMEOUT.code,
+      message: expect.stringContaining('step "hangs" (echo waiting for ever;'),
+      details: { step: 'hangs', timeoutMs: 1_500 },
+    });
+    expect((await readFile(pids, 'utf8')).trim().split('\n')).toHaveLength(3);
+    // 1.5 s, then up to the 5 s grace period for the daemon that ignores SIGTERM.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(processesWithArgument(marker)).toEqual([]);
+    expect(processesUnder(appDir)).toEqual([]);
+    expect(sink.lines.map((l) => l.text)).toContain('step hangs still running after 1.5 s; stopping it and every process it started');
+    await expect(stat(join(appDir, 'never-ran'))).rejects.toThrow();
   });
 
   it('says which program was missing', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { LocalProcessRunner } from '../../src/run/local-process-runner.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
@@ -7,7 +7,9 @@ import { InstantClock } from '../../src/time/clock.js';
 import { DEFAULT_RESTART, restartDelay } from '../../src/run/backoff.js';
 import { get } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
-import { isAlive, processesUnder } from '../helpers/processes.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isAlive, killAll, processesUnder, processesWithArgument, processTreeScript, statFields } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
 const proc = (name: string, script: string, extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
@@ -89,6 +91,61 @@ describe('LocalProcessRunner', () => {
     const texts = sink.lines.map((l) => l.text);
     expect(texts).toContain('ignoring SIGTERM');
     expect(texts).toContain('stubborn still running after 0.5 s; sending SIGKILL');
+  });
+
+  it('caps the back-off of a crash loop and reports the loop once the cap is reached', async () => {
+    const restart = { policy: 'always' as const, initialDelayMs: 1_000, maxDelayMs: 4_000, resetAfterMs: 30_000 };
+    const { app, sink, clock } = await start([proc('worker', 'echo crashing; exit 3', { restart })]);
+    await until(() => (app.processes()[0]?.restarts ?? 0) >= 6);
+    await app.stop();
+    expect(clock.sleeps.slice(0, 6)).toEqual([1_000, 2_000, 4_000, 4_000, 4_000, 4_000]);
+    const loops = sink.lines.filter((l) => l.text.includes('crash-looping'));
+    expect(loops.map((l) => [l.level, l.text])).toEqual([['error', 'worker is crash-looping: 3 crashes in a row, each within 30 s of starting; restarting every 4 s until it stays up 30 s']]);
+  });
+
+  it('leaves no process of the tree behind, not even a double-forked daemon in its own session that ignores SIGTERM', async () => {
+    const marker = `runplan-tree-${process.pid}-${Date.now()}`;
+    const pidsFile = join(await tempDir(), 'pids');
+    const { app, sink } = await start([proc('forker', processTreeScript(marker), { stopGraceMs: 500 })], { TREE_PIDS: pidsFile });
+    onTestFinished(() => killAll(processesWithArgument(marker)));
+    const roles = async () =>
+      new Map(
+        (await readFile(pidsFile, 'utf8').catch(() => ''))
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split(' ') as [string, string]),
+      );
+    const deadline = Date.now() + 20_000;
+    while ((await roles()).size < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    const pids = await roles();
+    expect([...pids.keys()].sort()).toEqual(['child', 'daemon', 'grandchild']);
+    const leader = app.processes()[0]?.pid as number;
+    // The daemon really left: another session and group, so a signal to the group misses it.
+    const daemon = statFields(Number(pids.get('daemon')));
+    expect(daemon?.session).not.toBe(statFields(leader)?.session);
+    expect(daemon?.pgid).not.toBe(leader);
+    expect(processesWithArgument(marker)).toHaveLength(3);
+    await app.stop();
+    expect(processesWithArgument(marker)).toEqual([]);
+    for (const pid of pids.values()) expect(isAlive(Number(pid)) && statFields(Number(pid))?.state !== 'Z').toBe(false);
+    expect(sink.lines.map((l) => l.text)).toContain('forker still running after 0.5 s; sending SIGKILL');
+  });
+
+  it('stops what a process left behind when it exits by itself, daemons included, before restarting it', async () => {
+    const marker = `runplan-leftover-${process.pid}-${Date.now()}`;
+    const daemon = `process.chdir('/'); setInterval(() => {}, 1000)`;
+    const launcher = `require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(daemon)}, '${marker}'], { detached: true, stdio: 'ignore' }).unref()`;
+    onTestFinished(() => killAll(processesWithArgument(marker)));
+    const { app } = await start([
+      proc('once', `${JSON.stringify(process.execPath)} -e '${launcher.replaceAll("'", `'\\''`)}'; echo started; exit 0`, { restart: { ...DEFAULT_RESTART, policy: 'never' } }),
+    ]);
+    await until(() => app.processes()[0]?.running === false);
+    // The supervisor stops the tree once the leader is gone; give it the time it polls.
+    const deadline = Date.now() + 10_000;
+    while (processesWithArgument(marker).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(processesWithArgument(marker)).toEqual([]);
+    await app.stop();
   });
 
   it('does not restart processes once stopping, even mid back-off', async () => {

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { groupAlive, signalGroup } from './process-group.js';
+
+/**
+ * Everything a build step or a process started, including what left its process
+ * group: a program that double-forks and calls setsid() (a daemon) is in a new
+ * session and group, which a signal to the group no longer reaches.
+ *
+ * Each tree gets a random tag in this variable of the environment of the
+ * process runplan spawns; children inherit it, daemons included, so walking
+ * /proc for it finds them wherever they moved. A process that clears its own
+ * environment before exec (`env -i`) escapes this; only a cgroup (what the
+ * service's containers give) holds such a process, and runplan does not
+ * require one.
+ */
+export const TREE_TAG_VARIABLE = 'RUNPLAN_PROCESS_TREE';
+
+export interface ProcessTree {
+  /** The process group of the process runplan spawned (its pid). */
+  readonly pgid: number;
+  /** The value of TREE_TAG_VARIABLE in its environment. */
+  readonly tag: string;
+}
+
+/** A fresh tag, and the variable that carries it into a process's environment. */
+export function newTreeTag(): { tag: string; env: Record<string, string> } {
+  const tag = randomBytes(8).toString('hex');
+  return { tag, env: { [TREE_TAG_VARIABLE]: tag } };
+}
+
+const HAS_PROC = (() => {
+  try {
+    readFileSync('/proc/self/environ');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Live processes (not zombies) carrying `tag` in their environment. Processes
+ * of other users cannot be read and are not ours anyway; runplan itself never
+ * counts.
+ */
+export function taggedProcesses(tag: string): number[] {
+  if (!HAS_PROC) return [];
+  const needle = Buffer.from(`\0${TREE_TAG_VARIABLE}=${tag}\0`);
+  const first = Buffer.from(`${TREE_TAG_VARIABLE}=${tag}\0`);
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${name}/environ`);
+    } catch {
+      continue;
+    }
+    if (!(environ.subarray(0, first.length).equals(first) || environ.includes(needle))) continue;
+    if (isZombie(name)) continue;
+    pids.push(pid);
+  }
+  return pids;
+}
+
+function isZombie(pid: string): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    // Gone since the directory was listed.
+    return true;
+  }
+}
+
+/** Whether any process of the tree (its group, or a tagged process elsewhere) still runs. */
+export function treeAlive(tree: ProcessTree): boolean {
+  return groupAlive(tree.pgid) || taggedProcesses(tree.tag).length > 0;
+}
+
+/** Sends `signal` to the group and to every tagged process outside it. Returns whether any was signalled. */
+export function signalTree(tree: ProcessTree, signal: NodeJS.Signals): boolean {
+  let any = signalGroup(tree.pgid, signal);
+  for (const pid of taggedProcesses(tree.tag)) {
+    try {
+      process.kill(pid, signal);
+      any = true;
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return any;
+}
+
+const TREE_POLL_MS = 50;
+
+/** Resolves once no process of the tree runs, or after `ms`. */
+export async function waitTreeGone(tree: ProcessTree, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (treeAlive(tree) && Date.now() < deadline) await new Promise((r) => setTimeout(r, TREE_POLL_MS));
+}
+
+/**
+ * SIGTERM to the whole tree, up to `graceMs` for it to exit, then SIGKILL.
+ * Returns whether SIGKILL was needed.
+ */
+export async function terminateTree(tree: ProcessTree, graceMs: number): Promise<boolean> {
+  if (!treeAlive(tree)) return false;
+  signalTree(tree, 'SIGTERM');
+  await waitTreeGone(tree, graceMs);
+  if (!treeAlive(tree)) return false;
+  signalTree(tree, 'SIGKILL');
+  await waitTreeGone(tree, 5_000);
+  return true;
+}

@@ -1,45 +1,49 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { normaliseRelative, type FileSource } from './file-source.js';
+import { isMissing, readFileInside, realPathInside } from './app-path.js';
+import { MAX_APP_FILE_BYTES, normaliseRelative, type FileSource, type ReadOptions } from './file-source.js';
 
-/** A FileSource over a directory on disk. */
+/**
+ * A FileSource over a directory on disk. Every path is resolved after following
+ * symbolic links and must stay inside the directory (src/files/app-path.ts):
+ * the application is untrusted, the host's files are not its to read.
+ */
 export class DirectorySource implements FileSource {
   readonly root: string;
   readonly label: string;
+  private realRoot: Promise<string> | undefined;
 
   constructor(root: string) {
     this.root = resolve(root);
     this.label = this.root;
   }
 
-  /** Absolute path of a relative one; never outside the root. */
+  /** Absolute path of a relative one; never outside the root (lexically: links are checked when reading). */
   absolute(path: string): string {
     const rel = normaliseRelative(path);
     return rel === '' ? this.root : `${this.root}${sep}${rel}`;
   }
 
-  async readText(path: string): Promise<string | undefined> {
-    try {
-      return await readFile(this.absolute(path), 'utf8');
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
-    }
+  /** The real path of `path`, undefined when absent; a coded error when it leads outside. */
+  private async real(path: string): Promise<string | undefined> {
+    this.realRoot ??= realpath(this.root);
+    return realPathInside(await this.realRoot, normaliseRelative(path));
+  }
+
+  async readText(path: string, options: ReadOptions = {}): Promise<string | undefined> {
+    this.realRoot ??= realpath(this.root);
+    return readFileInside(await this.realRoot, normaliseRelative(path), options.maxBytes ?? MAX_APP_FILE_BYTES);
   }
 
   async exists(path: string): Promise<boolean> {
-    try {
-      await stat(this.absolute(path));
-      return true;
-    } catch (error) {
-      if (isMissing(error)) return false;
-      throw error;
-    }
+    return (await this.real(path)) !== undefined;
   }
 
   async isDirectory(path: string): Promise<boolean> {
+    const real = await this.real(path);
+    if (real === undefined) return false;
     try {
-      return (await stat(this.absolute(path))).isDirectory();
+      return (await stat(real)).isDirectory();
     } catch (error) {
       if (isMissing(error)) return false;
       throw error;
@@ -47,16 +51,13 @@ export class DirectorySource implements FileSource {
   }
 
   async list(dir: string): Promise<string[]> {
+    const real = await this.real(dir);
+    if (real === undefined) return [];
     try {
-      return (await readdir(this.absolute(dir))).sort();
+      return (await readdir(real)).sort();
     } catch (error) {
       if (isMissing(error)) return [];
       throw error;
     }
   }
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
 }

@@ -26,7 +26,11 @@ export function findJsonFault(text: string): JsonFault | undefined {
   const unexpected = (what: string): JsonFault => {
     if (i >= n) {
       const open = stack[stack.length - 1];
-      return open ? { offset: open.offset, reason: `the ${open.kind} opened here is never closed (the file ends first)` } : { offset: i, reason: `the file ends where ${what} is expected` };
+      if (!open) return { offset: i, reason: `the file ends where ${what} is expected` };
+      const before = text.slice(0, open.offset);
+      const line = before.split('\n').length;
+      const column = open.offset - before.lastIndexOf('\n');
+      return { offset: i, reason: `the file ends where ${what} is expected, before the "${open.kind}" opened at line ${line}, column ${column} is closed` };
     }
     return { offset: i, reason: `unexpected ${describeChar(text, i)} where ${what} is expected` };
   };
@@ -41,7 +45,7 @@ export function findJsonFault(text: string): JsonFault | undefined {
         i++;
         return undefined;
       }
-      if (c < 0x20) return { offset: i, reason: `a control character (${describeChar(text, i)}) inside a string must be escaped` };
+      if (c < 0x20) return { offset: i, reason: `a control character (U+${text.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}) inside a string must be escaped` };
       if (c === 0x5c) {
         const e = text[i + 1];
         if (e === 'u') {

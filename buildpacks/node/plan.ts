@@ -1,6 +1,6 @@
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
+import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
 import { MAX_LOCKFILE_BYTES } from '../../src/files/file-source.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
 import { previousDefault } from '../../src/plan/previous.js';
@@ -95,6 +95,8 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     overridden: [],
   };
 
+  // Folders the package managers write into: a committed link leading out would have them write on the host (APP_PATH_OUTSIDE).
+  for (const written of ['node_modules', '.yarn']) await files.exists(written);
   const plannedFiles: PlannedFile[] = [];
   let toolDecision = tool.decision;
   if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
@@ -213,9 +215,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
           NodeErrors.NODE_MAIN_NOT_FOUND,
           { kind: 'any' },
           {
-            message: `package.json main is ${quoteExcerpt(main)} but none of ${mainCandidates(main)
-              .map((c) => quoteExcerpt(c))
-              .join(', ')} exists after the build.`,
+            message: `package.json main is ${quoteExcerpt(main)} but none of ${mainCandidates(lineExcerpt(main)).join(', ')} exists after the build.`,
             file: 'package.json',
           },
         ),

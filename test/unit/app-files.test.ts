@@ -95,6 +95,12 @@ describe('DirectorySource: only files inside the application', () => {
     await expect(files.readText('.nvmrc')).rejects.toMatchObject({ code: CoreErrors.APP_FILE_NOT_REGULAR.code, message: expect.stringContaining('FIFO') });
   });
 
+  it('reports a path the system cannot read as APP_FILE_UNREADABLE, with the error code only', async () => {
+    const { app } = await appAndHost();
+    const name = 'n'.repeat(300);
+    await expect(new DirectorySource(app).readText(name)).rejects.toMatchObject({ code: CoreErrors.APP_FILE_UNREADABLE.code, message: expect.stringContaining('ENAMETOOLONG') });
+  });
+
   it('bounds the size read, with a larger bound on request (lock files)', async () => {
     const { app } = await appAndHost();
     await writeFile(join(app, 'big'), Buffer.alloc(MAX_APP_FILE_BYTES + 1, 'x'));

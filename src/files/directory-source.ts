@@ -24,15 +24,22 @@ export class DirectorySource implements FileSource {
     return rel === '' ? this.root : `${this.root}${sep}${rel}`;
   }
 
+  /** The root with its own links resolved (links above the application are the host's and fine); as given when it does not exist, so that every file is then absent. */
+  private resolvedRoot(): Promise<string> {
+    this.realRoot ??= realpath(this.root).catch((error: unknown) => {
+      if (isMissing(error)) return this.root;
+      throw error;
+    });
+    return this.realRoot;
+  }
+
   /** The real path of `path`, undefined when absent; a coded error when it leads outside. */
   private async real(path: string): Promise<string | undefined> {
-    this.realRoot ??= realpath(this.root);
-    return realPathInside(await this.realRoot, normaliseRelative(path));
+    return realPathInside(await this.resolvedRoot(), normaliseRelative(path));
   }
 
   async readText(path: string, options: ReadOptions = {}): Promise<string | undefined> {
-    this.realRoot ??= realpath(this.root);
-    return readFileInside(await this.realRoot, normaliseRelative(path), options.maxBytes ?? MAX_APP_FILE_BYTES);
+    return readFileInside(await this.resolvedRoot(), normaliseRelative(path), options.maxBytes ?? MAX_APP_FILE_BYTES);
   }
 
   async exists(path: string): Promise<boolean> {

@@ -49,6 +49,10 @@ describe('DirectorySource: only files inside the application', () => {
     expect(await files.list('conf-link')).toEqual(['link.txt', 'real.txt']);
     expect(await files.readText('missing.txt')).toBeUndefined();
     expect(await files.exists('missing.txt')).toBe(false);
+    expect(await new DirectorySource(join(app, 'no-such-dir')).readText('package.json')).toBeUndefined();
+    // The application's own directory may be reached through a link (a host's "current" release).
+    await symlink(app, join(app, '..', 'current'));
+    expect(await new DirectorySource(join(app, '..', 'current')).readText('conf/link.txt')).toBe('inside');
   });
 
   it('refuses a link to a host file, naming the path in the app and never the content or target', async () => {

@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
+import { quoteExcerpt } from '../errors/excerpt.js';
 import { MAX_APP_FILE_BYTES } from './file-source.js';
 
 /** Whether `path` is `root` or below it (both absolute, normalised). */
@@ -45,7 +46,8 @@ export async function realPathInside(realRoot: string, rel: string): Promise<str
   return real;
 }
 
-function unreadable(rel: string, error: unknown): Error {
+/** The coded error for a path of the application the system refuses to read (a loop of links, EACCES…). */
+export function unreadable(rel: string, error: unknown): Error {
   const code = errnoCode(error);
   if (code === 'ELOOP') return CoreErrors.APP_FILE_NOT_REGULAR.create({ message: `${rel} is a loop of symbolic links.`, file: rel });
   return CoreErrors.APP_FILE_UNREADABLE.create({ message: `${rel} cannot be read (${code ?? 'unknown error'}).`, file: rel, cause: error });
@@ -124,7 +126,10 @@ function tooLarge(rel: string, maxBytes: number): Error {
  */
 export async function writablePathInside(root: string, rel: string, what: string): Promise<string> {
   const realRoot = await realpath(root);
-  const escapes = () => CoreErrors.BUILD_FILE_ESCAPES_APP.create({ message: `${what} ${rel} resolves outside the application (through "..", an absolute path or a symbolic link).`, file: rel });
+  const escapes = (why = 'through "..", an absolute path or a symbolic link') =>
+    CoreErrors.BUILD_FILE_ESCAPES_APP.create({ message: `${what} ${quoteExcerpt(rel)} resolves outside the application (${why}).`, file: rel });
+  // Any other failure (a loop of links, a name too long) leaves the place unknown: refused too.
+  const unknown = (error: unknown) => escapes(`it cannot be resolved: ${errnoCode(error) ?? 'unknown error'}`);
   const target = resolve(realRoot, rel);
   if (!isInside(realRoot, target)) throw escapes();
   // The deepest part of the path that exists, without following its last component.
@@ -132,7 +137,7 @@ export async function writablePathInside(root: string, rel: string, what: string
   for (;;) {
     const info = await lstat(existing).catch((error: unknown) => {
       if (isMissing(error)) return undefined;
-      throw error;
+      throw unknown(error);
     });
     if (info !== undefined) break;
     if (existing === realRoot) break;
@@ -141,7 +146,7 @@ export async function writablePathInside(root: string, rel: string, what: string
   const real = await realpath(existing).catch((error: unknown) => {
     // A dangling link: writing through it would create its target, wherever that is.
     if (isMissing(error)) return undefined;
-    throw error;
+    throw unknown(error);
   });
   if (real === undefined || !isInside(realRoot, real)) throw escapes();
   return target;

@@ -1,6 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { isMissing, readFileInside, realPathInside } from './app-path.js';
+import { isMissing, readFileInside, realPathInside, unreadable } from './app-path.js';
 import { MAX_APP_FILE_BYTES, normaliseRelative, type FileSource, type ReadOptions } from './file-source.js';
 
 /**
@@ -53,7 +53,7 @@ export class DirectorySource implements FileSource {
       return (await stat(real)).isDirectory();
     } catch (error) {
       if (isMissing(error)) return false;
-      throw error;
+      throw unreadable(normaliseRelative(path), error);
     }
   }
 
@@ -64,7 +64,7 @@ export class DirectorySource implements FileSource {
       return (await readdir(real)).sort();
     } catch (error) {
       if (isMissing(error)) return [];
-      throw error;
+      throw unreadable(normaliseRelative(dir), error);
     }
   }
 }

@@ -127,6 +127,10 @@ describe('writes into a build directory stay inside it', () => {
     await expect(writablePathInside(app, '.npmrc', 'planned file')).rejects.toMatchObject({ code: CoreErrors.BUILD_FILE_ESCAPES_APP.code });
     await expect(writablePathInside(app, '../elsewhere', 'planned file')).rejects.toMatchObject({ code: CoreErrors.BUILD_FILE_ESCAPES_APP.code });
     expect(await writablePathInside(app, 'new/dir/file', 'planned file')).toMatch(/new\/dir\/file$/);
+    // A loop of links leaves the place unknown: refused with the code, not a raw ELOOP.
+    await symlink('loop-b', join(app, 'loop-a'));
+    await symlink('loop-a', join(app, 'loop-b'));
+    await expect(writablePathInside(app, 'loop-a/file', 'planned file')).rejects.toMatchObject({ code: CoreErrors.BUILD_FILE_ESCAPES_APP.code, message: expect.stringContaining('ELOOP') });
   });
 
   it('materialiseFiles writes nothing outside when .yarn is a link out of the app', async () => {

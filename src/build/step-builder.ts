@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { RunplanError } from '../errors/runplan-error.js';
+import { writablePathInside } from '../files/app-path.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
 import { bindStep } from '../plan/placeholders.js';
@@ -43,6 +44,8 @@ export class StepBuilder implements Builder {
   async build({ plan, appDir, env: planned, host, logger, signal, tempDir }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir);
     const env = planned.bound(bindings);
+    // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
+    for (const layer of plan.layers) await writablePathInside(appDir, layer.path, 'dependency layer');
     const written = await materialiseFiles(plan.files, 'build', appDir, env, bindings);
     for (const path of written) logger.info(`wrote ${path}`);
     const reports: StepReport[] = [];

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, copyFile, lstat, mkdir, readdir, readFile, readlink, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, readdir, readFile, readlink, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -383,5 +383,20 @@ describe('install steps (carryOutInstall)', () => {
     expect(await readdir(join(app, '..'))).not.toContain('outside');
     expect(await readdir(join(app, '..'))).not.toContain('outside-link');
     expect(() => install(source, { target: '../outside' })).toThrow();
+  });
+
+  it('refuses a target under a link the application committed, leaving the folder it points to untouched (issue 11)', async () => {
+    await distribution('linked', LAYOUT);
+    const source = serve('linked.zip', await zipOf('linked'));
+    const cache = await cacheDir();
+    const app = await tempDir('runplan-tree-cache-app-');
+    const outside = await tempDir('runplan-tree-cache-outside-');
+    await writeFile(join(outside, 'keep.txt'), 'host file');
+    await symlink(outside, join(app, '.runplan'));
+    await expect(carryOutInstall({ ...install(source), target: '.runplan/play' }, app, cache)).rejects.toMatchObject({
+      code: CoreErrors.BUILD_FILE_ESCAPES_APP.code,
+      file: '.runplan/play',
+    });
+    expect(await readdir(outside)).toEqual(['keep.txt']);
   });
 });

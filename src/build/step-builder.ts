@@ -1,8 +1,9 @@
 import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { RunplanError } from '../errors/runplan-error.js';
+import { type AppUser, appUser, spawnIdentity, userEnvironment } from '../host/app-user.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
 import { bindStep } from '../plan/placeholders.js';
@@ -13,6 +14,7 @@ import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
 import type { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
+import { assertReachable, mkdirOwned, ownPath, ownTree } from './ownership.js';
 import { childEnvironment, systemEnvironment } from './process-env.js';
 
 const STEP_STOP_GRACE_MS = 5_000;
@@ -23,6 +25,8 @@ export interface StepBuilderOptions {
   readonly layers?: LayerCache;
   /** How install steps fetch (npm runner, fetch, clock, attempts); the defaults use the host's npm and the network. */
   readonly install?: Omit<TreeOptions, 'log' | 'signal'>;
+  /** Who the steps run as; by default the unprivileged user when runplan is root, else runplan's own (host/app-user.ts). */
+  readonly user?: AppUser;
 }
 
 /**
@@ -41,6 +45,15 @@ export class StepBuilder implements Builder {
     const env = planned.bound(bindings);
     const written = await materialiseFiles(plan.files, 'build', appDir, env, bindings);
     for (const path of written) logger.info(`wrote ${path}`);
+    // The copied source and the planned files become the user's: its steps write the build, and nothing else.
+    const user = this.options.user ?? (await appUser());
+    await assertReachable(appDir, user, 'build directory');
+    await ownTree(appDir, user);
+    const home = tempDir ?? join(appDir, '.runplan', 'home');
+    if (user.dropped) {
+      await mkdirOwned(home, user, 0o700);
+      await ownPath(home, user);
+    }
     const reports: StepReport[] = [];
     const restored = new Set<string>();
     for (const planned of plan.build.steps) {
@@ -48,7 +61,7 @@ export class StepBuilder implements Builder {
       if (planned.onlyIfLayerRestored !== undefined && !restored.has(planned.onlyIfLayerRestored)) continue;
       const layer = planned.layer === null ? undefined : plan.layers.find((l) => l.name === planned.layer);
       const { layers } = this.options;
-      if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger))) {
+      if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger, user))) {
         logger.emit({ kind: 'step', name: planned.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         restored.add(layer.name);
         reports.push({ name: planned.name, status: 'cached', durationMs: Date.now() - started });
@@ -58,9 +71,9 @@ export class StepBuilder implements Builder {
       logger.info(`step ${step.name}: ${describe(step)}`);
       const log = (line: string) => logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, line);
       if (step.run.kind === 'install') {
-        await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, ...(signal ? { signal } : {}) });
+        await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, user, ...(signal ? { signal } : {}) });
       } else {
-        await this.runCommand(step, appDir, env, logger, signal, tempDir);
+        await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir);
       }
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
@@ -68,7 +81,7 @@ export class StepBuilder implements Builder {
     return reports;
   }
 
-  private async runCommand(step: BuildStep, appDir: string, env: BuildOptions['env'], logger: Logger, signal?: AbortSignal, tempDir?: string): Promise<void> {
+  private async runCommand(step: BuildStep, appDir: string, env: BuildOptions['env'], logger: Logger, user: AppUser, home: string, signal?: AbortSignal, tempDir?: string): Promise<void> {
     if (step.run.kind === 'install') return;
     const cwd = resolve(appDir, step.cwd);
     // The tail of the output, for the step's onFailure rules.
@@ -86,7 +99,8 @@ export class StepBuilder implements Builder {
     // keep the step "running" for ever.
     const child = execa(file as string, args, {
       cwd,
-      env: childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)),
+      env: childEnvironment(appDir, env, step.env, step.pathPrepend, { ...systemEnvironment(process.env, tempDir), ...userEnvironment(user, home) }),
+      ...spawnIdentity(user),
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,
@@ -152,13 +166,13 @@ function matches(rule: StepFailureRule, failure: { notFound: boolean; output: re
 }
 
 /** Links a cached layer into the build; on any failure the step simply runs. */
-async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger): Promise<boolean> {
+async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger, user: AppUser): Promise<boolean> {
   const key = layer.cacheKey as string;
   if (!(await layers.has(layer.name, key))) return false;
   const target = resolve(appDir, layer.path);
   try {
     await rm(target, { recursive: true, force: true });
-    await layers.restore(layer.name, key, target);
+    await layers.restore(layer.name, key, target, user);
     return true;
   } catch (error) {
     logger.warn(`could not reuse cached layer ${layer.name}: ${(error as Error).message}; running the step instead`);

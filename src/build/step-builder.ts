@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { chmod, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -53,6 +53,7 @@ export class StepBuilder implements Builder {
     if (user.dropped) {
       await mkdirOwned(home, user, 0o700);
       await ownPath(home, user);
+      await chmod(home, 0o700);
     }
     const reports: StepReport[] = [];
     const restored = new Set<string>();

@@ -1,7 +1,7 @@
 import { constants, copyFile, link, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppUser } from '../host/app-user.js';
-import { ownPath } from './ownership.js';
+import { mkdirOwned, ownPath } from './ownership.js';
 
 /**
  * Copies a tree by hard-linking its files (directories and symlinks are recreated).
@@ -17,8 +17,8 @@ export async function hardlinkTree(from: string, to: string, user?: AppUser): Pr
     await symlink(await readlink(from), to);
     await ownPath(to, user);
   } else if (info.isDirectory()) {
-    await mkdir(to, { recursive: true, mode: (info.mode & 0o7777) | 0o700 });
-    await ownPath(to, user);
+    // Parents it makes (a layer under .runplan/) are the user's too.
+    await mkdirOwned(to, user, (info.mode & 0o7777) | 0o700);
     for (const name of await readdir(from)) await hardlinkTree(join(from, name), join(to, name), user);
   } else {
     try {

@@ -16,7 +16,7 @@ export interface NginxConfigInput {
   /** Absolute path of Puma's unix socket, possibly under the plan's ${RUN_DIR}. */
   readonly upstreamSocket: string;
   readonly workerProcesses: number;
-  /** Set when runplan runs as root: workers would otherwise run as nobody, who cannot read the application. */
+  /** A `user` directive, only when the host asks for one: runplan starts nginx as its unprivileged user (docs/security.md). */
   readonly user?: string | undefined;
   readonly readTimeoutS: number;
   readonly staticFiles?: StaticFiles | undefined;

@@ -15,7 +15,7 @@ export interface RubyBuildpackOptions {
   readonly defaultSeries?: string;
   /** "remote" (bundler fetches missing gems) or "local" (`bundle install --local`). Default: $RUNPLAN_RUBY_GEM_SOURCE, else "remote". */
   readonly gemSource?: GemSource;
-  /** User nginx's workers run as; default "root" when runplan runs as root (nobody could not read the application), else unset. */
+  /** A `user` directive for nginx (meaningful only to an nginx master started as root, which runplan's executors never do); default unset. */
   readonly nginxUser?: string | null;
   /** The nginx program. Default: found on PATH or in the sbin directories (not on an ordinary user's PATH on Debian). */
   readonly nginx?: string;
@@ -25,7 +25,7 @@ export interface ResolvedRubyOptions {
   readonly rubies: RubyInventory;
   readonly defaultSeries: string;
   readonly gemSource: GemSource;
-  /** The host's choice; undefined: decided from the inventory (root when runplan runs as root). */
+  /** The host's choice; undefined or null: no `user` directive. */
   readonly nginxUser: string | null | undefined;
   readonly nginx: string | undefined;
 }
@@ -37,7 +37,9 @@ export interface ResolvedRubyOptions {
 export const RubyInventorySchema = z.object({
   rubies: z.array(z.object({ version: z.string(), bindir: z.string(), origin: z.string(), gemsFingerprint: z.string().optional() })),
   nginx: z.string().describe('The nginx program: an absolute path, or "nginx" when none was found (the build step then says so).'),
-  runsAsRoot: z.boolean().describe('nginx then gets `user root`: its workers would otherwise run as nobody, who cannot read the application.'),
+  runsAsRoot: z
+    .boolean()
+    .describe("Recorded for the plan's readers; it no longer changes the plan: as root, runplan runs nginx (master and workers) and every other process as its unprivileged user."),
 });
 export type RubyInventoryData = z.infer<typeof RubyInventorySchema>;
 

@@ -153,7 +153,9 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   // In the executor's short run directory: unix socket paths are limited to 107 bytes, build directories are long.
   const socket = `${placeholder('RUN_DIR')}/puma.sock`;
   const nginx = options.nginx ?? machine.nginx;
-  const nginxUser = options.nginxUser === null ? undefined : (options.nginxUser ?? (machine.runsAsRoot ? 'root' : undefined));
+  // No `user` directive by default: the executor starts nginx as the unprivileged user when it
+  // runs as root (docs/security.md), so neither nginx's master nor its workers are ever root.
+  const nginxUser = options.nginxUser ?? undefined;
   const nginxConf = renderNginxConfig({
     appRoot,
     port: host.port,

@@ -237,4 +237,9 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Give the port as an integer 1–65535, CPUs as a positive integer and memory as e.g. 512M or 2G.',
   },
+  HOST_APP_USER: {
+    title: 'The unprivileged user cannot be used',
+    kind: 'input',
+    fix: 'Create the system user (useradd --system --user-group runplan), or set RUNPLAN_APP_USER to an existing user that is not root, and give runplan a work and cache directory that user can reach (e.g. under /var/lib or /var/cache).',
+  },
 });

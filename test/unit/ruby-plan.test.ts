@@ -226,13 +226,13 @@ describe('ruby buildpack options (host level)', () => {
 });
 
 describe('nginx from the inventory', () => {
-  it('runs the nginx the inventory found, as root when runplan runs as root', async () => {
+  it('runs the nginx the inventory found, never with `user root` (the executor starts it unprivileged)', async () => {
     const { plan: p } = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
     expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: ['/usr/sbin/nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
     expect(p.build.steps.find((s) => s.name === 'nginx-check')?.run).toMatchObject({
       argv: ['/usr/sbin/nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'],
     });
-    expect(nginxConf(p)).toMatch(/^user root;$/m);
+    expect(nginxConf(p)).not.toMatch(/^user /m);
     const notRoot = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { runsAsRoot: false });
     expect(nginxConf(notRoot.plan)).not.toMatch(/^user /m);
   });

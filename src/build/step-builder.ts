@@ -229,8 +229,11 @@ async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, lo
 }
 
 async function saveLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger): Promise<void> {
+  const path = resolve(appDir, layer.path);
+  // An application without dependencies: the step made no layer, and there is nothing to keep.
+  if (!(await stat(path).catch(() => undefined))) return;
   try {
-    await layers.save(layer.name, layer.cacheKey as string, resolve(appDir, layer.path));
+    await layers.save(layer.name, layer.cacheKey as string, path);
   } catch (error) {
     // A cache that cannot be written only costs time on the next build.
     logger.warn(`could not cache layer ${layer.name}: ${(error as Error).message}`);

@@ -42,6 +42,17 @@ export async function tempDir(prefix = 'runplan-test-'): Promise<string> {
 }
 
 /**
+ * A temporary directory the application's processes may write into (sticky and
+ * world-writable, like /tmp): as root they run as runplan's unprivileged user,
+ * and a test reads back what they wrote there.
+ */
+export async function writableTempDir(prefix = 'runplan-test-'): Promise<string> {
+  const dir = await tempDir(prefix);
+  await chmod(dir, 0o1777);
+  return dir;
+}
+
+/**
  * Directories for one deployment under test: its own work directory (so the
  * test can check that no process is left in it) and the run's shared cache.
  */

@@ -17,7 +17,7 @@ import { BuildStepSchema, LayerSchema, PlannedFileSchema, type BuildStep, type I
 import { localRunDir } from '../../src/run/run-dir.js';
 import { InstantClock } from '../../src/time/clock.js';
 import { killAll, processesUnder, processesWithArgument, processTreeScript } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempDir, writableTempDir } from '../helpers/temp.js';
 
 const step = (name: string, script: string, extra: Partial<BuildStep> = {}): BuildStep => ({
   name,
@@ -108,7 +108,7 @@ describe('StepBuilder', () => {
   it('ends a step when its process exits even if a double-forked daemon holds its output, and leaves no process behind', async () => {
     const marker = `runplan-step-daemon-${process.pid}-${Date.now()}`;
     onTestFinished(() => killAll(processesWithArgument(marker)));
-    const pids = join(await tempDir(), 'pids');
+    const pids = join(await writableTempDir(), 'pids');
     // The daemon keeps the step's output pipe open: only stopping it ends the step.
     const script = processTreeScript(marker).replace(/\nwait$/, '\nwhile [ "$(wc -l < "$TREE_PIDS")" -lt 3 ]; do sleep 0.05; done; echo tree started');
     const { run, stepLines } = await build(planWith([step('forks', script, { env: { TREE_PIDS: pids } })]));
@@ -120,7 +120,7 @@ describe('StepBuilder', () => {
   it('stops a step that runs longer than the host allows, with every process it started, and names the step', async () => {
     const marker = `runplan-step-hangs-${process.pid}-${Date.now()}`;
     onTestFinished(() => killAll(processesWithArgument(marker)));
-    const pids = join(await tempDir(), 'pids');
+    const pids = join(await writableTempDir(), 'pids');
     const { run, sink, appDir } = await build(planWith([step('hangs', `echo waiting for ever; ${processTreeScript(marker)}`, { env: { TREE_PIDS: pids } }), step('never', 'touch never-ran')]), {
       host: { buildStepTimeoutMs: 1_500 },
     });

@@ -11,7 +11,7 @@ import { freePort } from '../helpers/ports.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive, killAll, processesUnder, processesWithArgument, processTreeScript, statFields } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempDir, writableTempDir } from '../helpers/temp.js';
 
 const proc = (name: string, script: string, extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
   name,
@@ -106,7 +106,7 @@ describe('LocalProcessRunner', () => {
 
   it('leaves no process of the tree behind, not even a double-forked daemon in its own session that ignores SIGTERM', async () => {
     const marker = `runplan-tree-${process.pid}-${Date.now()}`;
-    const pidsFile = join(await tempDir(), 'pids');
+    const pidsFile = join(await writableTempDir(), 'pids');
     const { app, sink } = await start([proc('forker', processTreeScript(marker), { stopGraceMs: 500 })], { TREE_PIDS: pidsFile });
     onTestFinished(() => killAll(processesWithArgument(marker)));
     const roles = async () =>

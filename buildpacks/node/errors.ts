@@ -72,6 +72,11 @@ export const NodeErrors = defineErrors({
     kind: 'input',
     fix: 'Set CC_NPM_REGISTRY to a host such as registry.example.com or npm.example.com:4873 (optionally with a path), without credentials.',
   },
+  NODE_YARNRC_INVALID: {
+    title: '.yarnrc.yml is not a YAML mapping of settings',
+    kind: 'input',
+    fix: 'Correct .yarnrc.yml at the line shown so that it holds settings such as "enableTelemetry: false" (Yarn refuses it as it is), or remove it.',
+  },
   NODE_REGISTRY_AUTH_FAILED: {
     title: 'The package registry refused the credentials',
     kind: 'deployment',

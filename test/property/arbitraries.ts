@@ -21,7 +21,7 @@ export function runs(base: number): number {
 }
 
 /** Runs for in-process properties (a few ms each) and for those that start nginx -t (≈ 20 ms each). */
-export const RUNS = { pure: runs(300), plan: runs(150), nginx: runs(60) } as const;
+export const RUNS = { pure: runs(1000), plan: runs(300), nginx: runs(100) } as const;
 
 /** True for what runplan may let escape: its own error, with a documented code. */
 export function isCoded(error: unknown): error is RunplanError {

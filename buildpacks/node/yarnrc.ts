@@ -23,7 +23,8 @@ export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'y
       file: '.yarnrc.yml',
     });
   }
-  if (doc.contents === null) doc.contents = doc.createNode({});
+  // An empty or comment-only file: an empty mapping to set the keys in (createNode's type is the unparsed node's).
+  if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   const overridden: OverriddenSource[] = [];
   for (const key of MANAGED_KEYS) {
     // A key written twice: every occurrence goes.

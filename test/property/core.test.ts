@@ -24,12 +24,18 @@ const value = fc.oneof(hostileString, fc.constantFrom('postgres://u:p4ssw0rd@db.
 describe('variable assignments', () => {
   it('NAME=VALUE parses to a valid name and exactly the text after the first "=", or a coded error', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.tuple(name, value).map(([n, v]) => `${n}=${v}`), hostileString), (text) => {
-        const a = codedOr(() => parseAssignment(text, '--env'));
-        if (a === undefined) return;
-        expect(isValidVariableName(a.name)).toBe(true);
-        expect(`${a.name}=${a.value}`).toBe(text);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.tuple(name, value).map(([n, v]) => `${n}=${v}`),
+          hostileString,
+        ),
+        (text) => {
+          const a = codedOr(() => parseAssignment(text, '--env'));
+          if (a === undefined) return;
+          expect(isValidVariableName(a.name)).toBe(true);
+          expect(`${a.name}=${a.value}`).toBe(text);
+        },
+      ),
       { numRuns: RUNS.pure },
     );
   });
@@ -52,10 +58,18 @@ describe('variable assignments', () => {
   });
 
   /** An env file line as a user writes one: double-quoted with \\, ", \n, \r, \t and $ escaped. */
-  const quoted = (v: string) => `"${v.replace(/[\\"$]/g, (c) => `\\${c}`).replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')}"`;
+  const quoted = (v: string) =>
+    `"${v
+      .replace(/[\\"$]/g, (c) => `\\${c}`)
+      .replace(/\n/g, '\\n')
+      .replace(/\r/g, '\\r')
+      .replace(/\t/g, '\\t')}"`;
 
   it('an env file of double-quoted values parses back to exactly its variables', () => {
-    const fileValue = fc.string({ unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a', 'Z', '0', ' ', '=', '#', "'", '€') }, fc.constantFrom('"', '\\', '$', '\n', '\r', '\t', '${X}')), maxLength: 16 });
+    const fileValue = fc.string({
+      unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a', 'Z', '0', ' ', '=', '#', "'", '€') }, fc.constantFrom('"', '\\', '$', '\n', '\r', '\t', '${X}')),
+      maxLength: 16,
+    });
     fc.assert(
       fc.property(fc.uniqueArray(fc.tuple(fc.constantFrom(...NAMES), fileValue), { selector: ([n]) => n, maxLength: 6 }), fc.constantFrom('\n', '\r\n'), (pairs, eol) => {
         const text = pairs.map(([n, v], i) => `${i % 2 ? 'export ' : ''}${n}=${quoted(v)}${eol}`).join(`# comment${eol}`);
@@ -67,10 +81,19 @@ describe('variable assignments', () => {
 
   it('any env file parses to valid names, or a coded error', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.tuple(name, value).map(([n, v]) => `${n}=${v}`), hostileString), { maxLength: 6 }), (lines) => {
-        const list = codedOr(() => parseEnvFile(lines.join('\n'), 'app.env'));
-        for (const a of list ?? []) expect(isValidVariableName(a.name)).toBe(true);
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.tuple(name, value).map(([n, v]) => `${n}=${v}`),
+            hostileString,
+          ),
+          { maxLength: 6 },
+        ),
+        (lines) => {
+          const list = codedOr(() => parseEnvFile(lines.join('\n'), 'app.env'));
+          for (const a of list ?? []) expect(isValidVariableName(a.name)).toBe(true);
+        },
+      ),
       { numRuns: RUNS.pure },
     );
   });
@@ -92,7 +115,10 @@ describe('environment assembly and redaction', () => {
         for (const v of plan.variables) if (v.secret) expect(v).not.toHaveProperty('value');
         const text = JSON.stringify(plan);
         // (Unless the same text is also the value of a variable that is not secret, which the plan shows.)
-        const shown = env.list().filter((e) => !e.secret).map((e) => e.value);
+        const shown = env
+          .list()
+          .filter((e) => !e.secret)
+          .map((e) => e.value);
         for (const e of env.list()) if (e.secret && e.value.length >= 8 && !shown.some((v) => v.includes(e.value))) expect(text).not.toContain(e.value);
       }),
       { numRuns: RUNS.pure },
@@ -136,7 +162,11 @@ const runsForLargeSecrets = Math.max(5, Math.round(RUNS.pure / 20));
 
 describe('health-check paths', () => {
   const path = nearly(fc.constantFrom('/', '/health', '/status/ready', '/x?y=1'));
-  const healthName = fc.oneof(fc.constant('CC_HEALTH_CHECK_PATH'), fc.nat(20).map((n) => `CC_HEALTH_CHECK_PATH_${n}`), fc.constant('OTHER'));
+  const healthName = fc.oneof(
+    fc.constant('CC_HEALTH_CHECK_PATH'),
+    fc.nat(20).map((n) => `CC_HEALTH_CHECK_PATH_${n}`),
+    fc.constant('OTHER'),
+  );
   it('every configured path is a single-slash URL path without spaces or control characters, or a coded error', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.tuple(healthName, path), { selector: ([n]) => n, maxLength: 5 }), (pairs) => {

@@ -19,7 +19,7 @@ import { codedOrAsync, hostileString, RUNS } from './arbitraries.js';
  * nesting what follows, `key = value` trimmed, quoted values JSON-decoded, and an
  * unquoted value ending at the first unescaped `;` or `#`.
  */
-export function readNpmrc(text: string): Record<string, unknown> {
+function readNpmrc(text: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   let section: Record<string, unknown> = out;
   for (const line of text.split(/[\r\n]+/)) {
@@ -112,13 +112,20 @@ describe('.npmrc written for NPM_TOKEN', () => {
   describe.skip('with any NPM_TOKEN (finding 7)', () => {
     it('an NPM_TOKEN of any text never adds a key', async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(npmrcLine, { maxLength: 4 }), fc.oneof(token, hostileString.map((h) => `tok${h}`)), async (appLines, tokenValue) => {
-          const result = await codedOrAsync(async () => npmrcFor(appLines, undefined, tokenValue));
-          if (result === undefined) return;
-          const tokenKey = `//${result.plan.tokenHost}/:_authToken`;
-          const app = readNpmrc(appLines.join('\n'));
-          expect(Object.keys(readNpmrc(result.text)).sort()).toEqual([...new Set([...Object.keys(app), 'registry', tokenKey])].sort());
-        }),
+        fc.asyncProperty(
+          fc.array(npmrcLine, { maxLength: 4 }),
+          fc.oneof(
+            token,
+            hostileString.map((h) => `tok${h}`),
+          ),
+          async (appLines, tokenValue) => {
+            const result = await codedOrAsync(async () => npmrcFor(appLines, undefined, tokenValue));
+            if (result === undefined) return;
+            const tokenKey = `//${result.plan.tokenHost}/:_authToken`;
+            const app = readNpmrc(appLines.join('\n'));
+            expect(Object.keys(readNpmrc(result.text)).sort()).toEqual([...new Set([...Object.keys(app), 'registry', tokenKey])].sort());
+          },
+        ),
         { numRuns: RUNS.pure },
       );
     });
@@ -126,7 +133,13 @@ describe('.npmrc written for NPM_TOKEN', () => {
 });
 
 describe('.yarnrc.yml for Yarn 2+', () => {
-  const value = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }), fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2 }));
+  const value = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    fc.integer(),
+    fc.boolean(),
+    fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }),
+    fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2 }),
+  );
   const key = fc.oneof(fc.constantFrom('yarnPath', 'nodeLinker', 'enableGlobalCache', 'npmRegistryServer', 'npmScopes', 'enableTelemetry'), fc.string({ minLength: 1, maxLength: 10 }));
   const appSettings = fc.dictionary(key, value, { maxKeys: 5 });
 
@@ -145,12 +158,18 @@ describe('.yarnrc.yml for Yarn 2+', () => {
 
   it('any text gives a file holding both keys once, or a coded refusal', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(hostileString, appSettings.map((s) => stringify(s))), async (appText) => {
-        const planned = await codedOrAsync(() => planYarnrc(appText, 'yarn-berry', '4.9.2'));
-        if (planned === undefined) return;
-        const read = parseYaml(planned.file.content.map((c) => ('text' in c ? c.text : '')).join('')) as Record<string, unknown>;
-        expect(read).toMatchObject({ yarnPath: yarnReleasePath('yarn-berry'), nodeLinker: 'node-modules' });
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          hostileString,
+          appSettings.map((s) => stringify(s)),
+        ),
+        async (appText) => {
+          const planned = await codedOrAsync(() => planYarnrc(appText, 'yarn-berry', '4.9.2'));
+          if (planned === undefined) return;
+          const read = parseYaml(planned.file.content.map((c) => ('text' in c ? c.text : '')).join('')) as Record<string, unknown>;
+          expect(read).toMatchObject({ yarnPath: yarnReleasePath('yarn-berry'), nodeLinker: 'node-modules' });
+        },
+      ),
       { numRuns: RUNS.pure },
     );
   });

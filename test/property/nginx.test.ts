@@ -32,7 +32,7 @@ interface Statement {
  * start of a word; a backslash takes the next character; "#" at the start of a
  * word comments out the rest of the line.
  */
-export function parseNginx(text: string): Statement[] {
+function parseNginx(text: string): Statement[] {
   let i = 0;
   const word = (): string => {
     const q = text[i];
@@ -174,10 +174,16 @@ const rawHttpJson = fc.record(
 const settings = fc.record({
   port: fc.integer({ min: 1, max: 65535 }),
   workerProcesses: fc.integer({ min: 1, max: 4 }),
-  readTimeout: fc.option(fc.integer({ min: 1, max: 86_400 }).map((n) => (n % 2 ? `${n}` : `${n}s`)), { nil: undefined }),
+  readTimeout: fc.option(
+    fc.integer({ min: 1, max: 86_400 }).map((n) => (n % 2 ? `${n}` : `${n}s`)),
+    { nil: undefined },
+  ),
   staticPath: fc.option(chars('abcXY019._-/', 1, 12), { nil: undefined }),
   staticPrefix: fc.option(urlPath, { nil: undefined }),
-  basicAuth: fc.option(fc.tuple(chars('abc019', 1, 6), chars('abc019!@%^&*()[]<>?', 1, 10)).map(([u, p]) => `${u}:${p}`), { nil: undefined }),
+  basicAuth: fc.option(
+    fc.tuple(chars('abc019', 1, 6), chars('abc019!@%^&*()[]<>?', 1, 10)).map(([u, p]) => `${u}:${p}`),
+    { nil: undefined },
+  ),
   http: rawHttpJson,
 });
 

@@ -33,7 +33,11 @@ const MAJORS = [...new Set(STABLE.map((v) => semver.major(v)))];
 /** Requests of every form the specification names, around the published majors (and some beyond). */
 const published = fc.constantFrom(...STABLE).map((v) => [semver.major(v), semver.minor(v), semver.patch(v)] as const);
 const versionRequest: fc.Arbitrary<string> = fc
-  .tuple(fc.oneof({ weight: 3, arbitrary: published }, fc.tuple(fc.oneof(fc.constantFrom(...MAJORS), fc.nat(40), fc.constantFrom(1e20, 2 ** 53 + 2)), fc.nat(25), fc.nat(30))), fc.nat(9), fc.constantFrom('', '', ' ', 'v'))
+  .tuple(
+    fc.oneof({ weight: 3, arbitrary: published }, fc.tuple(fc.oneof(fc.constantFrom(...MAJORS), fc.nat(40), fc.constantFrom(1e20, 2 ** 53 + 2)), fc.nat(25), fc.nat(30))),
+    fc.nat(9),
+    fc.constantFrom('', '', ' ', 'v'),
+  )
   .chain(([[major, minor, patch], form, v]) =>
     fc.constantFrom(
       `${v}${major}.${minor}.x`,
@@ -91,9 +95,12 @@ describe('Node.js version resolution', () => {
   });
 
   it('survives npm releases declaring any engines.node text', () => {
-    const releases = fc.array(fc.record({ version: fc.oneof(fc.constantFrom('10.9.2', '11.0.0', '12.2.0'), hostileString), engines: optional(fc.record({ node: optional(nearly(versionRequest)) })) }), {
-      maxLength: 6,
-    });
+    const releases = fc.array(
+      fc.record({ version: fc.oneof(fc.constantFrom('10.9.2', '11.0.0', '12.2.0'), hostileString), engines: optional(fc.record({ node: optional(nearly(versionRequest)) })) }),
+      {
+        maxLength: 6,
+      },
+    );
     fc.assert(
       fc.property(fc.constantFrom(...STABLE), releases, (node, list) => {
         const r = codedOr(() => resolveNpm(node, list));
@@ -262,7 +269,10 @@ describe('planning a Node.js application', () => {
   describe.skip('with fields of any JSON type (finding 11)', () => {
     it('plans any application whose package.json fields hold any JSON value, or refuses it with a code', async () => {
       await fc.assert(
-        fc.asyncProperty(nodeApp((valid) => fc.oneof({ weight: 3, arbitrary: valid }, anyJson)), async ([pkg, files, env]) => planNodeApp(pkg, files, env)),
+        fc.asyncProperty(
+          nodeApp((valid) => fc.oneof({ weight: 3, arbitrary: valid }, anyJson)),
+          async ([pkg, files, env]) => planNodeApp(pkg, files, env),
+        ),
         { numRuns: RUNS.plan },
       );
     });

@@ -70,23 +70,40 @@ describe('application.conf (java.util.Properties)', () => {
   });
 
   it('a properties file written as Java writes it parses back to exactly its keys and values, in order', () => {
-    const text = fc.string({ unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a', 'Z', '.', '%', '$', '{', '}', '_') }, fc.constantFrom(' ', '\t', '\n', '\r', '\f', '\\', '=', ':', '#', '!', 'é', '日', '🚀', '\u2028', '\0', '\uFEFF')), maxLength: 12 });
+    const text = fc.string({
+      unit: fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom('a', 'Z', '.', '%', '$', '{', '}', '_') },
+        fc.constantFrom(' ', '\t', '\n', '\r', '\f', '\\', '=', ':', '#', '!', 'é', '日', '🚀', '\u2028', '\0', '\uFEFF'),
+      ),
+      maxLength: 12,
+    });
     fc.assert(
-      fc.property(fc.uniqueArray(fc.tuple(text.filter((k) => k !== ''), text), { selector: ([k]) => k, maxLength: 6 }), fc.constantFrom('\n', '\r\n', '\r'), (pairs, eol) => {
-        const file = pairs.map(([k, v]) => `${escapeProperty(k, true)}=${escapeProperty(v, false)}${eol}`).join('');
-        const parsed = parseProperties(file);
-        expect(parsed.problems).toEqual([]);
-        expect(parsed.entries.map((e) => [e.key, e.value])).toEqual(pairs);
-      }),
+      fc.property(
+        fc.uniqueArray(
+          fc.tuple(
+            text.filter((k) => k !== ''),
+            text,
+          ),
+          { selector: ([k]) => k, maxLength: 6 },
+        ),
+        fc.constantFrom('\n', '\r\n', '\r'),
+        (pairs, eol) => {
+          const file = pairs.map(([k, v]) => `${escapeProperty(k, true)}=${escapeProperty(v, false)}${eol}`).join('');
+          const parsed = parseProperties(file);
+          expect(parsed.problems).toEqual([]);
+          expect(parsed.entries.map((e) => [e.key, e.value])).toEqual(pairs);
+        },
+      ),
       { numRuns: RUNS.pure },
     );
   });
 
   it('%platform. entries replace their plain key whatever the order; other ids never apply', () => {
     const key = fc.constantFrom('db.url', 'jvm.memory', 'application.mode', 'x');
-    const entry = fc.tuple(fc.constantFrom('', '%platform.', '%dev.', '%prod.'), key, fc.constantFrom('1', '2', ' 3 ')).map(([p, k, v], i) => ({ key: `${p}${k}`, value: v, line: i + 1 }));
+    const entry = fc.tuple(fc.constantFrom('', '%platform.', '%dev.', '%prod.'), key, fc.constantFrom('1', '2', ' 3 ')).map(([p, k, v]) => ({ key: `${p}${k}`, value: v }));
     fc.assert(
-      fc.property(fc.array(entry, { maxLength: 8 }), (entries) => {
+      fc.property(fc.array(entry, { maxLength: 8 }), (list) => {
+        const entries = list.map((e, i) => ({ ...e, line: i + 1 }));
         const view = applyFrameworkId(entries, 'platform');
         for (const [k, applied] of view.applied) {
           const forId = entries.filter((e) => e.key === `%platform.${k}`).pop();
@@ -120,12 +137,20 @@ describe('JVM memory', () => {
 
 describe('planning a Play 1.x application', () => {
   it('plans any application.conf, version file and variables, or refuses with a code', async () => {
-    const conf = fc.array(nearly(fc.constantFrom('application.name=demo', '%platform.XForwardedSupport=all', 'jvm.memory=-Xmx256m', 'db.url=${DATABASE_URL}', 'application.mode=dev')), { maxLength: 5 });
+    const conf = fc.array(nearly(fc.constantFrom('application.name=demo', '%platform.XForwardedSupport=all', 'jvm.memory=-Xmx256m', 'db.url=${DATABASE_URL}', 'application.mode=dev')), {
+      maxLength: 5,
+    });
     const env = fc.record({ PLAY1_VERSION: versionValue, DATABASE_URL: hostileString, CC_RUN_COMMAND: hostileString, CC_HEALTH_CHECK_PATH: nearly(fc.constant('/')) }, { requiredKeys: [] });
     await fc.assert(
       fc.asyncProperty(conf, optional(versionValue), env, async (lines, file, vars) => {
-        const files: Record<string, string> = { 'conf/application.conf': lines.join('\n'), 'conf/routes': 'GET / Application.index\n', ...(file === undefined ? {} : { 'platform/play1_version': file }) };
-        const result = await codedOrAsync(() => createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(files), appDir: '/srv/app', env: { application: vars }, type: 'play1' }));
+        const files: Record<string, string> = {
+          'conf/application.conf': lines.join('\n'),
+          'conf/routes': 'GET / Application.index\n',
+          ...(file === undefined ? {} : { 'platform/play1_version': file }),
+        };
+        const result = await codedOrAsync(() =>
+          createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(files), appDir: '/srv/app', env: { application: vars }, type: 'play1' }),
+        );
         if (result !== undefined) expect(RunPlanSchema.safeParse(result.plan).success).toBe(true);
       }),
       { numRuns: RUNS.plan },

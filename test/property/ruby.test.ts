@@ -27,14 +27,20 @@ import { anyJson, codedOr, codedOrAsync, hostileString, nearly, optional, RUNS }
 const RUBIES: InstalledRuby[] = ['2.7.8', '3.1.2', '3.1.7', '3.2.0', '3.3.6', '3.4.1'].map((version) => ({ version, bindir: '/usr/bin', origin: `test ruby ${version}` }));
 const VERSIONS = RUBIES.map((r) => r.version);
 
-const rubyVersion = fc.oneof(fc.constantFrom(...VERSIONS), fc.tuple(fc.nat(4), fc.nat(5), fc.nat(9)).map(([a, b, c]) => `${a}.${b}.${c}`), fc.constantFrom('3', '3.3', '2', '4.0'));
+const rubyVersion = fc.oneof(
+  fc.constantFrom(...VERSIONS),
+  fc.tuple(fc.nat(4), fc.nat(5), fc.nat(9)).map(([a, b, c]) => `${a}.${b}.${c}`),
+  fc.constantFrom('3', '3.3', '2', '4.0'),
+);
 const requirement = fc.tuple(fc.constantFrom('', '= ', '~> ', '>= ', '> ', '< ', '<= ', '!= '), rubyVersion).map(([op, v]) => `${op}${v}`);
 const quoted = (s: string) => `'${s}'`;
 const gemfile = fc.oneof(
   fc.array(requirement, { minLength: 1, maxLength: 2 }).map((rs) => `ruby ${rs.map(quoted).join(', ')}`),
   fc.constantFrom('ruby file: ".ruby-version"', "ruby File.read('.ruby-version').strip", 'ruby ENV["X"]', '# no directive', 'ruby "3.3.6", engine: "jruby"'),
 );
-const gemfileText = fc.tuple(nearly(gemfile), fc.array(nearly(fc.constantFrom("gem 'puma'", "gem 'sidekiq'", "source 'https://rubygems.example'")), { maxLength: 3 })).map(([d, g]) => [d, ...g].join('\n'));
+const gemfileText = fc
+  .tuple(nearly(gemfile), fc.array(nearly(fc.constantFrom("gem 'puma'", "gem 'sidekiq'", "source 'https://rubygems.example'")), { maxLength: 3 }))
+  .map(([d, g]) => [d, ...g].join('\n'));
 
 describe('Gemfile, lock file and version files', () => {
   it('the readers never throw on any text', () => {
@@ -71,16 +77,21 @@ describe('Ruby version resolution', () => {
         optional(nearly(rubyVersion)),
         optional(nearly(rubyVersion)),
         fc.constantFrom('3.3', '3.1', '2.7', '9.9'),
-        (text, file, envVersion, lockVersion, dot) => {
+        (text, file, envVersion, lockVersion, dot, series) => {
           const directive = parseRubyDirective(text);
           const r = codedOr(() =>
-            resolveRubyVersion({ gemfileName: 'Gemfile', directive, directiveFileContent: file, envVersion, lockVersion, dotRubyVersion: dot, available: RUBIES, defaultSeries: '3.3' }),
+            resolveRubyVersion({ gemfileName: 'Gemfile', directive, directiveFileContent: file, envVersion, lockVersion, dotRubyVersion: dot, available: RUBIES, defaultSeries: series }),
           );
           if (r === undefined) return;
           expect(RUBIES).toContain(r.ruby);
           const v = r.ruby.version;
           if (directive?.kind === 'requirements') {
-            expect(satisfiesAll(v, directive.requirements.map((q) => parseRequirement(q)).filter((q) => q !== undefined))).toBe(true);
+            expect(
+              satisfiesAll(
+                v,
+                directive.requirements.map((q) => parseRequirement(q)).filter((q) => q !== undefined),
+              ),
+            ).toBe(true);
           } else if (directive?.kind === 'file') {
             expect(compareVersions(v, parseVersionFile(file as string) as string)).toBe(0);
           } else if (envVersion?.trim()) {
@@ -88,7 +99,7 @@ describe('Ruby version resolution', () => {
             const e = envVersion.trim().split('.').map(Number);
             expect(v.split('.').map(Number).slice(0, e.length)).toEqual(e);
           } else {
-            expect(v.startsWith('3.3.')).toBe(true);
+            expect(v.startsWith(`${series}.`)).toBe(true);
           }
         },
       ),
@@ -141,10 +152,20 @@ describe('Puma, rake goals, read timeout', () => {
 
   it('the read timeout is a whole number of seconds from 1 to 86400, or a coded refusal', () => {
     fc.assert(
-      fc.property(optional(nearly(fc.oneof(fc.nat(90_000).map(String), fc.nat(90_000).map((n) => `${n}s`)))), (value) => {
-        const r = codedOr(() => resolveReadTimeout(value));
-        if (r !== undefined) expect(Number.isInteger(r.seconds) && r.seconds >= 1 && r.seconds <= 86_400).toBe(true);
-      }),
+      fc.property(
+        optional(
+          nearly(
+            fc.oneof(
+              fc.nat(90_000).map(String),
+              fc.nat(90_000).map((n) => `${n}s`),
+            ),
+          ),
+        ),
+        (value) => {
+          const r = codedOr(() => resolveReadTimeout(value));
+          if (r !== undefined) expect(Number.isInteger(r.seconds) && r.seconds >= 1 && r.seconds <= 86_400).toBe(true);
+        },
+      ),
       { numRuns: RUNS.pure },
     );
   });
@@ -153,7 +174,11 @@ describe('Puma, rake goals, read timeout', () => {
 const authValue = nearly(fc.tuple(fc.constantFrom('alice', 'bob', 'u'), fc.constantFrom('secret', 'pw', 's3cr3t!')).map(([u, p]) => `${u}:${p}`));
 
 describe('basic auth', () => {
-  const name = fc.oneof(fc.constant('CC_HTTP_BASIC_AUTH'), fc.nat(30).map((n) => `CC_HTTP_BASIC_AUTH_${n}`), fc.constantFrom('OTHER', 'CC_HTTP_BASIC_AUTHX'));
+  const name = fc.oneof(
+    fc.constant('CC_HTTP_BASIC_AUTH'),
+    fc.nat(30).map((n) => `CC_HTTP_BASIC_AUTH_${n}`),
+    fc.constantFrom('OTHER', 'CC_HTTP_BASIC_AUTHX'),
+  );
   it('takes login:password values into the user file by reference only, or refuses with a code', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.tuple(name, authValue), { selector: ([n]) => n, maxLength: 5 }), (vars) => {
@@ -171,7 +196,10 @@ describe('basic auth', () => {
   // application is served without authentication. Fixed on the secrets/CLI branch; enable after merging it.
   describe.skip('fails closed (finding 8)', () => {
     it('every non-empty CC_HTTP_BASIC_AUTH* variable is used or refused with a code', () => {
-      const anyName = fc.oneof(name, fc.string({ unit: fc.constantFrom('a', 'Z', '_', '1', '-'), minLength: 1, maxLength: 4 }).map((s) => `CC_HTTP_BASIC_AUTH_${s}`));
+      const anyName = fc.oneof(
+        name,
+        fc.string({ unit: fc.constantFrom('a', 'Z', '_', '1', '-'), minLength: 1, maxLength: 4 }).map((s) => `CC_HTTP_BASIC_AUTH_${s}`),
+      );
       fc.assert(
         fc.property(fc.uniqueArray(fc.tuple(anyName, authValue), { selector: ([n]) => n, maxLength: 4 }), (vars) => {
           const r = codedOr(() => resolveBasicAuth(vars));
@@ -221,8 +249,11 @@ describe('static files and http.json', () => {
 });
 
 /** platform/http.json: mostly the right shape with hostile or wrong-typed values, sometimes any JSON or text. */
-export function httpJson(): fc.Arbitrary<unknown> {
-  const target = fc.oneof(urlPath, urlPath.map((p) => `https://example.test${p}?a=1`));
+function httpJson(): fc.Arbitrary<unknown> {
+  const target = fc.oneof(
+    urlPath,
+    urlPath.map((p) => `https://example.test${p}?a=1`),
+  );
   const field = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ weight: 6, arbitrary: valid as fc.Arbitrary<unknown> }, nearly(fc.constant('x')), anyJson);
   const shaped = fc.record(
     {
@@ -246,20 +277,25 @@ const sidekiqYaml = (aliases: boolean) =>
 
 function sidekiqProperty(yamlText: fc.Arbitrary<string>) {
   const list = optional(nearly(fc.array(fc.constantFrom('config/sidekiq.yml', './config/a.yml', '/config/b.yml', 'missing.yml', '../x.yml'), { maxLength: 3 }).map((l) => l.join(','))));
-  return fc.asyncProperty(optional(nearly(fc.constantFrom('true', 'false', 'yes'))), list, fc.dictionary(fc.constantFrom('config/sidekiq.yml', 'config/a.yml', 'config/b.yml'), yamlText), async (enable, files, texts) => {
-    const listed = sidekiqFileList(files);
-    const r = await codedOrAsync(() =>
-      resolveSidekiq(
-        enable,
-        files,
-        [...listed, 'config/sidekiq.yml'].map((path) => ({ path, text: texts[path] })),
-        'production',
-      ),
-    );
-    if (r === undefined) return;
-    if (listed.length > 0) expect(r.processes.map((p) => p.configFile)).toEqual(listed);
-    for (const p of r.processes) if (p.configFile) expect(p.configFile.split('/')).not.toContain('..');
-  });
+  return fc.asyncProperty(
+    optional(nearly(fc.constantFrom('true', 'false', 'yes'))),
+    list,
+    fc.dictionary(fc.constantFrom('config/sidekiq.yml', 'config/a.yml', 'config/b.yml'), yamlText),
+    async (enable, files, texts) => {
+      const listed = sidekiqFileList(files);
+      const r = await codedOrAsync(() =>
+        resolveSidekiq(
+          enable,
+          files,
+          [...listed, 'config/sidekiq.yml'].map((path) => ({ path, text: texts[path] })),
+          'production',
+        ),
+      );
+      if (r === undefined) return;
+      if (listed.length > 0) expect(r.processes.map((p) => p.configFile)).toEqual(listed);
+      for (const p of r.processes) if (p.configFile) expect(p.configFile.split('/')).not.toContain('..');
+    },
+  );
 }
 
 describe('Sidekiq', () => {

@@ -17,12 +17,9 @@ export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'y
   // would otherwise give Yarn a file it cannot parse, or one holding runplan's keys twice.
   const doc = parseDocument(appText ?? '', { uniqueKeys: false });
   const error = doc.errors[0];
-  if (error || (doc.contents !== null && !isMap(doc.contents))) {
-    throw NodeErrors.NODE_YARNRC_INVALID.create({
-      message: error ? `.yarnrc.yml is not valid YAML: ${error.message.split('\n')[0]?.slice(0, 200)}` : '.yarnrc.yml must hold a mapping of settings (such as "enableTelemetry: false").',
-      file: '.yarnrc.yml',
-    });
-  }
+  const invalid = (why: string) => NodeErrors.NODE_YARNRC_INVALID.create({ message: `.yarnrc.yml ${why}`, file: '.yarnrc.yml' });
+  if (error) throw invalid(`is not valid YAML: ${error.message.split('\n')[0]?.slice(0, 200)}`);
+  if (doc.contents !== null && !isMap(doc.contents)) throw invalid('must hold a mapping of settings (such as "enableTelemetry: false").');
   // An empty or comment-only file: an empty mapping to set the keys in (createNode's type is the unparsed node's).
   if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   const overridden: OverriddenSource[] = [];
@@ -35,8 +32,15 @@ export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'y
   }
   doc.set('yarnPath', yarnReleasePath(tool));
   doc.set('nodeLinker', 'node-modules');
+  let text: string;
+  try {
+    text = doc.toString();
+  } catch (cause) {
+    // An alias without its anchor ("key: *nowhere") is found only when the file is written out.
+    throw invalid(`cannot be written back: ${(cause as Error).message.split('\n')[0]?.slice(0, 200)}`);
+  }
   return {
     overridden,
-    file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text: doc.toString() }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },
+    file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },
   };
 }

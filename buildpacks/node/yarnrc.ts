@@ -39,6 +39,9 @@ export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'y
     // An alias without its anchor ("key: *nowhere") is found only when the file is written out.
     throw invalid(`cannot be written back: ${(cause as Error).message.split('\n')[0]?.slice(0, 200)}`);
   }
+  // Odd comments (a lone CR) do not always survive yaml's writing: never hand Yarn a file it cannot parse.
+  const reread = parseDocument(text, { uniqueKeys: false }).errors[0];
+  if (reread) throw invalid(`cannot be written back as valid YAML (${reread.message.split('\n')[0]?.slice(0, 200)}); look for a carriage return or an unusual comment`);
   return {
     overridden,
     file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },

@@ -300,7 +300,8 @@ function sidekiqProperty(yamlText: fc.Arbitrary<string>) {
 
 describe('Sidekiq', () => {
   it('plans one process per listed file, or refuses with a code', async () => {
-    await fc.assert(sidekiqProperty(sidekiqYaml(false)), { numRuns: RUNS.pure });
+    // Without "*" and "&", which start YAML aliases and anchors (below).
+    await fc.assert(sidekiqProperty(sidekiqYaml(false).filter((t) => !/[*&]/.test(t))), { numRuns: RUNS.pure });
   });
 
   // Issue 11, finding 11 (Sidekiq YAML aliases): an alias without its anchor ("y: *b") throws an

@@ -173,7 +173,7 @@ describe('package managers runplan installs', () => {
     }
   });
 
-  it.each(['- a list\n', 'just text', 'a: [\n', 'a: 1\n---\nb: 2\n', 'a: *nowhere\n'])('refuses a .yarnrc.yml Yarn cannot read, %j, with a code', async (app) => {
+  it.each(['- a list\n', 'just text', 'a: [\n', 'a: 1\n---\nb: 2\n', 'a: *nowhere\n', '#\rv'])('refuses a .yarnrc.yml Yarn cannot read, %j, with a code', async (app) => {
     await expect(planYarnrc(app, 'yarn-berry', '4.9.2')).rejects.toMatchObject({ code: NodeErrors.NODE_YARNRC_INVALID.code, file: '.yarnrc.yml' });
   });
 });

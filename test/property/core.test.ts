@@ -125,7 +125,8 @@ describe('environment assembly and redaction', () => {
     );
   });
 
-  const secret = fc.string({ unit: fc.oneof(fc.constantFrom(...'abcXYZ0189+/=-_'), fc.constantFrom('.', '*', '(', '[', '\\', '$', '\n', '日')), minLength: 3, maxLength: 200 });
+  // No "*": the marker *** next to a dot would spell a secret like "..*" again without leaking it.
+  const secret = fc.string({ unit: fc.oneof(fc.constantFrom(...'abcXYZ0189+/=-_'), fc.constantFrom('.', '?', '(', '[', '\\', '$', '\n', '日')), minLength: 3, maxLength: 200 });
   it('redaction removes every registered secret from any text around it', () => {
     fc.assert(
       fc.property(fc.array(secret, { minLength: 1, maxLength: 3 }), fc.array(hostileString, { minLength: 1, maxLength: 4 }), (secrets, around) => {

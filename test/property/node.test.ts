@@ -133,7 +133,8 @@ describe('build tool, dev dependencies, start command, NODE_OPTIONS', () => {
         expect(BUILD_TOOLS).toContain(r.tool);
         if (cc?.trim()) expect(r.tool).toBe(cc.trim());
         if (r.tool === 'custom') expect(r.customCommand).toBe(custom?.trim());
-        if (r.managerVersion !== undefined) expect(semver.valid(r.managerVersion)).not.toBeNull();
+        // The version as packageManager writes it ("4.0079.2" too): the inventory then has it or refuses it with a code.
+        if (r.managerVersion !== undefined) expect(r.managerVersion).toMatch(/^\d+\.\d+\.\d+/);
         if (r.lockfile !== undefined) expect(files).toContain(r.lockfile);
       }),
       { numRuns: RUNS.pure },

@@ -77,6 +77,11 @@ export const NodeErrors = defineErrors({
     kind: 'input',
     fix: 'Set NPM_TOKEN to the token alone, on one line: without a line break or NUL byte.',
   },
+  NODE_YARNRC_INVALID: {
+    title: '.yarnrc.yml is not a YAML mapping of settings',
+    kind: 'input',
+    fix: 'Correct .yarnrc.yml at the line shown so that it holds settings such as "enableTelemetry: false" (Yarn refuses it as it is), or remove it.',
+  },
   NODE_REGISTRY_AUTH_FAILED: {
     title: 'The package registry refused the credentials',
     kind: 'deployment',

@@ -77,7 +77,13 @@ function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup']): 
  */
 export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const appLines = (input.appNpmrc ?? '').split(/\r?\n/).filter((l, i, all) => !(l === '' && i === all.length - 1));
-  const routes = registryLines(appLines, input.lookup);
+  // npm reads .npmrc with the ini package: the lines after a `[name]` header belong to that section,
+  // where npm sees no registry and no token. Only the lines before the first one route packages,
+  // and runplan's lines go there.
+  const isSection = (l: string) => l.split('\r').some((part) => /^\[[^\]]*\]\s*$/.test(part));
+  const first = appLines.findIndex(isSection);
+  const topLevel = first < 0 ? appLines : appLines.slice(0, first);
+  const routes = registryLines(topLevel, input.lookup);
   const overridden: OverriddenSource[] = [];
   let scheme: string;
   let hostPath: string;
@@ -104,7 +110,9 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
     }
     return true;
   });
-  const text = [...kept, ...(routed ? [] : [`registry=${scheme}://${hostPath}/`])].map((l) => `${l}\n`).join('');
+  const section = kept.findIndex(isSection);
+  const [head, tail] = section < 0 ? [kept, []] : [kept.slice(0, section), kept.slice(section)];
+  const text = [...head, ...(routed ? [] : [`registry=${scheme}://${hostPath}/`])].map((l) => `${l}\n`).join('');
   const reasonParts = [
     `NPM_TOKEN is set: .npmrc gets the auth token line for ${hostPath}`,
     explicit ? 'CC_NPM_REGISTRY names the host' : 'CC_NPM_REGISTRY is unset, so the default registry is used',
@@ -118,7 +126,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
       phase: 'build',
       mode: 0o600,
       secret: true,
-      content: [{ text: `${text}${tokenLine}` }, { env: 'NPM_TOKEN' }, { text: '\n' }],
+      content: [{ text: `${text}${tokenLine}` }, { env: 'NPM_TOKEN' }, { text: ['', ...tail].map((l) => `${l}\n`).join('') }],
       reason: 'NPM_TOKEN is set: the registry address and its auth token line (specification, Node rule 9)',
     },
     decision: { id: 'node.npm-registry', subject: 'Private registry', requested, source, resolved: `${scheme}://${hostPath}/`, reason: reasonParts.join('; '), overridden },

@@ -100,7 +100,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   const plannedFiles: PlannedFile[] = [];
   let toolDecision = tool.decision;
   if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
-    const yarnrc = planYarnrc(await files.readText('.yarnrc.yml'), tool.manager, tool.managerVersion as string);
+    const yarnrc = await planYarnrc(await files.readText('.yarnrc.yml'), tool.manager, tool.managerVersion as string);
     plannedFiles.push(yarnrc.file);
     toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...yarnrc.overridden] };
   }

@@ -144,6 +144,8 @@ export function resolveNodeVersion(input: NodeVersionInput): NodeVersionResoluti
 /** The available versions closest to `anchor`: the greatest below it and the least above it. */
 export function nearestVersions(anchor: string, available: readonly string[]): string[] {
   const sorted = semver.sort([...available]);
+  // A release line beyond what semver can compare ("99999999999999999999.0.x" makes 1e+20.0.0) lies above every version.
+  if (semver.valid(anchor) === null) return sorted.slice(-1);
   const below = sorted.filter((v) => semver.lt(v, anchor)).pop();
   const above = sorted.find((v) => semver.gte(v, anchor));
   return [below, above].filter((v): v is string => v !== undefined);

@@ -1,4 +1,5 @@
 import type { OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
+import { NodeErrors } from './errors.js';
 import { yarnReleasePath } from './tools.js';
 
 /** Top-level keys runplan sets for Yarn 2+; the application's own values for them are replaced. */
@@ -9,17 +10,40 @@ const MANAGED_KEYS = ['yarnPath', 'nodeLinker'] as const;
  * the pinned release and the node-modules linker, so that `npm start` and
  * `node <main>` find the dependencies in node_modules as with every other tool.
  */
-export function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'yarn-berry', version: string): { file: PlannedFile; overridden: OverriddenSource[] } {
+export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'yarn-berry', version: string): Promise<{ file: PlannedFile; overridden: OverriddenSource[] }> {
+  // Loaded only for Yarn 2+ applications: `yaml` is a good part of the CLI's start-up otherwise.
+  const { isMap, parseDocument } = await import('yaml');
+  // Edited as YAML rather than line by line: a flow mapping ("{}") or a quoted key ("yarnPath": …)
+  // would otherwise give Yarn a file it cannot parse, or one holding runplan's keys twice.
+  const doc = parseDocument(appText ?? '', { uniqueKeys: false });
+  const error = doc.errors[0];
+  const invalid = (why: string) => NodeErrors.NODE_YARNRC_INVALID.create({ message: `.yarnrc.yml ${why}`, file: '.yarnrc.yml' });
+  if (error) throw invalid(`is not valid YAML: ${error.message.split('\n')[0]?.slice(0, 200)}`);
+  if (doc.contents !== null && !isMap(doc.contents)) throw invalid('must hold a mapping of settings (such as "enableTelemetry: false").');
+  // An empty or comment-only file: an empty mapping to set the keys in (createNode's type is the unparsed node's).
+  if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   const overridden: OverriddenSource[] = [];
-  const kept = (appText ?? '').split(/\r?\n/).filter((line) => {
-    const key = MANAGED_KEYS.find((k) => new RegExp(`^${k}\\s*:`).test(line));
-    if (key) overridden.push({ source: `.yarnrc.yml ${key}`, value: line.slice(line.indexOf(':') + 1).trim(), reason: `runplan sets ${key} to run the planned Yarn with node_modules` });
-    return key === undefined;
-  });
-  while (kept.length > 0 && kept[kept.length - 1]?.trim() === '') kept.pop();
-  const text = [...kept, `yarnPath: ${yarnReleasePath(tool)}`, 'nodeLinker: node-modules'].join('\n');
+  for (const key of MANAGED_KEYS) {
+    // A key written twice: every occurrence goes.
+    while (doc.has(key)) {
+      overridden.push({ source: `.yarnrc.yml ${key}`, value: String(doc.get(key, true)), reason: `runplan sets ${key} to run the planned Yarn with node_modules` });
+      doc.delete(key);
+    }
+  }
+  doc.set('yarnPath', yarnReleasePath(tool));
+  doc.set('nodeLinker', 'node-modules');
+  let text: string;
+  try {
+    text = doc.toString();
+  } catch (cause) {
+    // An alias without its anchor ("key: *nowhere") is found only when the file is written out.
+    throw invalid(`cannot be written back: ${(cause as Error).message.split('\n')[0]?.slice(0, 200)}`);
+  }
+  // Odd comments (a lone CR) do not always survive yaml's writing: never hand Yarn a file it cannot parse.
+  const reread = parseDocument(text, { uniqueKeys: false }).errors[0];
+  if (reread) throw invalid(`cannot be written back as valid YAML (${reread.message.split('\n')[0]?.slice(0, 200)}); look for a carriage return or an unusual comment`);
   return {
     overridden,
-    file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text: `${text}\n` }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },
+    file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },
   };
 }

@@ -107,6 +107,8 @@ export async function parseHttpJson(text: string, fileExists: (path: string) => 
       const file = typeof path === 'string' ? appRelativePath(path) : undefined;
       if (!file) throw fail(`error_pages["${status}"] must be the path of a file of the application such as "/errors/404.html"; got ${quoteJsonValue(path)}.`);
       if (!(await fileExists(file))) throw fail(`error_pages["${status}"] names ${file}, which does not exist in the application.`);
+      // nginx refuses `error_page 499` (its own code for a client that closed the connection): the build's nginx -t would fail.
+      if (status === '499') throw fail('error_pages key "499" is the status nginx reserves for a client that closed the connection; it cannot have an error page.');
       pages.push({ status: Number(status), file });
     }
     out.errorPages = pages;

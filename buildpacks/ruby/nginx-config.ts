@@ -90,7 +90,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) out(1, `${temp}_temp_path ${at(`${NGINX_DIR}/${temp}`)};`);
   out(1, 'sendfile on;');
   out(1, 'server_tokens off;');
-  out(1, `upstream app_server { server unix:${hostPath(input.upstreamSocket).slice(1, -1)} fail_timeout=0; }`);
+  // Quoted whole, like every host path: the run directory comes from TMPDIR, which may hold a space.
+  out(1, `upstream app_server { server ${hostPath(`unix:${input.upstreamSocket}`)} fail_timeout=0; }`);
   // The service terminates HTTPS and says so in X-Forwarded-Proto; keep it for the application.
   out(1, 'map $http_x_forwarded_proto $runplan_forwarded_proto { default $http_x_forwarded_proto; "" $scheme; }');
   if (http.forceHttps) out(1, 'map $http_x_forwarded_proto $runplan_redirect_https { default 0; "~*^http$" 1; }');

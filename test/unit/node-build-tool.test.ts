@@ -149,8 +149,8 @@ describe('package managers runplan installs', () => {
     }
   });
 
-  it("writes .yarnrc.yml with yarnPath to the installed release and the node-modules linker, keeping the application's settings", () => {
-    const { file, overridden } = planYarnrc('enableTelemetry: false\nyarnPath: .yarn/releases/yarn-4.1.0.cjs\nnodeLinker: pnp\n\n', 'yarn-berry', '4.9.2');
+  it("writes .yarnrc.yml with yarnPath to the installed release and the node-modules linker, keeping the application's settings", async () => {
+    const { file, overridden } = await planYarnrc('enableTelemetry: false\nyarnPath: .yarn/releases/yarn-4.1.0.cjs\nnodeLinker: pnp\n\n', 'yarn-berry', '4.9.2');
     expect(file).toMatchObject({
       path: '.yarnrc.yml',
       phase: 'build',
@@ -161,7 +161,20 @@ describe('package managers runplan installs', () => {
       ['.yarnrc.yml yarnPath', '.yarn/releases/yarn-4.1.0.cjs'],
       ['.yarnrc.yml nodeLinker', 'pnp'],
     ]);
-    expect(planYarnrc(undefined, 'yarn2', '2.4.2').file.content).toEqual([{ text: 'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\n' }]);
+    expect((await planYarnrc(undefined, 'yarn2', '2.4.2')).file.content).toEqual([{ text: 'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\n' }]);
+  });
+
+  it('edits .yarnrc.yml as YAML: a flow mapping, quoted keys and CRLF lines give one yarnPath and one nodeLinker (found by a property test)', async () => {
+    const { parse } = await import('yaml');
+    for (const app of ['{}', '{ enableTelemetry: false, nodeLinker: pnp }', '"yarnPath": .yarn/releases/old.cjs\r\n"nodeLinker": pnp\r\n', '# only a comment\n']) {
+      const text = (await planYarnrc(app, 'yarn-berry', '4.9.2')).file.content.map((c) => ('text' in c ? c.text : '')).join('');
+      expect(parse(text), app).toMatchObject({ yarnPath: '.runplan/tools/yarn-berry/bin/yarn.js', nodeLinker: 'node-modules' });
+      expect(text.match(/yarnPath|nodeLinker/g), app).toHaveLength(2);
+    }
+  });
+
+  it.each(['- a list\n', 'just text', 'a: [\n', 'a: 1\n---\nb: 2\n', 'a: *nowhere\n', '#\rv'])('refuses a .yarnrc.yml Yarn cannot read, %j, with a code', async (app) => {
+    await expect(planYarnrc(app, 'yarn-berry', '4.9.2')).rejects.toMatchObject({ code: NodeErrors.NODE_YARNRC_INVALID.code, file: '.yarnrc.yml' });
   });
 });
 
@@ -207,6 +220,14 @@ describe('.npmrc for NPM_TOKEN (rule 9)', () => {
     const r = await planNpmrc({ ...base, ccNpmRegistry: 'https://npm.example.com/team/', appNpmrc: '//npm.example.com/team/:_authToken=old\n' });
     expect(text(r.file.content)).toBe('registry=https://npm.example.com/team/\n//npm.example.com/team/:_authToken=<NPM_TOKEN>\n');
     expect(r.decision.overridden).toEqual([expect.objectContaining({ source: '.npmrc', value: null })]);
+  });
+
+  it("writes the registry and token lines before the app's first [section], where npm would not read them (found by a property test)", async () => {
+    const r = await planNpmrc({ ...base, appNpmrc: 'save-exact=true\n[tools]\nx=1\n' });
+    expect(text(r.file.content)).toBe('save-exact=true\nregistry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n[tools]\nx=1\n');
+    // A registry line inside a section routes nothing: npm does not read it there.
+    const inSection = await planNpmrc({ ...base, appNpmrc: '[tools]\nregistry=https://npm.example.com/\n' });
+    expect(text(inSection.file.content)).toBe('registry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n[tools]\nregistry=https://npm.example.com/\n');
   });
 
   it.each(['user:pw@host', 'http://', 'a b', 'ftp://x'])('refuses CC_NPM_REGISTRY=%j', async (value) => {

@@ -121,6 +121,12 @@ describe('engines.node forms (rules 2–4) and CC_NODE_VERSION', () => {
   it('finds the nearest versions on both sides', () => {
     expect(nearestVersions('21.0.0', AVAILABLE)).toEqual(['20.20.2', '21.7.3']);
   });
+
+  it('refuses a release line beyond what semver can compare with a code, naming the greatest version (found by a property test)', () => {
+    expect(() => resolveNodeVersion({ engines: '99999999999999999999.0.x', available: AVAILABLE })).toThrow(
+      expect.objectContaining({ code: NodeErrors.NODE_VERSION_UNSATISFIABLE.code, details: { requested: '99999999999999999999.0.x', nearest: ['26.10.0'] } }),
+    );
+  });
 });
 
 describe('LTS release schedule', () => {

@@ -146,6 +146,7 @@ describe('platform/http.json', () => {
     ['charset injecting', { charset: 'utf-8; add_header X 1' }],
     ['error page for 200', { error_pages: { '200': '/errors/404.html' } }],
     ['error page status not a number', { error_pages: { '40x': '/errors/404.html' } }],
+    ['error page for 499, which nginx refuses (found by a property test)', { error_pages: { '499': '/errors/404.html' } }],
     ['error page outside the app', { error_pages: { '404': '../../etc/passwd' } }],
     ['error page that does not exist', { error_pages: { '404': '/errors/absent.html' } }],
     ['language code injecting', { languages: { 'fr;': { rewrite: '/fr' } } }],
@@ -192,7 +193,7 @@ describe('nginx configuration', () => {
   it("proxies the web port to Puma's socket with the read timeout", () => {
     const conf = renderNginxConfig(input('/srv/app', { readTimeoutS: 42 }));
     expect(conf).toContain('listen 8080;');
-    expect(conf).toContain('upstream app_server { server unix:/tmp/runplan-puma-test.sock fail_timeout=0; }');
+    expect(conf).toContain('upstream app_server { server "unix:/tmp/runplan-puma-test.sock" fail_timeout=0; }');
     expect(conf).toContain('proxy_read_timeout 42s;');
     expect(conf).toContain('daemon off;');
     expect(conf).toContain('pid "/srv/app/.runplan/nginx/nginx.pid";');
@@ -235,6 +236,13 @@ describe('nginx configuration', () => {
     expect(conf).toContain('charset "iso-8859-1";');
   });
 
+  it("passes nginx -t with Puma's socket in a directory with a space in its name (TMPDIR; found by a property test)", async () => {
+    const root = join(await tempDir(), 'my app');
+    mkdirSync(join(root, '.runplan', 'nginx'), { recursive: true });
+    writeFileSync(join(root, NGINX_CONF), renderNginxConfig(input(root, { upstreamSocket: join(root, 'run dir', 'puma.sock') })));
+    execFileSync('nginx', ['-t', '-q', '-e', 'stderr', '-p', `${root}/`, '-c', join(root, NGINX_CONF)], { stdio: 'pipe' });
+  });
+
   it('refuses a host path nginx could read as a variable', () => {
     expect(() => renderNginxConfig(input('/srv/$app'))).toThrow(/nginx cannot be given the path/);
   });
@@ -255,7 +263,7 @@ describe('nginx configuration in a plan', () => {
   it("names the application's directory and the run directory by the executor's placeholders", () => {
     const conf = renderNginxConfig(input);
     expect(conf).toContain('pid "${APP_HOME}/.runplan/nginx/nginx.pid";');
-    expect(conf).toContain('upstream app_server { server unix:${RUN_DIR}/puma.sock fail_timeout=0; }');
+    expect(conf).toContain('upstream app_server { server "unix:${RUN_DIR}/puma.sock" fail_timeout=0; }');
     expect(conf).toContain('auth_basic_user_file "${APP_HOME}/.runplan/nginx/users";');
     expect(conf).toContain('alias "${APP_HOME}/public/";');
     // As file chunks: nginx.pid and the five temporary directories, the socket, the users file, the static files and where links are checked from.

@@ -101,7 +101,7 @@ describe('ruby plan', () => {
     });
     const conf = nginxConf(p);
     expect(conf).toContain('pid "${APP_HOME}/.runplan/nginx/nginx.pid";');
-    expect(conf).toContain('upstream app_server { server unix:${RUN_DIR}/puma.sock fail_timeout=0; }');
+    expect(conf).toContain('upstream app_server { server "unix:${RUN_DIR}/puma.sock" fail_timeout=0; }');
     expect(p.files.find((f) => f.path === '.runplan/nginx/nginx.conf')?.content).toContainEqual({ placeholder: 'APP_HOME' });
     expect(JSON.stringify(p)).not.toContain('/srv/app');
     expect(p.healthCheck).toMatchObject({ kind: 'port', reason: expect.stringContaining('only once Puma answers') });

@@ -1,0 +1,176 @@
+/**
+ * Generated files parse back to exactly the intended keys (issue 11): the
+ * `.npmrc` written when NPM_TOKEN is set, read as npm reads it (the `ini`
+ * package's rules, below), and `.yarnrc.yml`, read with the `yaml` package.
+ */
+import fc from 'fast-check';
+import { parse as parseYaml, stringify } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { planNpmrc } from '../../buildpacks/node/npmrc.js';
+import { yarnReleasePath } from '../../buildpacks/node/tools.js';
+import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
+import { renderFile } from '../../src/build/materialise-files.js';
+import { assembleEnvironment } from '../../src/env/assemble.js';
+import { codedOrAsync, hostileString, RUNS } from './arbitraries.js';
+
+/**
+ * npm's reading of an .npmrc, after the `ini` package it uses (decode and
+ * unsafe): lines split at CR or LF, `;`/`#` comment lines, `[section]` headers
+ * nesting what follows, `key = value` trimmed, quoted values JSON-decoded, and an
+ * unquoted value ending at the first unescaped `;` or `#`.
+ */
+function readNpmrc(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  let section: Record<string, unknown> = out;
+  for (const line of text.split(/[\r\n]+/)) {
+    if (!line || /^\s*[;#]/.test(line) || /^\s*$/.test(line)) continue;
+    const m = /^\[([^\]]*)\]\s*$|^([^=]+)(=(.*))?$/.exec(line);
+    if (!m) continue;
+    if (m[1] !== undefined) {
+      const name = unsafe(m[1]);
+      section = (out[name] as Record<string, unknown>) ?? {};
+      out[name] = section;
+      continue;
+    }
+    const key = unsafe(m[2] as string);
+    const raw = m[3] ? unsafe(m[4] as string) : true;
+    section[key] = raw === 'true' || raw === 'false' || raw === 'null' ? JSON.parse(raw) : raw;
+  }
+  return out;
+}
+
+function unsafe(value: string): string {
+  const v = value.trim();
+  if ((v.startsWith('"') && v.endsWith('"') && v.length > 1) || (v.startsWith("'") && v.endsWith("'") && v.length > 1)) {
+    try {
+      return JSON.parse(v.startsWith("'") ? v.slice(1, -1) : v);
+    } catch {
+      return v.startsWith("'") ? v.slice(1, -1) : v;
+    }
+  }
+  let out = '';
+  let escaped = false;
+  for (const c of v) {
+    if (escaped) {
+      out += '\\;#'.includes(c) ? c : `\\${c}`;
+      escaped = false;
+    } else if (c === ';' || c === '#') break;
+    else if (c === '\\') escaped = true;
+    else out += c;
+  }
+  return (escaped ? `${out}\\` : out).trim();
+}
+
+// The application's own .npmrc: settings npm knows, scoped registries, comments and blank lines.
+const npmrcLine = fc.oneof(
+  fc.constantFrom('save-exact=true', 'fund=false', 'engine-strict = true', '; a comment', '# another', '', '  ', 'audit=false', '[section]'),
+  fc.constantFrom('@corp:registry=https://npm.corp.example/', 'registry=https://registry.example.com/', '//registry.example.com/:_authToken=OLD', 'always-auth=true'),
+  fc.tuple(fc.constantFrom('cache-min', 'loglevel', 'prefer-offline'), fc.constantFrom('1', 'warn', 'x y')).map(([k, v]) => `${k}=${v}`),
+);
+const registryHost = fc.constantFrom('registry.example.com', 'npm.example.com:4873', 'https://npm.example.com:4873/path/', 'http://verdaccio.local:4873');
+// What npm tokens are made of: letters, digits, "_", "-", "+", "/", "=", ".".
+const token = fc.string({ unit: fc.constantFrom(...'abcXYZ0189_-+/=.'), minLength: 8, maxLength: 64 });
+
+async function npmrcFor(appLines: readonly string[] | undefined, registry: string | undefined, tokenValue: string) {
+  const plan = await planNpmrc({
+    ccNpmRegistry: registry,
+    configuredRegistry: async () => 'https://registry.example.org/',
+    appNpmrc: appLines?.join('\n'),
+    lookup: () => undefined,
+  });
+  const env = assembleEnvironment({ application: { NPM_TOKEN: tokenValue } });
+  return { plan, text: renderFile(plan.file, env, {}) };
+}
+
+function expectIntended(appLines: readonly string[] | undefined, plan: Awaited<ReturnType<typeof planNpmrc>>, text: string, tokenValue: string) {
+  const tokenKey = `//${plan.tokenHost}/:_authToken`;
+  const app = readNpmrc((appLines ?? []).join('\n'));
+  const read = readNpmrc(text);
+  // Exactly the application's keys, the registry and the token line: nothing else, no section swallowing them.
+  expect(Object.keys(read).sort()).toEqual([...new Set([...Object.keys(app), 'registry', tokenKey])].sort());
+  expect(read[tokenKey]).toBe(tokenValue);
+  // The application's own token line for the host goes wherever it was (NPM_TOKEN replaces it).
+  const withoutToken = (v: unknown) => (v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== tokenKey)) : v);
+  for (const [k, v] of Object.entries(app)) if (k !== tokenKey && k !== 'registry') expect(read[k]).toEqual(withoutToken(v));
+  expect(typeof read.registry === 'string' && read.registry.includes(plan.tokenHost.split('/')[0] as string)).toBe(true);
+}
+
+describe('.npmrc written for NPM_TOKEN', () => {
+  it("holds exactly the application's settings, the registry and the token, as npm reads it", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.option(fc.array(npmrcLine, { maxLength: 6 }), { nil: undefined }), fc.option(registryHost, { nil: undefined }), token, async (appLines, registry, tokenValue) => {
+        const { plan, text } = await npmrcFor(appLines, registry, tokenValue);
+        expectIntended(appLines, plan, text, tokenValue);
+      }),
+      { numRuns: RUNS.pure },
+    );
+  });
+
+  // Issue 11, finding 7: NPM_TOKEN holding a line break adds lines of its choosing (script-shell=…)
+  // to the generated .npmrc. Fixed on the secrets/CLI branch (a line break or NUL in a value written
+  // into a file is a coded error); enable after merging it. Any token: parses back exactly, or a coded error.
+  describe.skip('with any NPM_TOKEN (finding 7)', () => {
+    it('an NPM_TOKEN of any text never adds a key', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(npmrcLine, { maxLength: 4 }),
+          fc.oneof(
+            token,
+            hostileString.map((h) => `tok${h}`),
+          ),
+          async (appLines, tokenValue) => {
+            const result = await codedOrAsync(async () => npmrcFor(appLines, undefined, tokenValue));
+            if (result === undefined) return;
+            const tokenKey = `//${result.plan.tokenHost}/:_authToken`;
+            const app = readNpmrc(appLines.join('\n'));
+            expect(Object.keys(readNpmrc(result.text)).sort()).toEqual([...new Set([...Object.keys(app), 'registry', tokenKey])].sort());
+          },
+        ),
+        { numRuns: RUNS.pure },
+      );
+    });
+  });
+});
+
+describe('.yarnrc.yml for Yarn 2+', () => {
+  const value = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    fc.integer(),
+    fc.boolean(),
+    fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }),
+    fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2 }),
+  );
+  const key = fc.oneof(fc.constantFrom('yarnPath', 'nodeLinker', 'enableGlobalCache', 'npmRegistryServer', 'npmScopes', 'enableTelemetry'), fc.string({ minLength: 1, maxLength: 10 }));
+  const appSettings = fc.dictionary(key, value, { maxKeys: 5 });
+
+  it("holds the application's settings and runplan's yarnPath and nodeLinker, whatever the application wrote", async () => {
+    await fc.assert(
+      fc.asyncProperty(appSettings, fc.constantFrom('yarn2', 'yarn-berry') as fc.Arbitrary<'yarn2' | 'yarn-berry'>, fc.constantFrom('block', 'flow', 'crlf'), async (settings, tool, style) => {
+        const appText = style === 'flow' ? stringify(settings, { collectionStyle: 'flow' }) : stringify(settings).replace(/\n/g, style === 'crlf' ? '\r\n' : '\n');
+        const { file } = await planYarnrc(appText, tool, '4.9.2');
+        const read = parseYaml(file.content.map((c) => ('text' in c ? c.text : '')).join('')) as Record<string, unknown>;
+        const { yarnPath: _p, nodeLinker: _l, ...kept } = settings;
+        expect(read).toEqual({ ...kept, yarnPath: yarnReleasePath(tool), nodeLinker: 'node-modules' });
+      }),
+      { numRuns: RUNS.pure },
+    );
+  });
+
+  it('any text gives a file holding both keys once, or a coded refusal', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          hostileString,
+          appSettings.map((s) => stringify(s)),
+        ),
+        async (appText) => {
+          const planned = await codedOrAsync(() => planYarnrc(appText, 'yarn-berry', '4.9.2'));
+          if (planned === undefined) return;
+          const read = parseYaml(planned.file.content.map((c) => ('text' in c ? c.text : '')).join('')) as Record<string, unknown>;
+          expect(read).toMatchObject({ yarnPath: yarnReleasePath('yarn-berry'), nodeLinker: 'node-modules' });
+        },
+      ),
+      { numRuns: RUNS.pure },
+    );
+  });
+});

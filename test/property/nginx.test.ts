@@ -139,6 +139,8 @@ function expectedCensus(input: NginxConfigInput): Map<string, number> {
     alias: n(input.staticFiles !== undefined) + pages,
     proxy_intercept_errors: n(pages > 0),
     error_page: pages,
+    // Served files never through a symlink (issue 11, finding 3): where static files and error pages are served.
+    disable_symlinks: n(input.staticFiles !== undefined) + pages,
     internal: pages,
     rewrite: n(languages !== undefined),
     proxy_pass: 1,

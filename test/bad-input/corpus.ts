@@ -115,13 +115,7 @@ export const HOST_MARKERS: Readonly<Record<string, string>> = {
 };
 
 /** What must never appear in any output. */
-export const MARKER_NEEDLES: readonly string[] = [
-  'npm_corpus_marker_token_3b7e1f',
-  'corpus_basic_pw_a41c',
-  'corpus_db_pw_9e2d',
-  ...SSH_KEY_LINES,
-  ...Object.values(HOST_MARKERS),
-];
+export const MARKER_NEEDLES: readonly string[] = ['npm_corpus_marker_token_3b7e1f', 'corpus_basic_pw_a41c', 'corpus_db_pw_9e2d', ...SSH_KEY_LINES, ...Object.values(HOST_MARKERS)];
 
 /** The content of the host files that applications link to: never printed, never changed. */
 export const SENTINEL_CONTENT = 'root:x:0:0:corpus-sentinel-host-file-5f1e:/root:/bin/bash\n';
@@ -153,4 +147,17 @@ export type CaseRow = Omit<BadInputCase, 'area' | 'base'> & { readonly base?: Ba
 
 export function inArea(area: Area, base: Base, rows: readonly CaseRow[]): BadInputCase[] {
   return rows.map((row) => ({ ...row, area, base: row.base ?? base }));
+}
+
+/**
+ * Whether the fixes of branch app-files (application files read only inside the
+ * application, bounded and escaped excerpts, coded errors for wrong JSON types,
+ * deep nesting and YAML alias bombs) are on this branch. Until they are, the
+ * cases they fix run as expected failures; flip this when merging them.
+ */
+export const APP_FILES_MERGED = false;
+
+/** The pending mark of a case that the app-files fixes make pass. */
+export function appFiles(why: string): string | undefined {
+  return APP_FILES_MERGED ? undefined : `${why} (fixed on branch app-files)`;
 }

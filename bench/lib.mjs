@@ -1,4 +1,5 @@
 // Helpers shared by the bench modules.
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,4 +32,11 @@ export async function timeAsync(fn) {
   const t = process.hrtime.bigint();
   await fn();
   return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+/** mkdtempSync, searchable by others: as root, runplan builds and runs as its unprivileged user, which must reach the work and cache directories. */
+export function reachableTemp(prefix) {
+  const dir = mkdtempSync(prefix);
+  chmodSync(dir, 0o711);
+  return dir;
 }

@@ -1,10 +1,10 @@
 // Node.js builds for real: a warm rebuild of the Express fixture against raw
 // `npm ci` with the same warm caches, a cold build (empty runplan cache), and a
 // second build once the Node version is in the cache.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, median, ms, ratio, root, timeCommand } from './lib.mjs';
+import { cli, median, ms, ratio, root, timeCommand, reachableTemp } from './lib.mjs';
 
 export const title = 'node builds';
 
@@ -17,7 +17,7 @@ function build(app, cacheDir, workDir, extra = []) {
 
 export async function run({ args }) {
   const runs = Number(args['build-runs'] ?? 5);
-  const scratch = mkdtempSync(join(tmpdir(), 'runplan-bench-'));
+  const scratch = reachableTemp(join(tmpdir(), 'runplan-bench-'));
   try {
     // Warm: the shared cache already holds Node, npm and the node_modules layer.
     const warmCache = args['cache-dir'] ?? join(tmpdir(), 'runplan-bench-cache');

@@ -4,11 +4,11 @@
 // jars and small files); the application runs on the test stand-in (NOT Play).
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, median, root } from './lib.mjs';
+import { cli, median, root, reachableTemp } from './lib.mjs';
 
 export const title = 'Play 1.x framework install and start';
 
@@ -41,7 +41,7 @@ function syntheticDistribution(dir, version) {
 export async function run({ args }) {
   const runs = Number(args['play1-runs'] ?? 5);
   const { StepBuilder, Logger, assembleEnvironment, resolveHostSettings } = await import(join(root, 'dist', 'index.js'));
-  const work = mkdtempSync(join(tmpdir(), 'runplan-bench-play1-'));
+  const work = reachableTemp(join(tmpdir(), 'runplan-bench-play1-'));
   try {
     const zip = syntheticDistribution(work, '9.9.9');
     const { server, base } = await serve(new Map([['/play-9.9.9.zip', zip]]));
@@ -61,7 +61,7 @@ export async function run({ args }) {
     const env = assembleEnvironment({});
     const logger = new Logger(() => undefined);
     const once = async (cacheDir) => {
-      const appDir = mkdtempSync(join(work, 'app-'));
+      const appDir = reachableTemp(join(work, 'app-'));
       const t = process.hrtime.bigint();
       await builder.build({ plan, appDir, env, host: resolveHostSettings({ cacheDir, instance: { cpus: 1, memoryMb: 512 } }), logger });
       const elapsed = Number(process.hrtime.bigint() - t) / 1e6;
@@ -71,7 +71,7 @@ export async function run({ args }) {
     const cold = [];
     const warm = [];
     for (let i = 0; i < runs; i++) {
-      const cacheDir = mkdtempSync(join(work, 'cache-'));
+      const cacheDir = reachableTemp(join(work, 'cache-'));
       cold.push(await once(cacheDir));
       warm.push(await once(cacheDir));
       rmSync(cacheDir, { recursive: true, force: true });

@@ -2,12 +2,12 @@
 // CLI, and a warm rebuild's bundle step (cached layer) against a raw
 // `bundle install` of the same application in the same state.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
-import { cli, median, ms, root, timeCommand } from './lib.mjs';
+import { cli, median, ms, root, timeCommand, reachableTemp } from './lib.mjs';
 
 export const title = 'ruby';
 
@@ -26,7 +26,7 @@ function freePort() {
 
 /** Wall time from starting `runplan run` to its "deployment healthy" line; then stops it. */
 async function timeToHealthy(appDir, cacheDir) {
-  const workDir = mkdtempSync(join(tmpdir(), 'runplan-bench-work-'));
+  const workDir = reachableTemp(join(tmpdir(), 'runplan-bench-work-'));
   const port = await freePort();
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, [cli, 'run', appDir, '--port', String(port), '--env', 'SECRET_KEY_BASE=bench-secret-key-base-0123456789'], {
@@ -52,7 +52,7 @@ async function timeToHealthy(appDir, cacheDir) {
 
 export async function run({ args }) {
   const runs = Number(args['ruby-runs'] ?? 5);
-  const cacheDir = mkdtempSync(join(tmpdir(), 'runplan-bench-cache-'));
+  const cacheDir = reachableTemp(join(tmpdir(), 'runplan-bench-cache-'));
   // The fixture names this machine's Ruby and gets its lock file here, as the tests prepare it.
   const { dir: RAILS, cleanup } = prepareCopy(listFixtures('ruby').find((f) => f.name === RAILS_FIXTURE));
   try {
@@ -74,7 +74,7 @@ export async function run({ args }) {
     const cachedSteps = [];
     const rawInstalls = [];
     for (let i = 0; i < runs; i++) {
-      const workDir = mkdtempSync(join(tmpdir(), 'runplan-bench-work-'));
+      const workDir = reachableTemp(join(tmpdir(), 'runplan-bench-work-'));
       const built = await build(workDir);
       const step = built.steps.find((s) => s.name === 'bundle-install');
       if (step.status !== 'cached') throw new Error(`expected a cached bundle layer, got ${step.status}`);

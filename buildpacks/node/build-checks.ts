@@ -9,11 +9,21 @@ export function mainCandidates(main: string): string[] {
   return [main, `${main}.js`, `${main}.json`, `${main}.node`, `${main}/index.js`];
 }
 
-/** Exits 0 and names the file when one of mainCandidates(argv[1]) is a file; exits 1 otherwise. */
+/** What VERIFY_MAIN_SCRIPT prints when main is a link leading outside the application (matched by an onFailure rule). */
+export const MAIN_OUTSIDE_MARK = 'leads outside the application';
+
+/**
+ * Exits 0 and names the file when one of mainCandidates(argv[1]) is a file
+ * inside the build directory once links are followed; exits 2 when the file is
+ * reached through a link leading outside (node would run a file of the host);
+ * exits 1 when none exists.
+ */
 export const VERIFY_MAIN_SCRIPT = [
-  'var fs = require("fs"), m = process.argv[1];',
+  'var fs = require("fs"), path = require("path"), m = process.argv[1], root = fs.realpathSync(".");',
   'var c = [m, m + ".js", m + ".json", m + ".node", m + "/index.js"];',
-  'for (var i = 0; i < c.length; i++) { try { if (fs.statSync(c[i]).isFile()) { console.log("main resolves to " + c[i]); process.exit(0); } } catch (e) {} }',
+  'for (var i = 0; i < c.length; i++) { var real; try { if (!fs.statSync(c[i]).isFile()) continue; real = fs.realpathSync(c[i]); } catch (e) { continue; }',
+  `  if (real.indexOf(root + path.sep) !== 0) { console.error("main resolves to " + JSON.stringify(c[i]) + ", which ${MAIN_OUTSIDE_MARK}"); process.exit(2); }`,
+  '  console.log("main resolves to " + c[i]); process.exit(0); }',
   'console.error("none of " + c.join(", ") + " exists"); process.exit(1);',
 ].join('\n');
 

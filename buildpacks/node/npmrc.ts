@@ -1,5 +1,6 @@
 import type { Decision, OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
 import { NodeErrors } from './errors.js';
+import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export interface NpmrcInput {
   /** CC_NPM_REGISTRY: a host, optionally with port, path or scheme. */
@@ -31,7 +32,7 @@ export function parseRegistry(value: string, variable?: string): { scheme: strin
   const m = /^(?:(https?):\/\/)?([A-Za-z0-9.-]+(?::\d{1,5})?)(\/[A-Za-z0-9._~%/-]*)?$/.exec(value.trim());
   if (!m) {
     throw NodeErrors.NODE_NPM_REGISTRY_INVALID.create({
-      message: `${variable ?? 'the registry'} is ${JSON.stringify(value)}, which is not a registry host such as registry.example.com or npm.example.com:4873/path.`,
+      message: `${variable ?? 'the registry'} is ${quoteExcerpt(value)}, which is not a registry host such as registry.example.com or npm.example.com:4873/path.`,
       ...(variable ? { variable } : {}),
     });
   }

@@ -1,5 +1,7 @@
 import type { FileSource } from '../../src/files/file-source.js';
+import { lineExcerpt } from '../../src/errors/excerpt.js';
 import { NodeErrors } from './errors.js';
+import { findJsonFault, nestingDepth } from './json-syntax.js';
 
 /** The fields of package.json the buildpack reads; everything else is kept as-is. */
 export interface PackageJson {
@@ -23,16 +25,22 @@ export async function readPackageJson(files: FileSource): Promise<PackageJson> {
   return parsePackageJson(text);
 }
 
+/** Deeper than any real package.json; a hostile one nesting 100,000 arrays would overflow the stack of whatever walks it. */
+export const MAX_PACKAGE_JSON_DEPTH = 64;
+
 /** Parses package.json; a syntax error names the line and column with the offending line shown. */
 export function parsePackageJson(text: string): PackageJson {
   let value: unknown;
+  // A byte-order mark is legal in a file but not in JSON.
+  const json = text.replace(/^\uFEFF/, '');
   try {
-    // A byte-order mark is legal in a file but not in JSON.
-    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+    value = JSON.parse(json);
   } catch (error) {
-    const offset = errorOffset((error as Error).message, text);
+    // V8 gives no position for "Unexpected token" and the end of the file for an unterminated string: find the real one.
+    const fault = findJsonFault(json);
+    const offset = (fault?.offset ?? errorOffset((error as Error).message, json)) + (json.length === text.length ? 0 : 1);
     const { line, column } = lineAndColumn(text, offset);
-    const detail = (error as Error).message.replace(/\s*(in JSON )?at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)$/, '');
+    const detail = fault?.reason ?? 'not valid JSON';
     throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({
       message: `package.json is not valid JSON at line ${line}, column ${column}: ${detail}.\n${excerpt(text, line, column)}`,
       file: PACKAGE_JSON,
@@ -45,23 +53,42 @@ export function parsePackageJson(text: string): PackageJson {
       file: PACKAGE_JSON,
     });
   }
+  if (nestingDepth(value, MAX_PACKAGE_JSON_DEPTH) > MAX_PACKAGE_JSON_DEPTH) {
+    throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json nests arrays or objects more than ${MAX_PACKAGE_JSON_DEPTH} levels deep.`, file: PACKAGE_JSON });
+  }
   const pkg = value as Record<string, unknown>;
   for (const field of ['scripts', 'engines', 'dependencies', 'devDependencies'] as const) {
     const v = pkg[field];
     if (v !== undefined && (v === null || typeof v !== 'object' || Array.isArray(v))) {
-      throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json field "${field}" must be an object.`, file: PACKAGE_JSON });
+      throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json field "${field}" must be an object, not ${describeJson(v)}.`, file: PACKAGE_JSON });
     }
   }
   for (const field of ['main', 'packageManager'] as const) {
     if (pkg[field] !== undefined && typeof pkg[field] !== 'string') {
-      throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json field "${field}" must be a string.`, file: PACKAGE_JSON });
+      throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json field "${field}" must be a string, not ${describeJson(pkg[field])}.`, file: PACKAGE_JSON });
     }
   }
   const start = (pkg.scripts as Record<string, unknown> | undefined)?.start;
   if (start !== undefined && typeof start !== 'string') {
-    throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: 'package.json field "scripts.start" must be a string.', file: PACKAGE_JSON });
+    throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json field "scripts.start" must be a string, not ${describeJson(start)}.`, file: PACKAGE_JSON });
+  }
+  const engine = (pkg.engines as Record<string, unknown> | undefined)?.node;
+  if (engine !== undefined && typeof engine !== 'string') {
+    throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({
+      message: `package.json field "engines.node" must be a string such as "22.x", not ${describeJson(engine)}.`,
+      file: PACKAGE_JSON,
+      fix: 'Write engines.node as a string holding a version or range, e.g. "engines": { "node": "22.x" }.',
+    });
   }
   return pkg as PackageJson;
+}
+
+/** "a number", "null", "an array"…: what a JSON value is, for messages (never the value itself). */
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
 }
 
 /** Where the parser stopped, from the messages of the V8 versions Node ≥ 20 ships. */
@@ -78,14 +105,39 @@ function errorOffset(message: string, text: string): number {
 }
 
 export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  const column = offset - (before.lastIndexOf('\n') + 1) + 1;
-  return { line, column };
+  let line = 1;
+  let lineStart = 0;
+  for (let at = text.indexOf('\n'); at >= 0 && at < offset; at = text.indexOf('\n', at + 1)) {
+    line++;
+    lineStart = at + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
 }
 
+/**
+ * The faulty line under the message, with a caret under the column: at most
+ * EXCERPT_WIDTH characters around the column (a minified or hostile file may be
+ * one line of megabytes), control characters escaped.
+ */
 function excerpt(text: string, line: number, column: number): string {
-  const content = text.split('\n')[line - 1] ?? '';
+  const lineStart = nthLineStart(text, line);
+  const lineEnd = text.indexOf('\n', lineStart);
+  const content = text.slice(lineStart, lineEnd < 0 ? text.length : lineEnd).replace(/\r$/, '');
+  const from = Math.max(0, column - 1 - Math.floor(EXCERPT_WIDTH / 2));
+  const before = lineExcerpt(content.slice(from, column - 1), EXCERPT_WIDTH);
+  const shown = `${from > 0 ? '…' : ''}${before}${lineExcerpt(content.slice(column - 1), EXCERPT_WIDTH - before.length)}`;
   const gutter = String(line).length;
-  return `  ${line} | ${content}\n  ${' '.repeat(gutter)} | ${' '.repeat(Math.max(0, column - 1))}^`;
+  return `  ${line} | ${shown}\n  ${' '.repeat(gutter)} | ${' '.repeat((from > 0 ? 1 : 0) + before.length)}^`;
+}
+
+const EXCERPT_WIDTH = 100;
+
+function nthLineStart(text: string, line: number): number {
+  let at = 0;
+  for (let l = 1; l < line; l++) {
+    const next = text.indexOf('\n', at);
+    if (next < 0) return text.length;
+    at = next + 1;
+  }
+  return at;
 }

@@ -1,9 +1,12 @@
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
+import { MAX_LOCKFILE_BYTES } from '../../src/files/file-source.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
 import { previousDefault } from '../../src/plan/previous.js';
 import type { BuildStep, Decision, Install, Layer, PlannedFile, PlannedProcess, PlanWarning } from '../../src/plan/schema.js';
 import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
-import { mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from './build-checks.js';
+import { MAIN_OUTSIDE_MARK, mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from './build-checks.js';
 import { dependencyCacheKey, dependencyKeyInputs } from './cache-key.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { ignoresNodeModules } from './gitignore.js';
@@ -92,6 +95,8 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     overridden: [],
   };
 
+  // Folders the package managers write into: a committed link leading out would have them write on the host (APP_PATH_OUTSIDE).
+  for (const written of ['node_modules', '.yarn']) await files.exists(written);
   const plannedFiles: PlannedFile[] = [];
   let toolDecision = tool.decision;
   if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
@@ -148,7 +153,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
 
   const command = installCommand(tool, dev.install, npm.version);
   const cacheable = tool.manager !== 'custom';
-  const lockfileText = tool.lockfile === undefined ? undefined : await files.readText(tool.lockfile);
+  const lockfileText = tool.lockfile === undefined ? undefined : await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES });
   const keyInput = {
     pkg,
     lockfile: tool.lockfile !== undefined && lockfileText !== undefined ? { name: tool.lockfile, text: lockfileText } : undefined,
@@ -199,10 +204,19 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
       ...nodeCommand('verify-main', 'check that the file named by main exists once the build is done', ['node', '-e', VERIFY_MAIN_SCRIPT, main]),
       onFailure: [
         failureRule(
+          CoreErrors.APP_PATH_OUTSIDE,
+          { kind: 'output', pattern: MAIN_OUTSIDE_MARK },
+          {
+            message: `package.json main is ${quoteExcerpt(main)}, which is a symbolic link (or lies under one) leading outside the application.`,
+            file: 'package.json',
+            fix: 'Commit the entry file itself (not a link to a file elsewhere), or point "main" at a file inside the application.',
+          },
+        ),
+        failureRule(
           NodeErrors.NODE_MAIN_NOT_FOUND,
           { kind: 'any' },
           {
-            message: `package.json main is "${main}" but none of ${mainCandidates(main).join(', ')} exists after the build.`,
+            message: `package.json main is ${quoteExcerpt(main)} but none of ${mainCandidates(lineExcerpt(main)).join(', ')} exists after the build.`,
             file: 'package.json',
           },
         ),

@@ -1,3 +1,5 @@
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { quoteExcerpt } from '../../src/errors/excerpt.js';
 import type { Command, Decision, OverriddenSource } from '../../src/plan/schema.js';
 import { NodeErrors } from './errors.js';
 import type { PackageJson } from './package-json.js';
@@ -54,6 +56,7 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     };
   }
   if (hasMain) {
+    refuseOutside(main);
     return {
       command: { kind: 'exec', argv: ['node', main] },
       mainFile: main,
@@ -72,4 +75,26 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     message: 'package.json defines neither scripts.start nor main, so there is no way to start the application.',
     file: 'package.json',
   });
+}
+
+/**
+ * `node <main>` runs the file relative to the application: an absolute path or
+ * one climbing out with ".." would run (and, on a syntax error, print) a file of
+ * the host. Links are checked after the build, in the build directory (verify-main).
+ */
+function refuseOutside(main: string): void {
+  let depth = 0;
+  const absolute = /^([\\/]|[A-Za-z]:)/.test(main.trim());
+  for (const part of main.trim().split(/[\\/]+/)) {
+    if (part === '..') depth--;
+    else if (part !== '' && part !== '.') depth++;
+    if (depth < 0) break;
+  }
+  if (absolute || depth < 0) {
+    throw CoreErrors.APP_PATH_OUTSIDE.create({
+      message: `package.json main is ${quoteExcerpt(main)}, which ${absolute ? 'is an absolute path' : 'climbs out of the application with ".."'}; node runs main relative to the application.`,
+      file: 'package.json',
+      fix: 'Set "main" to the path of the entry file relative to the application root, e.g. "server.js" or "dist/index.js".',
+    });
+  }
 }

@@ -3,6 +3,7 @@ import { keepPrevious } from '../../src/plan/previous.js';
 import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
+import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 /** Which rule of the specification turned a request into a version. */
 export type VersionRule = 'release-line' | 'open-range' | 'range' | 'default-lts';
@@ -106,7 +107,7 @@ export function resolveNodeVersion(input: NodeVersionInput): NodeVersionResoluti
     const version = semver.rsort(available.filter((v) => semver.major(v) === line.major && semver.minor(v) === line.minor))[0];
     if (version === undefined) throw unsatisfiable(request, `${line.major}.${line.minor}.0`, available);
     const caret = request.value.trim().startsWith('^');
-    const reason = `${JSON.stringify(request.value)} selects the latest available ${line.major}.${line.minor} version (rule 2)${
+    const reason = `${quoteExcerpt(request.value)} selects the latest available ${line.major}.${line.minor} version (rule 2)${
       caret ? `; this is narrower than npm's ^, which would allow any ${line.major}.x: the specification says ${line.major}.${line.minor}` : ''
     }`;
     return { version, rule: 'release-line', warnings, decision: decision(request.value, request.source, version, reason, overridden) };
@@ -115,7 +116,7 @@ export function resolveNodeVersion(input: NodeVersionInput): NodeVersionResoluti
   const range = semver.validRange(request.value.trim());
   if (range === null) {
     throw NodeErrors.NODE_VERSION_INVALID.create({
-      message: `${request.source} is ${JSON.stringify(request.value)}, which is not a Node.js version or range.`,
+      message: `${request.source} is ${quoteExcerpt(request.value)}, which is not a Node.js version or range.`,
       ...where(request),
     });
   }
@@ -126,17 +127,17 @@ export function resolveNodeVersion(input: NodeVersionInput): NodeVersionResoluti
     const advised = `^${semver.coerce(open[1])?.version ?? open[1]}`;
     warnings.push(
       NodeWarnings.NODE_ENGINES_OPEN_RANGE.create({
-        message: `${request.source} is ${JSON.stringify(request.value)}: any future major version satisfies it, so a new Node.js release may break the application.`,
+        message: `${request.source} is ${quoteExcerpt(request.value)}: any future major version satisfies it, so a new Node.js release may break the application.`,
         ...where(request),
         fix: `Use "${advised}" so that the application keeps running on the same release line.`,
       }),
     );
-    const reason = `${JSON.stringify(request.value)} alone is discouraged (rule 3): the greatest available version satisfying it is used; "${advised}" is advised`;
+    const reason = `${quoteExcerpt(request.value)} alone is discouraged (rule 3): the greatest available version satisfying it is used; "${advised}" is advised`;
     return { version, rule: 'open-range', warnings, decision: decision(request.value, request.source, version, reason, overridden) };
   }
   const reason = semver.valid(request.value.trim())
-    ? `${JSON.stringify(request.value)} names an exact version (rule 4: any stable version is supported)`
-    : `the greatest available version satisfying ${JSON.stringify(request.value)} (rule 4: any stable version is supported)`;
+    ? `${quoteExcerpt(request.value)} names an exact version (rule 4: any stable version is supported)`
+    : `the greatest available version satisfying ${quoteExcerpt(request.value)} (rule 4: any stable version is supported)`;
   return { version, rule: 'range', warnings, decision: decision(request.value, request.source, version, reason, overridden) };
 }
 
@@ -151,7 +152,7 @@ export function nearestVersions(anchor: string, available: readonly string[]): s
 function unsatisfiable(request: VersionRequest, anchor: string, available: readonly string[]) {
   const nearest = nearestVersions(anchor, available);
   return NodeErrors.NODE_VERSION_UNSATISFIABLE.create({
-    message: `${request.source} asks for ${JSON.stringify(request.value)}, which no available Node.js version satisfies; the nearest available versions are ${nearest.join(' and ') || 'none'}.`,
+    message: `${request.source} asks for ${quoteExcerpt(request.value)}, which no available Node.js version satisfies; the nearest available versions are ${nearest.join(' and ') || 'none'}.`,
     ...where(request),
     fix: `Request one of the nearest available versions, e.g. ${nearest.map((v) => `"${semver.major(v)}.${semver.minor(v)}.x"`).join(' or ') || '"24.x"'}.`,
     details: { requested: request.value, nearest },

@@ -1,6 +1,7 @@
 import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
 import { APPLICATION_CONF, classifyReferences, type ApplicationConf, type Reference } from './application-conf.js';
 import { Play1Warnings } from './warnings.js';
+import { lineExcerpt } from '../../src/errors/excerpt.js';
 
 export interface ConfAnalysis {
   /** Which keys apply on the service's framework id, and where each reference comes from. */
@@ -49,7 +50,7 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
     .filter((r) => r.status.kind === 'undefined')
     .map((r) =>
       Play1Warnings.PLAY1_UNDEFINED_REFERENCE.create({
-        message: `${r.writtenAs} (line ${r.line}) refers to \${${r.name}}, which no application, add-on or service variable defines; Play will leave the text \${${r.name}} in ${r.key}.`,
+        message: `${r.writtenAs} (line ${r.line}) refers to \${${lineExcerpt(r.name)}}, which no application, add-on or service variable defines; Play will leave the text \${${lineExcerpt(r.name)}} in ${r.key}.`,
         file: APPLICATION_CONF,
         variable: r.name,
       }),
@@ -63,7 +64,7 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
 }
 
 function describeReference(r: Reference): string {
-  const where = `\${${r.name}} in ${r.writtenAs}`;
+  const where = `\${${lineExcerpt(r.name)}} in ${r.writtenAs}`;
   switch (r.status.kind) {
     case 'framework':
       return `${where} is a path Play fills in`;
@@ -101,7 +102,7 @@ function xForwardedWarning({ view }: ApplicationConf): PlanWarning | undefined {
   const setting = view.applied.get('XForwardedSupport');
   if (setting && setting.value.trim().toLowerCase() === 'all') return undefined;
   const message = setting
-    ? `${setting.writtenAs}=${setting.value.trim()} (line ${setting.line}) trusts only the proxy addresses listed; the service's proxies are not known in advance, so Play refuses their forwarded requests ("This proxy request is not authorized") and request.secure never becomes true.`
+    ? `${setting.writtenAs}=${lineExcerpt(setting.value.trim())} (line ${setting.line}) trusts only the proxy addresses listed; the service's proxies are not known in advance, so Play refuses their forwarded requests ("This proxy request is not authorized") and request.secure never becomes true.`
     : `XForwardedSupport is not set for framework id ${view.id}: the service terminates HTTPS and forwards plain HTTP with X-Forwarded-Proto, which Play 1.x reads only with XForwardedSupport=all, so request.secure will be false.`;
   return Play1Warnings.PLAY1_XFORWARDED_SUPPORT.create({ message, file: APPLICATION_CONF });
 }

@@ -13,6 +13,7 @@ import { resolveJvmMemory } from './jvm-memory.js';
 import type { HostConfiguration, Play1InventoryData } from './options.js';
 import { resolvePlay1Version, VERSION_FILE, VERSION_VARIABLE } from './resolve-version.js';
 import { PLAY1_SERIES, type Play1Series } from './versions.js';
+import { lineExcerpt } from '../../src/errors/excerpt.js';
 
 /** Play 1.x starts slowly (JVM, plugins, JPA): the health check gives it time. */
 export const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 } as const;
@@ -38,7 +39,7 @@ export function planPlay1(config: HostConfiguration) {
     const conf = readApplicationConf((await files.readText(APPLICATION_CONF)) ?? '', FRAMEWORK_ID);
     const problem = conf.problems[0];
     if (problem) {
-      throw Play1Errors.PLAY1_CONF_INVALID.create({ message: `${APPLICATION_CONF} line ${problem.line}: ${problem.message}; Play would fail to read the file.`, file: APPLICATION_CONF });
+      throw Play1Errors.PLAY1_CONF_INVALID.create({ message: `${APPLICATION_CONF} line ${problem.line}: ${lineExcerpt(problem.message)}; Play would fail to read the file.`, file: APPLICATION_CONF });
     }
     const analysis = analyseConf(
       conf,

@@ -2,6 +2,7 @@ import { keepPrevious } from '../../src/plan/previous.js';
 import type { Decision, OverriddenSource } from '../../src/plan/schema.js';
 import { Play1Errors } from './errors.js';
 import { DEFAULT_PLAY1_SERIES, PLAY1_SERIES, seriesFor, type Play1Series } from './versions.js';
+import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export const VERSION_VARIABLE = 'PLAY1_VERSION';
 export const VERSION_FILE = 'platform/play1_version';
@@ -44,16 +45,16 @@ export function resolvePlay1Version(inputs: VersionInputs): VersionResolution {
 
   if (fromVariable) {
     if (fromFile) overridden.push({ source: VERSION_FILE, value: fromFile, reason: `${VERSION_VARIABLE} takes precedence over ${VERSION_FILE}` });
-    const series = accept(fromVariable, { variable: VERSION_VARIABLE }, `${VERSION_VARIABLE}=${JSON.stringify(fromVariable)} is`);
+    const series = accept(fromVariable, { variable: VERSION_VARIABLE }, `${VERSION_VARIABLE}=${quoteExcerpt(fromVariable)} is`);
     return { series, decision: decision(fromVariable, `env ${VERSION_VARIABLE} (${inputs.variable?.origin})`, series, overridden) };
   }
   if (fromFile) {
-    const series = accept(fromFile, { file: VERSION_FILE }, `${VERSION_FILE} holds ${JSON.stringify(fromFile)}, which is`);
+    const series = accept(fromFile, { file: VERSION_FILE }, `${VERSION_FILE} holds ${quoteExcerpt(fromFile)}, which is`);
     return { series, decision: decision(fromFile, VERSION_FILE, series, overridden) };
   }
   if (inputs.hostDefault) {
     const value = inputs.hostDefault.value.trim();
-    const series = accept(value, { variable: inputs.hostDefault.origin }, `the host's default Play version ${JSON.stringify(value)} (${inputs.hostDefault.origin}) is`);
+    const series = accept(value, { variable: inputs.hostDefault.origin }, `the host's default Play version ${quoteExcerpt(value)} (${inputs.hostDefault.origin}) is`);
     return {
       series,
       decision: decision(

@@ -1,5 +1,6 @@
 import { RubyErrors } from './errors.js';
 import { appRelativePath, isSafeRedirectTarget, isSafeUrlPath } from './nginx-values.js';
+import { lineExcerpt, quoteJsonValue } from '../../src/errors/excerpt.js';
 
 export const HTTP_JSON = 'platform/http.json';
 
@@ -64,30 +65,36 @@ export async function parseHttpJson(text: string, fileExists: (path: string) => 
   try {
     raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
-    throw fail(`not valid JSON (${(error as Error).message}).`);
+    throw fail(`not valid JSON (${lineExcerpt((error as Error).message, 200)}).`);
   }
   if (!isObject(raw)) throw fail('must hold a JSON object.');
   const unknown = Object.keys(raw).filter((k) => !FIELDS.includes(k));
-  if (unknown.length > 0) throw fail(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are ${FIELDS.join(', ')}.`);
+  if (unknown.length > 0)
+    throw fail(
+      `unknown field${unknown.length > 1 ? 's' : ''} ${unknown
+        .slice(0, 5)
+        .map((k) => quoteJsonValue(k))
+        .join(', ')}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}; the fields are ${FIELDS.join(', ')}.`,
+    );
   const out: { -readonly [K in keyof HttpSettings]: HttpSettings[K] } = {};
 
   if (raw.force_https !== undefined) {
-    if (typeof raw.force_https !== 'boolean') throw fail(`force_https must be true or false, not ${JSON.stringify(raw.force_https)}.`);
+    if (typeof raw.force_https !== 'boolean') throw fail(`force_https must be true or false, not ${quoteJsonValue(raw.force_https)}.`);
     out.forceHttps = raw.force_https;
   }
 
   if (raw.charset !== undefined) {
     const name = typeof raw.charset === 'string' ? charsetName(raw.charset) : undefined;
-    if (name === undefined) throw fail(`charset ${JSON.stringify(raw.charset)} is not one of ${[...new Set(Object.values(CHARSET_NAMES))].join(', ')} (or a usual spelling of one).`);
+    if (name === undefined) throw fail(`charset ${quoteJsonValue(raw.charset)} is not one of ${[...new Set(Object.values(CHARSET_NAMES))].join(', ')} (or a usual spelling of one).`);
     out.charset = name;
   }
 
   if (raw.aliases !== undefined) {
     if (!isObject(raw.aliases)) throw fail('aliases must be an object mapping a path to a redirection target.');
     out.aliases = Object.entries(raw.aliases).map(([path, target]) => {
-      if (!isSafeUrlPath(path)) throw fail(`aliases key ${JSON.stringify(path)} is not a URL path such as "/old-page" (letters, digits, "-", "_", ".", "~", "%", "/").`);
+      if (!isSafeUrlPath(path)) throw fail(`aliases key ${quoteJsonValue(path)} is not a URL path such as "/old-page" (letters, digits, "-", "_", ".", "~", "%", "/").`);
       if (typeof target !== 'string' || !isSafeRedirectTarget(target))
-        throw fail(`aliases["${path}"] must be a path such as "/new-page" or an http(s) URL without spaces, quotes, ";", "{", "}" or "$"; got ${JSON.stringify(target)}.`);
+        throw fail(`aliases["${path}"] must be a path such as "/new-page" or an http(s) URL without spaces, quotes, ";", "{", "}" or "$"; got ${quoteJsonValue(target)}.`);
       return { path, target };
     });
   }
@@ -96,9 +103,9 @@ export async function parseHttpJson(text: string, fileExists: (path: string) => 
     if (!isObject(raw.error_pages)) throw fail('error_pages must be an object mapping a status such as "404" to a file.');
     const pages: Array<{ status: number; file: string }> = [];
     for (const [status, path] of Object.entries(raw.error_pages)) {
-      if (!/^[45]\d\d$/.test(status)) throw fail(`error_pages key ${JSON.stringify(status)} is not an HTTP error status from 400 to 599.`);
+      if (!/^[45]\d\d$/.test(status)) throw fail(`error_pages key ${quoteJsonValue(status)} is not an HTTP error status from 400 to 599.`);
       const file = typeof path === 'string' ? appRelativePath(path) : undefined;
-      if (!file) throw fail(`error_pages["${status}"] must be the path of a file of the application such as "/errors/404.html"; got ${JSON.stringify(path)}.`);
+      if (!file) throw fail(`error_pages["${status}"] must be the path of a file of the application such as "/errors/404.html"; got ${quoteJsonValue(path)}.`);
       if (!(await fileExists(file))) throw fail(`error_pages["${status}"] names ${file}, which does not exist in the application.`);
       pages.push({ status: Number(status), file });
     }
@@ -110,9 +117,9 @@ export async function parseHttpJson(text: string, fileExists: (path: string) => 
     let fallback: string | undefined;
     const codes: Array<{ code: string; prefix: string }> = [];
     for (const [code, entry] of Object.entries(raw.languages)) {
-      if (code !== 'default' && !LANGUAGE.test(code)) throw fail(`languages key ${JSON.stringify(code)} is not "default" or a language code such as "fr" or "pt-br".`);
+      if (code !== 'default' && !LANGUAGE.test(code)) throw fail(`languages key ${quoteJsonValue(code)} is not "default" or a language code such as "fr" or "pt-br".`);
       const rewrite = isObject(entry) ? entry.rewrite : undefined;
-      if (typeof rewrite !== 'string' || !isSafeUrlPath(rewrite)) throw fail(`languages["${code}"].rewrite must be a path prefix such as "/fr"; got ${JSON.stringify(rewrite)}.`);
+      if (typeof rewrite !== 'string' || !isSafeUrlPath(rewrite)) throw fail(`languages["${code}"].rewrite must be a path prefix such as "/fr"; got ${quoteJsonValue(rewrite)}.`);
       const prefix = rewrite.replace(/\/+$/, '');
       if (code === 'default') fallback = prefix;
       else codes.push({ code, prefix });

@@ -1,7 +1,7 @@
 import type { Buildpack } from '../../src/buildpack/contract.js';
 import { rubyDetector } from './detect.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
-import { resolveRubyOptions, rubyInventoryProvider, type RubyBuildpackOptions } from './options.js';
+import { type ResolvedRubyOptions, resolveRubyOptions, RubyInventorySchema, rubyInventoryProvider, type RubyBuildpackOptions } from './options.js';
 import { planRuby } from './plan.js';
 
 export { RubyErrors, RubyWarnings } from './errors.js';
@@ -17,15 +17,17 @@ export { renderNginxConfig } from './nginx-config.js';
  * come from its files and variables only.
  */
 export function createRubyBuildpack(options: RubyBuildpackOptions = {}): Buildpack {
-  const resolved = resolveRubyOptions(options);
+  // Resolved when first needed: a bad host setting of the Ruby buildpack must not stop planning a Node.js application.
+  let resolved: ResolvedRubyOptions | undefined;
+  const settings = () => (resolved ??= resolveRubyOptions(options));
   return {
     id: 'ruby',
     name: 'Ruby on Rails',
     // Above Node.js: Rails applications often carry a package.json for their assets.
     priority: 20,
     detector: rubyDetector,
-    planner: { plan: (context) => planRuby(context, resolved) },
-    inventory: rubyInventoryProvider(resolved),
+    planner: { plan: (context) => planRuby(context, settings()) },
+    inventory: { schema: RubyInventorySchema, gather: (context) => rubyInventoryProvider(settings()).gather(context) },
     defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections (nginx opens it once Puma answers)' },
     errors: RubyErrors,
     warnings: RubyWarnings,

@@ -6,6 +6,9 @@
  * end a directive and start another.
  */
 
+import { quoteExcerpt } from '../../src/errors/excerpt.js';
+import { RubyErrors } from './errors.js';
+
 const URL_PATH = /^\/[A-Za-z0-9._~\-/%]*$/;
 const REDIRECT_TARGET = /^(?:\/[A-Za-z0-9._~\-/%?=&+,@!*:]*|https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?(?:\/[A-Za-z0-9._~\-/%?=&+,@!*:]*)?)$/;
 const RELATIVE_FILE = /^[A-Za-z0-9._\-/]+$/;
@@ -35,7 +38,11 @@ export function appRelativePath(value: string): string | undefined {
 
 /** Writes a checked value as an nginx string. */
 export function quote(value: string): string {
-  if (/["\\$\s;{}#]/.test(value) || /[\x00-\x1f\x7f]/.test(value)) throw new Error(`refusing to write ${JSON.stringify(value)} into nginx configuration`);
+  if (/["\\$\s;{}#]/.test(value) || /[\x00-\x1f\x7f]/.test(value)) {
+    throw RubyErrors.RUBY_NGINX_SETTING_INVALID.create({
+      message: `refusing to write ${quoteExcerpt(value)} into the nginx configuration (quotes, "$", "\\", ";", braces, "#", spaces and control characters are not allowed there).`,
+    });
+  }
   return `"${value}"`;
 }
 

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { InventoryProvider } from '../../src/inventory/inventory.js';
 import type { GemSource } from './resolve-bundle.js';
 import { listRubies, systemRubies, type RubyInventory } from './rubies.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 /** Host-level settings of the Ruby buildpack (never read from the application's environment). */
 export interface RubyBuildpackOptions {
@@ -13,7 +15,7 @@ export interface RubyBuildpackOptions {
   readonly defaultSeries?: string;
   /** "remote" (bundler fetches missing gems) or "local" (`bundle install --local`). Default: $RUNPLAN_RUBY_GEM_SOURCE, else "remote". */
   readonly gemSource?: GemSource;
-  /** User nginx's workers run as; default "root" when runplan runs as root (nobody could not read the application), else unset. */
+  /** A `user` directive for nginx (meaningful only to an nginx master started as root, which runplan's executors never do); default unset. */
   readonly nginxUser?: string | null;
   /** The nginx program. Default: found on PATH or in the sbin directories (not on an ordinary user's PATH on Debian). */
   readonly nginx?: string;
@@ -23,7 +25,7 @@ export interface ResolvedRubyOptions {
   readonly rubies: RubyInventory;
   readonly defaultSeries: string;
   readonly gemSource: GemSource;
-  /** The host's choice; undefined: decided from the inventory (root when runplan runs as root). */
+  /** The host's choice; undefined or null: no `user` directive. */
   readonly nginxUser: string | null | undefined;
   readonly nginx: string | undefined;
 }
@@ -35,7 +37,9 @@ export interface ResolvedRubyOptions {
 export const RubyInventorySchema = z.object({
   rubies: z.array(z.object({ version: z.string(), bindir: z.string(), origin: z.string(), gemsFingerprint: z.string().optional() })),
   nginx: z.string().describe('The nginx program: an absolute path, or "nginx" when none was found (the build step then says so).'),
-  runsAsRoot: z.boolean().describe('nginx then gets `user root`: its workers would otherwise run as nobody, who cannot read the application.'),
+  runsAsRoot: z
+    .boolean()
+    .describe("Recorded for the plan's readers; it no longer changes the plan: as root, runplan runs nginx (master and workers) and every other process as its unprivileged user."),
 });
 export type RubyInventoryData = z.infer<typeof RubyInventorySchema>;
 
@@ -69,9 +73,21 @@ export function findNginx(pathVariable: string = process.env.PATH ?? ''): string
 /** Fills what the host left out, from runplan's own environment where documented. */
 export function resolveRubyOptions(options: RubyBuildpackOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedRubyOptions {
   const defaultSeries = options.defaultSeries ?? (env.RUNPLAN_RUBY_DEFAULT_SERIES || '3.3');
-  if (!/^\d+\.\d+$/.test(defaultSeries)) throw new TypeError(`Ruby default series must look like "3.3", got ${JSON.stringify(defaultSeries)}`);
+  if (!/^\d+\.\d+$/.test(defaultSeries)) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({
+      message: `the Ruby default series (${options.defaultSeries === undefined ? 'RUNPLAN_RUBY_DEFAULT_SERIES' : 'the defaultSeries option'}) is ${quoteExcerpt(defaultSeries)}, not a series such as 3.3.`,
+      ...(options.defaultSeries === undefined ? { variable: 'RUNPLAN_RUBY_DEFAULT_SERIES' } : {}),
+      fix: 'Set RUNPLAN_RUBY_DEFAULT_SERIES (a setting of the host running runplan) to a Ruby series such as 3.3, or unset it.',
+    });
+  }
   const gemSource = options.gemSource ?? ((env.RUNPLAN_RUBY_GEM_SOURCE || 'remote') as GemSource);
-  if (gemSource !== 'remote' && gemSource !== 'local') throw new TypeError(`Ruby gem source must be "remote" or "local", got ${JSON.stringify(gemSource)}`);
+  if (gemSource !== 'remote' && gemSource !== 'local') {
+    throw CoreErrors.HOST_INVALID_SETTING.create({
+      message: `the Ruby gem source (${options.gemSource === undefined ? 'RUNPLAN_RUBY_GEM_SOURCE' : 'the gemSource option'}) is ${quoteExcerpt(String(gemSource))}, neither remote nor local.`,
+      ...(options.gemSource === undefined ? { variable: 'RUNPLAN_RUBY_GEM_SOURCE' } : {}),
+      fix: 'Set RUNPLAN_RUBY_GEM_SOURCE (a setting of the host running runplan) to remote or local, or unset it.',
+    });
+  }
   return {
     rubies: options.rubies ?? systemRubies,
     defaultSeries,

@@ -17,6 +17,7 @@ import { resolveReadTimeout } from './resolve-read-timeout.js';
 import { resolveRubyVersion } from './resolve-ruby-version.js';
 import { resolveSidekiq, sidekiqFileList } from './resolve-sidekiq.js';
 import { resolveStaticFiles } from './resolve-static-files.js';
+import { servedFilesStep } from './served-files-check.js';
 
 const STORAGE_VARIABLES = ['STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', 'STORAGE_ADDON_BUCKET_NAME', 'STORAGE_ADDON_ENDPOINT'];
 
@@ -64,7 +65,7 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   const version = resolveRubyVersion({
     gemfileName: project.gemfileName,
     directive,
-    directiveFileContent: directive?.kind === 'file' ? await readInside(files, directive.path) : undefined,
+    directiveFileContent: directive?.kind === 'file' ? await files.readText(directive.path) : undefined,
     envVersion: env.get('CC_RUBY_VERSION'),
     lockFileName: project.lockFileName,
     lockVersion: lock.rubyVersion,
@@ -128,7 +129,7 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   const sidekiq = await resolveSidekiq(
     env.get('CC_ENABLE_SIDEKIQ'),
     env.get('CC_SIDEKIQ_FILES'),
-    await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await readInside(files, path) }))),
+    await Promise.all(candidates.map(async (path) => ({ path, text: path.split('/').includes('..') ? undefined : await files.readText(path) }))),
     rubyEnv,
   );
   decisions.push(sidekiq.decision);
@@ -152,7 +153,9 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   // In the executor's short run directory: unix socket paths are limited to 107 bytes, build directories are long.
   const socket = `${placeholder('RUN_DIR')}/puma.sock`;
   const nginx = options.nginx ?? machine.nginx;
-  const nginxUser = options.nginxUser === null ? undefined : (options.nginxUser ?? (machine.runsAsRoot ? 'root' : undefined));
+  // No `user` directive by default: the executor starts nginx as the unprivileged user when it
+  // runs as root (docs/security.md), so neither nginx's master nor its workers are ever root.
+  const nginxUser = options.nginxUser ?? undefined;
   const nginxConf = renderNginxConfig({
     appRoot,
     port: host.port,
@@ -213,6 +216,8 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     ...sidekiq.processes.map((p) => proc(p.name, 'worker', ['bundle', 'exec', 'sidekiq', '-e', rubyEnv, ...p.args], { stopGraceMs: 30_000 })),
   ];
 
+  // Planning saw these through the application's files (links leading out were refused); the build checks its copy again.
+  const served = [...(staticFiles.settings ? [staticFiles.settings.directory] : []), ...(http.errorPages ?? []).map((p) => p.file)];
   const plannedFiles: PlannedFile[] = [
     ...bundle.files,
     { path: NGINX_CONF, phase: 'build', mode: 0o644, secret: false, content: textChunks(nginxConf), reason: 'nginx in front of Puma: web port, static files, basic auth, http.json, read timeout' },
@@ -234,6 +239,7 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     steps: [
       bundle.step,
       ...rakeSteps,
+      ...(served.length > 0 ? [servedFilesStep(served)] : []),
       {
         name: 'nginx-check',
         description: `check the generated ${NGINX_CONF} with nginx -t before anything starts`,
@@ -257,15 +263,6 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     ],
     defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections; nginx opens it only once Puma answers, so this means the application is ready' },
   };
-}
-
-/** A file of the application, or undefined when absent or outside it. */
-async function readInside(files: PlanContext['files'], path: string): Promise<string | undefined> {
-  try {
-    return await files.readText(path);
-  } catch {
-    return undefined;
-  }
 }
 
 function httpDecision(present: boolean, http: HttpSettings): Decision {

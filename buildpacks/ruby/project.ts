@@ -1,4 +1,4 @@
-import type { FileSource } from '../../src/files/file-source.js';
+import { type FileSource, MAX_LOCKFILE_BYTES } from '../../src/files/file-source.js';
 import { RubyErrors } from './errors.js';
 
 export interface RubyProject {
@@ -36,7 +36,7 @@ export async function readProject(files: FileSource): Promise<RubyProject> {
   if (!pair || gemfile === undefined) {
     throw RubyErrors.RUBY_GEMFILE_MISSING.create({ message: `no Gemfile or gems.rb in ${files.label}.`, file: 'Gemfile' });
   }
-  const lockFile = await files.readText(pair.lock);
+  const lockFile = await files.readText(pair.lock, { maxBytes: MAX_LOCKFILE_BYTES });
   if (lockFile === undefined) {
     const other = pair.gemfile === 'Gemfile' ? 'gems.locked' : 'Gemfile.lock';
     const hint = (await files.exists(other)) ? ` (${other} is present, but bundler pairs ${pair.gemfile} with ${pair.lock})` : '';

@@ -4,6 +4,7 @@ import { RubyErrors, RubyWarnings } from './errors.js';
 import { compareVersions, formatRequirement, isVersion, parseRequirement, satisfiesAll, sortDescending, type Requirement } from './gem-version.js';
 import { parseVersionFile, type RubyDirective } from './gemfile.js';
 import type { InstalledRuby } from './rubies.js';
+import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export interface RubyVersionInput {
   /** "Gemfile" or "gems.rb". */
@@ -68,7 +69,7 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
   const version = kept ?? greatest;
   if (version === undefined) {
     throw RubyErrors.RUBY_VERSION_UNAVAILABLE.create({
-      message: `${chosen.source} asks for Ruby ${JSON.stringify(chosen.requested)} (${chosen.requirements.map(formatRequirement).join(', ')}), which matches none of the available versions: ${available.length > 0 ? available.join(', ') : 'none installed'}.`,
+      message: `${chosen.source} asks for Ruby ${quoteExcerpt(chosen.requested)} (${chosen.requirements.map(formatRequirement).join(', ')}), which matches none of the available versions: ${available.length > 0 ? available.join(', ') : 'none installed'}.`,
       ...(chosen.file ? { file: chosen.file } : {}),
       ...(chosen.variable ? { variable: chosen.variable } : {}),
       details: { requested: chosen.requested, available },
@@ -130,12 +131,12 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
 function gemfileRequest(input: RubyVersionInput): Request | undefined {
   const { directive, gemfileName } = input;
   if (directive === undefined) return undefined;
-  const invalid = (why: string) => RubyErrors.RUBY_VERSION_INVALID.create({ message: `${gemfileName}: the ruby directive \`${directive.text}\` ${why}.`, file: gemfileName });
+  const invalid = (why: string) => RubyErrors.RUBY_VERSION_INVALID.create({ message: `${gemfileName}: the ruby directive \`${lineExcerpt(directive.text)}\` ${why}.`, file: gemfileName });
   if (directive.kind === 'unreadable') throw invalid('is not a literal version, requirement or file: and cannot be read without running the Gemfile');
   if (directive.kind === 'file') {
     if (input.directiveFileContent === undefined) throw invalid(`names ${directive.path}, which does not exist`);
     const value = parseVersionFile(input.directiveFileContent);
-    if (value === undefined || !isVersion(value)) throw invalid(`names ${directive.path}, which holds ${JSON.stringify(value ?? '')} rather than a version such as 3.3.1`);
+    if (value === undefined || !isVersion(value)) throw invalid(`names ${directive.path}, which holds ${quoteExcerpt(value ?? '')} rather than a version such as 3.3.1`);
     return {
       source: `${gemfileName} ruby file: ${directive.path}`,
       requested: value,
@@ -180,7 +181,7 @@ function envRequest(value: string): Request {
     };
   }
   throw RubyErrors.RUBY_VERSION_INVALID.create({
-    message: `CC_RUBY_VERSION=${JSON.stringify(value)} is none of the forms 3, 3.3 or 3.3.1.`,
+    message: `CC_RUBY_VERSION=${quoteExcerpt(value)} is none of the forms 3, 3.3 or 3.3.1.`,
     variable: 'CC_RUBY_VERSION',
   });
 }

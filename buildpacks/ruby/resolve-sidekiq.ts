@@ -1,5 +1,6 @@
 import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
+import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export interface SidekiqFile {
   readonly path: string;
@@ -49,7 +50,7 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
     for (const [i, path] of listed.entries()) {
       const file = files.find((f) => f.path === path);
       if (path.split('/').includes('..')) {
-        throw RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.create({ message: `CC_SIDEKIQ_FILES names ${JSON.stringify(path)}, which leaves the repository.`, variable: 'CC_SIDEKIQ_FILES', file: path });
+        throw RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.create({ message: `CC_SIDEKIQ_FILES names ${quoteExcerpt(path)}, which leaves the repository.`, variable: 'CC_SIDEKIQ_FILES', file: path });
       }
       if (file?.text === undefined) {
         throw RubyErrors.RUBY_SIDEKIQ_FILE_MISSING.create({ message: `CC_SIDEKIQ_FILES names ${path}, which does not exist in the application.`, variable: 'CC_SIDEKIQ_FILES', file: path });
@@ -120,6 +121,9 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
   };
 }
 
+/** Aliases a Sidekiq file may expand: real ones use a handful (shared defaults per environment). */
+const SIDEKIQ_MAX_ALIAS_COUNT = 100;
+
 /** Parses a Sidekiq file (syntax errors are coded errors) and warns about keys Sidekiq 6 ignores. */
 export async function checkSidekiqYaml(path: string, text: string, rubyEnv: string): Promise<PlanWarning[]> {
   // Loaded only when there is a Sidekiq file to read: it is a good part of the CLI's start-up otherwise.
@@ -129,12 +133,22 @@ export async function checkSidekiqYaml(path: string, text: string, rubyEnv: stri
   if (error) {
     const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
     throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({
-      message: `${path} is not valid YAML at line ${line}, column ${column}: ${error.message.split('\n')[0]}`,
+      message: `${path} is not valid YAML at line ${line}, column ${column}: ${lineExcerpt(error.message.split('\n')[0] ?? '', 200)}`,
       file: path,
       details: { line, column },
     });
   }
-  const value: unknown = doc.toJS();
+  let value: unknown;
+  try {
+    // yaml refuses a document whose aliases expand beyond this (a "billion laughs" file would fill memory).
+    value = doc.toJS({ maxAliasCount: SIDEKIQ_MAX_ALIAS_COUNT });
+  } catch (cause) {
+    throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({
+      message: `${path} cannot be read as data: ${lineExcerpt((cause as Error).message, 200)}.`,
+      file: path,
+      cause,
+    });
+  }
   if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
     throw RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.create({
       message: `${path} must hold a mapping of options (such as ":concurrency: 5"), not ${Array.isArray(value) ? 'a list' : typeof value}.`,

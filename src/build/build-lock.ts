@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -23,8 +23,7 @@ import { systemClock, type Clock } from '../time/clock.js';
  *
  * The file is written complete under a temporary name and hard-linked into
  * place (link(2) fails when the name exists), so a lock file is never seen
- * half-written. Taking over renames the stale file to a private name first:
- * of two builds taking over at once, only one rename succeeds.
+ * half-written. Taking over is serialised by a marker per stale lock (see takeOver).
  */
 export interface BuildLock {
   readonly file: string;
@@ -71,12 +70,18 @@ export async function acquireBuildLock(workspaceRoot: string, options: BuildLock
       throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the build was interrupted while waiting for another build of the same application.' });
     }
     if (await tryCreate(file, mine)) return { file, release: () => release(file, mine.token) };
-    const owner = await readOwner(file);
-    if (owner === 'absent') continue;
+    const read = await readGeneration(file);
+    if (read === 'absent') continue;
+    const { owner } = read;
     const verdict = owner === 'unreadable' ? 'unreadable' : ownerState(owner);
     if (verdict === 'gone' || verdict === 'unreadable') {
       const who = owner === 'unreadable' ? 'an unreadable lock' : `the lock of process ${owner.pid} (build since ${owner.since})`;
-      if (await takeOver(file, owner)) options.log?.(`${who} is stale: that process no longer runs; taking it over (${file})`);
+      if (await takeOver(file, read.id, mine)) {
+        options.log?.(`${who} is stale: that process no longer runs; taking it over (${file})`);
+        return { file, release: () => release(file, mine.token) };
+      }
+      // Another build is taking it over: let it finish, then look again.
+      await new Promise((resolve) => setImmediate(resolve));
       continue;
     }
     const current = owner as LockOwner;
@@ -112,6 +117,15 @@ async function tryCreate(file: string, owner: LockOwner): Promise<boolean> {
 }
 
 async function readOwner(file: string): Promise<LockOwner | 'absent' | 'unreadable'> {
+  const read = await readGeneration(file);
+  return read === 'absent' ? 'absent' : read.owner;
+}
+
+/**
+ * The lock's owner and an id of this generation of the file (the owner's token,
+ * or a digest of content that is not runplan's), from one read.
+ */
+async function readGeneration(file: string): Promise<{ owner: LockOwner | 'unreadable'; id: string } | 'absent'> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -121,11 +135,18 @@ async function readOwner(file: string): Promise<LockOwner | 'absent' | 'unreadab
   }
   try {
     const owner = JSON.parse(text) as LockOwner;
-    if (Number.isInteger(owner.pid) && owner.pid > 0 && typeof owner.token === 'string' && typeof owner.host === 'string') return owner;
+    if (Number.isInteger(owner.pid) && owner.pid > 0 && typeof owner.token === 'string' && typeof owner.host === 'string') {
+      // The id names the takeover marker: a token that is not a plain word is digested.
+      return { owner, id: /^[0-9A-Za-z_-]{1,64}$/.test(owner.token) ? owner.token : digest(owner.token) };
+    }
   } catch {
     // Not runplan's: handled as unreadable below.
   }
-  return 'unreadable';
+  return { owner: 'unreadable', id: digest(text) };
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
 /** Whether the owner of a lock still runs: 'unknown' for another host's. */
@@ -143,23 +164,37 @@ function ownerState(owner: LockOwner): 'alive' | 'gone' | 'unknown' {
   return 'alive';
 }
 
-/** Removes a stale lock, unless another build replaced it meanwhile. Returns whether this call removed it. */
-async function takeOver(file: string, stale: LockOwner | 'unreadable'): Promise<boolean> {
-  const aside = `${file}.${randomBytes(6).toString('hex')}.stale`;
-  try {
-    await rename(file, aside);
-  } catch {
-    // Another build took it over, or its owner released it, first.
+/**
+ * Replaces the stale generation `staleId` of the lock with this build's own, and
+ * says whether it did. Of several builds taking over one stale lock at once, one
+ * wins the marker `<lock>.takeover-<staleId>` (created like the lock itself); the
+ * winner checks that the lock is still that generation and renames its own lock
+ * over it, atomically. Nothing else replaces an existing lock file, so between the
+ * check and the rename the lock cannot change. A marker left by a build that died
+ * in these few steps is removed by the next build that finds it.
+ */
+async function takeOver(file: string, staleId: string, mine: LockOwner): Promise<boolean> {
+  const marker = `${file}.takeover-${staleId}`;
+  if (!(await tryCreate(marker, mine))) {
+    const holder = await readOwner(marker);
+    if (typeof holder === 'object' && ownerState(holder) === 'gone') await unlink(marker).catch(() => undefined);
     return false;
   }
-  const moved = await readOwner(aside);
-  const same = stale === 'unreadable' ? moved === 'unreadable' : typeof moved === 'object' && moved.token === stale.token;
-  if (!same) {
-    // A live lock, created between the check and the rename: put it back.
-    await link(aside, file).catch(() => undefined);
+  try {
+    const current = await readGeneration(file);
+    if (current === 'absent' || current.id !== staleId) return false;
+    const temp = `${file}.${mine.token}.new`;
+    await writeFile(temp, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
+    try {
+      await rename(temp, file);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw CoreErrors.BUILD_WORKSPACE.create({ message: `cannot take over the build lock ${file}: ${(error as Error).message}`, file, cause: error });
+    }
+    return true;
+  } finally {
+    await unlink(marker).catch(() => undefined);
   }
-  await unlink(aside).catch(() => undefined);
-  return same;
 }
 
 async function release(file: string, token: string): Promise<void> {

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AppUser } from '../host/app-user.js';
 import { hardlinkTree } from './hardlink-copy.js';
+import { freezeTree } from './install/freeze.js';
 
 /**
  * Cached layers, one directory per (application, layer, key). A layer is saved
@@ -11,6 +13,13 @@ import { hardlinkTree } from './hardlink-copy.js';
  * time with different settings) each find their own copy.
  *
  *   <cacheDir>/layers/<app>/<layer>/<key>/
+ *
+ * Layers are restored by hard links, so a saved layer's files are frozen
+ * (read-only, and root's when runplan is root): a build or a running application
+ * that writes into a restored node_modules file gets EACCES instead of changing
+ * the layer for every later build. It may still replace or add files, in its own
+ * directories. The files of the build the layer was saved from are the same
+ * inodes: they become read-only there too.
  */
 const KEYS_KEPT = 3;
 
@@ -34,8 +43,8 @@ export class LayerCache {
   }
 
   /** Links the cached layer into `target` (which must not exist yet). */
-  async restore(layer: string, key: string, target: string): Promise<void> {
-    await hardlinkTree(this.entry(layer, key), target);
+  async restore(layer: string, key: string, target: string, user?: AppUser): Promise<void> {
+    await hardlinkTree(this.entry(layer, key), target, user);
   }
 
   /** Saves `source` as the layer's copy for `key`; copies for older keys beyond the few kept are removed. */
@@ -45,6 +54,7 @@ export class LayerCache {
     const tmp = join(layerDir, `.tmp-${randomBytes(4).toString('hex')}`);
     try {
       await hardlinkTree(source, tmp);
+      await freezeTree(tmp, { directories: false });
       await rm(this.entry(layer, key), { recursive: true, force: true });
       await rename(tmp, this.entry(layer, key));
     } finally {

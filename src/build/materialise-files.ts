@@ -1,6 +1,6 @@
-import { resolve, sep } from 'node:path';
-import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import type { Environment } from '../env/assemble.js';
+import { writablePathInside } from '../files/app-path.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
 import { fillPlaceholders, type Bindings } from '../plan/placeholders.js';
 import type { FileChunk, PlannedFile } from '../plan/schema.js';
@@ -34,10 +34,8 @@ export async function materialiseFiles(files: readonly PlannedFile[], phase: Pla
   const written: string[] = [];
   for (const file of files) {
     if (file.phase !== phase) continue;
-    const target = resolve(appDir, file.path);
-    if (target !== appDir && !target.startsWith(appDir + sep)) {
-      throw CoreErrors.BUILD_FILE_ESCAPES_APP.create({ message: `planned file ${file.path} resolves outside the application.`, file: file.path });
-    }
+    // After following links: a committed `.yarn` → /somewhere must not receive `.yarn/releases/…`.
+    const target = await writablePathInside(appDir, file.path, 'planned file');
     await writeFileAtomic(target, renderFile(file, env, bindings), file.mode);
     written.push(file.path);
   }

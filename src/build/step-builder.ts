@@ -1,8 +1,10 @@
-import { rm } from 'node:fs/promises';
+import { chmod, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { RunplanError } from '../errors/runplan-error.js';
+import { writablePathInside } from '../files/app-path.js';
+import { type AppUser, appUser, spawnIdentity, userEnvironment } from '../host/app-user.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
 import { bindStep } from '../plan/placeholders.js';
@@ -15,6 +17,7 @@ import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
 import type { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
+import { assertReachable, mkdirOwned, ownPath, ownTree } from './ownership.js';
 import { childEnvironment, isolateNpm, systemEnvironment } from './process-env.js';
 
 const STEP_STOP_GRACE_MS = 5_000;
@@ -27,6 +30,8 @@ export interface StepBuilderOptions {
   readonly install?: Omit<TreeOptions, 'log' | 'signal'>;
   /** npm's cache for this application's builds (see isolateNpm); without one, steps get a cache in their temporary directory. */
   readonly npmCacheDir?: string;
+  /** Who the steps run as; by default the unprivileged user when runplan is root, else runplan's own (host/app-user.ts). */
+  readonly user?: AppUser;
 }
 
 /**
@@ -43,8 +48,26 @@ export class StepBuilder implements Builder {
   async build({ plan, appDir, env: planned, host, logger, signal, tempDir }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir);
     const env = planned.bound(bindings);
+    // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
+    for (const layer of plan.layers) await writablePathInside(appDir, layer.path, 'dependency layer');
     const written = await materialiseFiles(plan.files, 'build', appDir, env, bindings);
     for (const path of written) logger.info(`wrote ${path}`);
+    // The copied source and the planned files become the user's: its steps write the build, and nothing else.
+    const user = this.options.user ?? (await appUser());
+    await assertReachable(appDir, user, 'build directory');
+    await ownTree(appDir, user);
+    const home = tempDir ?? join(appDir, '.runplan', 'home');
+    if (user.dropped) {
+      await mkdirOwned(home, user, 0o700);
+      await ownPath(home, user);
+      await chmod(home, 0o700);
+      // npm's cache of this application is written by its steps: the user's (made by root before, it is handed over once).
+      const npmCache = this.options.npmCacheDir;
+      if (npmCache) {
+        await mkdirOwned(npmCache, user, 0o700);
+        if ((await stat(npmCache)).uid !== user.uid) await ownTree(npmCache, user);
+      }
+    }
     const reports: StepReport[] = [];
     const restored = new Set<string>();
     for (const planned of plan.build.steps) {
@@ -52,7 +75,7 @@ export class StepBuilder implements Builder {
       if (planned.onlyIfLayerRestored !== undefined && !restored.has(planned.onlyIfLayerRestored)) continue;
       const layer = planned.layer === null ? undefined : plan.layers.find((l) => l.name === planned.layer);
       const { layers } = this.options;
-      if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger))) {
+      if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger, user))) {
         logger.emit({ kind: 'step', name: planned.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         restored.add(layer.name);
         reports.push({ name: planned.name, status: 'cached', durationMs: Date.now() - started });
@@ -62,9 +85,9 @@ export class StepBuilder implements Builder {
       logger.info(`step ${step.name}: ${describe(step)}`);
       const log = (line: string) => logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, line);
       if (step.run.kind === 'install') {
-        await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, ...(signal ? { signal } : {}) });
+        await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, user, ...(signal ? { signal } : {}) });
       } else {
-        await this.runCommand(step, appDir, env, logger, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS);
+        await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS);
       }
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
@@ -72,7 +95,17 @@ export class StepBuilder implements Builder {
     return reports;
   }
 
-  private async runCommand(step: BuildStep, appDir: string, env: BuildOptions['env'], logger: Logger, signal: AbortSignal | undefined, tempDir: string | undefined, timeoutMs: number): Promise<void> {
+  private async runCommand(
+    step: BuildStep,
+    appDir: string,
+    env: BuildOptions['env'],
+    logger: Logger,
+    user: AppUser,
+    home: string,
+    signal: AbortSignal | undefined,
+    tempDir: string | undefined,
+    timeoutMs: number,
+  ): Promise<void> {
     if (step.run.kind === 'install') return;
     const cwd = resolve(appDir, step.cwd);
     // The tail of the output, for the step's onFailure rules.
@@ -93,12 +126,13 @@ export class StepBuilder implements Builder {
     const child = execa(file as string, args, {
       cwd,
       env: {
-        ...isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, systemEnvironment(process.env, tempDir)), {
+        ...isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, { ...systemEnvironment(process.env, tempDir), ...userEnvironment(user, home) }), {
           tempDir,
           cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
         }),
         ...tag.env,
       },
+      ...spawnIdentity(user),
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,
@@ -179,13 +213,13 @@ function matches(rule: StepFailureRule, failure: { notFound: boolean; output: re
 }
 
 /** Links a cached layer into the build; on any failure the step simply runs. */
-async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger): Promise<boolean> {
+async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger, user: AppUser): Promise<boolean> {
   const key = layer.cacheKey as string;
   if (!(await layers.has(layer.name, key))) return false;
   const target = resolve(appDir, layer.path);
   try {
     await rm(target, { recursive: true, force: true });
-    await layers.restore(layer.name, key, target);
+    await layers.restore(layer.name, key, target, user);
     return true;
   } catch (error) {
     logger.warn(`could not reuse cached layer ${layer.name}: ${(error as Error).message}; running the step instead`);

@@ -41,6 +41,12 @@ export interface BuildDirectory {
   readonly dir: string;
   /** Makes this build the current one and removes every build but it and the previous one. */
   commit(): Promise<void>;
+  /**
+   * Makes this build the current one, and returns the removal of every build but
+   * it and the previous one, for the caller to run when it suits it (a deployment
+   * reports "healthy" first).
+   */
+  makeCurrent(): Promise<() => Promise<void>>;
   /** Removes this build (after a failure). */
   discard(): Promise<void>;
 }
@@ -68,23 +74,30 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
   return {
     dir,
     async commit() {
-      const previous = await currentBuild(workspace);
-      const tmpLink = `${workspace.currentLink}.${randomBytes(4).toString('hex')}`;
-      await symlink(dir, tmpLink);
-      await rename(tmpLink, workspace.currentLink);
-      // Keep this build and the one it replaces (its processes may still serve).
-      // Comparing ids by age would remove a build that started earlier and is
-      // still running; under the build lock no other build runs.
-      const kept = new Set([dir, previous].filter((d): d is string => d !== undefined).map((d) => basename(d)));
-      const buildsDir = join(workspace.root, 'builds');
-      for (const name of await readdir(buildsDir)) {
-        if (!kept.has(name)) await rm(join(buildsDir, name), { recursive: true, force: true });
-      }
+      await (await makeCurrent())();
     },
+    makeCurrent,
     async discard() {
       await rm(dir, { recursive: true, force: true });
     },
   };
+
+  async function makeCurrent(): Promise<() => Promise<void>> {
+    const previous = await currentBuild(workspace);
+    const tmpLink = `${workspace.currentLink}.${randomBytes(4).toString('hex')}`;
+    await symlink(dir, tmpLink);
+    await rename(tmpLink, workspace.currentLink);
+    // Keep this build and the one it replaces (its processes may still serve).
+    // Comparing ids by age would remove a build that started earlier and is
+    // still running; under the build lock no other build runs.
+    const kept = new Set([dir, previous].filter((d): d is string => d !== undefined).map((d) => basename(d)));
+    return async () => {
+      const buildsDir = join(workspace.root, 'builds');
+      for (const name of await readdir(buildsDir)) {
+        if (!kept.has(name)) await rm(join(buildsDir, name), { recursive: true, force: true });
+      }
+    };
+  }
 }
 
 /**

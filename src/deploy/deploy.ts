@@ -56,12 +56,12 @@ export interface BuiltApp {
  */
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { promote, discard: _discard, workspace: _workspace, ...built } = await buildCandidate(options);
-  await promote();
+  await (await promote()).settled;
   return built;
 }
 
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
-async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<void>; discard(): Promise<void> }> {
+async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
   const { plan, environment, host } = await planToCarryOut(options);
   const logger = new Logger(options.sink, environment.redactor);
   options.onPlan?.(plan);
@@ -116,7 +116,25 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       steps,
       logger,
       workspace,
-      promote: released(() => build.commit()),
+      async promote() {
+        let prune: () => Promise<void>;
+        try {
+          prune = await build.makeCurrent();
+        } catch (error) {
+          await lock.release();
+          throw error;
+        }
+        // `current` is switched now. Older builds are removed afterwards, still under
+        // the lock (no other build may start meanwhile), off a deployment's way to "healthy".
+        const settled = released(async () => {
+          try {
+            await prune();
+          } catch (error) {
+            logger.warn(`could not remove older builds: ${(error as Error).message}`);
+          }
+        })();
+        return { settled };
+      },
       discard: released(() => build.discard()),
     };
   } catch (error) {
@@ -135,7 +153,12 @@ export interface DeployOptions extends BuildAppOptions {
 export interface Deployment extends BuiltApp {
   readonly running: RunningApp;
   readonly health: HealthReport;
-  /** Stops every process of the deployment. */
+  /**
+   * Resolves once the builds this deployment replaced are removed and the
+   * application's build lock is released: done after "healthy", off its way.
+   */
+  readonly settled: Promise<void>;
+  /** Stops every process of the deployment (and waits for `settled`). */
   stop(): Promise<void>;
 }
 
@@ -170,8 +193,17 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
     return fail(error, running);
   }
   if (!health.ok) return fail(healthError(health), running);
-  await promote();
-  return { ...built, running, health, stop: () => running.stop() };
+  const { settled } = await promote();
+  return {
+    ...built,
+    running,
+    health,
+    settled,
+    stop: async () => {
+      await running.stop();
+      await settled;
+    },
+  };
 }
 
 export function healthError(health: HealthReport): RunplanError {

@@ -42,6 +42,26 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Pass the path of an existing directory that holds the application.',
   },
+  APP_PATH_OUTSIDE: {
+    title: 'A path of the application leads outside it',
+    kind: 'input',
+    fix: 'Replace the symbolic link with the file or directory itself (or point it inside the application), and name paths relative to the application root without "..".',
+  },
+  APP_FILE_NOT_REGULAR: {
+    title: 'A file the application must provide is not a regular file',
+    kind: 'input',
+    fix: 'Commit a regular file at the path named (not a directory, FIFO, socket, device or loop of links).',
+  },
+  APP_FILE_TOO_LARGE: {
+    title: 'A file of the application is larger than runplan reads',
+    kind: 'input',
+    fix: 'Such files hold a few lines of configuration: commit the right file at the path named, not a large or binary one.',
+  },
+  APP_FILE_UNREADABLE: {
+    title: 'A file of the application cannot be read',
+    kind: 'input',
+    fix: 'Make the file readable by the user runplan runs as (check its permissions).',
+  },
   PLAN_INVALID: {
     title: 'A buildpack produced a plan that does not match the run-plan schema',
     kind: 'internal',
@@ -148,9 +168,9 @@ export const CoreErrors = defineErrors({
     fix: 'Check free disk space and permissions of the cache directory (--cache-dir or RUNPLAN_CACHE_DIR).',
   },
   BUILD_FILE_ESCAPES_APP: {
-    title: 'A planned file points outside the application',
+    title: 'A file runplan writes into the build would land outside the application',
     kind: 'input',
-    fix: 'Keep every generated file inside the application directory.',
+    fix: 'Remove the committed symbolic link named in the message (or point it inside the application); runplan writes only inside the build directory.',
   },
   RUN_SPAWN_FAILED: {
     title: 'A process could not be started',
@@ -216,5 +236,10 @@ export const CoreErrors = defineErrors({
     title: 'Invalid host setting',
     kind: 'input',
     fix: 'Give the port as an integer 1–65535, CPUs as a positive integer and memory as e.g. 512M or 2G.',
+  },
+  HOST_APP_USER: {
+    title: 'The unprivileged user cannot be used',
+    kind: 'input',
+    fix: 'Create the system user (useradd --system --user-group runplan), or set RUNPLAN_APP_USER to an existing user that is not root, and give runplan a work and cache directory that user can reach (e.g. under /var/lib or /var/cache).',
   },
 });

@@ -1,4 +1,5 @@
-import { normaliseRelative, type FileSource } from './file-source.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { MAX_APP_FILE_BYTES, normaliseRelative, type FileSource, type ReadOptions } from './file-source.js';
 
 /** A FileSource over an in-memory tree: `{ 'package.json': '{…}', 'src/index.js': '…' }`. */
 export class MemorySource implements FileSource {
@@ -10,8 +11,15 @@ export class MemorySource implements FileSource {
     for (const [path, text] of Object.entries(files)) this.files.set(normaliseRelative(path), text);
   }
 
-  async readText(path: string): Promise<string | undefined> {
-    return this.files.get(normaliseRelative(path));
+  async readText(path: string, options: ReadOptions = {}): Promise<string | undefined> {
+    const rel = normaliseRelative(path);
+    const text = this.files.get(rel);
+    const maxBytes = options.maxBytes ?? MAX_APP_FILE_BYTES;
+    // The same bound as on disk, so that planning behaves alike on both.
+    if (text !== undefined && Buffer.byteLength(text) > maxBytes) {
+      throw CoreErrors.APP_FILE_TOO_LARGE.create({ message: `${rel} is larger than ${maxBytes} bytes, more than runplan reads from such a file.`, file: rel, details: { maxBytes } });
+    }
+    return text;
   }
 
   async exists(path: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type { HealthChecker, HealthReport, HealthTarget, PathResult } from '../buildpack/contract.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import { pollDelay } from '../time/poll-delay.js';
 import type { Logger } from '../log/logger.js';
 import { listenScope } from './listen-address.js';
 import { formatSeconds, probeHttp, probePort, type ProbeOutcome } from './probes.js';
@@ -8,7 +9,6 @@ import { formatSeconds, probeHttp, probePort, type ProbeOutcome } from './probes
 export const HEALTH_CLOSING_LINE = 'If the deployment fails after this message, please update your configuration and redeploy.';
 
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
-const PORT_POLL_MS = 200;
 
 export interface HttpHealthCheckerOptions {
   readonly clock?: Clock;
@@ -82,10 +82,12 @@ export class HttpHealthChecker implements HealthChecker {
 
   /** Until the port is open: a TCP connect, or with `http` any HTTP answer at `http` (a proxy may accept connections first). */
   private async waitForPort(host: string, port: number, deadline: number, signal?: AbortSignal, http?: URL): Promise<boolean> {
+    const start = this.clock.now();
     for (;;) {
       if (http ? 'status' in (await probeHttp(new URL('/', http), 1_000)) : await probePort(host, port, 1_000)) return true;
-      if (signal?.aborted || this.clock.now() + PORT_POLL_MS >= deadline) return false;
-      await this.clock.sleep(PORT_POLL_MS, signal);
+      const delay = pollDelay(this.clock.now() - start);
+      if (signal?.aborted || this.clock.now() + delay >= deadline) return false;
+      await this.clock.sleep(delay, signal);
     }
   }
 

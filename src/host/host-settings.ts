@@ -50,6 +50,8 @@ export const DEFAULT_PORT = 8080;
 
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.RUNPLAN_CACHE_DIR) return env.RUNPLAN_CACHE_DIR;
+  // Root's home is private (0700): runplan's unprivileged user could not reach runtimes or builds under it.
+  if (!env.XDG_CACHE_HOME && process.getuid?.() === 0) return '/var/cache/runplan';
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'runplan');
 }
 

@@ -1,16 +1,21 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { chown, mkdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
 import { bindProcess } from '../plan/placeholders.js';
 import { materialiseFiles } from '../build/materialise-files.js';
 import { formatSeconds } from '../health/probes.js';
+import { type AppUser, appUser } from '../host/app-user.js';
+import { ownPath } from '../build/ownership.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { describeReadiness, waitUntilReady } from './readiness.js';
-import { localBindings } from './run-dir.js';
+import { ensureRunDirParent, localBindings } from './run-dir.js';
 import { SupervisedProcess } from './supervised-process.js';
 
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
   readonly clock?: Clock;
+  /** Who the processes run as; by default the unprivileged user when runplan is root (host/app-user.ts). */
+  readonly user?: AppUser;
 }
 
 /**
@@ -28,23 +33,32 @@ export interface LocalProcessRunnerOptions {
  */
 export class LocalProcessRunner implements Runner {
   private readonly clock: Clock;
+  private readonly user: AppUser | undefined;
 
   constructor(options: LocalProcessRunnerOptions = {}) {
     this.clock = options.clock ?? systemClock;
+    this.user = options.user;
   }
 
   async start({ plan, appDir, env: planned, logger }: RunOptions): Promise<RunningApp> {
     const bindings = localBindings(appDir);
     const runDir = bindings.RUN_DIR as string;
-    // A run that was killed may have left its sockets: start from an empty directory.
-    await rm(runDir, { recursive: true, force: true });
-    await mkdir(runDir, { recursive: true, mode: 0o700 });
+    const user = this.user ?? (await appUser());
+    // A run that was killed may have left its sockets: start from an empty directory,
+    // private to the processes' user (Puma's socket, nginx's way to it, HOME).
+    await makeRunDir(runDir);
+    if (user.dropped) await chown(runDir, user.uid, user.gid);
     const env = planned.bound(bindings);
-    const removeRunDir = () => rm(runDir, { recursive: true, force: true });
+    const removeRunDir = async () => {
+      await rm(runDir, { recursive: true, force: true });
+      // The shared parent goes with the last run (another one starting now makes it again).
+      await rmdir(dirname(runDir)).catch(() => undefined);
+    };
     let processes: SupervisedProcess[];
     try {
-      await materialiseFiles(plan.files, 'run', appDir, env, bindings);
-      processes = plan.processes.map((spec) => new SupervisedProcess(bindProcess(spec, bindings), appDir, env, logger, this.clock, runDir));
+      // Files of the run (basic-auth users, 0600) are read by the processes, so they are theirs.
+      for (const path of await materialiseFiles(plan.files, 'run', appDir, env, bindings)) await ownPath(join(appDir, path), user);
+      processes = plan.processes.map((spec) => new SupervisedProcess(bindProcess(spec, bindings), appDir, env, logger, this.clock, runDir, user));
     } catch (error) {
       await removeRunDir();
       throw error;
@@ -94,5 +108,19 @@ export class LocalProcessRunner implements Runner {
           await removeRunDir();
         })()),
     };
+  }
+}
+
+/** A fresh, empty run directory (0700) in its checked parent, which a run stopping at the same moment may remove once. */
+async function makeRunDir(runDir: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await ensureRunDirParent(runDir);
+    await rm(runDir, { recursive: true, force: true });
+    try {
+      await mkdir(runDir, { mode: 0o700 });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw error;
+    }
   }
 }

@@ -1,8 +1,8 @@
 import { probeHttp, probePort } from '../health/probes.js';
 import type { Readiness } from '../plan/schema.js';
 import type { Clock } from '../time/clock.js';
+import { pollDelay } from '../time/poll-delay.js';
 
-export const READINESS_POLL_MS = 250;
 const PROBE_TIMEOUT_MS = 5_000;
 
 /** Whether one condition holds right now. */
@@ -31,11 +31,12 @@ export function describeReadiness(condition: Readiness): string {
  * health check has one, and a process that waits forever never opens its port.
  */
 export async function waitUntilReady(conditions: readonly Readiness[], clock: Clock, signal: AbortSignal): Promise<boolean> {
+  const start = clock.now();
   for (const condition of conditions) {
     for (;;) {
       if (signal.aborted) return false;
       if (await isReady(condition)) break;
-      await clock.sleep(READINESS_POLL_MS, signal);
+      await clock.sleep(pollDelay(clock.now() - start), signal);
     }
   }
   return !signal.aborted;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { lstat, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Bindings } from '../plan/placeholders.js';
 
@@ -10,9 +11,34 @@ import type { Bindings } from '../plan/placeholders.js';
  * the build's directory, so that files written during the build (an nginx
  * configuration naming Puma's socket) already hold the value the processes get.
  * The runner makes it when the processes start and removes it once they stop.
+ *
+ * It lies in a directory of runplan's own user (`runplan-run-<uid>`, see
+ * ensureRunDirParent), never directly in the shared temporary directory, where
+ * another user could create the predictable name first and sit between nginx
+ * and Puma.
  */
 export function localRunDir(appDir: string): string {
-  return join(tmpdir(), `runplan-run-${createHash('sha256').update(appDir).digest('hex').slice(0, 16)}`);
+  return join(tmpdir(), `runplan-run-${process.getuid?.() ?? 'u'}`, createHash('sha256').update(appDir).digest('hex').slice(0, 16));
+}
+
+/**
+ * Makes the parent of run directories, or checks the one there: a real
+ * directory of this user that nobody else can write. As root it is 0711, so that
+ * the unprivileged user can reach its own run directory (0700, its own) inside
+ * without listing the others.
+ */
+export async function ensureRunDirParent(runDir: string): Promise<void> {
+  const parent = dirname(runDir);
+  const uid = process.getuid?.();
+  await mkdir(parent, { mode: uid === 0 ? 0o711 : 0o700 }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  const info = await lstat(parent);
+  if (!info.isDirectory() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({
+      message: `${parent}, where runplan keeps the run directories (unix sockets) of its applications, is not a directory of runplan's own user that only it can write; remove it (or set TMPDIR elsewhere) and start again.`,
+    });
+  }
 }
 
 /**

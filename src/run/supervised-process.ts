@@ -6,6 +6,7 @@ import { LineSplitter, type Logger } from '../log/logger.js';
 import type { PlannedProcess } from '../plan/schema.js';
 import { childEnvironment, systemEnvironment } from '../build/process-env.js';
 import { formatSeconds } from '../health/probes.js';
+import { type AppUser, spawnIdentity, userEnvironment } from '../host/app-user.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Clock } from '../time/clock.js';
 import { restartDelay } from './backoff.js';
@@ -34,6 +35,7 @@ export class SupervisedProcess {
     private readonly logger: Logger,
     private readonly clock: Clock,
     private readonly tempDir?: string,
+    private readonly user?: AppUser,
   ) {}
 
   /**
@@ -63,7 +65,15 @@ export class SupervisedProcess {
     const tag = newTreeTag();
     const child = spawn(file as string, args, {
       cwd: resolve(this.appDir, this.spec.cwd),
-      env: { ...childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend, systemEnvironment(process.env, this.tempDir)), ...tag.env },
+      // HOME of the unprivileged user: the private run directory (it has no home of its own).
+      env: {
+        ...childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend, {
+          ...systemEnvironment(process.env, this.tempDir),
+          ...(this.tempDir === undefined ? {} : userEnvironment(this.user, this.tempDir)),
+        }),
+        ...tag.env,
+      },
+      ...spawnIdentity(this.user),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

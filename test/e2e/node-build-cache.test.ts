@@ -1,5 +1,9 @@
+import { readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { checkFixture, listFixtures, prepareFixture, type Fixture } from '../helpers/fixtures.js';
+import { deploymentDirs, tempDir } from '../helpers/temp.js';
 
 const REUSED = '[install] reused cached layer node_modules';
 
@@ -41,5 +45,49 @@ describe('node build cache', () => {
       const { build } = await checkFixture(variant(env, { ...json, installScript: 'install by npm' }));
       expect(build, JSON.stringify(env)).not.toContain(REUSED);
     }
+  });
+});
+
+// An install script that tries to change the Node.js runtime the build runs, which comes from the
+// shared cache: by appending to a file, opening the binary for writing, and making a file writable
+// first (only where the cache is not its own user's, as when runplan runs as root; a user that owns
+// the cache could do anything to it: docs/security.md).
+const POISON = `
+const fs = require('fs');
+const results = {};
+const attempt = (name, action) => { try { action(); results[name] = 'written'; } catch (e) { results[name] = e.code; } };
+attempt('append', () => fs.appendFileSync('.runplan/node/CHANGELOG.md', 'POISONED BY AN APP'));
+attempt('binary', () => fs.closeSync(fs.openSync('.runplan/node/bin/node', 'a')));
+attempt('create', () => fs.writeFileSync('.runplan/node/bin/evil', 'POISONED BY AN APP'));
+if (fs.statSync('.runplan/node/CHANGELOG.md').uid !== process.getuid()) {
+  attempt('chmod', () => { fs.chmodSync('.runplan/node/CHANGELOG.md', 0o666); fs.appendFileSync('.runplan/node/CHANGELOG.md', 'POISONED BY AN APP'); });
+}
+console.log('poison ' + JSON.stringify(results));
+`;
+
+describe('shared runtime', () => {
+  it('cannot be changed by an install script of the application', async () => {
+    const app = await tempDir('runplan-poison-');
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'poison', version: '1.0.0', private: true, scripts: { start: 'node server.js', postinstall: 'node poison.js' } }));
+    await writeFile(join(app, 'server.js'), "require('http').createServer((q, s) => s.end('ok')).listen(process.env.PORT);\n");
+    await writeFile(join(app, 'poison.js'), POISON);
+    const dirs = await deploymentDirs();
+
+    const built = await runCli(['build', app], dirs.env);
+    expect(built.code, built.output).toBe(0);
+    const results = JSON.parse(/poison (\{.*\})/.exec(built.output)?.[1] ?? '{}') as Record<string, string>;
+    expect(results.append, built.output).toMatch(/^(EACCES|EROFS|EPERM)$/);
+    expect(results.binary, built.output).toMatch(/^(EACCES|EROFS|EPERM)$/);
+    expect(results.create, built.output).toMatch(/^(EACCES|EROFS|EPERM)$/);
+    if (process.getuid?.() === 0) expect(results.chmod, built.output).toBe('EPERM');
+
+    // The build reaches the runtime through the cache entry itself, which is unchanged.
+    const [appDir] = await readdir(dirs.workDir);
+    const current = join(dirs.workDir, appDir as string, 'current');
+    const changelog = await realpath(join(current, '.runplan', 'node', 'CHANGELOG.md'));
+    expect(changelog.startsWith(join(await realpath(dirs.cacheDir), 'trees'))).toBe(true);
+    expect(await readFile(changelog, 'utf8')).not.toContain('POISONED');
+    expect((await stat(changelog)).mode & 0o222).toBe(0);
+    expect(await readdir(join(changelog, '..', 'bin'))).toEqual(['node']);
   });
 });

@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkFixture, listFixtures } from '../helpers/fixtures.js';
 import { startRedis } from '../helpers/redis.js';
 
@@ -18,6 +18,14 @@ describe('ruby fixtures', () => {
         await checkFixture(fixture, {
           placeholders: redis ? { REDIS_PORT: String(redis.port) } : {},
           hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' },
+          // nginx's master and workers run as the user Puma runs as, never as root (docs/security.md).
+          whileRunning: (processes) => {
+            const nginx = processes.filter((p) => p.name === 'nginx');
+            const puma = processes.find((p) => /puma|ruby/.test(p.name));
+            expect(nginx.length, JSON.stringify(processes)).toBeGreaterThanOrEqual(2);
+            expect(nginx.filter((p) => p.uid === 0)).toEqual([]);
+            if (puma) expect(new Set(nginx.map((p) => p.uid))).toEqual(new Set([puma.uid]));
+          },
         });
       } finally {
         await redis?.stop();

@@ -7,7 +7,8 @@ import * as kit from '../../scripts/fixture-kit.mjs';
 import { ROOT, runCli, startCli } from './cli.js';
 import { get } from './http.js';
 import { freePort } from './ports.js';
-import { processesUnder } from './processes.js';
+import { processesUnder, processOwnersUnder } from './processes.js';
+import { appUser } from '../../src/host/app-user.js';
 import { nodePlaceholders } from './node-inventory.js';
 import { deploymentDirs, removeAfterFile } from './temp.js';
 
@@ -99,6 +100,8 @@ export interface CheckOptions {
    * engine at this DOCKER_HOST).
    */
   readonly docker?: string;
+  /** Called while the deployment is healthy, with its processes (run here, not in Docker). */
+  readonly whileRunning?: (processes: ReturnType<typeof processOwnersUnder>) => void;
 }
 
 /**
@@ -150,7 +153,12 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
   const fixture = await prepareFixture(given);
   const dirs = await deploymentDirs();
   const port = await freePort();
-  const expectation = fillPlaceholders(fixture.expect, { ...options.placeholders, ...(await nodePlaceholders(fixture.expect)), port: String(port) });
+  const expectation = fillPlaceholders(fixture.expect, {
+    ...options.placeholders,
+    ...(await nodePlaceholders(fixture.expect)),
+    ...(await appUidPlaceholder(fixture.expect, options.docker !== undefined)),
+    port: String(port),
+  });
   const inputs = [fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
   const env = { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv };
   const outputs = { plan: '', planJson: '', build: '', run: '' };
@@ -203,6 +211,16 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
         expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
       }
     }
+    if (options.docker === undefined) {
+      const processes = processOwnersUnder(dirs.workDir);
+      // As root, runplan runs every process of the application as its unprivileged user (docs/security.md).
+      if (process.getuid?.() === 0)
+        expect(
+          processes.filter((p) => p.uid === 0),
+          'processes of the deployment running as root',
+        ).toEqual([]);
+      options.whileRunning?.(processes);
+    }
     run.child.kill('SIGINT');
     expect(await run.exited, run.output()).toBe(0);
     outputs.run = run.output();
@@ -213,6 +231,16 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
       await run.exited;
     }
   }
+}
+
+/**
+ * `{{appUid}}`: the uid the application must run as — runplan's unprivileged
+ * user when the tests run as root, else the tests' own; in an image, its user 1000.
+ */
+async function appUidPlaceholder(value: unknown, inImage: boolean): Promise<Record<string, string>> {
+  if (!JSON.stringify(value).includes('{{appUid}}')) return {};
+  if (inImage) return { appUid: '1000' };
+  return { appUid: String(process.getuid?.() === 0 ? (await appUser()).uid : process.getuid?.()) };
 }
 
 /**

@@ -90,3 +90,20 @@ export function killAll(pids: readonly number[]): void {
     }
   }
 }
+
+/** Live processes whose working directory is inside `dir`, with their name and effective uid (Linux /proc). */
+export function processOwnersUnder(dir: string): { pid: number; name: string; uid: number }[] {
+  const out: { pid: number; name: string; uid: number }[] = [];
+  for (const pid of processesUnder(dir)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const name = /^Name:\s*(.*)$/m.exec(status)?.[1] ?? '';
+      // Uid: real, effective, saved, file system.
+      const uid = Number(/^Uid:\s*\d+\s+(\d+)/m.exec(status)?.[1]);
+      out.push({ pid, name, uid });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}

@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { thawDirectories } from '../../src/build/install/freeze.js';
 
 // Each test file has its own module instance (isolated forks), so this holds that file's temporaries.
 const recorded = new Set<string>();
@@ -15,7 +16,15 @@ export function removeAfterFile(path: string): void {
 export async function removeRecorded(): Promise<void> {
   const paths = [...recorded];
   recorded.clear();
-  await Promise.all(paths.map((p) => rm(p, { recursive: true, force: true, maxRetries: 3 })));
+  await Promise.all(
+    paths.map((p) =>
+      rm(p, { recursive: true, force: true, maxRetries: 3 }).catch(async () => {
+        // A shared-cache entry made read-only (0555 directories) that a user other than root must unlock first.
+        await thawDirectories(p);
+        await rm(p, { recursive: true, force: true, maxRetries: 3 });
+      }),
+    ),
+  );
 }
 
 /**
@@ -26,6 +35,9 @@ export async function removeRecorded(): Promise<void> {
 export async function tempDir(prefix = 'runplan-test-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   removeAfterFile(dir);
+  // Searchable by others (not listable): as root, runplan builds and runs as its unprivileged
+  // user, which must reach the build directories made in here (docs/security.md).
+  await chmod(dir, 0o711);
   return dir;
 }
 

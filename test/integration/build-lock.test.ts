@@ -114,12 +114,16 @@ describe('build lock', () => {
 
   it('gives a stale lock to exactly one of several builds taking it over at once', async () => {
     const root = await tempDir();
-    await writeLockOf(root, await deadProcess());
-    const results = await Promise.allSettled(Array.from({ length: 6 }, () => acquireBuildLock(root, { waitMs: 0 })));
-    const won = results.filter((r) => r.status === 'fulfilled');
-    expect(won).toHaveLength(1);
-    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: CoreErrors.BUILD_LOCKED.code });
-    await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof acquireBuildLock>>>).value.release();
-    expect(await readdir(root)).toEqual([]);
+    const dead = await deadProcess();
+    // Repeated: a race between takeovers shows only in some interleavings.
+    for (let round = 0; round < 25; round++) {
+      await writeLockOf(root, dead);
+      const results = await Promise.allSettled(Array.from({ length: 6 }, () => acquireBuildLock(root, { waitMs: 0 })));
+      const won = results.filter((r) => r.status === 'fulfilled');
+      expect(won, `round ${round}`).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: CoreErrors.BUILD_LOCKED.code });
+      await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof acquireBuildLock>>>).value.release();
+      expect(await readdir(root)).toEqual([]);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import * as tar from 'tar';
@@ -187,7 +187,10 @@ describe('StepBuilder', () => {
   it('skips a step whose layer is cached under the same key, and reruns it when the key changes', async () => {
     const cacheRoot = await tempDir();
     const layers = new LayerCache(cacheRoot);
-    const counter = join(cacheRoot, 'runs');
+    // Writable by the step: as root, steps run as runplan's unprivileged user (docs/security.md).
+    const counterDir = await tempDir();
+    await chmod(counterDir, 0o777);
+    const counter = join(counterDir, 'runs');
     const fill = step('fill', `mkdir -p deps && echo built > deps/marker && echo x >> ${counter}`, { layer: 'deps' });
     const layer = (key: string) => ({ name: 'deps', path: 'deps', cacheKey: key, keyInputs: ['test'] });
 
@@ -426,14 +429,15 @@ describe('StepBuilder: install steps', () => {
       ['use', 'succeeded'],
     ]);
     const tool = join(first.appDir, '.runplan/tool/bin/tool');
-    expect((await stat(tool)).mode & 0o777).toBe(0o755);
+    expect((await stat(tool)).mode & 0o777).toBe(0o555);
     expect((await lstat(join(first.appDir, '.runplan/bin/tool'))).isSymbolicLink()).toBe(true);
     expect(await readlink(join(first.appDir, '.runplan/bin/tool'))).toBe('../tool/bin/tool');
     expect(first.stepLines('use')).toEqual([`tool 1.0 from ${join(first.appDir, '.runplan/bin')}`, 'data']);
     expect(first.stepLines('tool')).toEqual(expect.arrayContaining([`downloading ${source.url} into the shared cache`, `${source.url} in .runplan/tool`]));
     expect(first.sink.lines.some((l) => l.origin.kind === 'runplan' && l.text === `step tool: install ${source.url} into .runplan/tool`)).toBe(true);
     const entry = treeCacheEntry(cacheDir, source);
-    expect((await stat(join(entry, 'bin/tool'))).ino).toBe((await stat(tool)).ino);
+    // The build reaches the tree through a symlink to the cache entry itself.
+    expect(await readlink(join(first.appDir, '.runplan/tool'))).toBe(await realpath(entry));
     expect(hits.get('/tool.tar.gz')).toBe(1);
 
     const second = await build(planWith([installStep(source), useTool]), { cacheDir });

@@ -1,3 +1,4 @@
+import { chmod } from 'node:fs/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LocalProcessRunner } from '../../src/run/local-process-runner.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
@@ -160,6 +161,8 @@ describe('LocalProcessRunner', () => {
 
   it('starts a process with startAfter only once the server it waits for answers on its unix socket', async () => {
     const socketDir = await tempDir();
+    // Writable by the processes: as root, they run as runplan's unprivileged user (docs/security.md).
+    await chmod(socketDir, 0o777);
     const socket = `${socketDir}/backend.sock`;
     const backend = `node -e "setTimeout(() => require('http').createServer((q, s) => { s.statusCode = 404; s.end(); }).listen(process.env.SOCK), 700)"`;
     const front = `node -e "require('http').request({ socketPath: process.env.SOCK, path: '/' }, (r) => console.log('front saw backend ' + r.statusCode)).end(); setInterval(() => {}, 1000)"`;

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, copyFile, lstat, mkdir, readdir, readFile, readlink, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, readdir, readFile, readlink, realpath, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -78,7 +78,7 @@ async function cacheDir() {
 }
 
 describe('shared tree cache (archive sources)', () => {
-  it('downloads, verifies and unpacks a zip once, keeping its modes and removing its top directory; later builds reuse it', async () => {
+  it('downloads, verifies and unpacks a zip once, keeping its execute bits, read-only, and removing its top directory; later builds reuse it', async () => {
     await distribution('good', LAYOUT);
     const source = serve('good.zip', await zipOf('good'));
     const cache = await cacheDir();
@@ -86,7 +86,10 @@ describe('shared tree cache (archive sources)', () => {
     const first = await ensureTree(cache, source, { log: (l) => lines.push(l) });
     expect(first).toEqual({ dir: treeCacheEntry(cache, source), cached: false });
     expect(first.dir).toBe(join(cache, 'trees', 'archive', source.sha256.slice(0, 24)));
-    expect((await stat(join(first.dir, 'play'))).mode & 0o777).toBe(0o755);
+    // Frozen as it enters the cache: builds share the entry itself (docs/security.md).
+    expect((await stat(join(first.dir, 'play'))).mode & 0o777).toBe(0o555);
+    expect((await stat(join(first.dir, 'framework/src/play/version'))).mode & 0o777).toBe(0o444);
+    expect((await stat(join(first.dir, 'framework'))).mode & 0o777).toBe(0o555);
     expect(await readFile(join(first.dir, 'framework/src/play/version'), 'utf8')).toBe('9.9.9\n');
     expect(lines).toEqual([
       `downloading ${source.url} into the shared cache`,
@@ -107,7 +110,7 @@ describe('shared tree cache (archive sources)', () => {
     const { dir, cached } = await ensureTree(await cacheDir(), serve('tgz.tar.gz', await readFile(file)));
     expect(cached).toBe(false);
     expect(await readdir(dir)).toEqual(expect.arrayContaining(['play', 'framework']));
-    expect((await stat(join(dir, 'play'))).mode & 0o777).toBe(0o755);
+    expect((await stat(join(dir, 'play'))).mode & 0o777).toBe(0o555);
   });
 
   it('keeps an archive with several top-level entries as it is', async () => {
@@ -319,7 +322,7 @@ describe('install steps (carryOutInstall)', () => {
   const install = (source: PackageSource, extra: Partial<Install> = {}): Install =>
     InstallSchema.parse({ kind: 'install', source, target: '.runplan/play-9.9.9', executables: ['play'], links: [{ path: '.runplan/bin/play', target: 'play' }], ...extra });
 
-  it('hard-links the cached tree into the application, with its executables and links; a second application reuses the cache', async () => {
+  it('makes the target a symlink to the read-only cache entry, with its executables and links; a second application reuses the cache', async () => {
     await distribution('linked', LAYOUT);
     const source = serve('linked.zip', await zipOf('linked'));
     const cache = await cacheDir();
@@ -330,10 +333,11 @@ describe('install steps (carryOutInstall)', () => {
     const lines: string[] = [];
     await carryOutInstall(install(source), app, cache, { log: (l) => lines.push(l) });
     expect(await readdir(join(app, '.runplan/play-9.9.9'))).not.toContain('stale');
+    // One symlink, nothing linked file by file; no file of the cache can be written through it.
+    expect(await readlink(join(app, '.runplan/play-9.9.9'))).toBe(await realpath(treeCacheEntry(cache, source)));
     const linked = await stat(join(app, '.runplan/play-9.9.9/play'));
-    const cached = await stat(join(treeCacheEntry(cache, source), 'play'));
-    expect(linked.ino).toBe(cached.ino);
-    expect(linked.mode & 0o777).toBe(0o755);
+    expect(linked.mode & 0o777).toBe(0o555);
+    expect((await stat(join(app, '.runplan/play-9.9.9/framework/src/play/version'))).mode & 0o222).toBe(0);
     expect((await lstat(join(app, '.runplan/bin/play'))).isSymbolicLink()).toBe(true);
     expect(await readlink(join(app, '.runplan/bin/play'))).toBe('../play-9.9.9/play');
     expect(execFileSync(join(app, '.runplan/bin/play'), { encoding: 'utf8' })).toBe('play\n');
@@ -344,7 +348,38 @@ describe('install steps (carryOutInstall)', () => {
     await carryOutInstall(install(source), other, cache, { log: (l) => again.push(l) });
     expect(again).toEqual([`${source.url} in .runplan/play-9.9.9 (from the shared cache)`]);
     expect(hits.get('/linked.zip')).toBe(1);
-    expect((await stat(join(other, '.runplan/play-9.9.9/play'))).ino).toBe(cached.ino);
+    expect((await stat(join(other, '.runplan/play-9.9.9/play'))).ino).toBe(linked.ino);
+  });
+
+  it('installs a tree inside an earlier one without writing into the cache (npm inside Node.js)', async () => {
+    await distribution('outer', LAYOUT);
+    await distribution('inner', { 'tool/bin/tool': { text: '#!/bin/sh\necho tool\n', mode: 0o755 } });
+    const outer = serve('outer.zip', await zipOf('outer'));
+    const inner = serve('inner.zip', await zipOf('inner'));
+    const cache = await cacheDir();
+    const app = await tempDir('runplan-tree-cache-app-');
+    await carryOutInstall(install(outer), app, cache);
+    await carryOutInstall(install(inner, { target: '.runplan/play-9.9.9/framework/tools/tool', executables: ['bin/tool'], links: [{ path: '.runplan/bin/tool', target: 'bin/tool' }] }), app, cache);
+    // The outer target became a directory of symlinks down to the inner one's parent; the cache entry has no new file.
+    expect((await lstat(join(app, '.runplan/play-9.9.9'))).isDirectory()).toBe(true);
+    expect((await lstat(join(app, '.runplan/play-9.9.9/play'))).isSymbolicLink()).toBe(true);
+    expect((await lstat(join(app, '.runplan/play-9.9.9/framework/src'))).isSymbolicLink()).toBe(true);
+    expect(await readdir(join(treeCacheEntry(cache, outer), 'framework'))).toEqual(['src']);
+    expect(execFileSync(join(app, '.runplan/bin/tool'), { encoding: 'utf8' })).toBe('tool\n');
+    expect(execFileSync(join(app, '.runplan/bin/play'), { encoding: 'utf8' })).toBe('play\n');
+  });
+
+  it('writes a real copy for a directory that leaves the host (an image context)', async () => {
+    await distribution('copied', LAYOUT);
+    const source = serve('copied.zip', await zipOf('copied'));
+    const cache = await cacheDir();
+    const context = await tempDir('runplan-tree-cache-context-');
+    await carryOutInstall(install(source), context, cache, { mode: 'copy' });
+    const copy = await lstat(join(context, '.runplan/play-9.9.9/play'));
+    expect(copy.isFile()).toBe(true);
+    expect(copy.ino).not.toBe((await stat(join(treeCacheEntry(cache, source), 'play'))).ino);
+    expect(copy.mode & 0o777).toBe(0o555);
+    expect(execFileSync(join(context, '.runplan/bin/play'), { encoding: 'utf8' })).toBe('play\n');
   });
 
   it('gives back an execute bit a distribution lost', async () => {
@@ -353,7 +388,7 @@ describe('install steps (carryOutInstall)', () => {
     await tar.c({ gzip: true, file, cwd: join(root, 'src', 'noexec') }, ['play-9.9.9']);
     const app = await tempDir('runplan-tree-cache-app-');
     await carryOutInstall(install(serve('noexec.tar.gz', await readFile(file)), { links: [] }), app, await cacheDir());
-    expect((await stat(join(app, '.runplan/play-9.9.9/play'))).mode & 0o777).toBe(0o755);
+    expect((await stat(join(app, '.runplan/play-9.9.9/play'))).mode & 0o777).toBe(0o555);
   });
 
   it('refuses a tree without an executable the step names', async () => {
@@ -383,5 +418,20 @@ describe('install steps (carryOutInstall)', () => {
     expect(await readdir(join(app, '..'))).not.toContain('outside');
     expect(await readdir(join(app, '..'))).not.toContain('outside-link');
     expect(() => install(source, { target: '../outside' })).toThrow();
+  });
+
+  it('refuses a target under a link the application committed, leaving the folder it points to untouched (issue 11)', async () => {
+    await distribution('linked', LAYOUT);
+    const source = serve('linked.zip', await zipOf('linked'));
+    const cache = await cacheDir();
+    const app = await tempDir('runplan-tree-cache-app-');
+    const outside = await tempDir('runplan-tree-cache-outside-');
+    await writeFile(join(outside, 'keep.txt'), 'host file');
+    await symlink(outside, join(app, '.runplan'));
+    await expect(carryOutInstall({ ...install(source), target: '.runplan/play' }, app, cache)).rejects.toMatchObject({
+      code: CoreErrors.BUILD_FILE_ESCAPES_APP.code,
+      file: '.runplan/play',
+    });
+    expect(await readdir(outside)).toEqual(['keep.txt']);
   });
 });

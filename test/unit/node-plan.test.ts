@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from '../../buildpacks/node/build-checks.js';
@@ -9,6 +9,9 @@ import { staticInventory } from '../../buildpacks/node/inventory.js';
 import { parsePackageJson, type PackageJson } from '../../buildpacks/node/package-json.js';
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
 import { lifecycleReplay } from '../../buildpacks/node/plan.js';
+import { explainFailure } from '../../src/build/step-builder.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { DirectorySource } from '../../src/files/directory-source.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import type { Inventory } from '../../src/inventory/inventory.js';
 import { planDigest } from '../../src/plan/digest.js';
@@ -281,6 +284,7 @@ describe('node plan', () => {
       run: { kind: 'exec', argv: ['node', '-e', VERIFY_MAIN_SCRIPT, 'dist/server'] },
       pathPrepend: ['.runplan/bin'],
       onFailure: [
+        { when: { kind: 'output' }, error: { code: CoreErrors.APP_PATH_OUTSIDE.code } },
         {
           when: { kind: 'any' },
           error: {
@@ -399,5 +403,87 @@ describe('install scripts replayed on a cache hit (lifecycleReplay)', () => {
     ['pnpm', { install: '  ', test: 'x' }, []],
   ] as const)('%s with %j', (tool, scripts, expected) => {
     expect(lifecycleReplay(tool, scripts).map((r) => [r.name, r.argv])).toEqual(expected);
+  });
+});
+
+describe('package.json from a hostile application (issue 11)', () => {
+  const fault = (text: string) => {
+    try {
+      parsePackageJson(text);
+    } catch (error) {
+      return error as Error & { code: string; details: { line: number; column: number } };
+    }
+    throw new Error('expected a fault');
+  };
+
+  it('points at the real line and column where V8 gives none or the end of the file', () => {
+    expect(fault('{\n  "name": "x",\n  "main": x\n}\n').details).toMatchObject({ line: 3, column: 11 });
+    expect(fault('{\n  "name": "x",\n  "main": "a.js" "b"\n}\n').details).toMatchObject({ line: 3, column: 18 });
+    // An unterminated string: where it starts, not the end of the file.
+    const unterminated = fault(`{\n  "name": "${'x'.repeat(1000)}`);
+    expect(unterminated.details).toMatchObject({ line: 2, column: 11 });
+    expect(unterminated.message).toContain('never closed');
+    expect(fault('{\n  "a": [1, 2,]\n}').message).toContain('trailing comma');
+  });
+
+  it('bounds the quoted line and escapes control characters', () => {
+    const huge = fault(`{"name": "${'x'.repeat(5_000_000)}`);
+    expect(huge.message.length).toBeLessThan(600);
+    const escaped = fault('{\n  "name": "x\u001b[31mRED",\n  "main": 1 2\n}');
+    expect(escaped.message).not.toContain('\u001b');
+    expect(escaped.message).toContain('\\u001b');
+  });
+
+  it.each([['22'], ['{"a": 1}'], ['[1]'], ['null'], ['true']])('refuses engines.node = %s with a coded error', (value) => {
+    const error = fault(`{"main": "a.js", "engines": {"node": ${value}}}`);
+    expect(error).toMatchObject({ code: NodeErrors.NODE_PACKAGE_JSON_INVALID.code, file: 'package.json' });
+    expect(error.message).toContain('"engines.node" must be a string');
+  });
+
+  it('refuses 100,000 nested arrays, closed or not, without overflowing the stack', () => {
+    const closed = fault(`{"main": "a.js", "dependencies": {"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}}`);
+    expect(closed).toMatchObject({ code: NodeErrors.NODE_PACKAGE_JSON_INVALID.code });
+    expect(closed.message).toContain('levels deep');
+    const open = fault(`{"main": "a.js", "dependencies": {"a": ${'['.repeat(100_000)}}}`);
+    expect(open).toMatchObject({ code: NodeErrors.NODE_PACKAGE_JSON_INVALID.code });
+    expect(open.message.length).toBeLessThan(600);
+  });
+});
+
+describe('main outside the application (issue 11, finding 10)', () => {
+  it.each([['../../etc/passwd'], ['/etc/passwd'], ['lib/../../x.js']])('refuses main %s when planning', (main) => {
+    expect(() => resolveStart({ main })).toThrowError(expect.objectContaining({ code: CoreErrors.APP_PATH_OUTSIDE.code, file: 'package.json' }));
+  });
+
+  it('accepts main that climbs but stays inside', () => {
+    expect(resolveStart({ main: 'lib/../server.js' }).command).toEqual({ kind: 'exec', argv: ['node', 'lib/../server.js'] });
+  });
+
+  it('verify-main fails with APP_PATH_OUTSIDE when main is a link leading out of the build', async () => {
+    const { plan: p } = await plan({ 'package.json': '{"main":"server.js"}' });
+    const base = await tempDir();
+    const dir = join(base, 'build');
+    await mkdir(dir);
+    await writeFile(join(base, 'host-file.js'), 'HOST-SECRET\n');
+    await symlink(join(base, 'host-file.js'), join(dir, 'server.js'));
+    const verify = step(p, 'verify-main');
+    const result = runNodeStep(verify, dir);
+    expect(result.status).toBe(2);
+    expect(`${result.stdout}${result.stderr}`).not.toContain('HOST-SECRET');
+    const explained = explainFailure(verify, { notFound: false, exitCode: result.status, output: result.stderr.split('\n') });
+    expect(explained).toMatchObject({ code: CoreErrors.APP_PATH_OUTSIDE.code, file: 'package.json' });
+  });
+
+  it('refuses a committed node_modules or .yarn link leading out of the application', async () => {
+    const base = await tempDir();
+    const app = join(base, 'app');
+    await mkdir(app);
+    await mkdir(join(base, 'outside'));
+    await writeFile(join(app, 'package.json'), '{"main":"a.js"}');
+    await symlink(join(base, 'outside'), join(app, '.yarn'));
+    await expect(createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new DirectorySource(app), appDir: app, env: {} })).rejects.toMatchObject({
+      code: CoreErrors.APP_PATH_OUTSIDE.code,
+      file: '.yarn',
+    });
   });
 });

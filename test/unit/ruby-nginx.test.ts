@@ -258,9 +258,9 @@ describe('nginx configuration in a plan', () => {
     expect(conf).toContain('upstream app_server { server unix:${RUN_DIR}/puma.sock fail_timeout=0; }');
     expect(conf).toContain('auth_basic_user_file "${APP_HOME}/.runplan/nginx/users";');
     expect(conf).toContain('alias "${APP_HOME}/public/";');
-    // As file chunks: nginx.pid and the five temporary directories, the socket, the users file and the static files.
+    // As file chunks: nginx.pid and the five temporary directories, the socket, the users file, the static files and where links are checked from.
     const chunks = textChunks(conf);
-    expect(chunks.filter((c) => 'placeholder' in c).map((c) => (c as { placeholder: string }).placeholder)).toEqual([...Array(6).fill('APP_HOME'), 'RUN_DIR', 'APP_HOME', 'APP_HOME']);
+    expect(chunks.filter((c) => 'placeholder' in c).map((c) => (c as { placeholder: string }).placeholder)).toEqual([...Array(6).fill('APP_HOME'), 'RUN_DIR', 'APP_HOME', 'APP_HOME', 'APP_HOME']);
     expect(chunks.some((c) => 'text' in c && c.text.includes('${'))).toBe(false);
   });
 

@@ -1,4 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createNodeBuildpack } from '../../buildpacks/node/index.js';
 import { createRubyBuildpack, type RubyBuildpackOptions } from '../../buildpacks/ruby/index.js';
@@ -7,11 +9,15 @@ import { findNginx, resolveRubyOptions, rubyInventoryProvider, RubyInventorySche
 import { systemRubies } from '../../buildpacks/ruby/rubies.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/default-registry.js';
+import { explainFailure } from '../../src/build/step-builder.js';
+import { CoreErrors } from '../../src/errors/core-errors.js';
+import { DirectorySource } from '../../src/files/directory-source.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import type { PlannedFile, RunPlan } from '../../src/plan/schema.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { testInventory } from '../helpers/inventory.js';
 import { TEST_INVENTORY } from '../helpers/node-inventory.js';
+import { tempDir } from '../helpers/temp.js';
 
 const LOCK = 'GEM\n  specs:\n    nio4r (2.5.8)\n    puma (5.6.5)\n      nio4r (~> 2.0)\n    rack (2.2.22)\n\nDEPENDENCIES\n  puma\n  rack\n\nRUBY VERSION\n   ruby 3.1.2p20\n';
 const APP = { Gemfile: "ruby '3.1.2'\ngem 'puma'\ngem 'rack'\n", 'Gemfile.lock': LOCK, 'config.ru': 'run ->(e) { [200, {}, []] }\n' };
@@ -220,13 +226,13 @@ describe('ruby buildpack options (host level)', () => {
 });
 
 describe('nginx from the inventory', () => {
-  it('runs the nginx the inventory found, as root when runplan runs as root', async () => {
+  it('runs the nginx the inventory found, never with `user root` (the executor starts it unprivileged)', async () => {
     const { plan: p } = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
     expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: ['/usr/sbin/nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
     expect(p.build.steps.find((s) => s.name === 'nginx-check')?.run).toMatchObject({
       argv: ['/usr/sbin/nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'],
     });
-    expect(nginxConf(p)).toMatch(/^user root;$/m);
+    expect(nginxConf(p)).not.toMatch(/^user /m);
     const notRoot = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { runsAsRoot: false });
     expect(nginxConf(notRoot.plan)).not.toMatch(/^user /m);
   });
@@ -265,6 +271,85 @@ describe('ruby plan with a previous plan (plan --previous)', () => {
     expect((await plan(DEFAULTED, { CC_RUBY_VERSION: '3.3' }, {}, { rubies: [ruby('3.3.0'), ruby('3.3.6')] }, previous)).plan.runtimes[0]?.decision).toMatchObject({
       source: 'env CC_RUBY_VERSION',
       resolved: '3.3.6',
+    });
+  });
+});
+
+describe('what nginx serves stays inside the application (issue 11)', () => {
+  const onDisk = async (extra: (dir: string) => Promise<void>) => {
+    const base = await tempDir();
+    const app = join(base, 'app');
+    await mkdir(join(app, 'public'), { recursive: true });
+    await mkdir(join(base, 'host'));
+    await writeFile(join(base, 'host', 'shadow'), 'HOST-SECRET\n');
+    for (const [name, text] of Object.entries(APP)) await writeFile(join(app, name), text);
+    await writeFile(join(app, 'public', 'hello.txt'), 'hello');
+    await extra(app);
+    return { base, app };
+  };
+  const planDir = (app: string, application: Record<string, string>) =>
+    createPlan({ registry: registry(), inventory: testInventory({ ruby: { rubies } }), files: new DirectorySource(app), appDir: app, env: { application }, host: { port: 8080 } });
+  const STATIC = { STATIC_FILES_PATH: '/pub/', STATIC_URL_PREFIX: '/files/' };
+
+  it('refuses STATIC_FILES_PATH naming a link that leads out of the application', async () => {
+    const { app } = await onDisk(async (dir) => symlink(join(dir, '..', 'host'), join(dir, 'pub')));
+    const error = await planDir(app, STATIC).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error).toMatchObject({ code: CoreErrors.APP_PATH_OUTSIDE.code, file: 'pub' });
+    expect(error?.message).not.toContain('HOST-SECRET');
+  });
+
+  it('refuses an http.json error page that is a link leading out', async () => {
+    const { app } = await onDisk(async (dir) => {
+      await symlink(join(dir, '..', 'host', 'shadow'), join(dir, 'public', '404.html'));
+      await mkdir(join(dir, 'platform'));
+      await writeFile(join(dir, 'platform', 'http.json'), '{"error_pages": {"404": "/public/404.html"}}');
+    });
+    await expect(planDir(app, {})).rejects.toMatchObject({ code: CoreErrors.APP_PATH_OUTSIDE.code, file: 'public/404.html' });
+  });
+
+  it('checks the build copy again: a link inside the static directory leading out fails the served-files step', async () => {
+    const { base, app } = await onDisk(async () => undefined);
+    const { plan: p } = await planDir(app, { STATIC_FILES_PATH: '/public/', STATIC_URL_PREFIX: '/files/' });
+    expect(p.build.steps.map((s) => s.name)).toEqual(['bundle-install', 'served-files-check', 'nginx-check']);
+    const check = p.build.steps.find((s) => s.name === 'served-files-check');
+    if (check?.run.kind !== 'exec') throw new Error('no served-files-check step');
+    const [file, ...args] = check.run.argv;
+    const run = () => spawnSync(file as string, args, { cwd: app, encoding: 'utf8' });
+    expect(run().status).toBe(0);
+    await symlink(join(base, 'host', 'shadow'), join(app, 'public', 'leak'));
+    const failed = run();
+    expect(failed.status).toBe(2);
+    expect(failed.stdout).not.toContain('HOST-SECRET');
+    expect(explainFailure(check, { notFound: false, exitCode: 2, output: failed.stdout.split('\n') })).toMatchObject({ code: CoreErrors.APP_PATH_OUTSIDE.code, file: 'public' });
+  });
+
+  it('has nginx refuse links in what it serves (disable_symlinks), in a configuration nginx -t accepts', async () => {
+    const { plan: p } = await plan({ ...APP, 'public/a.txt': 'a', 'platform/http.json': '{"error_pages": {"404": "/public/a.txt"}}' }, { STATIC_FILES_PATH: '/public/', STATIC_URL_PREFIX: '/files/' });
+    const conf = nginxConf(p);
+    expect(conf.match(/disable_symlinks on "from=\$\{APP_HOME\}";/g)).toHaveLength(2);
+  });
+});
+
+describe('host settings of the Ruby buildpack (issue 11)', () => {
+  it('refuses a bad RUNPLAN_RUBY_DEFAULT_SERIES or gem source with a coded error naming the variable', () => {
+    expect(() => resolveRubyOptions({}, { RUNPLAN_RUBY_DEFAULT_SERIES: 'abc' })).toThrowError(
+      expect.objectContaining({ code: CoreErrors.HOST_INVALID_SETTING.code, variable: 'RUNPLAN_RUBY_DEFAULT_SERIES' }),
+    );
+    expect(() => resolveRubyOptions({}, { RUNPLAN_RUBY_GEM_SOURCE: 'mirror' })).toThrowError(
+      expect.objectContaining({ code: CoreErrors.HOST_INVALID_SETTING.code, variable: 'RUNPLAN_RUBY_GEM_SOURCE' }),
+    );
+  });
+
+  it('only when the Ruby buildpack is used: a Node.js application still plans', async () => {
+    const bad = createRubyBuildpack({ defaultSeries: 'abc' });
+    const reg = new BuildpackRegistry([createNodeBuildpack({ inventory: TEST_INVENTORY }), bad]);
+    const node = await createPlan({ registry: reg, inventory: testInventory({ ruby: { rubies } }), files: new MemorySource({ 'package.json': '{"main":"a.js"}' }), appDir: '/srv/app', env: {} });
+    expect(node.plan.app.type).toBe('node');
+    await expect(createPlan({ registry: reg, inventory: testInventory({ ruby: { rubies } }), files: new MemorySource(APP), appDir: '/srv/app', env: {} })).rejects.toMatchObject({
+      code: CoreErrors.HOST_INVALID_SETTING.code,
     });
   });
 });

@@ -200,4 +200,18 @@ describe('Sidekiq (Ruby rule 4)', () => {
     });
     await expect(checkSidekiqYaml('s.yml', '- a\n- b\n', 'production')).rejects.toThrow(/not a list/);
   });
+
+  it('refuses a YAML alias bomb with a coded error instead of filling memory (issue 11)', async () => {
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 10; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
+    await expect(checkSidekiqYaml('config/sidekiq.yml', `${levels.join('\n')}\n`, 'production')).rejects.toMatchObject({
+      code: RubyErrors.RUBY_SIDEKIQ_FILE_INVALID.code,
+      file: 'config/sidekiq.yml',
+    });
+  });
 });

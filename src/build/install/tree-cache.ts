@@ -7,6 +7,7 @@ import type { PackageSource } from '../../plan/schema.js';
 import { unpackArchive, unwrapSingleDirectory } from './archive.js';
 import { downloadVerified, type DownloadOptions } from './download.js';
 import { fetchNpmTarball, type NpmRunner } from './npm-tarball.js';
+import { freezeTree, isFrozen, thawDirectories } from './freeze.js';
 
 /**
  * Installed trees (runtimes, package managers, frameworks) shared by every build
@@ -18,7 +19,10 @@ import { fetchNpmTarball, type NpmRunner } from './npm-tarball.js';
  * An entry appears only by renaming a complete, verified unpack into place, so
  * a reader never sees a half-written entry and a bad download never becomes
  * one. Concurrent builds may both download; the first rename wins and the other
- * copy is dropped.
+ * copy is dropped. Entries are read-only (freeze.ts): builds share them through
+ * a symlink. runplan never evicts an entry, so a runtime a live build runs from
+ * never disappears under it; a host that prunes the cache must spare the entries
+ * that builds under its work directory link to.
  */
 export function treeCacheEntry(cacheDir: string, source: PackageSource): string {
   if (source.type === 'npm') {
@@ -46,7 +50,11 @@ export function describeSource(source: PackageSource): string {
 
 export async function ensureTree(cacheDir: string, source: PackageSource, options: TreeOptions = {}): Promise<EnsuredTree> {
   const entry = treeCacheEntry(cacheDir, source);
-  if (await isDirectory(entry)) return { dir: entry, cached: true };
+  if (await isDirectory(entry)) {
+    // Entries made before runplan froze them are frozen on their first use.
+    if (!(await isFrozen(entry))) await freezeTree(entry);
+    return { dir: entry, cached: true };
+  }
 
   const parent = join(entry, '..');
   await removeAbandoned(parent);
@@ -62,6 +70,8 @@ export async function ensureTree(cacheDir: string, source: PackageSource, option
     const root = await unwrapSingleDirectory(join(work, 'unpacked'));
     // Size and time, so that a slow network reads as progress rather than a hang.
     const size = await treeSize(root).catch(() => undefined);
+    // Read-only before anyone can see it (docs/security.md, "Shared cache").
+    await freezeTree(root);
     try {
       await rename(root, entry);
     } catch (error) {
@@ -72,7 +82,11 @@ export async function ensureTree(cacheDir: string, source: PackageSource, option
     options.log?.(`cached ${describeSource(source)}${size === undefined ? '' : ` (${formatBytes(size)} unpacked)`} in ${formatSeconds(Date.now() - started)}`);
     return { dir: entry, cached: false };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    // A copy that lost the race is frozen: its owner may need the write bits back to remove it.
+    await rm(work, { recursive: true, force: true }).catch(async () => {
+      await thawDirectories(work);
+      await rm(work, { recursive: true, force: true });
+    });
   }
 }
 
@@ -86,6 +100,9 @@ async function removeAbandoned(dir: string): Promise<void> {
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     if (!name.startsWith('.tmp-')) continue;
     const info = await stat(join(dir, name)).catch(() => undefined);
-    if (info && info.mtimeMs < dayAgo) await rm(join(dir, name), { recursive: true, force: true });
+    if (info && info.mtimeMs < dayAgo) {
+      await thawDirectories(join(dir, name)).catch(() => undefined);
+      await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 }

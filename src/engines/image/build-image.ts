@@ -98,7 +98,7 @@ async function writeContext(
   await copySource(appDir, app);
   await mkdir(scripts, { recursive: true });
   // The installed runtimes are kept from the previous image of the application while its install steps are the same:
-  // linking a Node.js tree again costs most of a warm rebuild, and the build would find the same files anyway.
+  // copying a Node.js tree again costs most of a warm rebuild, and the build would find the same files anyway.
   const installs = JSON.stringify(plan.build.steps.filter((s) => s.run.kind === 'install').map((s) => s.run));
   const manifest = join(context, 'runtime.json');
   if ((await readFile(manifest, 'utf8').catch(() => undefined)) !== installs) {
@@ -106,7 +106,8 @@ async function writeContext(
     await mkdir(runtime, { recursive: true });
     const log = (line: string) => logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
     for (const step of plan.build.steps) {
-      if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, cacheDir, { log });
+      // A real copy: the context leaves this host, where a symlink into the cache means nothing.
+      if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, cacheDir, { log, mode: 'copy' });
     }
     await writeFile(manifest, installs);
   }

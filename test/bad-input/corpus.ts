@@ -148,16 +148,3 @@ export type CaseRow = Omit<BadInputCase, 'area' | 'base'> & { readonly base?: Ba
 export function inArea(area: Area, base: Base, rows: readonly CaseRow[]): BadInputCase[] {
   return rows.map((row) => ({ ...row, area, base: row.base ?? base }));
 }
-
-/**
- * Whether the fixes of branch app-files (application files read only inside the
- * application, bounded and escaped excerpts, coded errors for wrong JSON types,
- * deep nesting and YAML alias bombs) are on this branch. Until they are, the
- * cases they fix run as expected failures; flip this when merging them.
- */
-export const APP_FILES_MERGED = false;
-
-/** The pending mark of a case that the app-files fixes make pass. */
-export function appFiles(why: string): string | undefined {
-  return APP_FILES_MERGED ? undefined : `${why} (fixed on branch app-files)`;
-}

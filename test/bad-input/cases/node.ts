@@ -1,4 +1,4 @@
-import { type BadInputCase, big, type CaseRow, inArea, appFiles, binary, json, pkg, pkgRaw, TERMINAL_ATTACK } from '../corpus.js';
+import { type BadInputCase, big, type CaseRow, inArea, binary, json, pkg, pkgRaw, TERMINAL_ATTACK } from '../corpus.js';
 
 const INVALID_JSON = 'RUNPLAN_E_NODE_PACKAGE_JSON_INVALID';
 const VERSION_INVALID = 'RUNPLAN_E_NODE_VERSION_INVALID';
@@ -23,7 +23,6 @@ const packageJson: CaseRow[] = [
     id: 'pkg-long-line-syntax-error',
     files: { 'package.json': big(`{"name": "${'a'.repeat(100_000)}" x`, 100_010) },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/12 the faulty line is quoted whole'),
   },
   { id: 'pkg-duplicate-keys', files: { 'package.json': '{"scripts": {"start": 1}, "scripts": {"start": "node server.js"}}' }, expect: { exit: 0 } },
   { id: 'pkg-proto-key', files: { 'package.json': '{"__proto__": {"start": "evil"}, "scripts": {"start": "node server.js"}}' }, expect: { exit: 0 } },
@@ -47,31 +46,26 @@ const packageJson: CaseRow[] = [
     id: 'pkg-engines-node-number',
     files: { 'package.json': pkg({ engines: { node: 22 } }) },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/11 engines.node of the wrong type crashes'),
   },
   {
     id: 'pkg-engines-node-object',
     files: { 'package.json': pkg({ engines: { node: { version: '22' } } }) },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/11 engines.node of the wrong type crashes'),
   },
   {
     id: 'pkg-engines-node-array',
     files: { 'package.json': pkg({ engines: { node: ['22'] } }) },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/11 engines.node of the wrong type crashes'),
   },
   {
     id: 'pkg-engines-node-null',
     files: { 'package.json': pkg({ engines: { node: null } }) },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/11 engines.node of the wrong type crashes'),
   },
   {
     id: 'pkg-engines-node-boolean',
     files: { 'package.json': pkg({ engines: { node: true } }) },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/11 engines.node of the wrong type crashes'),
   },
   { id: 'pkg-engines-node-empty', files: { 'package.json': pkg({ engines: { node: '' } }) }, expect: { exit: 0 } },
   { id: 'pkg-engines-node-garbage', files: { 'package.json': pkg({ engines: { node: 'latest please' } }) }, expect: { exit: 2, code: VERSION_INVALID } },
@@ -80,7 +74,6 @@ const packageJson: CaseRow[] = [
     id: 'pkg-engines-node-huge',
     files: { 'package.json': () => pkg({ engines: { node: '1'.repeat(1_000_000) } }) },
     expect: { exit: 2, code: VERSION_INVALID },
-    pending: appFiles('11/12 engines.node is quoted whole'),
   },
   { id: 'pkg-engines-node-redos', files: { 'package.json': pkg({ engines: { node: `${'1.'.repeat(5000)}x` } }) }, expect: { exit: 2, code: VERSION_INVALID } },
   { id: 'pkg-engines-node-unsatisfiable', files: { 'package.json': pkg({ engines: { node: '99.x' } }) }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_VERSION_UNSATISFIABLE' } },
@@ -100,7 +93,6 @@ const packageJson: CaseRow[] = [
     id: 'pkg-deep-objects',
     files: { 'package.json': () => `{"scripts": {"start": "node server.js"}, "x": ${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}` },
     expect: { exit: 2, code: INVALID_JSON },
-    pending: appFiles('11/11 nesting is not bounded'),
   },
   { id: 'pkg-package-manager-number', files: { 'package.json': pkg({ packageManager: 4 }) }, expect: { exit: 2, code: INVALID_JSON } },
   { id: 'pkg-package-manager-garbage', files: { 'package.json': pkg({ packageManager: 'yarn@../../../etc' }), 'yarn.lock': '' }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' } },
@@ -116,7 +108,7 @@ const packageJson: CaseRow[] = [
 const nodeFiles: CaseRow[] = [
   { id: 'nvmrc-binary', files: { '.nvmrc': binary(10_000) }, expect: { exit: 0 } },
   { id: 'nvmrc-escapes', files: { '.nvmrc': TERMINAL_ATTACK }, expect: { exit: 0 } },
-  { id: 'nvmrc-directory', files: { '.nvmrc': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' }, pending: appFiles('11/13 a directory where a file is expected') },
+  { id: 'nvmrc-directory', files: { '.nvmrc': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' } },
   { id: 'gitignore-binary', files: { '.gitignore': binary(5000) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_GITIGNORE_NODE_MODULES' } },
   { id: 'gitignore-crlf', files: { '.gitignore': '/node_modules\r\n' }, expect: { exit: 0 } },
   { id: 'lockfiles-npm-and-yarn', files: { 'package-lock.json': '{}', 'yarn.lock': '' }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_LOCKFILES_CONFLICT' } },
@@ -129,7 +121,7 @@ const nodeFiles: CaseRow[] = [
     expect: { exit: 0 },
   },
   { id: 'lockfile-bun-binary', files: { 'bun.lockb': binary(50_000) }, expect: { exit: 0 } },
-  { id: 'lockfile-directory', files: { 'yarn.lock': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' }, pending: appFiles('11/13 a directory where a file is expected') },
+  { id: 'lockfile-directory', files: { 'yarn.lock': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' } },
   { id: 'npmrc-script-shell', files: { '.npmrc': 'script-shell=/tmp/evil.sh\n' }, expect: { exit: 0 } },
   { id: 'npmrc-binary', files: { '.npmrc': binary(20_000) }, expect: { exit: 0 } },
   { id: 'npmrc-own-token-line', files: { '.npmrc': '//registry.example.org/:_authToken=app_committed_token_81aa\n' }, secrets: [], expect: { exit: 0 } },

@@ -1,4 +1,4 @@
-import { type BadInputCase, binary, type CaseRow, type Entry, inArea, appFiles, json, TERMINAL_ATTACK } from '../corpus.js';
+import { type BadInputCase, binary, type CaseRow, type Entry, inArea, json, TERMINAL_ATTACK } from '../corpus.js';
 
 const SIDEKIQ_GEMFILE = "source 'https://rubygems.org'\nruby '3.1.7'\ngem 'puma'\ngem 'rack'\ngem 'sidekiq'\n";
 const SIDEKIQ_LOCK =
@@ -28,7 +28,7 @@ const rubyFiles: CaseRow[] = [
     id: 'gemfile-ruby-huge',
     files: { Gemfile: () => gemfile(`ruby '${'3.'.repeat(200_000)}1'`) },
     expect: { exit: 1, code: 'RUNPLAN_E_RUBY_VERSION_UNAVAILABLE' },
-    pending: '11/12 RUBY_VERSION_UNAVAILABLE quotes a 400 KB Gemfile requirement whole (also on branch app-files)',
+    pending: '11/12 RUBY_VERSION_UNAVAILABLE quotes a 400 KB Gemfile ruby requirement whole (no helper fixes it)',
   },
   { id: 'gemfile-ruby-unavailable', files: { Gemfile: gemfile("ruby '2.7.8'") }, expect: { exit: 1, code: 'RUNPLAN_E_RUBY_VERSION_UNAVAILABLE' } },
   { id: 'gemfile-ruby-file-missing', files: { Gemfile: gemfile("ruby file: '.ruby-version'") }, expect: { exit: 2, code: 'RUNPLAN_E_RUBY_VERSION_INVALID' } },
@@ -36,7 +36,6 @@ const rubyFiles: CaseRow[] = [
     id: 'gemfile-ruby-file-escapes-app',
     files: { Gemfile: gemfile("ruby file: '../../../../etc/passwd'") },
     expect: { exit: 2, code: 'RUNPLAN_E_APP_PATH_OUTSIDE' },
-    pending: appFiles('11/2 a ruby file: path climbing out of the app'),
   },
   { id: 'gemfile-ruby-file-absolute', files: { Gemfile: gemfile("ruby file: '{sentinel}/host-file'") }, expect: { exit: 2, code: 'RUNPLAN_E_RUBY_VERSION_INVALID' } },
   { id: 'ruby-version-file-garbage', files: { Gemfile: gemfile("ruby file: '.ruby-version'"), '.ruby-version': 'not-a-version\n' }, expect: { exit: 2, code: 'RUNPLAN_E_RUBY_VERSION_INVALID' } },
@@ -44,7 +43,6 @@ const rubyFiles: CaseRow[] = [
     id: 'ruby-version-file-binary',
     files: { Gemfile: gemfile("ruby file: '.ruby-version'"), '.ruby-version': binary(5_000_000) },
     expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_TOO_LARGE' },
-    pending: appFiles('11/12 files over 4 MB are refused'),
   },
   { id: 'ruby-version-file-escapes', files: { Gemfile: gemfile("ruby file: '.ruby-version'"), '.ruby-version': `${TERMINAL_ATTACK}\n` }, expect: { exit: 2, code: 'RUNPLAN_E_RUBY_VERSION_INVALID' } },
   { id: 'ruby-version-file-conflict', files: { '.ruby-version': '3.0.4\n' }, expect: { exit: 0, code: 'RUNPLAN_W_RUBY_VERSION_CONFLICT' } },
@@ -53,7 +51,6 @@ const rubyFiles: CaseRow[] = [
     id: 'ruby-version-file-directory',
     files: { Gemfile: gemfile("ruby file: '.ruby-version'"), '.ruby-version': { dir: true } },
     expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' },
-    pending: appFiles('11/13 a directory where a file is expected'),
   },
   { id: 'lockfile-binary', files: { 'Gemfile.lock': binary(50_000) }, expect: { exit: 0 } },
   {
@@ -63,7 +60,7 @@ const rubyFiles: CaseRow[] = [
   },
   { id: 'puma-rb-binary', files: { 'config/puma.rb': binary(20_000) }, expect: { exit: 0 } },
   { id: 'puma-rb-huge-numbers', files: { 'config/puma.rb': 'workers 99999999999999999999\nthreads -5, 1e309\n' }, expect: { exit: 0 } },
-  { id: 'puma-rb-directory', files: { 'config/puma.rb': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' }, pending: appFiles('11/13 a directory where a file is expected') },
+  { id: 'puma-rb-directory', files: { 'config/puma.rb': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' } },
   {
     id: 'secret-yml-without-key',
     files: { 'config/secret.yml': 'production:\n  secret_key_base: <%= ENV["SECRET_KEY_BASE"] %>\n' },
@@ -96,7 +93,6 @@ const httpJson: CaseRow[] = [
     id: 'http-json-directory',
     files: { 'platform/http.json': { dir: true } },
     expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' },
-    pending: appFiles('11/13 a directory where a file is expected'),
   },
 ];
 
@@ -181,7 +177,6 @@ const rubyVariables: CaseRow[] = [
     env: { CC_SIDEKIQ_FILES: 'config/sidekiq.yml' },
     files: sidekiq({ 'config/sidekiq.yml': YAML_BOMB }),
     expect: { exit: 2, code: 'RUNPLAN_E_RUBY_SIDEKIQ_FILE_INVALID' },
-    pending: appFiles('11/11 a YAML alias bomb'),
   },
   {
     id: 'sidekiq-file-logfile',
@@ -195,7 +190,6 @@ const rubyVariables: CaseRow[] = [
     env: { CC_SIDEKIQ_FILES: 'config' },
     files: sidekiq({ 'config/x.yml': 'a: 1\n' }),
     expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' },
-    pending: appFiles('11/13 a Sidekiq file that is a directory'),
   },
   {
     id: 'sidekiq-files-huge-list',
@@ -209,13 +203,11 @@ const rubyVariables: CaseRow[] = [
     hostEnv: { RUNPLAN_RUBY_DEFAULT_SERIES: 'abc' },
     files: { Gemfile: gemfile('') },
     expect: { exit: 2, code: 'RUNPLAN_E_HOST_INVALID_SETTING' },
-    pending: appFiles('11/11 a bad Ruby host setting crashes'),
   },
   {
     id: 'ruby-gem-source-garbage',
     hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'elsewhere' },
     expect: { exit: 2, code: 'RUNPLAN_E_HOST_INVALID_SETTING' },
-    pending: appFiles('11/11 a bad Ruby host setting crashes'),
   },
 ];
 

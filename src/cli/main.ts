@@ -20,6 +20,7 @@ import { formatSeconds } from '../health/probes.js';
 import { RUNPLAN_VERSION } from '../version.js';
 import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';
 import { formatPlan } from './format-plan.js';
+import { terminalSafe } from './terminal-text.js';
 
 type Write = (text: string) => void;
 
@@ -340,11 +341,11 @@ function reportError(error: unknown, err: Write): number {
 }
 
 function stdout(text: string): void {
-  process.stdout.write(text);
+  process.stdout.write(terminalSafe(text));
 }
 
 function stderr(text: string): void {
-  process.stderr.write(text);
+  process.stderr.write(terminalSafe(text));
 }
 
 // Run when executed as the `runplan` binary (not when imported by tests).

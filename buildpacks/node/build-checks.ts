@@ -10,6 +10,7 @@ export function mainCandidates(main: string): string[] {
 }
 
 /** What VERIFY_MAIN_SCRIPT prints when main is a link leading outside the application (matched by an onFailure rule). */
+// Printed from two halves by VERIFY_MAIN_SCRIPT: an image build echoes the script, which must not match the rule.
 export const MAIN_OUTSIDE_MARK = 'leads outside the application';
 
 /**
@@ -22,7 +23,7 @@ export const VERIFY_MAIN_SCRIPT = [
   'var fs = require("fs"), path = require("path"), m = process.argv[1], root = fs.realpathSync(".");',
   'var c = [m, m + ".js", m + ".json", m + ".node", m + "/index.js"];',
   'for (var i = 0; i < c.length; i++) { var real; try { if (!fs.statSync(c[i]).isFile()) continue; real = fs.realpathSync(c[i]); } catch (e) { continue; }',
-  `  if (real.indexOf(root + path.sep) !== 0) { console.error("main resolves to " + JSON.stringify(c[i]) + ", which ${MAIN_OUTSIDE_MARK}"); process.exit(2); }`,
+  `  if (real.indexOf(root + path.sep) !== 0) { console.error("main resolves to " + JSON.stringify(c[i]) + ", which ${MAIN_OUTSIDE_MARK.slice(0, 6)}" + "${MAIN_OUTSIDE_MARK.slice(6)}"); process.exit(2); }`,
   '  console.log("main resolves to " + c[i]); process.exit(0); }',
   'console.error("none of " + c.join(", ") + " exists"); process.exit(1);',
 ].join('\n');

@@ -33,8 +33,13 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
     })),
   ];
   const parts = [
-    fromId.length === 0 ? `no %${id}. entry` : fromId.map((e) => `${e.writtenAs} (line ${e.line}) ${e.replaces ? `replaces ${e.key} (line ${e.replaces.line})` : 'applies'}`).join('; '),
-    ...references.map(describeReference),
+    fromId.length === 0
+      ? `no %${id}. entry`
+      : atMost(
+          fromId.map((e) => `${e.writtenAs} (line ${e.line}) ${e.replaces ? `replaces ${e.key} (line ${e.replaces.line})` : 'applies'}`),
+          'entries',
+        ).join('; '),
+    ...atMost(references.map(describeReference), 'references'),
   ];
   const decision: Decision = {
     id: 'play1.config',
@@ -46,21 +51,36 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
     overridden,
   };
 
-  const warnings: PlanWarning[] = references
-    .filter((r) => r.status.kind === 'undefined')
-    .map((r) =>
+  const undefinedRefs = references.filter((r) => r.status.kind === 'undefined');
+  const warnings: PlanWarning[] = undefinedRefs.slice(0, LISTED_AT_MOST).map((r) =>
+    Play1Warnings.PLAY1_UNDEFINED_REFERENCE.create({
+      message: `${r.writtenAs} (line ${r.line}) refers to \${${lineExcerpt(r.name)}}, which no application, add-on or service variable defines; Play will leave the text \${${lineExcerpt(r.name)}} in ${r.key}.`,
+      file: APPLICATION_CONF,
+      variable: r.name,
+    }),
+  );
+  if (undefinedRefs.length > LISTED_AT_MOST) {
+    // A file with thousands of them would otherwise print one warning each: megabytes.
+    warnings.push(
       Play1Warnings.PLAY1_UNDEFINED_REFERENCE.create({
-        message: `${r.writtenAs} (line ${r.line}) refers to \${${lineExcerpt(r.name)}}, which no application, add-on or service variable defines; Play will leave the text \${${lineExcerpt(r.name)}} in ${r.key}.`,
+        message: `${undefinedRefs.length - LISTED_AT_MOST} more \${…} references of ${APPLICATION_CONF} (from line ${(undefinedRefs[LISTED_AT_MOST] as Reference).line}) refer to variables nothing defines; Play will leave their text in place.`,
         file: APPLICATION_CONF,
-        variable: r.name,
       }),
     );
+  }
   warnings.push(...dollarWarnings(references, holdsDollar));
   const xf = xForwardedWarning(conf);
   if (xf) warnings.push(xf);
   const dev = devModeWarning(conf);
   if (dev) warnings.push(dev);
   return { decision, references, warnings };
+}
+
+/** How many entries, references or warnings of one kind a plan lists one by one; the rest are counted. */
+const LISTED_AT_MOST = 50;
+
+function atMost(items: string[], what: string): string[] {
+  return items.length <= LISTED_AT_MOST ? items : [...items.slice(0, LISTED_AT_MOST), `and ${items.length - LISTED_AT_MOST} more ${what}`];
 }
 
 function describeReference(r: Reference): string {

@@ -69,10 +69,10 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
   const version = kept ?? greatest;
   if (version === undefined) {
     throw RubyErrors.RUBY_VERSION_UNAVAILABLE.create({
-      message: `${chosen.source} asks for Ruby ${quoteExcerpt(chosen.requested)} (${chosen.requirements.map(formatRequirement).join(', ')}), which matches none of the available versions: ${available.length > 0 ? available.join(', ') : 'none installed'}.`,
+      message: `${chosen.source} asks for Ruby ${quoteExcerpt(chosen.requested)} (${lineExcerpt(chosen.requirements.map(formatRequirement).join(', '))}), which matches none of the available versions: ${available.length > 0 ? available.join(', ') : 'none installed'}.`,
       ...(chosen.file ? { file: chosen.file } : {}),
       ...(chosen.variable ? { variable: chosen.variable } : {}),
-      details: { requested: chosen.requested, available },
+      details: { requested: lineExcerpt(chosen.requested), available },
     });
   }
   const ruby = input.available.find((r) => r.version === version) as InstalledRuby;

@@ -130,7 +130,7 @@ const nodeFiles: CaseRow[] = [
     id: 'yarnrc-yml-invalid',
     files: { 'yarn.lock': '', '.yarnrc.yml': 'nodeLinker: [unclosed\n' },
     env: { CC_NODE_BUILD_TOOL: 'yarn2' },
-    expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' },
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_YARNRC_INVALID' },
   },
   {
     id: 'yarnrc-yml-alias-bomb',
@@ -148,7 +148,7 @@ const nodeFiles: CaseRow[] = [
     env: { CC_NODE_BUILD_TOOL: 'yarn2' },
     expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' },
   },
-  { id: 'yarnrc-yml-top-level-list', files: { 'yarn.lock': '', '.yarnrc.yml': '- a\n- b\n' }, env: { CC_NODE_BUILD_TOOL: 'yarn2' }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' } },
+  { id: 'yarnrc-yml-top-level-list', files: { 'yarn.lock': '', '.yarnrc.yml': '- a\n- b\n' }, env: { CC_NODE_BUILD_TOOL: 'yarn2' }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_YARNRC_INVALID' } },
   { id: 'yarnrc-classic-garbage', files: { 'yarn.lock': '', '.yarnrc': TERMINAL_ATTACK }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' } },
 ];
 

@@ -58,7 +58,6 @@ const files: CaseRow[] = [
     id: 'conf-many-keys',
     files: { 'conf/application.conf': () => conf(Array.from({ length: 100_000 }, (_, i) => `k${i}=\${K${i}}`).join('\n')) },
     expect: { exit: 0, code: 'RUNPLAN_W_PLAY1_UNDEFINED_REFERENCE' },
-    pending: 'new: one warning per undefined reference, 100,000 of them print megabytes (no helper fixes it)',
   },
   { id: 'conf-continuation-at-eof', files: { 'conf/application.conf': conf('a=b\\') }, expect: { exit: 0 } },
   { id: 'conf-nul', files: { 'conf/application.conf': conf('a=b\u0000c\n') }, expect: { exit: 0 } },

@@ -28,7 +28,6 @@ const rubyFiles: CaseRow[] = [
     id: 'gemfile-ruby-huge',
     files: { Gemfile: () => gemfile(`ruby '${'3.'.repeat(200_000)}1'`) },
     expect: { exit: 1, code: 'RUNPLAN_E_RUBY_VERSION_UNAVAILABLE' },
-    pending: '11/12 RUBY_VERSION_UNAVAILABLE quotes a 400 KB Gemfile ruby requirement whole (no helper fixes it)',
   },
   { id: 'gemfile-ruby-unavailable', files: { Gemfile: gemfile("ruby '2.7.8'") }, expect: { exit: 1, code: 'RUNPLAN_E_RUBY_VERSION_UNAVAILABLE' } },
   { id: 'gemfile-ruby-file-missing', files: { Gemfile: gemfile("ruby file: '.ruby-version'") }, expect: { exit: 2, code: 'RUNPLAN_E_RUBY_VERSION_INVALID' } },

@@ -4,7 +4,7 @@
 // installs what the test suite needs from Debian (see test-prerequisites.mjs).
 // Only node, npm and git are assumed present.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,7 +41,23 @@ export function ensureBuilt() {
   if (!existsSync(cli) || sources > statSync(cli).mtimeMs) run('npx', ['tsup', '--silent']);
 }
 
+/**
+ * As root, runplan builds and runs applications as its unprivileged user, which
+ * must be able to pass through / to reach the work and cache directories. A
+ * root directory of mode 0700 (seen in chroots made with mktemp -d) stops every
+ * build with RUNPLAN_E_HOST_APP_USER: give others search permission, as any
+ * Debian root directory has (0755).
+ */
+export function ensureRootSearchable() {
+  if (process.getuid?.() !== 0) return;
+  const mode = statSync('/').mode & 0o7777;
+  if ((mode & 0o001) !== 0) return;
+  console.log(`==> chmod o+x / (mode ${mode.toString(8)}: runplan's unprivileged user could not reach its builds)`);
+  chmodSync('/', mode | 0o001);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  ensureRootSearchable();
   ensureDependencies();
   ensureBuilt();
   if (process.argv.includes('--for-tests')) {

@@ -4,7 +4,7 @@ import type { Environment } from '../env/assemble.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probeHttp } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';
-import type { RunPlan } from '../plan/schema.js';
+import type { RestartPolicy, RunPlan } from '../plan/schema.js';
 import type { Clock } from '../time/clock.js';
 import type { DockerCli } from './docker-cli.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
@@ -14,7 +14,16 @@ export const MANAGED_LABEL = 'io.runplan.managed';
 export const DEPLOYMENT_LABEL = 'io.runplan.deployment';
 export const PROCESS_LABEL = 'io.runplan.process';
 
-const RESTART: Readonly<Record<string, string>> = { always: 'always', 'on-failure': 'on-failure', never: 'no' };
+const RESTART: Readonly<Record<RestartPolicy['policy'], string>> = { always: 'always', 'on-failure': 'on-failure', never: 'no' };
+
+/**
+ * Docker's `--restart` for a process: the same condition. Docker has no restart
+ * delay of its own (it waits 100 ms, doubling up to a minute, between restarts),
+ * so a worker's CC_WORKER_RESTART_DELAY is not honoured there (docs/engines.md).
+ */
+export function dockerRestart(restart: RestartPolicy): string {
+  return RESTART[restart.policy] ?? 'no';
+}
 
 /** The secret variables of the plan, with their values, for the engine (never on a command line). */
 export function secretVariables(plan: RunPlan, env: Environment): Record<string, string> {
@@ -84,7 +93,7 @@ export class DockerRunner implements Runner {
           name,
           ...labelArgs([PROCESS_LABEL, proc.name]),
           '--restart',
-          RESTART[proc.restart.policy] ?? 'no',
+          dockerRestart(proc.restart),
           '--stop-timeout',
           String(Math.ceil(proc.stopGraceMs / 1000)),
           '--volume',

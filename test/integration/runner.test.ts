@@ -203,7 +203,12 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
   const startWritable = async (processes: PlannedProcess[]) => {
     const appDir = await writableTempDir();
     const sink = memorySink();
-    const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({ plan: { processes, files: [] } as unknown as RunPlan, appDir, env: assembleEnvironment({}), logger: new Logger(sink) });
+    const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes, files: [] } as unknown as RunPlan,
+      appDir,
+      env: assembleEnvironment({}),
+      logger: new Logger(sink),
+    });
     return { app, sink, appDir };
   };
 

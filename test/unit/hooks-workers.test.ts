@@ -136,7 +136,13 @@ describe('hooks and workers in the plan of every type', () => {
     ['play1', ['java', 'python', 'framework', 'pre-build-hook', 'deps', 'precompile', 'post-build-hook']],
   ])('%s', async (type, steps) => {
     const env = type === 'ruby' ? { ...HOOK_ENV, STATIC_FILES_PATH: '/public/', STATIC_URL_PREFIX: '/static/' } : HOOK_ENV;
-    const { plan } = await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(APPS[type] as Record<string, string>), appDir: '/srv/app', env: { application: env } });
+    const { plan } = await createPlan({
+      registry: testRegistry(),
+      inventory: TEST_PLAN_INVENTORY,
+      files: new MemorySource(APPS[type] as Record<string, string>),
+      appDir: '/srv/app',
+      env: { application: env },
+    });
     expect(names(plan.build.steps)).toEqual(steps);
     expect(plan.runHooks && Object.fromEntries(Object.entries(plan.runHooks).map(([k, v]) => [k, names(v)]))).toEqual({
       preRun: ['pre-run-hook'],

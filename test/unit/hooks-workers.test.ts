@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import type { BuildStep } from '../../src/plan/schema.js';
+import { diffPlans } from '../../src/plan/diff.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { resolveHooks } from '../../src/planning/resolve-hooks.js';
 import { resolveWorkers } from '../../src/planning/resolve-workers.js';
@@ -176,5 +177,20 @@ describe('hooks and workers in the plan of every type', () => {
     expect(plan.runHooks).toBeUndefined();
     expect('runHooks' in plan).toBe(false);
     expect(plan.processes.map((p) => p.name)).toEqual(['web']);
+  });
+});
+
+describe('plan differences of hooks and workers', () => {
+  it('shows an added or changed run hook and an added worker (runplan diff)', async () => {
+    const plan = async (application: Record<string, string>) =>
+      (await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(APPS.node as Record<string, string>), appDir: '/srv/app', env: { application } })).plan;
+    const before = await plan({ CC_PRE_RUN_HOOK: 'echo one' });
+    const after = await plan({ CC_PRE_RUN_HOOK: 'echo two', CC_RUN_FAILED_HOOK: 'echo ko', CC_WORKER_COMMAND: 'node worker.js' });
+    const changes = diffPlans(before, after);
+    expect(changes).toContainEqual(
+      expect.objectContaining({ area: 'run-hook', subject: 'pre-run-hook', change: 'changed', before: 'echo one; env NODE_OPTIONS', after: 'echo two; env NODE_OPTIONS' }),
+    );
+    expect(changes).toContainEqual(expect.objectContaining({ area: 'run-hook', subject: 'run-failed-hook', change: 'added' }));
+    expect(changes).toContainEqual(expect.objectContaining({ area: 'process', subject: 'worker', change: 'added', after: 'node worker.js; restart on-failure; env NODE_OPTIONS' }));
   });
 });

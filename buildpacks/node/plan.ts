@@ -246,6 +246,8 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     steps,
     layers: [layer],
     processes: [web],
+    // CC_PRE_BUILD_HOOK once Node and the package manager are installed, before the dependencies; CC_POST_BUILD_HOOK before main is checked.
+    hookPoints: { dependencies: 'install', ...(start.mainFile !== undefined ? { checks: 'verify-main' } : {}) },
     files: plannedFiles,
     warnings,
   };

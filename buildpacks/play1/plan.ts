@@ -170,6 +170,8 @@ export function planPlay1(config: HostConfiguration) {
       steps,
       layers: [],
       processes: [web],
+      // CC_PRE_BUILD_HOOK once Java, Python and the framework are in place, before play deps.
+      hookPoints: { dependencies: 'deps' },
       files: [],
       warnings: [...analysis.warnings, ...java.warnings],
       healthTiming: PLAY1_HEALTH_TIMING,

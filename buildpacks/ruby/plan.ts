@@ -252,6 +252,10 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     ],
     layers: [bundle.layer],
     processes,
+    // CC_PRE_BUILD_HOOK before bundle install, CC_POST_BUILD_HOOK after the rake goals and before the checks.
+    hookPoints: { dependencies: bundle.step.name, checks: served.length > 0 ? 'served-files-check' : 'nginx-check' },
+    // Hooks and workers run like Puma and Sidekiq: with the bundle's gems (bundle exec …) on PATH.
+    userCommands: { env: processEnv, pathPrepend: [...bundle.pathPrepend] },
     files: plannedFiles,
     warnings,
     envDefaults: [

@@ -58,6 +58,20 @@ export interface PlanContribution {
   readonly processes: readonly PlannedProcess[];
   readonly files: readonly PlannedFile[];
   readonly warnings: readonly PlanWarning[];
+  /**
+   * Where the core puts the service's build hooks: CC_PRE_BUILD_HOOK before the
+   * step named `dependencies` (the first that installs the application's
+   * dependencies, once the runtime and tools are in place), CC_POST_BUILD_HOOK
+   * before the step named `checks` (the first that only checks the finished
+   * build, so that what the hook makes is checked too). Without a name: before
+   * the first step, after the last.
+   */
+  readonly hookPoints?: { readonly dependencies?: string; readonly checks?: string };
+  /**
+   * The environment overrides and PATH of commands the application gives (hooks,
+   * CC_WORKER_COMMAND…), e.g. where the bundle's gems are; by default the web process's.
+   */
+  readonly userCommands?: { readonly env: Readonly<Record<string, string>>; readonly pathPrepend: readonly string[] };
   /** Variables filled only when no source defines them (e.g. WEB_CONCURRENCY). */
   readonly envDefaults?: readonly { readonly name: string; readonly value: string; readonly reason: string }[];
   /** Replaces the buildpack's static default health check for this application. */

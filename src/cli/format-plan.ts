@@ -46,6 +46,17 @@ export function formatPlan(plan: RunPlan, source?: string): string {
     out.push(`  ${p.name} (${p.role}): ${cmd}${p.port ? ` on port ${p.port}` : ''}; restart ${p.restart.policy}${env}`);
   }
 
+  const hooks = plan.runHooks;
+  if (hooks) {
+    out.push('', 'Run hooks');
+    const show = (when: string, steps: typeof hooks.preRun) => {
+      for (const s of steps) out.push(`  ${s.name} (${when}): ${describe(s)}`);
+    };
+    show('before the processes start; a failure fails the deployment', hooks.preRun);
+    show('once the deployment succeeded; a failure is a warning', hooks.succeeded);
+    show('once the deployment failed; a failure is a warning', hooks.failed);
+  }
+
   if (plan.files.length > 0) {
     out.push('', 'Files');
     for (const f of plan.files) {

@@ -1,3 +1,4 @@
+import { chmod } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
 import { LayerCache } from '../build/layer-cache.js';
@@ -6,7 +7,12 @@ import { StepBuilder } from '../build/step-builder.js';
 import { acquireBuildLock } from '../build/build-lock.js';
 import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTemp, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import type { RunplanError } from '../errors/runplan-error.js';
+import { CoreWarnings } from '../errors/core-warnings.js';
+import { ownPath } from '../build/ownership.js';
+import { appUser } from '../host/app-user.js';
+import { runHookSteps } from '../run/run-hooks.js';
+import { localBindings } from '../run/run-dir.js';
+import { RunplanError } from '../errors/runplan-error.js';
 import { redactError } from '../env/redact-error.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
@@ -169,10 +175,12 @@ export interface Deployment extends BuiltApp {
  * thrown: a failed deployment leaves nothing running.
  */
 export async function deployApp(options: DeployOptions): Promise<Deployment> {
-  const { promote, discard, workspace: _workspace, ...built } = await buildCandidate(options);
+  const { promote, discard, workspace, ...built } = await buildCandidate(options);
   const { plan, environment, logger } = built;
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
     await running?.stop();
+    // CC_RUN_FAILED_HOOK: in the failed build, before it is removed; it cannot change the outcome.
+    await runOutcomeHooks('failed', built, workspace);
     // The failed build is not kept: the previous good build remains current.
     await discard();
     throw redactError(error, environment.redactor);
@@ -194,6 +202,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
   }
   if (!health.ok) return fail(healthError(health), running);
   const { settled } = await promote();
+  await runOutcomeHooks('succeeded', built, workspace);
   return {
     ...built,
     running,
@@ -204,6 +213,30 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
       await settled;
     },
   };
+}
+
+/**
+ * CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK, in the deployment's build with
+ * the application's environment: the service runs them after the outcome is
+ * known, and they never change it — a failure is logged as RUNPLAN_W_HOOK_FAILED.
+ */
+async function runOutcomeHooks(which: 'succeeded' | 'failed', built: BuiltApp, workspace: AppWorkspace): Promise<void> {
+  const steps = built.plan.runHooks?.[which] ?? [];
+  if (steps.length === 0) return;
+  let temp: Awaited<ReturnType<typeof workspaceTempDir>> | undefined;
+  try {
+    temp = await workspaceTempDir(workspace, `hook-${which}-${basename(built.appDir)}`);
+    const user = await appUser();
+    await ownPath(temp.dir, user);
+    await chmod(temp.dir, 0o700);
+    await runHookSteps(steps, { appDir: built.appDir, env: built.environment.bound(localBindings(built.appDir)), bindings: localBindings(built.appDir), logger: built.logger, user, home: temp.dir });
+  } catch (error) {
+    const redacted = redactError(error, built.environment.redactor);
+    const reason = redacted instanceof RunplanError ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
+    built.logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
+  } finally {
+    await temp?.remove();
+  }
 }
 
 export function healthError(health: HealthReport): RunplanError {

@@ -4,7 +4,7 @@ import { CoreErrors } from '../errors/core-errors.js';
 import { Logger } from '../log/logger.js';
 import type { Clock } from '../time/clock.js';
 import { DockerCli } from './docker-cli.js';
-import { checkContainerHealth, DockerRunner, portAnswers } from './docker-runner.js';
+import { checkContainerHealth, DockerRunner, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
 import { buildImage, type BuiltImage, type ImageOptions } from './image/build-image.js';
 
 export interface DockerDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
@@ -31,7 +31,14 @@ export async function deployToDocker(options: DockerDeployOptions): Promise<Dock
   if (await portAnswers(port)) {
     throw CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already answers on 127.0.0.1 before the application has started.`, details: { port } });
   }
-  const running = await new DockerRunner({ docker, image: built.tag as string }).start({ plan: built.plan, appDir: options.appDir, env: built.environment, logger });
+  const image = built.tag as string;
+  // CC_RUN_FAILED_HOOK once everything started is stopped; it cannot change the outcome.
+  const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
+    await running?.stop();
+    await runImageOutcomeHooks(docker, image, built.plan, built.environment, 'failed', logger);
+    throw redactError(error, built.environment.redactor);
+  };
+  const running = await new DockerRunner({ docker, image }).start({ plan: built.plan, appDir: options.appDir, env: built.environment, logger }).catch((error: unknown) => fail(error));
   let health: HealthReport;
   try {
     health = await checkContainerHealth(built.plan, logger, {
@@ -40,12 +47,9 @@ export async function deployToDocker(options: DockerDeployOptions): Promise<Dock
       ...(options.signal ? { signal: options.signal } : {}),
     });
   } catch (error) {
-    await running.stop();
-    throw redactError(error, built.environment.redactor);
+    return fail(error, running);
   }
-  if (!health.ok) {
-    await running.stop();
-    throw redactError(healthError(health), built.environment.redactor);
-  }
+  if (!health.ok) return fail(healthError(health), running);
+  await runImageOutcomeHooks(docker, image, built.plan, built.environment, 'succeeded', logger);
   return { ...built, running, health, stop: () => running.stop() };
 }

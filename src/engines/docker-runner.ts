@@ -4,9 +4,11 @@ import type { Environment } from '../env/assemble.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probeHttp } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';
-import type { RunPlan } from '../plan/schema.js';
+import type { RestartPolicy, RunPlan } from '../plan/schema.js';
 import type { Clock } from '../time/clock.js';
 import type { DockerCli } from './docker-cli.js';
+import { CoreWarnings } from '../errors/core-warnings.js';
+import { describeStep } from '../plan/describe.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 
 /** Labels on everything runplan creates in an engine; only what carries them is ever removed. */
@@ -14,7 +16,16 @@ export const MANAGED_LABEL = 'io.runplan.managed';
 export const DEPLOYMENT_LABEL = 'io.runplan.deployment';
 export const PROCESS_LABEL = 'io.runplan.process';
 
-const RESTART: Readonly<Record<string, string>> = { always: 'always', 'on-failure': 'on-failure', never: 'no' };
+const RESTART: Readonly<Record<RestartPolicy['policy'], string>> = { always: 'always', 'on-failure': 'on-failure', never: 'no' };
+
+/**
+ * Docker's `--restart` for a process: the same condition. Docker has no restart
+ * delay of its own (it waits 100 ms, doubling up to a minute, between restarts),
+ * so a worker's CC_WORKER_RESTART_DELAY is not honoured there (docs/engines.md).
+ */
+export function dockerRestart(restart: RestartPolicy): string {
+  return RESTART[restart.policy] ?? 'no';
+}
 
 /** The secret variables of the plan, with their values, for the engine (never on a command line). */
 export function secretVariables(plan: RunPlan, env: Environment): Record<string, string> {
@@ -84,7 +95,7 @@ export class DockerRunner implements Runner {
           name,
           ...labelArgs([PROCESS_LABEL, proc.name]),
           '--restart',
-          RESTART[proc.restart.policy] ?? 'no',
+          dockerRestart(proc.restart),
           '--stop-timeout',
           String(Math.ceil(proc.stopGraceMs / 1000)),
           '--volume',
@@ -116,6 +127,27 @@ export class DockerRunner implements Runner {
         await stop();
       },
     };
+  }
+}
+
+/**
+ * CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK of a deployment in containers:
+ * each in a throw-away container of the image (`entrypoint --hook NAME`), with
+ * the plan's environment and secrets. They never change the outcome: a failure
+ * is logged as RUNPLAN_W_HOOK_FAILED.
+ */
+export async function runImageOutcomeHooks(docker: DockerCli, image: string, plan: RunPlan, env: Environment, which: 'succeeded' | 'failed', logger: Logger): Promise<void> {
+  const secrets = secretVariables(plan, env);
+  for (const hook of plan.runHooks?.[which] ?? []) {
+    logger.info(`hook ${hook.name}: ${describeStep(hook)} (in a container of ${image})`);
+    const args = ['run', '--rm', '--label', `${MANAGED_LABEL}=true`, ...Object.keys(secrets).flatMap((n) => ['--env', n]), image, '--hook', hook.name];
+    const code = await docker.stream(args, (line, stream) => logger.emit({ kind: 'step', name: hook.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { env: secrets }).catch(() => -1);
+    if (code !== 0) {
+      const rule = hook.onFailure?.[0]?.error;
+      logger.warn(
+        `${CoreWarnings.HOOK_FAILED.code}: ${rule?.code ?? 'RUNPLAN_E_HOOK_FAILED'}: ${rule?.message ?? `hook ${hook.name} failed`} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`,
+      );
+    }
   }
 }
 

@@ -72,6 +72,7 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
   await writeManifestFiles(options.outDir, files);
   const logger = new Logger(options.sink, environment.redactor);
   for (const f of files) logger.info(`wrote ${f.name}: ${f.object.kind} ${f.object.metadata.name}`);
+  for (const w of manifests.warnings) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
   if (manifests.missingSecrets.length > 0) {
     logger.warn(
       `no value was given for ${manifests.missingSecrets.join(', ')}: secret.yaml does not hold ${manifests.missingSecrets.length === 1 ? 'it' : 'them'}, and the Pods do not start until the Secret does (--env NAME=VALUE, or edit secret.yaml).`,

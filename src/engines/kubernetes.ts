@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { InstanceSize } from '../host/host-settings.js';
 import { planDigest } from '../plan/digest.js';
 import { fillPlaceholders } from '../plan/placeholders.js';
-import type { RunPlan } from '../plan/schema.js';
+import type { PlanWarning, RunPlan } from '../plan/schema.js';
+import { CoreWarnings } from '../errors/core-warnings.js';
 import { MANAGED_LABEL, DEPLOYMENT_LABEL } from './docker-runner.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR } from './image/scripts.js';
 import { processGroups, type ProcessGroup } from './process-groups.js';
@@ -49,6 +50,25 @@ export interface KubernetesManifests {
   readonly secret: K8sObject | undefined;
   /** Secret variables of the plan whose value was not given: the Secret lacks them, the Pods wait for them. */
   readonly missingSecrets: readonly string[];
+  /** What the manifests cannot honour of the plan (a worker restart policy other than always). */
+  readonly warnings: readonly PlanWarning[];
+}
+
+/**
+ * The Pods of a Deployment only allow restartPolicy Always: a process whose
+ * plan says `on-failure` (CC_WORKER_RESTART's default) or `never`
+ * (CC_WORKER_RESTART=no) is restarted after any exit, with Kubernetes' own
+ * back-off (10 s doubling to 5 min) instead of the plan's delay. Said, not hidden.
+ */
+export function unhonouredRestarts(plan: RunPlan): PlanWarning[] {
+  return plan.processes
+    .filter((p) => p.restart.policy !== 'always')
+    .map((p) =>
+      CoreWarnings.K8S_WORKER_RESTART.create({
+        message: `process "${p.name}" has restart policy ${p.restart.policy === 'never' ? 'no' : p.restart.policy} (${p.restart.initialDelayMs / 1000} s), but the Pods of a Deployment only allow restartPolicy Always: Kubernetes restarts it after every exit, with its own back-off.`,
+        variable: 'CC_WORKER_RESTART',
+      }),
+    );
 }
 
 export const DEFAULT_WEB_REPLICAS = 2;
@@ -127,7 +147,7 @@ export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): 
   const values = Object.fromEntries(secretVariables.filter((n) => given[n] !== undefined).map((n) => [n, given[n] as string]));
   const secret =
     secretVariables.length > 0 ? { apiVersion: 'v1', kind: 'Secret', metadata: meta(secretName, common, { [ANNOTATIONS.planDigest]: digest }), type: 'Opaque', stringData: values } : undefined;
-  return { deployments, service, secret, missingSecrets: secretVariables.filter((n) => given[n] === undefined) };
+  return { deployments, service, secret, missingSecrets: secretVariables.filter((n) => given[n] === undefined), warnings: unhonouredRestarts(plan) };
 }
 
 /** The labels that pick a group's Pods: stable across plans (a Deployment's selector cannot change). */

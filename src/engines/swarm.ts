@@ -9,7 +9,7 @@ import type { RunPlan } from '../plan/schema.js';
 import { planToCarryOut } from '../planning/plan-to-carry-out.js';
 import type { Clock } from '../time/clock.js';
 import { DockerCli } from './docker-cli.js';
-import { checkContainerHealth, portAnswers, secretVariables } from './docker-runner.js';
+import { checkContainerHealth, portAnswers, runImageOutcomeHooks, secretVariables } from './docker-runner.js';
 import { buildImage, type ImageOptions } from './image/build-image.js';
 import { ensureStackImage, STACKS } from './stack-images.js';
 import { inspectService, waitForService, type ServiceInfo } from './swarm/converge.js';
@@ -202,7 +202,10 @@ export async function deployToSwarm(options: SwarmDeployOptions): Promise<SwarmD
     await apply(specs.filter((s) => s.role === 'process'));
     await apply(specs.filter((s) => s.role === 'proxy'));
   } catch (error) {
-    if (!options.signal?.aborted) await undo();
+    if (!options.signal?.aborted) {
+      await undo();
+      await runImageOutcomeHooks(docker, choice.image, plan, environment, 'failed', logger);
+    }
     throw redactError(error, environment.redactor);
   }
   const changed = [...outcome].filter(([, what]) => what !== 'unchanged').map(([name]) => name);
@@ -218,13 +221,17 @@ export async function deployToSwarm(options: SwarmDeployOptions): Promise<SwarmD
       });
     } catch (error) {
       await undo();
+      await runImageOutcomeHooks(docker, choice.image, plan, environment, 'failed', logger);
       throw redactError(error, environment.redactor);
     }
     if (!health.ok) {
       await undo();
+      await runImageOutcomeHooks(docker, choice.image, plan, environment, 'failed', logger);
       throw redactError(healthError(health), environment.redactor);
     }
   }
+  // CC_RUN_SUCCEEDED_HOOK once the services converged and answer; it cannot change the outcome.
+  await runImageOutcomeHooks(docker, choice.image, plan, environment, 'succeeded', logger);
 
   // What an earlier deployment made and this one no longer uses: services of processes gone from the plan, old secrets and configs.
   const keep = new Set(specs.map((s) => s.name));

@@ -127,6 +127,26 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Listen on 0.0.0.0 (all interfaces); the service reaches the application from outside its instance.',
   },
+  HOOK_FAILED: {
+    title: 'A hook command failed',
+    kind: 'deployment',
+    fix: "Read the hook's output above the error, then fix its command (the variable named) or what it runs, and deploy again.",
+  },
+  WORKER_COMMAND_NAME_INVALID: {
+    title: 'A worker variable has a suffix other than a number',
+    kind: 'input',
+    fix: 'Name extra workers CC_WORKER_COMMAND_<n> with n a number (CC_WORKER_COMMAND_0, _1, …), or use CC_WORKER_COMMAND.',
+  },
+  WORKER_RESTART_INVALID: {
+    title: 'CC_WORKER_RESTART has a value other than always, on-failure or no',
+    kind: 'input',
+    fix: 'Set CC_WORKER_RESTART to always, on-failure (the default) or no, or remove it.',
+  },
+  WORKER_RESTART_DELAY_INVALID: {
+    title: 'CC_WORKER_RESTART_DELAY is not a whole number of seconds',
+    kind: 'input',
+    fix: 'Set CC_WORKER_RESTART_DELAY to a whole number of seconds from 0 to 3600 (default 1), or remove it.',
+  },
   BUILD_STEP_FAILED: {
     title: 'A build step failed',
     kind: 'deployment',

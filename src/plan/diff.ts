@@ -1,9 +1,9 @@
 import { describeCommand, describeStep } from './describe.js';
-import type { Decision, RunPlan } from './schema.js';
+import type { BuildStep, Decision, RunPlan } from './schema.js';
 
 /** One difference between two plans. */
 export interface PlanChange {
-  readonly area: 'app' | 'runtime' | 'decision' | 'step' | 'layer' | 'process' | 'health-check' | 'variable' | 'file' | 'warning';
+  readonly area: 'app' | 'runtime' | 'decision' | 'step' | 'layer' | 'process' | 'run-hook' | 'health-check' | 'variable' | 'file' | 'warning';
   /** What changed: a runtime's or step's name, a decision's id, a variable's name… */
   readonly subject: string;
   readonly change: 'added' | 'removed' | 'changed';
@@ -74,6 +74,13 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
       byKey(after.processes, (p) => p.name),
       (p) => `${describeCommand(p.command)}${p.port ? ` on port ${p.port}` : ''}; restart ${p.restart.policy}${envNames(p.env)}`,
     ),
+    ...compare(
+      'run-hook',
+      byKey(runHookSteps(before), (s) => s.name),
+      byKey(runHookSteps(after), (s) => s.name),
+      (s) => `${describeStep(s)}${envNames(s.env)}`,
+      (s) => s.description,
+    ),
     ...compare('health-check', new Map([['health check', before.healthCheck]]), new Map([['health check', after.healthCheck]]), (h) =>
       h.kind === 'http' ? `GET ${h.paths.map((p) => p.path).join(', ')} on port ${h.port}, ready within ${h.readyTimeoutMs} ms` : `port ${h.port} accepts connections within ${h.readyTimeoutMs} ms`,
     ),
@@ -97,6 +104,12 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
     ),
   );
   return changes;
+}
+
+/** The plan's run-phase hooks (runHooks), whichever list holds them: their names are distinct. */
+function runHookSteps(plan: RunPlan): BuildStep[] {
+  const hooks = plan.runHooks;
+  return hooks ? [...hooks.preRun, ...hooks.succeeded, ...hooks.failed] : [];
 }
 
 function envNames(env: Readonly<Record<string, string>>): string {

@@ -205,6 +205,22 @@ export const ProcessSchema = z.object({
     .describe('Conditions the runner waits for before starting this process (the other processes start first), e.g. a proxy that must not accept connections before the server behind it answers.'),
 });
 
+export const RunHooksSchema = z
+  .object({
+    preRun: z
+      .array(BuildStepSchema)
+      .describe("Run in order in the built application each time its processes are about to start (CC_PRE_RUN_HOOK); a failure stops the start with the step's coded error and no process starts."),
+    succeeded: z.array(BuildStepSchema).describe('Run once the deployment is healthy (CC_RUN_SUCCEEDED_HOOK); a failure is only a warning.'),
+    failed: z
+      .array(BuildStepSchema)
+      .describe(
+        'Run when the deployment failed after its build — a pre-run hook or a process could not start, or the health check failed — once its processes are stopped (CC_RUN_FAILED_HOOK); a failure is only a warning.',
+      ),
+  })
+  .describe(
+    "The service's run-phase hooks: shell commands of the application, run as build steps are (the application's environment, its directory, the unprivileged user) around the start of the processes.",
+  );
+
 export const FileChunkSchema = z.union([
   z.object({ text: z.string() }),
   z.object({ placeholder: z.enum(PLACEHOLDERS).describe('Filled by the executor, e.g. the absolute directory of the built application.') }),
@@ -318,6 +334,7 @@ export const RunPlanSchema = z
     build: z.object({ steps: z.array(BuildStepSchema) }),
     layers: z.array(LayerSchema),
     processes: z.array(ProcessSchema),
+    runHooks: RunHooksSchema.optional().describe('Present only when the application set a run-phase hook.'),
     files: z.array(PlannedFileSchema),
     healthCheck: HealthCheckSchema,
     warnings: z.array(WarningSchema),
@@ -336,6 +353,7 @@ export type Layer = z.infer<typeof LayerSchema>;
 export type RestartPolicy = z.infer<typeof RestartPolicySchema>;
 export type Readiness = z.infer<typeof ReadinessSchema>;
 export type PlannedProcess = z.infer<typeof ProcessSchema>;
+export type RunHooks = z.infer<typeof RunHooksSchema>;
 export type FileChunk = z.infer<typeof FileChunkSchema>;
 export type PlannedFile = z.infer<typeof PlannedFileSchema>;
 export type EnvSource = z.infer<typeof EnvSourceSchema>;

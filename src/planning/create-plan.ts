@@ -14,6 +14,8 @@ import { gatherInventory, inventoryPart } from '../inventory/gather.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { PLAN_SCHEMA_VERSION, RunPlanSchema, type RunPlan } from '../plan/schema.js';
 import { RUNPLAN_VERSION } from '../version.js';
+import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
+import { resolveWorkers } from './resolve-workers.js';
 
 export interface CreatePlanOptions {
   /** The buildpacks to choose from. */
@@ -80,16 +82,24 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       ...(host.healthTimeoutMs === undefined ? {} : { readyTimeoutMs: host.healthTimeoutMs }),
     });
 
+    // The service's hooks and workers apply to every type: the core adds them around the buildpack's part.
+    const variables = new Map(environment.list().map((e) => [e.name, e.value]));
+    const web = contribution.processes.find((p) => p.role === 'web');
+    const commands: UserCommandEnvironment = contribution.userCommands ?? { env: web?.env ?? {}, pathPrepend: web?.pathPrepend ?? [] };
+    const hooks = resolveHooks(variables, contribution.steps, contribution.hookPoints ?? {}, commands);
+    const workers = resolveWorkers(variables, commands, new Set(contribution.processes.map((p) => p.name)));
+
     const candidate: RunPlan = {
       schemaVersion: PLAN_SCHEMA_VERSION,
       runplanVersion: RUNPLAN_VERSION,
       app: { type: buildpack.id, detection },
       runtimes: [...contribution.runtimes],
-      decisions: [...contribution.decisions],
+      decisions: [...contribution.decisions, ...hooks.decisions, ...workers.decisions],
       environment: environment.toPlan(),
-      build: { steps: [...contribution.steps] },
+      build: { steps: hooks.steps },
       layers: [...contribution.layers],
-      processes: [...contribution.processes],
+      processes: [...contribution.processes, ...workers.processes],
+      ...(hooks.runHooks ? { runHooks: hooks.runHooks } : {}),
       files: [...contribution.files],
       healthCheck,
       warnings: [...contribution.warnings],

@@ -9,6 +9,7 @@ import { ownPath } from '../build/ownership.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { describeReadiness, waitUntilReady } from './readiness.js';
 import { ensureRunDirParent, localBindings } from './run-dir.js';
+import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
 
 export interface LocalProcessRunnerOptions {
@@ -27,6 +28,9 @@ export interface LocalProcessRunnerOptions {
  * in the background, after the other processes started): a proxy in front of an
  * application server must not accept connections — and so pass a port health
  * check — while the server behind it is still booting.
+ *
+ * The plan's pre-run hooks run first, in the application folder; the first that
+ * fails stops the start with its coded error (no process is started).
  *
  * The plan's ${RUN_DIR} (localRunDir) is made fresh when the processes start;
  * it is also their TMPDIR, and it is removed once they have stopped.
@@ -58,6 +62,8 @@ export class LocalProcessRunner implements Runner {
     try {
       // Files of the run (basic-auth users, 0600) are read by the processes, so they are theirs.
       for (const path of await materialiseFiles(plan.files, 'run', appDir, env, bindings)) await ownPath(join(appDir, path), user);
+      // CC_PRE_RUN_HOOK: before any process starts; its failure (RUNPLAN_E_HOOK_FAILED) starts none.
+      await runHookSteps(plan.runHooks?.preRun ?? [], { appDir, env, bindings, logger, user, home: runDir });
       processes = plan.processes.map((spec) => new SupervisedProcess(bindProcess(spec, bindings), appDir, env, logger, this.clock, runDir, user));
     } catch (error) {
       await removeRunDir();

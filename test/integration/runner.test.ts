@@ -6,6 +6,8 @@ import { Logger, memorySink } from '../../src/log/logger.js';
 import type { PlannedProcess, RunPlan } from '../../src/plan/schema.js';
 import { InstantClock } from '../../src/time/clock.js';
 import { DEFAULT_RESTART, restartDelay } from '../../src/run/backoff.js';
+import { resolveHooks } from '../../src/planning/resolve-hooks.js';
+import { resolveWorkers } from '../../src/planning/resolve-workers.js';
 import { get } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { readFile } from 'node:fs/promises';
@@ -188,6 +190,85 @@ describe('LocalProcessRunner', () => {
     await until(() => processesUnder(appDir).length >= 1);
     await app.stop();
     expect(app.processes().find((p) => p.name === 'front')?.pid).toBeUndefined();
+    expect(processesUnder(appDir)).toEqual([]);
+  });
+});
+
+describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook', () => {
+  const worker = (script: string, restart: Record<string, string> = {}) => {
+    const [planned] = resolveWorkers(new Map(Object.entries({ CC_WORKER_COMMAND: script, ...restart })), { env: {}, pathPrepend: [] }, new Set()).processes;
+    return { ...(planned as PlannedProcess), stopGraceMs: 2_000 };
+  };
+  // As root the processes and hooks run as runplan's unprivileged user: they write into a directory it may write to.
+  const startWritable = async (processes: PlannedProcess[]) => {
+    const appDir = await writableTempDir();
+    const sink = memorySink();
+    const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes, files: [] } as unknown as RunPlan,
+      appDir,
+      env: assembleEnvironment({}),
+      logger: new Logger(sink),
+    });
+    return { app, sink, appDir };
+  };
+
+  it('on-failure (the default) restarts a worker that exits 1, each time after the same delay', async () => {
+    const { app, clock, sink } = await start([worker('echo once >> runs.txt; exit 1', { CC_WORKER_RESTART_DELAY: '3' })]);
+    await until(() => (app.processes()[0]?.restarts ?? 0) >= 3);
+    await app.stop();
+    expect(clock.sleeps.slice(0, 3)).toEqual([3_000, 3_000, 3_000]);
+    expect(sink.lines.some((l) => /^worker exited with code 1 after .*; restarting in 3 s \(restart 1\)$/.test(l.text))).toBe(true);
+  });
+
+  it('on-failure does not restart a worker that exits 0', async () => {
+    const { app, sink } = await start([worker('exit 0')]);
+    await until(() => sink.lines.some((l) => l.text.includes('not restarted')));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(app.processes()[0]?.restarts).toBe(0);
+    expect(sink.lines.map((l) => l.text)).toContainEqual(expect.stringMatching(/^worker exited with code 0 after .*; not restarted \(policy on-failure\)$/));
+    await app.stop();
+  });
+
+  it('no never restarts a worker, even after exit 1', async () => {
+    const { app, sink, appDir } = await startWritable([worker('echo ran >> runs.txt; exit 1', { CC_WORKER_RESTART: 'no' })]);
+    await until(() => sink.lines.some((l) => l.text.includes('not restarted')));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(app.processes()[0]?.restarts).toBe(0);
+    expect(await readFile(join(appDir, 'runs.txt'), 'utf8')).toBe('ran\n');
+    expect(sink.lines.map((l) => l.text)).toContainEqual(expect.stringMatching(/exited with code 1 after .*; not restarted \(policy never\)$/));
+    await app.stop();
+  });
+
+  it('always restarts a worker that exits 0', async () => {
+    const { app, clock } = await start([worker('exit 0', { CC_WORKER_RESTART: 'always', CC_WORKER_RESTART_DELAY: '0' })]);
+    await until(() => (app.processes()[0]?.restarts ?? 0) >= 2);
+    await app.stop();
+    expect(clock.sleeps.slice(0, 2)).toEqual([0, 0]);
+  });
+
+  it('runs the pre-run hook in the application folder before any process starts; a failing one starts none and names the variable', async () => {
+    const appDir = await writableTempDir();
+    const sink = memorySink();
+    const { runHooks } = resolveHooks(new Map([['CC_PRE_RUN_HOOK', 'echo "prepared $GREETING" > pre-run.txt']]), [], {}, { env: {}, pathPrepend: [] });
+    const env = assembleEnvironment({ application: { GREETING: 'hello' } });
+    const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes: [proc('reader', 'cat pre-run.txt; sleep 300')], files: [], runHooks } as unknown as RunPlan,
+      appDir,
+      env,
+      logger: new Logger(sink),
+    });
+    await until(() => sink.lines.some((l) => l.text === 'prepared hello'));
+    await app.stop();
+
+    const failing = resolveHooks(new Map([['CC_PRE_RUN_HOOK', 'exit 7']]), [], {}, { env: {}, pathPrepend: [] }).runHooks;
+    const started = new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes: [proc('never', 'echo started > started.txt; sleep 300')], files: [], runHooks: failing } as unknown as RunPlan,
+      appDir,
+      env,
+      logger: new Logger(memorySink()),
+    });
+    await expect(started).rejects.toMatchObject({ code: 'RUNPLAN_E_HOOK_FAILED', variable: 'CC_PRE_RUN_HOOK' });
+    await expect(readFile(join(appDir, 'started.txt'), 'utf8')).rejects.toThrow();
     expect(processesUnder(appDir)).toEqual([]);
   });
 });

@@ -4,15 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { defineErrors, listDefinitions, RunplanError } from '../../src/errors/runplan-error.js';
 import { defaultRegistry } from '../../src/default-registry.js';
-import { defineWarnings } from '../../src/errors/warnings.js';
+import { defineWarnings, listWarningDefinitions } from '../../src/errors/warnings.js';
+import { CoreWarnings } from '../../src/errors/core-warnings.js';
 import { ROOT } from '../helpers/cli.js';
 
 const documented = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
 const documentedCodes = [...documented.matchAll(/^## (RUNPLAN_[EW]_[A-Z0-9_]+)\s*$/gm)].map((m) => m[1]);
 const definedCodes = [...listDefinitions(CoreErrors), ...defaultRegistry().errorDefinitions()].map((d) => d.code);
-const definedWarnings = defaultRegistry()
-  .warningDefinitions()
-  .map((d) => d.code);
+const definedWarnings = [...listWarningDefinitions(CoreWarnings), ...defaultRegistry().warningDefinitions()].map((d) => d.code);
 
 describe('error registry', () => {
   it('documents every error code in docs/errors.md', () => {

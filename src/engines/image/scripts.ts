@@ -1,5 +1,5 @@
 import { fillPlaceholders, type Bindings } from '../../plan/placeholders.js';
-import type { FileChunk, PlannedFile, PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
+import type { BuildStep, FileChunk, PlannedFile, PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
 
 /** Where the plan's placeholders point inside an image. */
 export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan' } as const satisfies Bindings;
@@ -95,13 +95,17 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     'write_files() {',
     ...(runFiles.length > 0 ? runFiles.flatMap(writeFileStatements).map((l) => `  ${l}`) : ['  :']),
     '}',
+    ...preRunFunction(plan),
+    ...outcomeHookBranch(plan),
     'if [ "${1:-}" = --group ]; then',
     '  shift',
     '  if [ "$$" = 1 ] && [ -x /usr/bin/tini ]; then exec /usr/bin/tini -g -- "$0" --group "$@"; fi',
     '  main="$1"',
     '  shift',
-    '  for helper in "$@"; do "$0" "$helper" & done',
-    '  exec "$0" "$main"',
+    // The group's processes share one container: its pre-run hooks run once, before any of them.
+    '  pre_run',
+    '  for helper in "$@"; do RUNPLAN_PRE_RUN_DONE=1 "$0" "$helper" & done',
+    '  RUNPLAN_PRE_RUN_DONE=1 exec "$0" "$main"',
     'fi',
     'process="${1:-web}"',
     '[ "$#" -gt 0 ] && shift',
@@ -117,6 +121,7 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     );
     lines.push(`  ${sh(proc.name)})`);
     lines.push('    write_files');
+    lines.push('    pre_run');
     for (const c of proc.startAfter ?? []) lines.push(`    ${waitStatement(c)}`);
     lines.push(`    cd ${sh(cwd.startsWith('/') ? cwd : `${IMAGE_BINDINGS.APP_HOME}/${cwd}`)}`);
     if (setEnv) lines.push(`    ${setEnv}`);
@@ -133,6 +138,54 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     : '';
   lines.push('  *)', ...(webEnv ? [`    ${webEnv}`] : []), '    exec $(init) "$process" "$@"', '    ;;', 'esac', '');
   return lines.join('\n');
+}
+
+/** A hook (a command step) as one shell statement: a subshell in its directory with its environment, failing with its coded error. */
+function hookStatement(hook: BuildStep): string | undefined {
+  if (hook.run.kind === 'install') return undefined;
+  const cwd = fillPlaceholders(hook.cwd, IMAGE_BINDINGS);
+  const env = Object.fromEntries(Object.entries(hook.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)]));
+  const setEnv = exportEnvironment(
+    env,
+    hook.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
+  );
+  const command = hook.run.kind === 'shell' ? hook.run : { kind: 'exec' as const, argv: hook.run.argv.map((a) => fillPlaceholders(a, IMAGE_BINDINGS)) };
+  const rule = hook.onFailure?.[0]?.error;
+  const failure = `runplan: ${rule?.code ?? 'RUNPLAN_E_HOOK_FAILED'}: ${rule?.message ?? `hook ${hook.name} failed`}`;
+  return `( cd ${sh(cwd.startsWith('/') ? cwd : `${IMAGE_BINDINGS.APP_HOME}/${cwd}`)}; ${setEnv ? `${setEnv}; ` : ''}${commandLine(command)} ) || { echo ${sh(failure)} >&2; exit 1; }`;
+}
+
+/**
+ * `pre_run`: the plan's pre-run hooks (CC_PRE_RUN_HOOK), run before the
+ * container's process starts, each in its directory with its environment; a
+ * failure stops the container with RUNPLAN_E_HOOK_FAILED (the engine then
+ * restarts it as its policy says). A group's processes run them once.
+ */
+function preRunFunction(plan: RunPlan): string[] {
+  const lines = ['pre_run() {', '  if [ -n "${RUNPLAN_PRE_RUN_DONE:-}" ]; then unset RUNPLAN_PRE_RUN_DONE; return 0; fi'];
+  for (const hook of plan.runHooks?.preRun ?? []) {
+    const statement = hookStatement(hook);
+    if (statement === undefined) continue;
+    lines.push(`  echo ${sh(`runplan: hook ${hook.name}`)} >&2`, `  ${statement}`);
+  }
+  lines.push('  :', '}');
+  return lines;
+}
+
+/**
+ * `entrypoint --hook NAME`: runs one run-succeeded or run-failed hook of the
+ * plan (CC_RUN_SUCCEEDED_HOOK, CC_RUN_FAILED_HOOK) in a container of the image,
+ * as an engine does once the outcome of a deployment is known.
+ */
+function outcomeHookBranch(plan: RunPlan): string[] {
+  const hooks = [...(plan.runHooks?.succeeded ?? []), ...(plan.runHooks?.failed ?? [])];
+  const lines = ['if [ "${1:-}" = --hook ]; then', '  case "${2:-}" in'];
+  for (const hook of hooks) {
+    const statement = hookStatement(hook);
+    if (statement !== undefined) lines.push(`    ${sh(hook.name)}) ${statement}; exit 0 ;;`);
+  }
+  lines.push('    *) echo "runplan: the plan has no run hook named ${2:-}" >&2; exit 2 ;;', '  esac', 'fi');
+  return lines;
 }
 
 /**

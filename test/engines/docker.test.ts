@@ -53,6 +53,11 @@ describe('run --runner docker', () => {
     expect(await leftOf(result.run)).toBe('');
   });
 
+  it("a pre-run hook runs in the web container before the app starts, as the image's user, with the run environment", async () => {
+    const result = await checkFixture(fixture('node', 'hook-pre-run'), { docker: dockerHost });
+    expect(await leftOf(result.run)).toBe('');
+  });
+
   describe('Play 1.x (stand-in framework from the test mirror)', () => {
     let mirror: Play1Mirror;
     beforeAll(async () => {

@@ -166,7 +166,7 @@ function preRunFunction(plan: RunPlan): string[] {
   for (const hook of plan.runHooks?.preRun ?? []) {
     const statement = hookStatement(hook);
     if (statement === undefined) continue;
-    lines.push(`  echo ${sh(`runplan: hook ${hook.name}`)} >&2`, `  ${statement}`);
+    lines.push(`  echo ${sh(`runplan: hook ${hook.name}: starting`)} >&2`, `  ${statement}`);
   }
   lines.push('  :', '}');
   return lines;

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
 import { bindProcess } from '../plan/placeholders.js';
 import { materialiseFiles } from '../build/materialise-files.js';
+import { writablePathInside } from '../files/app-path.js';
 import { formatSeconds } from '../health/probes.js';
 import { type AppUser, appUser } from '../host/app-user.js';
 import { ownPath } from '../build/ownership.js';
@@ -53,7 +54,13 @@ export class LocalProcessRunner implements Runner {
     await makeRunDir(runDir);
     if (user.dropped) await chown(runDir, user.uid, user.gid);
     const env = planned.bound(bindings);
+    // Secret files of the run (basic-auth users) live only while the processes do: the
+    // build left on disk afterwards holds no password (docs/security.md, "Secrets").
+    // Only files runplan wrote, whose paths it checked stay inside the build.
+    const secretRunFiles: string[] = [];
     const removeRunDir = async () => {
+      // Checked again: the application's processes could have replaced a folder of the path by a link meanwhile.
+      await Promise.all(secretRunFiles.map(async (path) => rm(await writablePathInside(appDir, path, 'run file'), { force: true }).catch(() => undefined)));
       await rm(runDir, { recursive: true, force: true });
       // The shared parent goes with the last run (another one starting now makes it again).
       await rmdir(dirname(runDir)).catch(() => undefined);
@@ -61,7 +68,11 @@ export class LocalProcessRunner implements Runner {
     let processes: SupervisedProcess[];
     try {
       // Files of the run (basic-auth users, 0600) are read by the processes, so they are theirs.
-      for (const path of await materialiseFiles(plan.files, 'run', appDir, env, bindings)) await ownPath(join(appDir, path), user);
+      const secret = new Set(plan.files.filter((f) => f.secret).map((f) => f.path));
+      for (const path of await materialiseFiles(plan.files, 'run', appDir, env, bindings)) {
+        if (secret.has(path)) secretRunFiles.push(path);
+        await ownPath(join(appDir, path), user);
+      }
       // CC_PRE_RUN_HOOK: before any process starts; its failure (RUNPLAN_E_HOOK_FAILED) starts none.
       await runHookSteps(plan.runHooks?.preRun ?? [], { appDir, env, bindings, logger, user, home: runDir });
       processes = plan.processes.map((spec) => new SupervisedProcess(bindProcess(spec, bindings), appDir, env, logger, this.clock, runDir, user));

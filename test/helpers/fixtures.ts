@@ -10,6 +10,7 @@ import { freePort } from './ports.js';
 import { processesUnder, processOwnersUnder } from './processes.js';
 import { appUser } from '../../src/host/app-user.js';
 import { nodePlaceholders } from './node-inventory.js';
+import { leaksIn, SCAN_VARIABLES, secretNeedles, secretsInTree } from './secret-scan.js';
 import { deploymentDirs, removeAfterFile } from './temp.js';
 
 /** What a fixture app must do, kept beside it in expect.json. */
@@ -159,12 +160,19 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
     ...(await appUidPlaceholder(fixture.expect, options.docker !== undefined)),
     port: String(port),
   });
-  const inputs = [fixture.dir, '--port', String(port), ...envArgs(expectation), ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
+  // Every deployment also carries known secret values (test/helpers/secret-scan.ts); none may be printed or written.
+  const scanned = { ...SCAN_VARIABLES, ...expectation.env, ...Object.assign({}, ...Object.values(expectation.addons ?? {})) };
+  const needles = secretNeedles(scanned);
+  const scanArgs = Object.entries(SCAN_VARIABLES).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
+  const inputs = [fixture.dir, '--port', String(port), ...envArgs(expectation), ...scanArgs, ...(expectation.args ?? []), ...(options.extraArgs ?? [])];
   const env = { ...dirs.env, ...options.hostEnv, ...expectation.hostEnv };
   const outputs = { plan: '', planJson: '', build: '', run: '' };
   const all = () => [outputs.plan, outputs.build, outputs.run].join('\n');
-  const finish = (): FixtureOutputs => {
+  const finish = async (): Promise<FixtureOutputs> => {
     for (const line of expectation.output ?? []) expect(all()).toContain(line);
+    expect(leaksIn(`${all()}\n${outputs.planJson}`, needles), 'secret values printed or in the plan').toEqual([]);
+    // The build, its logs and the saved plan; the token file npm or Yarn must read is the one exception.
+    expect(await secretsInTree(dirs.workDir, needles, [expectation.env?.NPM_TOKEN ?? ''], fixture.dir), 'secret values in files the deployment wrote').toEqual([]);
     for (const text of expectation.notInOutput ?? []) expect(all()).not.toContain(text);
     expect(processesUnder(dirs.workDir)).toEqual([]);
     return { ...outputs, all: all() };
@@ -195,7 +203,7 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
     if (expectation.deploy === 'fails') {
       const code = await run.exited;
       outputs.run = run.output();
-      return failedAsExpected({ code, stderr: run.stderr(), output: run.output() });
+      return await failedAsExpected({ code, stderr: run.stderr(), output: run.output() });
     }
     await run.waitFor('==> deployment healthy');
     for (const request of expectation.requests ?? []) {
@@ -224,7 +232,7 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
     run.child.kill('SIGINT');
     expect(await run.exited, run.output()).toBe(0);
     outputs.run = run.output();
-    return finish();
+    return await finish();
   } finally {
     if (run.child.exitCode === null) {
       run.child.kill('SIGTERM');

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import { formatSeconds } from '../health/probes.js';
+import { BUILD_TAG_VARIABLE, terminateTagged } from '../run/process-tree.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 /**
@@ -27,6 +28,8 @@ import { systemClock, type Clock } from '../time/clock.js';
  */
 export interface BuildLock {
   readonly file: string;
+  /** This build's token: its steps carry it (BUILD_TAG_VARIABLE) so that a build taking a stale lock over finds what they left. */
+  readonly token: string;
   /** Removes the lock if this build still owns it. Idempotent. */
   release(): Promise<void>;
 }
@@ -51,6 +54,7 @@ interface LockOwner {
 
 export const BUILD_LOCK_FILE = 'build.lock';
 export const BUILD_LOCK_POLL_MS = 500;
+const LEFTOVER_GRACE_MS = 2_000;
 
 export async function acquireBuildLock(workspaceRoot: string, options: BuildLockOptions): Promise<BuildLock> {
   const clock = options.clock ?? systemClock;
@@ -69,7 +73,7 @@ export async function acquireBuildLock(workspaceRoot: string, options: BuildLock
     if (options.signal?.aborted) {
       throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the build was interrupted while waiting for another build of the same application.' });
     }
-    if (await tryCreate(file, mine)) return { file, release: () => release(file, mine.token) };
+    if (await tryCreate(file, mine)) return { file, token: mine.token, release: () => release(file, mine.token) };
     const read = await readGeneration(file);
     if (read === 'absent') continue;
     const { owner } = read;
@@ -78,7 +82,12 @@ export async function acquireBuildLock(workspaceRoot: string, options: BuildLock
       const who = owner === 'unreadable' ? 'an unreadable lock' : `the lock of process ${owner.pid} (build since ${owner.since})`;
       if (await takeOver(file, read.id, mine)) {
         options.log?.(`${who} is stale: that process no longer runs; taking it over (${file})`);
-        return { file, release: () => release(file, mine.token) };
+        if (owner !== 'unreadable') {
+          // Killed mid-build (SIGKILL, OOM), it could stop nothing: its steps may still run, writing into a build being removed.
+          const left = await terminateTagged(BUILD_TAG_VARIABLE, owner.token, LEFTOVER_GRACE_MS);
+          if (left > 0) options.log?.(`stopped ${left} process${left === 1 ? '' : 'es'} the killed build's steps left running`);
+        }
+        return { file, token: mine.token, release: () => release(file, mine.token) };
       }
       // Another build is taking it over: let it finish, then look again.
       await new Promise((resolve) => setImmediate(resolve));

@@ -11,7 +11,7 @@ import { bindStep } from '../plan/placeholders.js';
 import type { BuildStep, Layer, StepFailureRule } from '../plan/schema.js';
 import { formatSeconds } from '../health/probes.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
-import { newTreeTag, terminateTree } from '../run/process-tree.js';
+import { BUILD_TAG_VARIABLE, newTreeTag, terminateTree } from '../run/process-tree.js';
 import { localBindings } from '../run/run-dir.js';
 import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
@@ -45,7 +45,7 @@ export interface StepBuilderOptions {
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions = {}) {}
 
-  async build({ plan, appDir, env: planned, host, logger, signal, tempDir }: BuildOptions): Promise<StepReport[]> {
+  async build({ plan, appDir, env: planned, host, logger, signal, tempDir, buildTag }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir);
     const env = planned.bound(bindings);
     // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
@@ -87,7 +87,7 @@ export class StepBuilder implements Builder {
       if (step.run.kind === 'install') {
         await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, user, ...(signal ? { signal } : {}) });
       } else {
-        await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS);
+        await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS, buildTag);
       }
       if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
@@ -105,13 +105,17 @@ export class StepBuilder implements Builder {
     signal: AbortSignal | undefined,
     tempDir: string | undefined,
     timeoutMs: number,
+    buildTag: string | undefined,
   ): Promise<void> {
+    const childEnv = isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, { ...systemEnvironment(process.env, tempDir), ...userEnvironment(user, home) }), {
+      tempDir,
+      cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
+    });
+    // Last, so that no variable of the application replaces it.
+    if (buildTag !== undefined) childEnv[BUILD_TAG_VARIABLE] = buildTag;
     await runCommandStep(step, {
       appDir,
-      env: isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, { ...systemEnvironment(process.env, tempDir), ...userEnvironment(user, home) }), {
-        tempDir,
-        cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
-      }),
+      env: childEnv,
       logger,
       user,
       signal,

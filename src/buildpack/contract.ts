@@ -118,6 +118,8 @@ export interface BuildOptions {
   readonly signal?: AbortSignal;
   /** A private temporary directory for the steps (their TMPDIR), which the caller removes afterwards. */
   readonly tempDir?: string;
+  /** Carried into every step's environment (RUNPLAN_BUILD_TREE): the build lock's token, by which a later build stops what a killed one left running. */
+  readonly buildTag?: string;
 }
 
 export interface Builder {

@@ -111,6 +111,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       host,
       logger,
       tempDir: temp.dir,
+      buildTag: lock.token,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     logger.info(`build succeeded: ${build.dir}`);

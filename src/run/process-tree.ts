@@ -16,6 +16,13 @@ import { groupAlive, signalGroup } from './process-group.js';
  */
 export const TREE_TAG_VARIABLE = 'RUNPLAN_PROCESS_TREE';
 
+/**
+ * Carries the build's lock token into every step's processes: when runplan is
+ * killed with SIGKILL mid-build, the next build of the application, taking the
+ * stale lock over, finds what that build's steps left running by it.
+ */
+export const BUILD_TAG_VARIABLE = 'RUNPLAN_BUILD_TREE';
+
 export interface ProcessTree {
   /** The process group of the process runplan spawned (its pid). */
   readonly pgid: number;
@@ -43,10 +50,10 @@ const HAS_PROC = (() => {
  * of other users cannot be read and are not ours anyway; runplan itself never
  * counts.
  */
-export function taggedProcesses(tag: string): number[] {
+export function taggedProcesses(tag: string, variable: string = TREE_TAG_VARIABLE): number[] {
   if (!HAS_PROC) return [];
-  const needle = Buffer.from(`\0${TREE_TAG_VARIABLE}=${tag}\0`);
-  const first = Buffer.from(`${TREE_TAG_VARIABLE}=${tag}\0`);
+  const needle = Buffer.from(`\0${variable}=${tag}\0`);
+  const first = Buffer.from(`${variable}=${tag}\0`);
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     const c = name.charCodeAt(0);
@@ -116,4 +123,26 @@ export async function terminateTree(tree: ProcessTree, graceMs: number): Promise
   signalTree(tree, 'SIGKILL');
   await waitTreeGone(tree, 5_000);
   return true;
+}
+
+/**
+ * SIGTERM to every process carrying `variable=tag`, up to `graceMs` for them to
+ * exit, then SIGKILL. Returns how many there were.
+ */
+export async function terminateTagged(variable: string, tag: string, graceMs: number): Promise<number> {
+  const found = taggedProcesses(tag, variable);
+  const signal = (pids: readonly number[], name: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+  };
+  signal(found, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (taggedProcesses(tag, variable).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, TREE_POLL_MS));
+  signal(taggedProcesses(tag, variable), 'SIGKILL');
+  return found.length;
 }

@@ -279,7 +279,7 @@ describe('builds of one application at the same time', () => {
     expect(state.entries).toEqual(['builds', 'current', 'tmp']);
   });
 
-  it('takes over the lock of a build killed with SIGKILL, and removes what that build left', async () => {
+  it('takes over the lock of a build killed with SIGKILL, stops the processes its step left running, and removes what that build left', async () => {
     const { dir, flags } = await twoPhaseApp('echo stuck install; sleep 300', 'echo later install');
     const dirs = await deploymentDirs();
     const args = ['build', dir, '--env', `FLAGS=${flags}`];
@@ -287,14 +287,17 @@ describe('builds of one application at the same time', () => {
     await killed.waitFor('[install] stuck install');
     killed.child.kill('SIGKILL');
     await killed.exited;
-    // SIGKILL gives runplan no chance to stop its step: the test ends what it left running.
+    // SIGKILL gives runplan no chance to stop its step: it keeps running until the next build takes the lock over.
     onTestFinished(() => killAll(processesUnder(dirs.workDir)));
+    expect(processesUnder(dirs.workDir).length, 'the killed build left its step running').toBeGreaterThan(0);
     const { root } = await workspaceState(dirs.workDir);
     expect(JSON.parse(await readFile(join(root, 'build.lock'), 'utf8')).pid).toBe(killed.child.pid);
     const next = await runCli(args, { ...dirs.env, RUNPLAN_BUILD_LOCK_WAIT: '0' });
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toContain(`the lock of process ${killed.child.pid} (build since `);
     expect(next.stdout).toContain('is stale: that process no longer runs; taking it over');
+    expect(next.stdout).toMatch(/stopped \d+ process(es)? the killed build's steps left running/);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
     const state = await workspaceState(dirs.workDir);
     expect(state.builds).toEqual([basename(builtDir(next.stdout) as string)]);
     expect(state.tmp).toEqual([]);

@@ -71,5 +71,5 @@ async function sameAsSource(path: string, content: Buffer, source: string): Prom
   const inBuild = /(?:^|\/)builds\/[^/]+\/(.+)$/.exec(path)?.[1];
   if (inBuild === undefined) return false;
   const original = await readFile(join(source, inBuild)).catch(() => undefined);
-  return original !== undefined && original.equals(content);
+  return original?.equals(content) === true;
 }

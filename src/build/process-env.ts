@@ -66,6 +66,13 @@ export function childEnvironment(
   return merged;
 }
 
+const PACKAGE_MANAGER_CACHES: readonly (readonly [string, string])[] = [
+  ['XDG_CACHE_HOME', '_xdg-cache'],
+  ['XDG_DATA_HOME', '_xdg-data'],
+  ['YARN_GLOBAL_FOLDER', '_yarn-berry'],
+  ['BUN_INSTALL_CACHE_DIR', '_bun'],
+];
+
 /** Where npm may write during one build: never the user's shared ~/.npm. */
 export interface NpmDirectories {
   /** The build's private temporary directory: npm's debug logs go under it and are removed with it. */
@@ -84,10 +91,17 @@ export function isolateNpm(env: Record<string, string>, dirs: NpmDirectories): R
   const out = { ...env };
   const set = (name: string, value: string | undefined) => {
     if (value === undefined) return;
-    for (const key of Object.keys(out)) if (key.toLowerCase() === name) delete out[key];
+    for (const key of Object.keys(out)) if (key.toLowerCase() === name.toLowerCase()) delete out[key];
     out[name] = value;
   };
   set('npm_config_logs_dir', dirs.tempDir === undefined ? undefined : join(dirs.tempDir, 'npm-logs'));
   set('npm_config_cache', dirs.cacheDir);
+  if (dirs.cacheDir !== undefined) {
+    // The other package managers' caches and stores, beside npm's, for the same reason. Yarn
+    // classic and pnpm's metadata follow XDG_CACHE_HOME, pnpm's store XDG_DATA_HOME; Yarn
+    // Berry's global cache has its own name (YARN_CACHE_FOLDER is left alone: for Berry it
+    // would move a project's committed .yarn/cache), and so has bun's.
+    for (const [name, sub] of PACKAGE_MANAGER_CACHES) set(name, join(dirs.cacheDir, sub));
+  }
   return out;
 }

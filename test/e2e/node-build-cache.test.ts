@@ -91,3 +91,29 @@ describe('shared runtime', () => {
     expect(await readdir(join(changelog, '..', 'bin'))).toEqual(['node']);
   });
 });
+
+/**
+ * Yarn's, pnpm's and bun's own caches are the application's, under runplan's
+ * cache beside npm's (src/build/process-env.ts): never the user's shared
+ * ~/.cache, ~/.local/share or ~/.yarn/berry, where one application's install
+ * could feed another's.
+ */
+describe("package managers' caches", () => {
+  const cases: [fixture: string, cache: string][] = [
+    ['tool-yarn', '_xdg-cache/yarn'],
+    ['tool-yarn-berry', '_yarn-berry/cache'],
+    ['tool-pnpm', '_xdg-data/pnpm/store'],
+    ['tool-bun', '_bun'],
+  ];
+  for (const [name, cache] of cases) {
+    it(`${name}: the install fills ${cache} in the application's own cache`, async () => {
+      const fixture = await prepareFixture(listFixtures('node').find((f) => f.name === name) as Fixture);
+      const dirs = await deploymentDirs();
+      const env = Object.entries(fixture.expect.env ?? {}).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
+      const built = await runCli(['build', fixture.dir, ...env], dirs.env);
+      expect(built.code, built.output.slice(-2000)).toBe(0);
+      const [app] = await readdir(dirs.workDir);
+      expect((await readdir(join(dirs.cacheDir, 'npm-cache', app as string, cache))).length, `${cache} of ${app}`).toBeGreaterThan(0);
+    }, 300_000);
+  }
+});

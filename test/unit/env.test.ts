@@ -206,7 +206,17 @@ describe('values that cannot be passed on', () => {
 describe("npm's directories in a build", () => {
   it("moves npm's logs into the build's temporary directory and its cache to the application's, whatever the app set", () => {
     const env = isolateNpm({ PATH: '/bin', NPM_CONFIG_CACHE: '/root/.npm', npm_config_LOGS_DIR: '/root/.npm/_logs' }, { tempDir: '/w/tmp/build-1', cacheDir: '/c/npm-cache/app-1' });
-    expect(env).toEqual({ PATH: '/bin', npm_config_logs_dir: '/w/tmp/build-1/npm-logs', npm_config_cache: '/c/npm-cache/app-1' });
+    expect(env).toEqual({
+      PATH: '/bin',
+      npm_config_logs_dir: '/w/tmp/build-1/npm-logs',
+      npm_config_cache: '/c/npm-cache/app-1',
+      XDG_CACHE_HOME: '/c/npm-cache/app-1/_xdg-cache',
+      XDG_DATA_HOME: '/c/npm-cache/app-1/_xdg-data',
+      YARN_GLOBAL_FOLDER: '/c/npm-cache/app-1/_yarn-berry',
+      BUN_INSTALL_CACHE_DIR: '/c/npm-cache/app-1/_bun',
+    });
+    // Yarn's, pnpm's and bun's caches are the application's too, whatever it set.
+    expect(isolateNpm({ xdg_cache_home: '/shared', YARN_GLOBAL_FOLDER: '/shared/berry' }, { cacheDir: '/c/a' })).not.toHaveProperty('xdg_cache_home');
     expect(isolateNpm({ PATH: '/bin' }, {})).toEqual({ PATH: '/bin' });
   });
 });

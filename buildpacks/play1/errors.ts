@@ -47,6 +47,11 @@ export const Play1Errors = defineErrors({
     kind: 'deployment',
     fix: 'Choose Play 1.7 or newer (PLAY1_VERSION=1.11), whose launcher runs on Python 3, or give the host the python2 the older launchers need (Debian 12 has no Python 2 package).',
   },
+  PLAY1_PRECOMPILE_NO_OUTPUT: {
+    title: '`play precompile` ended without writing precompiled/',
+    kind: 'deployment',
+    fix: "Read the precompile step's output above: the JVM most likely failed to start (a JVM option or a Java the series does not support); fix it (JAVA_HOME, jvm.memory, PLAY1_VERSION) and build again.",
+  },
   PLAY1_JAVA_UNSUPPORTED: {
     title: "The host's Java cannot run the Play series",
     kind: 'deployment',

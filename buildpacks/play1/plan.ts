@@ -150,6 +150,21 @@ export function planPlay1(config: HostConfiguration) {
       }),
       step('deps', "resolve the dependencies of conf/dependencies.yml with the framework's own command", { kind: 'exec', argv: ['play', 'deps', '--sync', idArg] }),
       step('precompile', "compile Java sources and templates ahead of start-up with the framework's own command", { kind: 'exec', argv: ['play', 'precompile', idArg] }),
+      {
+        // The launchers of older series exit 0 when the JVM they start fails (NOTES.md): the
+        // build would go on, and only the start, which needs precompiled/, would fail.
+        ...step('precompile-check', 'check that play precompile wrote precompiled/, which -Dprecompiled=true loads at start', {
+          kind: 'exec',
+          argv: ['test', '-d', 'precompiled'],
+        }),
+        onFailure: [
+          failureRule(
+            Play1Errors.PLAY1_PRECOMPILE_NO_OUTPUT,
+            { kind: 'any' },
+            { message: `play precompile (Play ${series.release}) finished without writing precompiled/; its launcher reports success even when the JVM fails to start.` },
+          ),
+        ],
+      },
     ];
 
     const web: PlannedProcess = {
@@ -170,8 +185,8 @@ export function planPlay1(config: HostConfiguration) {
       steps,
       layers: [],
       processes: [web],
-      // CC_PRE_BUILD_HOOK once Java, Python and the framework are in place, before play deps.
-      hookPoints: { dependencies: 'deps' },
+      // CC_PRE_BUILD_HOOK once Java, Python and the framework are in place, before play deps; CC_POST_BUILD_HOOK before the check of what precompile wrote.
+      hookPoints: { dependencies: 'deps', checks: 'precompile-check' },
       files: [],
       warnings: [...analysis.warnings, ...java.warnings],
       healthTiming: PLAY1_HEALTH_TIMING,

@@ -4,7 +4,11 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createPlay1Buildpack } from '../../buildpacks/play1/index.js';
 import { treeCacheEntry } from '../../src/build/install/tree-cache.js';
+import { BuildpackRegistry } from '../../src/buildpack/registry.js';
+import { MemorySource } from '../../src/files/memory-source.js';
+import { createPlan } from '../../src/planning/create-plan.js';
 import { LayerCache } from '../../src/build/layer-cache.js';
 import { StepBuilder, type StepBuilderOptions } from '../../src/build/step-builder.js';
 import { assembleEnvironment, Environment } from '../../src/env/assemble.js';
@@ -16,6 +20,7 @@ import { failureRule } from '../../src/plan/failure-rule.js';
 import { BuildStepSchema, LayerSchema, PlannedFileSchema, type BuildStep, type Install, type PackageSource, type RunPlan, type StepFailureRule } from '../../src/plan/schema.js';
 import { localRunDir } from '../../src/run/run-dir.js';
 import { InstantClock } from '../../src/time/clock.js';
+import { play1InventoryPart, testInventory } from '../helpers/inventory.js';
 import { killAll, processesUnder, processesWithArgument, processTreeScript } from '../helpers/processes.js';
 import { tempDir, writableTempDir } from '../helpers/temp.js';
 
@@ -310,6 +315,28 @@ describe('StepBuilder: onFailure rules', () => {
     };
     const error = await failing(step('bundle', 'echo "Gemfile.lock in deployment mode is frozen"; exit 16', { onFailure: [rule] }));
     expect(error).toMatchObject({ code: 'ACME_E_LOCK_FROZEN', kind: 'input', file: 'Gemfile.lock', fix: 'Run bundle lock and commit Gemfile.lock.', details: { step: 'bundle', exitCode: 16 } });
+  });
+});
+
+describe('Play 1.x: the build checks what play precompile wrote, whatever its status', () => {
+  it("the plan's precompile-check step fails without precompiled/ (RUNPLAN_E_PLAY1_PRECOMPILE_NO_OUTPUT) and passes with it", async () => {
+    const options = { hostEnv: {}, mirror: 'https://mirror.example/play/{version}/play-{version}.zip', checksums: { '1.11.0': 'a'.repeat(64) } };
+    const { plan } = await createPlan({
+      registry: new BuildpackRegistry([createPlay1Buildpack(options)]),
+      inventory: testInventory({ play1: play1InventoryPart(options, {}) }),
+      files: new MemorySource({ 'conf/application.conf': 'application.name=demo\n', 'conf/routes': 'GET / Application.index\n' }),
+      appDir: '/srv/app',
+      env: { application: {} },
+    });
+    const names = plan.build.steps.map((s) => s.name);
+    expect(names.slice(names.indexOf('precompile'))).toEqual(['precompile', 'precompile-check']);
+    const check = plan.build.steps.filter((s) => s.name === 'precompile-check');
+    // What an older launcher leaves when its JVM failed: status 0, no precompiled/.
+    const { run } = await build(planWith(check));
+    await expect(run).rejects.toMatchObject({ code: 'RUNPLAN_E_PLAY1_PRECOMPILE_NO_OUTPUT', kind: 'deployment', details: { step: 'precompile-check' } });
+    const appDir = await tempDir();
+    await mkdir(join(appDir, 'precompiled', 'java'), { recursive: true });
+    await expect((await build(planWith(check), { appDir })).run).resolves.toEqual([expect.objectContaining({ name: 'precompile-check', status: 'succeeded' })]);
   });
 });
 

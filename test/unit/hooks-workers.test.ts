@@ -134,7 +134,7 @@ describe('hooks and workers in the plan of every type', () => {
   it.each([
     ['node', ['runtime', 'npm', 'pre-build-hook', 'install', 'post-build-hook', 'verify-main']],
     ['ruby', ['pre-build-hook', 'bundle-install', 'post-build-hook', 'served-files-check', 'nginx-check']],
-    ['play1', ['java', 'python', 'framework', 'pre-build-hook', 'deps', 'precompile', 'post-build-hook']],
+    ['play1', ['java', 'python', 'framework', 'pre-build-hook', 'deps', 'precompile', 'post-build-hook', 'precompile-check']],
   ])('%s', async (type, steps) => {
     const env = type === 'ruby' ? { ...HOOK_ENV, STATIC_FILES_PATH: '/public/', STATIC_URL_PREFIX: '/static/' } : HOOK_ENV;
     const { plan } = await createPlan({

@@ -74,7 +74,7 @@ describe('Play 1.x detection', () => {
 });
 
 describe('Play 1.x plan', () => {
-  it('shows the Java, installs the release as data, runs deps and precompile with the framework id, then play run on the web port', async () => {
+  it('shows the Java, installs the release as data, runs deps and precompile with the framework id, checks precompiled/, then play run on the web port', async () => {
     const { plan: p } = await plan();
     expect(p.build.steps.map((s) => [s.name, s.run])).toEqual([
       ['java', { kind: 'exec', argv: ['java', '-version'] }],
@@ -85,8 +85,9 @@ describe('Play 1.x plan', () => {
       ],
       ['deps', { kind: 'exec', argv: ['play', 'deps', '--sync', '--%platform'] }],
       ['precompile', { kind: 'exec', argv: ['play', 'precompile', '--%platform'] }],
+      ['precompile-check', { kind: 'exec', argv: ['test', '-d', 'precompiled'] }],
     ]);
-    expect(p.build.steps.map((s) => s.pathPrepend)).toEqual([['.runplan/play-1.11.0'], ['.runplan/play-1.11.0'], [], ['.runplan/play-1.11.0'], ['.runplan/play-1.11.0']]);
+    expect(p.build.steps.map((s) => s.pathPrepend)).toEqual([['.runplan/play-1.11.0'], ['.runplan/play-1.11.0'], [], ['.runplan/play-1.11.0'], ['.runplan/play-1.11.0'], ['.runplan/play-1.11.0']]);
     expect(p.processes).toEqual([
       expect.objectContaining({
         name: 'web',

@@ -1,5 +1,6 @@
 // Helpers shared by the bench modules.
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,3 +41,30 @@ export function reachableTemp(prefix) {
   chmodSync(dir, 0o711);
   return dir;
 }
+
+/**
+ * The issue's targets, measured by the modules as they run and printed together at
+ * the end by run.mjs: what was measured, against what, the ratio and whether it is met.
+ */
+export const targets = [];
+export function target({ what, runplan, against, limit, met, note = '' }) {
+  targets.push({ what, runplan, against, limit, met, note });
+}
+
+/** A TCP port nothing listens on right now. */
+export function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident set size of a process, in MB (VmRSS of /proc/<pid>/status). */
+export function rssMb(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+export const spread = (xs) => `${percentile(xs, 10).toFixed(1)}–${percentile(xs, 90).toFixed(1)}`;

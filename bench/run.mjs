@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { root } from './lib.mjs';
+import { root, targets } from './lib.mjs';
 
 const args = {};
 const argv = process.argv.slice(2);
@@ -27,5 +27,11 @@ for (const file of modules) {
   const mod = await import(pathToFileURL(join(root, 'bench', file)).href);
   console.log(`\n## ${mod.title} (${file})`);
   await mod.run({ args });
+}
+if (targets.length > 0) {
+  console.log('\n## Targets (issue 14), from the figures above');
+  console.log('| What | runplan | Against | Ratio | Met |');
+  console.log('|---|---|---|---|---|');
+  for (const t of targets) console.log(`| ${t.what} | ${t.runplan} | ${t.against} | ${t.limit} | ${t.met ? 'met' : 'not met'}${t.note ? ` — ${t.note}` : ''} |`);
 }
 console.log('\nreproduce: npm run bench');

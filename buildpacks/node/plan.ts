@@ -83,6 +83,9 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   const dev = resolveDevDependencies({ ccNodeDevDependencies: env.get('CC_NODE_DEV_DEPENDENCIES'), nodeEnv: env.get('NODE_ENV') });
   const nodeOptions = resolveNodeOptions(env.get('NODE_OPTIONS'), host.instance.memoryMb, version.version);
   const runEnv: Record<string, string> = nodeOptions.value === undefined ? {} : { NODE_OPTIONS: nodeOptions.value };
+  // npm asks the registry for a newer npm whenever its HOME holds no record of the last check,
+  // and a process's HOME is fresh at every start: ~150 ms (and a connection) per `npm start`.
+  if (!env.list().some((e) => e.name.toLowerCase() === 'npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
 
   const nodeEnv = env.get('NODE_ENV');
   const mode: Decision = {

@@ -1,12 +1,18 @@
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { isMissing, readFileInside, realPathInside, unreadable } from './app-path.js';
+import { isMissing, readFileInsideFast, realPathInsideSync, unreadable } from './app-path.js';
 import { MAX_APP_FILE_BYTES, normaliseRelative, type FileSource, type ReadOptions } from './file-source.js';
 
 /**
  * A FileSource over a directory on disk. Every path is resolved after following
  * symbolic links and must stay inside the directory (src/files/app-path.ts):
  * the application is untrusted, the host's files are not its to read.
+ *
+ * Planning asks for a few small files, most of which do not exist (lock files of
+ * other tools, version files): the calls are made synchronously (an asynchronous
+ * one costs a thread-pool hand-off each, the bulk of a plan's time), and a name
+ * absent from the root's listing, read once, is answered without a call.
  */
 export class DirectorySource implements FileSource {
   readonly root: string;
@@ -33,13 +39,40 @@ export class DirectorySource implements FileSource {
     return this.realRoot;
   }
 
+  /** Names at the top of the application, listed once (planning looks there for most of what it reads). */
+  private topNames(realRoot: string): Set<string> | undefined {
+    if (this.top === undefined) {
+      try {
+        this.top = new Set(readdirSync(realRoot));
+      } catch {
+        // Unreadable or absent: every question goes to the file system, which gives the coded answer.
+        this.top = null;
+      }
+    }
+    return this.top ?? undefined;
+  }
+  private top: Set<string> | null | undefined;
+
+  /** Whether the path's first part is certainly absent from the root. */
+  private surelyAbsent(realRoot: string, rel: string): boolean {
+    if (rel === '') return false;
+    const first = rel.split(sep, 1)[0] as string;
+    return this.topNames(realRoot)?.has(first) === false;
+  }
+
   /** The real path of `path`, undefined when absent; a coded error when it leads outside. */
   private async real(path: string): Promise<string | undefined> {
-    return realPathInside(await this.resolvedRoot(), normaliseRelative(path));
+    const root = await this.resolvedRoot();
+    const rel = normaliseRelative(path);
+    if (this.surelyAbsent(root, rel)) return undefined;
+    return realPathInsideSync(root, rel);
   }
 
   async readText(path: string, options: ReadOptions = {}): Promise<string | undefined> {
-    return readFileInside(await this.resolvedRoot(), normaliseRelative(path), options.maxBytes ?? MAX_APP_FILE_BYTES);
+    const root = await this.resolvedRoot();
+    const rel = normaliseRelative(path);
+    if (this.surelyAbsent(root, rel)) return undefined;
+    return readFileInsideFast(root, rel, options.maxBytes ?? MAX_APP_FILE_BYTES);
   }
 
   async exists(path: string): Promise<boolean> {
@@ -50,7 +83,7 @@ export class DirectorySource implements FileSource {
     const real = await this.real(path);
     if (real === undefined) return false;
     try {
-      return (await stat(real)).isDirectory();
+      return statSync(real).isDirectory();
     } catch (error) {
       if (isMissing(error)) return false;
       throw unreadable(normaliseRelative(path), error);
@@ -61,7 +94,7 @@ export class DirectorySource implements FileSource {
     const real = await this.real(dir);
     if (real === undefined) return [];
     try {
-      return (await readdir(real)).sort();
+      return readdirSync(real).sort();
     } catch (error) {
       if (isMissing(error)) return [];
       throw unreadable(normaliseRelative(dir), error);

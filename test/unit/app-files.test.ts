@@ -101,7 +101,9 @@ describe('DirectorySource: only files inside the application', () => {
 
   it('reports a path the system cannot read as APP_FILE_UNREADABLE, with the error code only', async () => {
     const { app } = await appAndHost();
-    const name = 'n'.repeat(300);
+    // Inside a folder that exists: a top-level name missing from the application's listing is simply absent.
+    await mkdir(join(app, 'sub'));
+    const name = `sub/${'n'.repeat(300)}`;
     await expect(new DirectorySource(app).readText(name)).rejects.toMatchObject({ code: CoreErrors.APP_FILE_UNREADABLE.code, message: expect.stringContaining('ENAMETOOLONG') });
   });
 

@@ -188,9 +188,17 @@ describe('plan differences of hooks and workers', () => {
     const after = await plan({ CC_PRE_RUN_HOOK: 'echo two', CC_RUN_FAILED_HOOK: 'echo ko', CC_WORKER_COMMAND: 'node worker.js' });
     const changes = diffPlans(before, after);
     expect(changes).toContainEqual(
-      expect.objectContaining({ area: 'run-hook', subject: 'pre-run-hook', change: 'changed', before: 'echo one; env NODE_OPTIONS', after: 'echo two; env NODE_OPTIONS' }),
+      expect.objectContaining({
+        area: 'run-hook',
+        subject: 'pre-run-hook',
+        change: 'changed',
+        before: 'echo one; env NODE_OPTIONS, npm_config_update_notifier',
+        after: 'echo two; env NODE_OPTIONS, npm_config_update_notifier',
+      }),
     );
     expect(changes).toContainEqual(expect.objectContaining({ area: 'run-hook', subject: 'run-failed-hook', change: 'added' }));
-    expect(changes).toContainEqual(expect.objectContaining({ area: 'process', subject: 'worker', change: 'added', after: 'node worker.js; restart on-failure; env NODE_OPTIONS' }));
+    expect(changes).toContainEqual(
+      expect.objectContaining({ area: 'process', subject: 'worker', change: 'added', after: 'node worker.js; restart on-failure; env NODE_OPTIONS, npm_config_update_notifier' }),
+    );
   });
 });

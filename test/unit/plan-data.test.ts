@@ -191,8 +191,8 @@ describe('plan differences', () => {
         area: 'step',
         subject: 'install',
         change: 'changed',
-        before: expect.stringMatching(/^npm install --include=dev; env NODE_OPTIONS$/),
-        after: 'pnpm install --prod=false; env NODE_OPTIONS, npm_config_manage_package_manager_versions',
+        before: expect.stringMatching(/^npm install --include=dev; env NODE_OPTIONS, npm_config_update_notifier$/),
+        after: 'pnpm install --prod=false; env NODE_OPTIONS, npm_config_manage_package_manager_versions, npm_config_update_notifier',
       }),
     );
     expect(changes).toContainEqual({ area: 'variable', subject: 'GREETING', change: 'added', after: '"hi" from application (application variables)' });

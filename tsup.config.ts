@@ -1,4 +1,22 @@
+import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
+
+/**
+ * zod re-exports its 65 message locales as a namespace (`z.locales`), which a bundle
+ * cannot leave out: they are half of the CLI's bundle, parsed at every start. runplan's
+ * messages are its own and zod's default (English) is the only one it uses, so the
+ * CLI's bundle gets a locales module holding English alone.
+ */
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]/.test(args.importer) ? { path: fileURLToPath(new URL('./node_modules/zod/v4/locales/en.js', import.meta.url)), namespace: 'zod-locales' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: '.' }));
+  },
+};
 
 // execa 9 and its helpers ship as ES modules only. Node 20 before 20.19 cannot
 // require() them, so the CommonJS build carries its own copy of them.
@@ -38,6 +56,7 @@ export default defineConfig([
     // Bundled into the CLI: resolving and loading their many small files from
     // node_modules is a large share of a cold `runplan plan`.
     noExternal: [/^zod/, /^semver/],
+    esbuildPlugins: [zodEnglishOnly],
     // "--" ends Node's own options: Node 20 would otherwise apply an `--env-file F` found
     // among runplan's arguments (nodejs/node#54232). npm's bin links keep the shebang.
     banner: { js: '#!/usr/bin/env -S node --' },

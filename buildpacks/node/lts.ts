@@ -29,10 +29,33 @@ export const NODE_LTS_LINES: readonly LtsLine[] = [
   { major: 24, codename: 'Krypton', firstLts: '24.11.0' },
 ];
 
+// Released versions are plain "major.minor.patch": compared as numbers, not through
+// semver's parser, since latestLts looks at every published version (~680) and a
+// cold `runplan plan` pays for each parse.
+const PLAIN = /^(\d+)\.(\d+)\.(\d+)$/;
+
+/** a − b for two versions, by number when both are plain, else by semver. */
+function compareVersions(a: string, b: string): number {
+  const x = PLAIN.exec(a);
+  const y = PLAIN.exec(b);
+  if (x === null || y === null) return semver.compare(a, b);
+  for (let i = 1; i <= 3; i++) {
+    const d = Number(x[i]) - Number(y[i]);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+function majorOf(version: string): number {
+  const plain = PLAIN.exec(version);
+  return plain === null ? semver.major(version) : Number(plain[1]);
+}
+
 /** The LTS codename of a release, or undefined when it is not an LTS release. */
 export function ltsCodename(version: string, lines: readonly LtsLine[] = NODE_LTS_LINES): string | undefined {
-  const line = lines.find((l) => l.major === semver.major(version));
-  return line && semver.gte(version, line.firstLts) ? line.codename : undefined;
+  const major = majorOf(version);
+  const line = lines.find((l) => l.major === major);
+  return line && compareVersions(version, line.firstLts) >= 0 ? line.codename : undefined;
 }
 
 /** The greatest available LTS release, or undefined when none is available. */
@@ -46,7 +69,7 @@ export function latestLts(available: readonly string[], lines: readonly LtsLine[
   if (!perTable.has(lines)) {
     let best: string | undefined;
     for (const v of available) {
-      if (ltsCodename(v, lines) !== undefined && (best === undefined || semver.gt(v, best))) best = v;
+      if (ltsCodename(v, lines) !== undefined && (best === undefined || compareVersions(v, best) > 0)) best = v;
     }
     perTable.set(lines, best);
   }

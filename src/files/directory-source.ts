@@ -1,5 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { isMissing, readFileInsideFast, realPathInsideSync, unreadable } from './app-path.js';
 import { MAX_APP_FILE_BYTES, normaliseRelative, type FileSource, type ReadOptions } from './file-source.js';
@@ -17,7 +16,7 @@ import { MAX_APP_FILE_BYTES, normaliseRelative, type FileSource, type ReadOption
 export class DirectorySource implements FileSource {
   readonly root: string;
   readonly label: string;
-  private realRoot: Promise<string> | undefined;
+  private realRoot: string | undefined;
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -31,11 +30,15 @@ export class DirectorySource implements FileSource {
   }
 
   /** The root with its own links resolved (links above the application are the host's and fine); as given when it does not exist, so that every file is then absent. */
-  private resolvedRoot(): Promise<string> {
-    this.realRoot ??= realpath(this.root).catch((error: unknown) => {
-      if (isMissing(error)) return this.root;
-      throw error;
-    });
+  private resolvedRoot(): string {
+    if (this.realRoot === undefined) {
+      try {
+        this.realRoot = realpathSync.native(this.root);
+      } catch (error) {
+        if (!isMissing(error)) throw error;
+        this.realRoot = this.root;
+      }
+    }
     return this.realRoot;
   }
 
@@ -62,14 +65,14 @@ export class DirectorySource implements FileSource {
 
   /** The real path of `path`, undefined when absent; a coded error when it leads outside. */
   private async real(path: string): Promise<string | undefined> {
-    const root = await this.resolvedRoot();
+    const root = this.resolvedRoot();
     const rel = normaliseRelative(path);
     if (this.surelyAbsent(root, rel)) return undefined;
     return realPathInsideSync(root, rel);
   }
 
   async readText(path: string, options: ReadOptions = {}): Promise<string | undefined> {
-    const root = await this.resolvedRoot();
+    const root = this.resolvedRoot();
     const rel = normaliseRelative(path);
     if (this.surelyAbsent(root, rel)) return undefined;
     return readFileInsideFast(root, rel, options.maxBytes ?? MAX_APP_FILE_BYTES);

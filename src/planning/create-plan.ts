@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Buildpack } from '../buildpack/contract.js';
 import { selectBuildpack } from '../buildpack/detect.js';
@@ -135,7 +135,13 @@ function assertNoSecretValue(plan: RunPlan, environment: Environment, buildpackI
 }
 
 async function directorySource(appRoot: string): Promise<FileSource> {
-  const info = await stat(appRoot).catch(() => undefined);
+  // Synchronous, as DirectorySource's own calls (src/files/directory-source.ts).
+  let info: ReturnType<typeof statSync> | undefined;
+  try {
+    info = statSync(appRoot);
+  } catch {
+    info = undefined;
+  }
   if (!info?.isDirectory()) {
     throw CoreErrors.APP_DIR_NOT_FOUND.create({ message: `${appRoot} is not a directory.`, file: appRoot });
   }

@@ -42,7 +42,12 @@ export async function run({ args }) {
   const script = join(peersDir, 'measure.mjs');
   writeFileSync(script, MEASURE);
   // The peers' own warnings (Vercel's about engines ranges) are theirs, not figures: left out.
-  const out = execFileSync(node22, [script, join(root, 'dist', 'index.js'), String(iterations), cache, ...apps], { cwd: peersDir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync(node22, [script, join(root, 'dist', 'index.js'), String(iterations), cache, ...apps], {
+    cwd: peersDir,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const rows = JSON.parse(out.trim().split('\n').at(-1));
   console.log(
     `every planable fixture of fixtures/node (${rows.length}) on Node.js ${NODE_22}, ${iterations} rounds each after 20 warm-up; in a round runplan, Vercel's pair and Netlify run one after the other`,

@@ -68,7 +68,8 @@ export async function secretsInTree(root: string, needles: readonly string[], al
 }
 
 async function sameAsSource(path: string, content: Buffer, source: string): Promise<boolean> {
-  const inBuild = /(?:^|\/)builds\/[^/]+\/(.+)$/.exec(path)?.[1];
+  // A build (builds/<id>/…) or an image's build context (image-context/app/…) holds a copy of the source.
+  const inBuild = /(?:^|\/)(?:builds\/[^/]+|image-context\/app)\/(.+)$/.exec(path)?.[1];
   if (inBuild === undefined) return false;
   const original = await readFile(join(source, inBuild)).catch(() => undefined);
   return original?.equals(content) === true;

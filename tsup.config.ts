@@ -51,7 +51,8 @@ export default defineConfig([
   { ...shared, format: ['cjs'], dts: true, noExternal: esmOnlyDependencies },
   {
     ...shared,
-    entry: { cli: 'src/cli/main.ts' },
+    // cli.js turns Node's compile cache on, then loads cli-main.js (src/cli/entry.ts).
+    entry: { cli: 'src/cli/entry.ts', 'cli-main': 'src/cli/main.ts' },
     format: ['esm'],
     // Bundled into the CLI: resolving and loading their many small files from
     // node_modules is a large share of a cold `runplan plan`.

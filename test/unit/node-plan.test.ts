@@ -165,7 +165,9 @@ describe('node plan', () => {
 
   it('explains a registry refusing the credentials of the install step as NODE_REGISTRY_AUTH_FAILED', async () => {
     const { plan: p } = await plan({ 'package.json': '{"scripts":{"start":"node s.js"}}' });
-    const [rule, ...others] = step(p, 'install').onFailure ?? [];
+    // The first rule is npm refusing devEngines (test/unit/node-version-evidence.test.ts).
+    const [devEngines, rule, ...others] = step(p, 'install').onFailure ?? [];
+    expect(devEngines?.error.code).toBe('RUNPLAN_E_NODE_DEV_ENGINES_REFUSED');
     expect(others).toEqual([]);
     expect(rule).toMatchObject({
       when: { kind: 'output', pattern: expect.any(String) },

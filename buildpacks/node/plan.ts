@@ -1,4 +1,5 @@
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
+import { readRootEvidence, resolveWorkspaceRoot } from './workspace-root.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
 import { MAX_LOCKFILE_BYTES } from '../../src/files/file-source.js';
@@ -56,7 +57,7 @@ export function lifecycleReplay(tool: BuildToolResolution['manager'], scripts: R
  * node_modules layer, and the web process started with `npm start`, `node
  * <main>` or CC_RUN_COMMAND — every choice explained.
  */
-export async function planNode({ files, env, host, inventory, previous }: PlanContext, deps: NodePlanDependencies): Promise<PlanContribution> {
+export async function planNode({ files, repository, folder, env, host, inventory, previous }: PlanContext, deps: NodePlanDependencies): Promise<PlanContribution> {
   const published = inventory as NodeInventoryData;
   const pkg = await readPackageJson(files);
   const start = resolveStart(pkg, env.get('CC_RUN_COMMAND'));
@@ -78,7 +79,10 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   });
   const npm = resolveNpm(version.version, published.npm, previousDefault(previous, 'node.npm'));
 
-  const lockfiles = (await Promise.all(LOCKFILES.map(async (l) => ((await files.exists(l.file)) ? l.file : undefined)))).filter((f): f is string => f !== undefined);
+  const ownLockfiles = (await Promise.all(LOCKFILES.map(async (l) => ((await files.exists(l.file)) ? l.file : undefined)))).filter((f): f is string => f !== undefined);
+  // In a folder of the repository (APP_FOLDER) without a lock file: the root's, when it is a workspace root.
+  const workspace = repository && ownLockfiles.length === 0 ? resolveWorkspaceRoot(folder ?? '.', ownLockfiles, await readRootEvidence(repository)) : undefined;
+  const lockfiles = workspace ? [...workspace.lockfiles] : ownLockfiles;
   const tool = resolveBuildTool({
     ccNodeBuildTool: env.get('CC_NODE_BUILD_TOOL'),
     ccCustomBuildTool: env.get('CC_CUSTOM_BUILD_TOOL'),
@@ -117,7 +121,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   warnings.push(...devEngines.warnings);
   toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...devEngines.tool] };
   const versionDecision = { ...version.decision, overridden: [...version.decision.overridden, ...ignoredFiles, ...devEngines.node] };
-  const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision];
+  const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision, ...(workspace ? [workspace.decision] : [])];
   if (env.has('NPM_TOKEN')) {
     assertTokenFitsNpmrc(env.get('NPM_TOKEN') ?? '');
     const npmrc = await planNpmrc({
@@ -165,8 +169,9 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   }
 
   const command = installCommand(tool, dev.install, npm.version);
-  const cacheable = tool.manager !== 'custom';
-  const lockfileText = tool.lockfile === undefined ? undefined : await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES });
+  // A workspace installs into the root's node_modules, which is not this application's layer.
+  const cacheable = tool.manager !== 'custom' && workspace === undefined;
+  const lockfileText = tool.lockfile === undefined || !cacheable ? undefined : await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES });
   const keyInput = {
     pkg,
     lockfile: tool.lockfile !== undefined && lockfileText !== undefined ? { name: tool.lockfile, text: lockfileText } : undefined,
@@ -182,7 +187,8 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     description: `install the dependencies (build phase, rule 4): ${command.description}`,
     run: command.run,
     cwd: '.',
-    env: { ...command.env, ...runEnv },
+    // In a workspace npm and pnpm read the root's .npmrc as the project's: the planned one (NPM_TOKEN) is given as the user's.
+    env: { ...command.env, ...runEnv, ...(workspace && plannedFiles.some((f) => f.path === '.npmrc') ? { npm_config_userconfig: '${APP_HOME}/.npmrc' } : {}) },
     pathPrepend: [BIN_DIR],
     layer: 'node_modules',
     onFailure: [
@@ -244,7 +250,12 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
 
   const layer: Layer = cacheable
     ? { name: 'node_modules', path: 'node_modules', cacheKey: dependencyCacheKey(keyInput), keyInputs: dependencyKeyInputs(keyInput) }
-    : { name: 'node_modules', path: 'node_modules', cacheKey: null, keyInputs: ['not cached: the custom build command may produce anything'] };
+    : {
+        name: 'node_modules',
+        path: 'node_modules',
+        cacheKey: null,
+        keyInputs: [workspace ? "not cached: a workspace member's dependencies are installed into the workspace root's node_modules" : 'not cached: the custom build command may produce anything'],
+      };
 
   const web: PlannedProcess = {
     name: 'web',

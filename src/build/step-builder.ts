@@ -45,7 +45,7 @@ export interface StepBuilderOptions {
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions = {}) {}
 
-  async build({ plan, appDir, env: planned, host, logger, signal, tempDir, buildTag }: BuildOptions): Promise<StepReport[]> {
+  async build({ plan, appDir, buildRoot, env: planned, host, logger, signal, tempDir, buildTag }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir);
     const env = planned.bound(bindings);
     // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
@@ -55,7 +55,7 @@ export class StepBuilder implements Builder {
     // The copied source and the planned files become the user's: its steps write the build, and nothing else.
     const user = this.options.user ?? (await appUser());
     await assertReachable(appDir, user, 'build directory');
-    await ownTree(appDir, user);
+    await ownTree(buildRoot ?? appDir, user);
     const home = tempDir ?? join(appDir, '.runplan', 'home');
     if (user.dropped) {
       await mkdirOwned(home, user, 0o700);

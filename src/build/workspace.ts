@@ -38,7 +38,10 @@ export function appCacheKey(workspace: AppWorkspace): string {
 }
 
 export interface BuildDirectory {
+  /** The build: a copy of the repository. */
   readonly dir: string;
+  /** Where the application is in it: `dir`, or its folder APP_FOLDER. */
+  readonly appDir: string;
   /** Makes this build the current one and removes every build but it and the previous one. */
   commit(): Promise<void>;
   /**
@@ -62,7 +65,8 @@ export async function copySource(appRoot: string, dest: string): Promise<void> {
   });
 }
 
-export async function createBuildDirectory(workspace: AppWorkspace, appRoot: string): Promise<BuildDirectory> {
+/** A fresh build of the repository at `appRoot`, whose application is its folder `folder` ('' for the root). */
+export async function createBuildDirectory(workspace: AppWorkspace, appRoot: string, folder = ''): Promise<BuildDirectory> {
   const id = `${new Date().toISOString().replace(/[-:.TZ]/g, '')}-${randomBytes(3).toString('hex')}`;
   const dir = join(workspace.root, 'builds', id);
   try {
@@ -73,6 +77,7 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
   }
   return {
     dir,
+    appDir: folder === '' ? dir : join(dir, folder),
     async commit() {
       await (await makeCurrent())();
     },

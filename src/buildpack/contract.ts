@@ -29,7 +29,16 @@ export interface Detector {
 }
 
 export interface PlanContext {
+  /** The application's files: those of its folder when APP_FOLDER names one. */
   readonly files: FileSource;
+  /**
+   * The whole repository, present only when the application is a folder of it
+   * (APP_FOLDER): for files a workspace keeps at its root (a lockfile, .npmrc).
+   * The build has them too, above the application's folder.
+   */
+  readonly repository?: FileSource;
+  /** The application's folder in the repository (APP_FOLDER), with `repository`. */
+  readonly folder?: string;
   /** The assembled deployment environment (application, add-ons, service). */
   readonly env: Environment;
   readonly host: HostSettings;
@@ -110,8 +119,10 @@ export interface StepReport {
 
 export interface BuildOptions {
   readonly plan: RunPlan;
-  /** Absolute path of the directory being built (a copy of the source). */
+  /** Absolute path of the directory being built (a copy of the source): the application's folder in it with APP_FOLDER. */
   readonly appDir: string;
+  /** The copy of the whole repository, when the application is a folder of it (`plan.app.folder`): the steps may write there too (a workspace root's node_modules). */
+  readonly buildRoot?: string;
   readonly env: Environment;
   readonly host: HostSettings;
   readonly logger: Logger;

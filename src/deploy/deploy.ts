@@ -1,5 +1,5 @@
 import { chmod } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
 import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
@@ -71,7 +71,8 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
   const { plan, environment, host } = await planToCarryOut(options);
   const logger = new Logger(options.sink, environment.redactor);
   options.onPlan?.(plan);
-  const workspace = appWorkspace(host.workDir, options.appDir);
+  // One application per folder: two folders of one repository (APP_FOLDER) are two applications.
+  const workspace = appWorkspace(host.workDir, join(resolve(options.appDir), plan.app.folder ?? ''));
   // Held until the build is promoted or discarded: two builds of one application
   // would otherwise promote over, and remove, each other's directories.
   const lock = await acquireBuildLock(workspace.root, {
@@ -93,7 +94,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
   let temp: Awaited<ReturnType<typeof workspaceTempDir>>;
   try {
     await removeAbandonedBuildTemp(workspace);
-    buildDir = await createBuildDirectory(workspace, options.appDir);
+    buildDir = await createBuildDirectory(workspace, options.appDir, plan.app.folder ?? '');
     temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
   } catch (error) {
     await released(async () => buildDir?.discard())();
@@ -106,7 +107,8 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
     const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir: join(host.cacheDir, 'npm-cache', appKey) });
     const steps = await builder.build({
       plan,
-      appDir: build.dir,
+      appDir: build.appDir,
+      ...(build.appDir === build.dir ? {} : { buildRoot: build.dir }),
       env: environment,
       host,
       logger,
@@ -114,12 +116,12 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       buildTag: lock.token,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    logger.info(`build succeeded: ${build.dir}`);
+    logger.info(`build succeeded: ${build.appDir}`);
     return {
       plan,
       environment,
       host,
-      appDir: build.dir,
+      appDir: build.appDir,
       steps,
       logger,
       workspace,

@@ -62,7 +62,7 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
   assertHeapFits(plan, host.instance);
   const manifests = kubernetesManifests(plan, {
     image,
-    appName: options.appName ?? kubernetesName(basename(resolve(options.appDir))),
+    appName: options.appName ?? kubernetesName(basename(resolve(options.appDir, plan.app.folder ?? ''))),
     instance: host.instance,
     secretValues: secretVariables(plan, environment),
     ...(options.namespace ? { namespace: options.namespace } : {}),

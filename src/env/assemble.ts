@@ -185,9 +185,14 @@ export function assembleEnvironment(input: EnvironmentInput): Environment {
     assertValidVariableName(name, origin);
     env.put(name, value, 'application', origin);
   }
-  for (const [name, value] of Object.entries(input.service ?? {})) {
+  addServiceVariables(env, input.service ?? {});
+  return env;
+}
+
+/** Puts the service's variables, the strongest set, on an environment assembled from the others. */
+export function addServiceVariables(env: Environment, service: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(service)) {
     assertValidVariableName(name, 'service');
     env.put(name, value, 'service', 'service');
   }
-  return env;
 }

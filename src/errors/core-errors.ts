@@ -47,6 +47,16 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Replace the symbolic link with the file or directory itself (or point it inside the application), and name paths relative to the application root without "..".',
   },
+  APP_FOLDER_NOT_FOUND: {
+    title: 'APP_FOLDER names no folder of the repository',
+    kind: 'input',
+    fix: "Set APP_FOLDER to the path of the application's folder relative to the repository root (e.g. apps/web), as committed; unset it to deploy the repository root.",
+  },
+  APP_FOLDER_OUTSIDE: {
+    title: 'APP_FOLDER leads outside the repository',
+    kind: 'input',
+    fix: 'Set APP_FOLDER to a folder inside the repository, relative to its root, without ".." that climbs out, and not through a symbolic link that points outside it.',
+  },
   APP_FILE_NOT_REGULAR: {
     title: 'A file the application must provide is not a regular file',
     kind: 'input',

@@ -327,6 +327,9 @@ export const RunPlanSchema = z
     app: z.object({
       type: z.string().describe('The buildpack id, e.g. "node".'),
       detection: DetectionSchema,
+      folder: RelativePath.optional().describe(
+        "The application's folder inside the repository (APP_FOLDER), where steps and processes run and paths of the plan start; absent for the repository root. The whole repository is the build's source.",
+      ),
     }),
     runtimes: z.array(RuntimeSchema),
     decisions: z.array(DecisionSchema),

@@ -4,15 +4,17 @@ import type { Buildpack } from '../buildpack/contract.js';
 import { selectBuildpack } from '../buildpack/detect.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { redactError } from '../env/redact-error.js';
-import { assembleEnvironment, type Environment, type EnvironmentInput } from '../env/assemble.js';
+import { addServiceVariables, assembleEnvironment, type Environment, type EnvironmentInput } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { DirectorySource } from '../files/directory-source.js';
 import type { FileSource } from '../files/file-source.js';
+import { SubdirectorySource } from '../files/sub-source.js';
 import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
 import { defaultCacheDir, resolveHostSettings, serviceVariables, type HostSettings } from '../host/host-settings.js';
 import { gatherInventory, inventoryPart } from '../inventory/gather.js';
 import type { Inventory } from '../inventory/inventory.js';
-import { PLAN_SCHEMA_VERSION, RunPlanSchema, type RunPlan } from '../plan/schema.js';
+import { PLAN_SCHEMA_VERSION, RunPlanSchema, type Decision, type RunPlan } from '../plan/schema.js';
+import { APP_FOLDER_VARIABLE, appFolderDecision, checkAppFolderInSource, checkAppFolderOnDisk, normaliseAppFolder } from './app-folder.js';
 import { RUNPLAN_VERSION } from '../version.js';
 import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
 import { resolveWorkers } from './resolve-workers.js';
@@ -57,19 +59,20 @@ export interface PlanResult {
  * inputs give the same plan, byte for byte: no timestamp, no path of the machine.
  */
 export async function createPlan(options: CreatePlanOptions): Promise<PlanResult> {
-  const files = options.files ?? (await directorySource(resolve(options.appDir ?? '.')));
+  // The service's variables come last (they are the strongest and need the host); APP_FOLDER, an
+  // application's setting, is known before anything is read.
+  const environment = assembleEnvironment({ ...options.env, service: {} });
+  const { files, repository, folder, decision: folderDecision } = await applicationFiles(options, environment);
   const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type);
   const inventory = options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id] }));
   const host = resolveHostSettings({ ...options.host, instance: options.host?.instance ?? inventory.host.instance });
-  const environment = assembleEnvironment({
-    ...options.env,
-    service: { ...serviceVariables(host), ...options.env?.service },
-  });
+  addServiceVariables(environment, { ...serviceVariables(host), ...options.env?.service });
 
   // Errors of the buildpack's resolution may quote a variable's value: they leave redacted.
   try {
     const contribution = await buildpack.planner.plan({
       files,
+      ...(folder === '' ? {} : { repository, folder }),
       env: environment,
       host,
       inventory: inventoryPart(inventory, buildpack),
@@ -92,9 +95,9 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     const candidate: RunPlan = {
       schemaVersion: PLAN_SCHEMA_VERSION,
       runplanVersion: RUNPLAN_VERSION,
-      app: { type: buildpack.id, detection },
+      app: { type: buildpack.id, detection, ...(folder === '' ? {} : { folder }) },
       runtimes: [...contribution.runtimes],
-      decisions: [...contribution.decisions, ...hooks.decisions, ...workers.decisions],
+      decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions],
       environment: environment.toPlan(),
       build: { steps: hooks.steps },
       layers: [...contribution.layers],
@@ -132,6 +135,26 @@ function assertNoSecretValue(plan: RunPlan, environment: Environment, buildpackI
       throw CoreErrors.PLAN_INVALID.create({ message: `buildpack "${buildpackId}" put the value of the secret variable ${e.name} into the plan; plans may only name secrets.`, variable: e.name });
     }
   }
+}
+
+/**
+ * The files planning reads: the repository's, or those of its folder APP_FOLDER
+ * (with the repository's, for the root files of a workspace). The folder is
+ * checked before detection: a missing one must not deploy the root instead.
+ */
+async function applicationFiles(options: CreatePlanOptions, environment: Environment): Promise<{ files: FileSource; repository: FileSource; folder: string; decision: Decision | undefined }> {
+  const entry = environment.entry(APP_FOLDER_VARIABLE);
+  const requested = entry?.value.trim() === '' ? undefined : entry?.value;
+  const folder = requested === undefined ? '' : normaliseAppFolder(requested);
+  const decision = requested === undefined ? undefined : appFolderDecision(requested, entry?.origin, folder);
+  if (options.files) {
+    await checkAppFolderInSource(options.files, folder);
+    return { files: folder === '' ? options.files : new SubdirectorySource(options.files, folder), repository: options.files, folder, decision };
+  }
+  const root = resolve(options.appDir ?? '.');
+  const repository = await directorySource(root);
+  if (folder === '') return { files: repository, repository, folder, decision };
+  return { files: new DirectorySource(checkAppFolderOnDisk(root, folder)), repository, folder, decision };
 }
 
 async function directorySource(appRoot: string): Promise<FileSource> {

@@ -58,6 +58,13 @@ describe('run --runner docker', () => {
     expect(await leftOf(result.run)).toBe('');
   });
 
+  it('an npm workspace member (APP_FOLDER): the repository is in the image, /app is the folder, and the install fills the root node_modules', async () => {
+    const result = await checkFixture(fixture('node', 'app-folder-workspace'), { docker: dockerHost });
+    const tag = builtTag(result.build);
+    expect((await docker('run', '--rm', '--entrypoint', '/bin/sh', tag, '-c', 'readlink /app; pwd -P; ls /repo/node_modules')).split('\n')).toEqual(expect.arrayContaining(['/repo/apps/web', 'ms']));
+    expect(await leftOf(result.run)).toBe('');
+  });
+
   describe('Play 1.x (stand-in framework from the test mirror)', () => {
     let mirror: Play1Mirror;
     beforeAll(async () => {

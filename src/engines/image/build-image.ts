@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { BuildpackRegistry } from '../../buildpack/registry.js';
 import { carryOutInstall } from '../../build/install/install-step.js';
 import { hostNpmRegistry } from '../../build/install/npm-registry.js';
@@ -95,6 +95,7 @@ async function writeContext(
   const scripts = join(context, 'runplan');
   await rm(app, { recursive: true, force: true });
   await rm(scripts, { recursive: true, force: true });
+  // The whole repository: an application in a folder of it (APP_FOLDER) may use files above it (a workspace root).
   await copySource(appDir, app);
   await mkdir(scripts, { recursive: true });
   // The installed runtimes are kept from the previous image of the application while its install steps are the same:
@@ -114,7 +115,7 @@ async function writeContext(
   const env = environment.bound(IMAGE_BINDINGS);
   for (const file of plan.files) {
     if (file.phase !== 'build' || file.secret) continue;
-    await writeFileAtomic(join(app, file.path), renderFile(file, env, IMAGE_BINDINGS), file.mode);
+    await writeFileAtomic(join(app, plan.app.folder ?? '', file.path), renderFile(file, env, IMAGE_BINDINGS), file.mode);
   }
   await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(plan, digest), { mode: 0o755 });
   await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(plan), { mode: 0o755 });
@@ -136,7 +137,8 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   const logger = new Logger(options.sink, environment.redactor);
   const digest = planDigest(plan);
   options.onPlan?.(plan);
-  const workspace = appWorkspace(host.workDir, options.appDir);
+  const appFolderDir = join(resolve(options.appDir), plan.app.folder ?? '');
+  const workspace = appWorkspace(host.workDir, appFolderDir);
   const secretFiles = plan.files.filter((f) => f.phase === 'build' && f.secret).map((f, i) => ({ id: `file-${i}`, file: f }));
   const secretIds = secretFiles.map(({ id, file }) => ({ id, path: file.path }));
   const caFile = hostCertificateFile();
@@ -170,7 +172,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
       await writeFile(npmrc, `registry=${registry}\n${caFile ? `cafile=${HOST_CA_TARGET}\n` : ''}`, { mode: 0o600 });
       secretArgs.push('--secret', `id=host-npmrc,src=${npmrc}`);
     }
-    const tag = options.tag ?? defaultImageTag(options.appDir, digest);
+    const tag = options.tag ?? defaultImageTag(appFolderDir, digest);
     const started = Date.now();
     logger.info(`building image ${tag} on ${base}`);
     const steps = new BuildOutput();

@@ -1,3 +1,5 @@
+import { CoreErrors } from '../../errors/core-errors.js';
+import { quoteExcerpt } from '../../errors/excerpt.js';
 import { fillPlaceholders } from '../../plan/placeholders.js';
 import type { BuildStep, RunPlan } from '../../plan/schema.js';
 import { commandLine, exportEnvironment, IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, sh } from './scripts.js';
@@ -71,10 +73,7 @@ export function renderDockerfile(input: DockerfileInput): string {
       .map(([k, v]) => `${k}=${quote(v)}`)
       .join(' \\\n      ')}`,
     'USER root',
-    `RUN mkdir -p ${IMAGE_BINDINGS.APP_HOME} ${IMAGE_BINDINGS.RUN_DIR} && chown ${UID} ${IMAGE_BINDINGS.APP_HOME} ${IMAGE_BINDINGS.RUN_DIR}`,
-    `COPY --chown=0:0 runplan/ ${IMAGE_SCRIPTS_DIR}/`,
-    `COPY --chown=${UID} runtime/ ${IMAGE_BINDINGS.APP_HOME}/`,
-    `COPY --chown=${UID} app/ ${IMAGE_BINDINGS.APP_HOME}/`,
+    ...placeApplication(plan.app.folder),
     `USER ${UID}`,
     `WORKDIR ${IMAGE_BINDINGS.APP_HOME}`,
   ];
@@ -87,7 +86,7 @@ export function renderDockerfile(input: DockerfileInput): string {
 
   const mounts = [
     `--mount=type=cache,id=runplan-build-home,target=${BUILD_HOME},uid=1000,gid=1000`,
-    ...input.secretFiles.map((s) => `--mount=type=secret,id=${s.id},target=${IMAGE_BINDINGS.APP_HOME}/${s.path},uid=1000,gid=1000,mode=0600`),
+    ...input.secretFiles.map((s) => `--mount=type=secret,id=${s.id},target=${realAppHome(plan.app.folder)}/${s.path},uid=1000,gid=1000,mode=0600`),
     ...(input.hostCa ? [`--mount=type=secret,id=host-ca,target=${HOST_CA_TARGET},uid=1000,gid=1000,mode=0444`] : []),
     ...(input.hostNpmrc ? [`--mount=type=secret,id=host-npmrc,target=${HOST_NPMRC_TARGET},uid=1000,gid=1000,mode=0444`] : []),
   ];
@@ -115,6 +114,43 @@ export function renderDockerfile(input: DockerfileInput): string {
   lines.push(`ENTRYPOINT ["${IMAGE_SCRIPTS_DIR}/entrypoint"]`);
   lines.push('CMD ["web"]');
   return `${lines.join('\n')}\n`;
+}
+
+/** Where the repository goes in an image whose application is a folder of it (APP_FOLDER). */
+const IMAGE_REPOSITORY = '/repo';
+
+/** The directory APP_HOME is, links resolved (a mount's target is named by it). */
+function realAppHome(folder: string | undefined): string {
+  return folder === undefined ? IMAGE_BINDINGS.APP_HOME : `${IMAGE_REPOSITORY}/${folder}`;
+}
+
+/**
+ * The runtimes and the application, owned by the application's user. With
+ * APP_FOLDER the repository goes to /repo and APP_HOME (/app) is a link to the
+ * folder: every path of the plan is the same as without one, and what the
+ * folder's tools look for above it (a workspace root) is there.
+ */
+function placeApplication(folder: string | undefined): string[] {
+  const { APP_HOME, RUN_DIR } = IMAGE_BINDINGS;
+  const scripts = `COPY --chown=0:0 runplan/ ${IMAGE_SCRIPTS_DIR}/`;
+  if (folder === undefined) {
+    return [`RUN mkdir -p ${APP_HOME} ${RUN_DIR} && chown ${UID} ${APP_HOME} ${RUN_DIR}`, scripts, `COPY --chown=${UID} runtime/ ${APP_HOME}/`, `COPY --chown=${UID} app/ ${APP_HOME}/`];
+  }
+  const real = realAppHome(folder);
+  // A Dockerfile substitutes variables in COPY's paths and splits them at blanks: such folder names go no further.
+  if (!/^[A-Za-z0-9._@+,=/-]+$/.test(folder)) {
+    throw CoreErrors.IMAGE_BUILD_FAILED.create({
+      message: `the application's folder ${quoteExcerpt(folder)} (APP_FOLDER) holds characters a Dockerfile cannot name as written; rename it with letters, digits and . _ - @ + , = only.`,
+      variable: 'APP_FOLDER',
+    });
+  }
+  // The stack images make an empty /app: rmdir, not rm -r, so that a base image's own files there stop the build.
+  return [
+    `RUN mkdir -p ${IMAGE_REPOSITORY} ${RUN_DIR} && chown ${UID} ${IMAGE_REPOSITORY} ${RUN_DIR} && if [ -e ${APP_HOME} ]; then rmdir ${APP_HOME}; fi && ln -s ${sh(real)} ${APP_HOME}`,
+    scripts,
+    `COPY --chown=${UID} app/ ${IMAGE_REPOSITORY}/`,
+    `COPY --chown=${UID} runtime/ ${real}/`,
+  ];
 }
 
 /** A command step as a shell command line: its directory, environment and PATH, then the command. */

@@ -170,14 +170,17 @@ export async function planNode({ files, repository, folder, env, host, inventory
 
   const command = installCommand(tool, dev.install, npm.version);
   // A workspace installs into the root's node_modules, which is not this application's layer.
-  const cacheable = tool.manager !== 'custom' && workspace === undefined;
-  const lockfileText = tool.lockfile === undefined || !cacheable ? undefined : await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES });
+  const custom = tool.manager === 'custom';
+  const cacheable = !custom && workspace === undefined;
+  // A custom command may read any lock file: all of them are in its key.
+  const keyLockfiles = workspace !== undefined ? [] : custom ? ownLockfiles : tool.lockfile === undefined ? [] : [tool.lockfile];
+  const lockfileTexts = await Promise.all(keyLockfiles.map(async (name) => ({ name, text: (await files.readText(name, { maxBytes: MAX_LOCKFILE_BYTES })) ?? '' })));
   const keyInput = {
     pkg,
-    lockfile: tool.lockfile !== undefined && lockfileText !== undefined ? { name: tool.lockfile, text: lockfileText } : undefined,
+    lockfile: lockfileTexts.length === 0 ? undefined : { name: lockfileTexts.map((l) => l.name).join(' + '), text: lockfileTexts.map((l) => l.text).join('\0') },
     nodeVersion: version.version,
     npmVersion: npm.version,
-    tool: tool.tool,
+    tool: custom ? `custom command ${JSON.stringify(tool.customCommand ?? '')}` : tool.tool,
     toolVersion: tool.managerVersion,
     installDev: dev.install,
     config: [await files.readText('.npmrc'), ...plannedFiles.map((f) => JSON.stringify(f.content))].map((t) => t ?? ''),
@@ -250,12 +253,21 @@ export async function planNode({ files, repository, folder, env, host, inventory
 
   const layer: Layer = cacheable
     ? { name: 'node_modules', path: 'node_modules', cacheKey: dependencyCacheKey(keyInput), keyInputs: dependencyKeyInputs(keyInput) }
-    : {
-        name: 'node_modules',
-        path: 'node_modules',
-        cacheKey: null,
-        keyInputs: [workspace ? "not cached: a workspace member's dependencies are installed into the workspace root's node_modules" : 'not cached: the custom build command may produce anything'],
-      };
+    : custom && workspace === undefined
+      ? // What a custom command builds besides node_modules is unknown: it always runs, on the node_modules it left last time.
+        {
+          name: 'node_modules',
+          path: 'node_modules',
+          cacheKey: dependencyCacheKey(keyInput),
+          keyInputs: [...dependencyKeyInputs(keyInput), 'restored before the custom command, which always runs'],
+          reuse: 'warm-start',
+        }
+      : {
+          name: 'node_modules',
+          path: 'node_modules',
+          cacheKey: null,
+          keyInputs: ["not cached: a workspace member's dependencies are installed into the workspace root's node_modules"],
+        };
 
   const web: PlannedProcess = {
     name: 'web',

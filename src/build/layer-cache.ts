@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppUser } from '../host/app-user.js';
-import { hardlinkTree } from './hardlink-copy.js';
+import { copyTree, hardlinkTree } from './hardlink-copy.js';
+import { ownTree } from './ownership.js';
 import { freezeTree } from './install/freeze.js';
 
 /**
@@ -47,14 +48,32 @@ export class LayerCache {
     await hardlinkTree(this.entry(layer, key), target, user);
   }
 
-  /** Saves `source` as the layer's copy for `key`; copies for older keys beyond the few kept are removed. */
-  async save(layer: string, key: string, source: string): Promise<void> {
+  /**
+   * Copies the cached layer into `target` for a warm start: the build's steps
+   * write into it, so it shares no inode with the cache. What the build already
+   * has there (committed files) is kept; the cache adds what is missing.
+   */
+  async restoreCopy(layer: string, key: string, target: string, user?: AppUser): Promise<void> {
+    await mergeTree(this.entry(layer, key), target);
+    await ownTree(target, user);
+  }
+
+  /**
+   * Saves `source` as the layer's copy for `key`; copies for older keys beyond the few kept are removed.
+   * By hard links, frozen (the build's files become read-only too), or, for a warm-start layer the
+   * application keeps writing, as a copy.
+   */
+  async save(layer: string, key: string, source: string, { copy = false }: { copy?: boolean } = {}): Promise<void> {
     const layerDir = join(this.root, safe(layer));
     await mkdir(layerDir, { recursive: true });
     const tmp = join(layerDir, `.tmp-${randomBytes(4).toString('hex')}`);
     try {
-      await hardlinkTree(source, tmp);
-      await freezeTree(tmp, { directories: false });
+      if (copy) {
+        await copyTree(source, tmp);
+      } else {
+        await hardlinkTree(source, tmp);
+        await freezeTree(tmp, { directories: false });
+      }
       await rm(this.entry(layer, key), { recursive: true, force: true });
       await rename(tmp, this.entry(layer, key));
     } finally {
@@ -64,6 +83,14 @@ export class LayerCache {
     entries.sort((a, b) => b.mtime - a.mtime);
     for (const { name } of entries.slice(KEYS_KEPT)) await rm(join(layerDir, name), { recursive: true, force: true });
   }
+}
+
+/** copyTree that leaves what `to` already holds as it is. */
+async function mergeTree(from: string, to: string): Promise<void> {
+  const existing = await lstat(to).catch(() => undefined);
+  if (existing === undefined) return copyTree(from, to);
+  if (!existing.isDirectory() || !(await lstat(from)).isDirectory()) return;
+  for (const name of await readdir(from)) await mergeTree(join(from, name), join(to, name));
 }
 
 function safe(name: string): string {

@@ -45,7 +45,7 @@ export interface StepBuilderOptions {
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions = {}) {}
 
-  async build({ plan, appDir, buildRoot, env: planned, host, logger, signal, tempDir, buildTag }: BuildOptions): Promise<StepReport[]> {
+  async build({ plan, appDir, buildRoot, env: planned, host, logger, signal, tempDir, buildTag, noCache = false }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir);
     const env = planned.bound(bindings);
     // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
@@ -70,12 +70,19 @@ export class StepBuilder implements Builder {
     }
     const reports: StepReport[] = [];
     const restored = new Set<string>();
+    const layers = noCache ? undefined : this.options.layers;
+    // Saved all the same: the next build finds what this one made.
+    const saving = this.options.layers;
+    if (noCache && saving && plan.layers.some((l) => l.cacheKey)) logger.info('build cache not used for this build (--no-cache): every layer is built, then saved for the next build');
+    // Warm-start layers no step fills (CC_OVERRIDE_BUILDCACHE paths): in place before the first step, saved after the last.
+    const unattached = plan.layers.filter((l) => l.reuse === 'warm-start' && l.cacheKey && !plan.build.steps.some((s) => s.layer === l.name));
+    if (layers) for (const layer of unattached) await warmStart(layers, layer, appDir, logger, user);
     for (const planned of plan.build.steps) {
       const started = Date.now();
       if (planned.onlyIfLayerRestored !== undefined && !restored.has(planned.onlyIfLayerRestored)) continue;
       const layer = planned.layer === null ? undefined : plan.layers.find((l) => l.name === planned.layer);
-      const { layers } = this.options;
-      if (layer?.cacheKey && layers && (await restoreLayer(layers, layer, appDir, logger, user))) {
+      if (layer?.reuse === 'warm-start' && layer.cacheKey && layers) await warmStart(layers, layer, appDir, logger, user);
+      if (layer?.cacheKey && layer.reuse === undefined && layers && (await restoreLayer(layers, layer, appDir, logger, user))) {
         logger.emit({ kind: 'step', name: planned.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         restored.add(layer.name);
         reports.push({ name: planned.name, status: 'cached', durationMs: Date.now() - started });
@@ -89,9 +96,10 @@ export class StepBuilder implements Builder {
       } else {
         await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS, buildTag);
       }
-      if (layer?.cacheKey && layers) await saveLayer(layers, layer, appDir, logger);
+      if (layer?.cacheKey && saving) await saveLayer(saving, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
     }
+    if (saving) for (const layer of unattached) await saveLayer(saving, layer, appDir, logger);
     return reports;
   }
 
@@ -258,12 +266,24 @@ async function restoreLayer(layers: LayerCache, layer: Layer, appDir: string, lo
   }
 }
 
+/** Puts the last build's copy of a warm-start layer in place; the steps run all the same. */
+async function warmStart(layers: LayerCache, layer: Layer, appDir: string, logger: Logger, user: AppUser): Promise<void> {
+  const key = layer.cacheKey as string;
+  if (!(await layers.has(layer.name, key))) return;
+  try {
+    await layers.restoreCopy(layer.name, key, resolve(appDir, layer.path), user);
+    logger.info(`restored ${layer.path} from the build cache (the last build's copy; the steps still run)`);
+  } catch (error) {
+    logger.warn(`could not restore ${layer.path} from the build cache: ${(error as Error).message}; building without it`);
+  }
+}
+
 async function saveLayer(layers: LayerCache, layer: Layer, appDir: string, logger: Logger): Promise<void> {
   const path = resolve(appDir, layer.path);
   // An application without dependencies: the step made no layer, and there is nothing to keep.
   if (!(await stat(path).catch(() => undefined))) return;
   try {
-    await layers.save(layer.name, layer.cacheKey as string, path);
+    await layers.save(layer.name, layer.cacheKey as string, path, { copy: layer.reuse === 'warm-start' });
   } catch (error) {
     // A cache that cannot be written only costs time on the next build.
     logger.warn(`could not cache layer ${layer.name}: ${(error as Error).message}`);

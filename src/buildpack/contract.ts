@@ -129,6 +129,8 @@ export interface BuildOptions {
   readonly signal?: AbortSignal;
   /** A private temporary directory for the steps (their TMPDIR), which the caller removes afterwards. */
   readonly tempDir?: string;
+  /** Build without the layer cache: no layer is restored (each is saved again, for the next build). */
+  readonly noCache?: boolean;
   /** Carried into every step's environment (RUNPLAN_BUILD_TREE): the build lock's token, by which a later build stops what a killed one left running. */
   readonly buildTag?: string;
 }

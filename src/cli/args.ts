@@ -39,6 +39,8 @@ export interface CliArguments {
   readonly remove: boolean;
   /** --rebuild (stack). */
   readonly rebuild: boolean;
+  /** --no-cache (build, run, image): build without the build cache. */
+  readonly noCache: boolean;
   readonly env: EnvironmentInput;
   readonly host: Partial<HostSettings>;
 }
@@ -92,6 +94,8 @@ Options:
                                k8s: the web Deployment's replicas (default 2)
   --image REF                  deploy, k8s: an image already built (default: build it)
   --remove                     deploy: remove what runplan made in the swarm for the application
+  --no-cache                   build, run, image: restore nothing from the build cache for this build
+                               (what it builds is saved for the next one)
   -h, --help, -v, --version
 
 Exit statuses: 0 success (diff: no difference), 1 the deployment failed (diff: the plans
@@ -168,6 +172,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         image: { type: 'string' },
         remove: { type: 'boolean' },
         rebuild: { type: 'boolean' },
+        'no-cache': { type: 'boolean' },
       },
     }),
   );
@@ -196,6 +201,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('tag', ['image']);
   only('base', ['image', 'deploy', 'k8s']);
   only('oci', ['image']);
+  only('no-cache', ['build', 'run', 'image']);
   only('runner', ['run']);
   only('engine', ['deploy']);
   only('replicas', ['deploy', 'k8s']);
@@ -282,6 +288,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     image: v.image,
     remove: v.remove ?? false,
     rebuild: v.rebuild ?? false,
+    noCache: v['no-cache'] ?? false,
     env: { application, links: linkList },
     host,
   };

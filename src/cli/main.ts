@@ -85,7 +85,7 @@ async function appOptions(args: CliArguments) {
 /** ...and what building commands add: printed lines, the plan shown first (with its digest), Ctrl-C. */
 async function buildOptions(args: CliArguments, out: Write, signal: AbortSignal) {
   const onPlan = (plan: RunPlan) => out(`${formatPlan(plan, args.target)}\n\n==> ${args.plan ? `carrying out ${args.plan}` : 'carrying out the plan above'}: ${planDigest(plan)}\n`);
-  return { ...(await appOptions(args)), sink: printLine(out), signal, onPlan };
+  return { ...(await appOptions(args)), sink: printLine(out), signal, onPlan, ...(args.noCache ? { noCache: true } : {}) };
 }
 
 /** A JSON document named on the command line, or the coded error saying why it cannot be used. */

@@ -41,6 +41,8 @@ export interface BuildAppOptions extends CreatePlanOptions {
   readonly clock?: Clock;
   /** Called with the plan before the build starts (e.g. to print it). */
   readonly onPlan?: (plan: RunPlan) => void;
+  /** Restore nothing from the build cache for this build (what it builds is saved for the next one). */
+  readonly noCache?: boolean;
 }
 
 export interface BuiltApp {
@@ -114,6 +116,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       logger,
       tempDir: temp.dir,
       buildTag: lock.token,
+      ...(options.noCache ? { noCache: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     logger.info(`build succeeded: ${build.appDir}`);

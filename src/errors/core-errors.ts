@@ -57,6 +57,11 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Set APP_FOLDER to a folder inside the repository, relative to its root, without ".." that climbs out, and not through a symbolic link that points outside it.',
   },
+  BUILD_CACHE_PATH_INVALID: {
+    title: 'A path of CC_OVERRIDE_BUILDCACHE or CC_IGNORE_FROM_BUILDCACHE cannot be cached',
+    kind: 'input',
+    fix: 'List paths relative to the application folder, separated by ":" (e.g. node_modules:.cache), none absolute, climbing out with "..", or naming the folder itself.',
+  },
   APP_FILE_NOT_REGULAR: {
     title: 'A file the application must provide is not a regular file',
     kind: 'input',

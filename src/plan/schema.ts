@@ -165,6 +165,12 @@ export const LayerSchema = z
     path: RelativePath,
     cacheKey: z.string().nullable().describe('When a cached copy with this key exists, the step that fills the layer is skipped.'),
     keyInputs: z.array(z.string()).describe('What the key covers, in words.'),
+    reuse: z
+      .literal('warm-start')
+      .optional()
+      .describe(
+        'Absent: a cached copy under the key replaces the step that fills the layer. "warm-start": the cached copy (the last one saved) is put in place and the step still runs, before the step that names the layer or, when no step does, before the first step; it is saved after that step, or after the last one.',
+      ),
   })
   .describe('A directory produced by the build that can be cached between builds, like a Cloud Native Buildpacks layer.');
 

@@ -16,6 +16,7 @@ import type { Inventory } from '../inventory/inventory.js';
 import { PLAN_SCHEMA_VERSION, RunPlanSchema, type Decision, type RunPlan } from '../plan/schema.js';
 import { APP_FOLDER_VARIABLE, appFolderDecision, checkAppFolderInSource, checkAppFolderOnDisk, normaliseAppFolder } from './app-folder.js';
 import { RUNPLAN_VERSION } from '../version.js';
+import { resolveBuildCache } from './resolve-build-cache.js';
 import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
 import { resolveWorkers } from './resolve-workers.js';
 
@@ -91,16 +92,17 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     const commands: UserCommandEnvironment = contribution.userCommands ?? { env: web?.env ?? {}, pathPrepend: web?.pathPrepend ?? [] };
     const hooks = resolveHooks(variables, contribution.steps, contribution.hookPoints ?? {}, commands);
     const workers = resolveWorkers(variables, commands, new Set(contribution.processes.map((p) => p.name)));
+    const cache = resolveBuildCache(variables, contribution.layers);
 
     const candidate: RunPlan = {
       schemaVersion: PLAN_SCHEMA_VERSION,
       runplanVersion: RUNPLAN_VERSION,
       app: { type: buildpack.id, detection, ...(folder === '' ? {} : { folder }) },
       runtimes: [...contribution.runtimes],
-      decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions],
+      decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions, ...cache.decisions],
       environment: environment.toPlan(),
       build: { steps: hooks.steps },
-      layers: [...contribution.layers],
+      layers: cache.layers,
       processes: [...contribution.processes, ...workers.processes],
       ...(hooks.runHooks ? { runHooks: hooks.runHooks } : {}),
       files: [...contribution.files],

@@ -48,6 +48,27 @@ describe('node build cache', () => {
   });
 });
 
+describe('--no-cache', () => {
+  it('restores no layer for that build, and saves what it built for the next one', async () => {
+    const fixture = await prepareFixture(listFixtures('node').find((f) => f.name === 'build-cache') as Fixture);
+    const dirs = await deploymentDirs();
+    const build = async (...extra: string[]) => {
+      const result = await runCli(['build', fixture.dir, ...extra], dirs.env);
+      expect(result.code, result.output).toBe(0);
+      return result.output;
+    };
+    expect(await build()).not.toContain(REUSED);
+    const uncached = await build('--no-cache');
+    expect(uncached).toContain('build cache not used for this build (--no-cache)');
+    expect(uncached).not.toContain(REUSED);
+    expect(uncached).toContain('[install] added');
+    expect(await build()).toContain(REUSED);
+    const refused = await runCli(['plan', fixture.dir, '--no-cache']);
+    expect(refused.code).toBe(2);
+    expect(refused.output).toContain('--no-cache is an option of build, run, image, not of plan');
+  });
+});
+
 // An install script that tries to change the Node.js runtime the build runs, which comes from the
 // shared cache: by appending to a file, opening the binary for writing, and making a file writable
 // first (only where the cache is not its own user's, as when runplan runs as root; a user that owns

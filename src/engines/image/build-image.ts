@@ -47,6 +47,8 @@ export interface ImageOptions {
   readonly signal?: AbortSignal;
   /** Called with the plan before anything is built. */
   readonly onPlan?: (plan: RunPlan) => void;
+  /** Build every step again (docker build --no-cache): no layer of an earlier image is reused. */
+  readonly noCache?: boolean;
 }
 
 export interface BuiltImage {
@@ -89,6 +91,7 @@ async function writeContext(
   secretIds: readonly { id: string; path: string }[],
   hostCa: boolean,
   hostNpmrc: boolean,
+  noCache = false,
 ): Promise<void> {
   const app = join(context, 'app');
   const runtime = join(context, 'runtime');
@@ -121,7 +124,7 @@ async function writeContext(
   await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(plan), { mode: 0o755 });
   await chmod(join(scripts, 'entrypoint'), 0o755);
   await chmod(join(scripts, 'healthcheck'), 0o755);
-  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ plan, digest, base, secretFiles: secretIds, hostCa, hostNpmrc }));
+  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ plan, digest, base, secretFiles: secretIds, hostCa, hostNpmrc, noCache }));
 }
 
 /**
@@ -144,7 +147,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   const caFile = hostCertificateFile();
 
   if (options.out !== undefined) {
-    await writeContext(options.out, plan, digest, environment, options.appDir, host.cacheDir, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true);
+    await writeContext(options.out, plan, digest, environment, options.appDir, host.cacheDir, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true, options.noCache);
     logger.info(`wrote the build context and Dockerfile of the plan ${digest} to ${options.out}`);
     return { plan, digest, environment, host, tag: undefined, id: undefined, context: options.out };
   }
@@ -159,7 +162,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
   try {
     const registry = await hostNpmRegistry(host.cacheDir).catch(() => undefined);
-    await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined);
+    await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache);
     const secretArgs: string[] = [];
     for (const { id, file } of secretFiles) {
       const path = join(secrets.dir, id);
@@ -177,7 +180,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
     logger.info(`building image ${tag} on ${base}`);
     const steps = new BuildOutput();
     const code = await docker.stream(
-      ['build', '--network=host', '--progress=plain', ...hostNetworkBuildArgs(), ...secretArgs, '-t', tag, context],
+      ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '-t', tag, context],
       (line) => {
         steps.push(line);
         logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);

@@ -23,6 +23,8 @@ export interface DockerfileInput {
   /** This machine's certificate authority and npm registry, given to the steps as secrets (never in a layer). */
   readonly hostCa: boolean;
   readonly hostNpmrc: boolean;
+  /** No layer from BuildKit's cache mounts (docker build --no-cache leaves those alone). */
+  readonly noCache?: boolean;
 }
 
 /** A Dockerfile string literal. */
@@ -101,7 +103,8 @@ export function renderDockerfile(input: DockerfileInput): string {
   const replays = (layer: string) => steps.filter((s) => s.onlyIfLayerRestored === layer);
   for (const step of steps) {
     if (step.run.kind === 'install' || step.onlyIfLayerRestored !== undefined) continue;
-    const layer = step.layer === null ? undefined : plan.layers.find((l) => l.name === step.layer);
+    // Warm-start layers are not carried into images: their steps build from scratch there.
+    const layer = step.layer === null || input.noCache ? undefined : plan.layers.find((l) => l.name === step.layer && l.reuse === undefined);
     const script = layer?.cacheKey ? layerScript(step, layer, replays(layer.name)) : stepScript(step);
     const layerMount = layer?.cacheKey ? [`--mount=type=cache,id=runplan-layer-${layer.name},target=${LAYER_CACHE},uid=1000,gid=1000`] : [];
     lines.push(`# step ${step.name}: ${step.description.replace(/\n/g, ' ')}`);

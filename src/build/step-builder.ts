@@ -86,18 +86,25 @@ export class StepBuilder implements Builder {
         logger.emit({ kind: 'step', name: planned.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         restored.add(layer.name);
         reports.push({ name: planned.name, status: 'cached', durationMs: Date.now() - started });
+        logger.event({ type: 'step-finished', step: planned.name, status: 'cached', durationMs: Date.now() - started });
         continue;
       }
       const step = bindStep(planned, bindings);
-      logger.info(`step ${step.name}: ${describe(step)}`);
+      logger.event({ type: 'step-started', step: step.name }, `step ${step.name}: ${describe(step)}`);
       const log = (line: string) => logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, line);
-      if (step.run.kind === 'install') {
-        await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, user, ...(signal ? { signal } : {}) });
-      } else {
-        await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS, buildTag);
+      try {
+        if (step.run.kind === 'install') {
+          await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, user, ...(signal ? { signal } : {}) });
+        } else {
+          await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS, buildTag);
+        }
+      } catch (error) {
+        logger.event({ type: 'step-finished', step: step.name, status: 'failed', durationMs: Date.now() - started });
+        throw error;
       }
       if (layer?.cacheKey && saving) await saveLayer(saving, layer, appDir, logger);
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
+      logger.event({ type: 'step-finished', step: step.name, status: 'succeeded', durationMs: Date.now() - started });
     }
     if (saving) for (const layer of unattached) await saveLayer(saving, layer, appDir, logger);
     return reports;

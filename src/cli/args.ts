@@ -16,6 +16,8 @@ export interface CliArguments {
   readonly second: string | undefined;
   readonly type: string | undefined;
   readonly json: boolean;
+  /** --events: NDJSON events on stdout (output.ts). */
+  readonly events: boolean;
   /** --inventory FILE (plan, build, run): plan from it instead of this machine. */
   readonly inventory: string | undefined;
   /** --previous FILE (plan, build, run): keep the defaults that plan resolved. */
@@ -80,7 +82,12 @@ Options:
                                (default $RUNPLAN_BUILD_STEP_TIMEOUT or 1800)
   --lock-wait SECONDS          build, run: wait this long for another build of the app; 0 fails at once
                                (default $RUNPLAN_BUILD_LOCK_WAIT or 600)
-  --json                       plan (plan) or differences (diff) as JSON
+  --json                       machine-readable output: plan and diff print their JSON; the other
+                               commands one JSON result, or {"ok": false, "error": {code, message,
+                               fix, subject…}}, on stdout (lines for people go to stderr)
+  --events                     NDJSON events on stdout while it works (log lines, step-started/
+                               -finished with durations, process-started/-exited, health-check),
+                               then a result or error event
   --inventory FILE             plan from a saved inventory: runs no program, opens no connection
   --previous FILE              keep what a previous plan took from defaults (latest LTS…) while still available
   --plan FILE                  build or run a saved plan as made, without planning again; give
@@ -159,6 +166,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         'step-timeout': { type: 'string' },
         'lock-wait': { type: 'string' },
         json: { type: 'boolean' },
+        events: { type: 'boolean' },
         inventory: { type: 'string' },
         previous: { type: 'string' },
         plan: { type: 'string' },
@@ -208,6 +216,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('image', ['deploy', 'k8s']);
   only('remove', ['deploy']);
   only('rebuild', ['stack']);
+  if (v.json && v.events) throw CoreErrors.CLI_USAGE.create({ message: '--json and --events are two output formats: choose one.' });
   if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not ${quoteArgument(v.runner)}.` });
   if (command === 'deploy' && v.engine !== 'swarm') throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm${v.engine ? `, not "${v.engine}"` : ''}.` });
   if (command === 'k8s' && v.out === undefined) throw CoreErrors.CLI_USAGE.create({ message: 'k8s needs --out DIR, where the manifests are written.' });
@@ -275,6 +284,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     second,
     type: v.type,
     json: v.json ?? false,
+    events: v.events ?? false,
     inventory: v.inventory,
     previous: v.previous,
     plan: v.plan,

@@ -20,6 +20,7 @@ import { formatSeconds } from '../health/probes.js';
 import { RUNPLAN_VERSION } from '../version.js';
 import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';
 import { formatPlan } from './format-plan.js';
+import { cliOutput, type CliOutput } from './output.js';
 import { terminalSafe } from './terminal-text.js';
 
 type Write = (text: string) => void;
@@ -36,6 +37,8 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
     out(`${RUNPLAN_VERSION}\n`);
     return EXIT.ok;
   }
+  // Known before the arguments are parsed, so that a usage error is machine-readable too.
+  const o = cliOutput(argv.includes('--events') ? 'events' : argv.includes('--json') ? 'json' : 'human', out, err, formatLine);
   try {
     const args = await parseCli(argv);
     switch (args.command) {
@@ -43,28 +46,28 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
         out(`${JSON.stringify(runPlanJsonSchema(), null, 2)}\n`);
         return EXIT.ok;
       case 'plan':
-        return await planCommand(args, out);
+        return await planCommand(args, o);
       case 'build':
-        return await buildCommand(args, out);
+        return await buildCommand(args, o);
       case 'run':
-        return await runCommand(args, out);
+        return await runCommand(args, o);
       case 'check':
-        return await checkCommand(args, out);
+        return await checkCommand(args, o);
       case 'inventory':
-        return await inventoryCommand(args, out);
+        return await inventoryCommand(args, o);
       case 'image':
-        return await imageCommand(args, out);
+        return await imageCommand(args, o);
       case 'stack':
-        return await stackCommand(args, out);
+        return await stackCommand(args, o);
       case 'deploy':
-        return await deployCommand(args, out);
+        return await deployCommand(args, o);
       case 'k8s':
-        return await k8sCommand(args, out);
+        return await k8sCommand(args, o);
       case 'diff':
-        return await diffCommand(args, out);
+        return await diffCommand(args, o);
     }
   } catch (error) {
-    return reportError(error, err);
+    return reportError(error, o);
   }
 }
 
@@ -83,9 +86,12 @@ async function appOptions(args: CliArguments) {
 }
 
 /** ...and what building commands add: printed lines, the plan shown first (with its digest), Ctrl-C. */
-async function buildOptions(args: CliArguments, out: Write, signal: AbortSignal) {
-  const onPlan = (plan: RunPlan) => out(`${formatPlan(plan, args.target)}\n\n==> ${args.plan ? `carrying out ${args.plan}` : 'carrying out the plan above'}: ${planDigest(plan)}\n`);
-  return { ...(await appOptions(args)), sink: printLine(out), signal, onPlan, ...(args.noCache ? { noCache: true } : {}) };
+async function buildOptions(args: CliArguments, o: CliOutput, signal: AbortSignal) {
+  const onPlan = (plan: RunPlan) => {
+    if (o.mode === 'events') o.event('plan', { digest: planDigest(plan), plan });
+    else o.progress(`${formatPlan(plan, args.target)}\n\n==> ${args.plan ? `carrying out ${args.plan}` : 'carrying out the plan above'}: ${planDigest(plan)}\n`);
+  };
+  return { ...(await appOptions(args)), sink: (line: LogLine) => o.line(line), signal, onPlan, ...(args.noCache ? { noCache: true } : {}) };
 }
 
 /** A JSON document named on the command line, or the coded error saying why it cannot be used. */
@@ -126,76 +132,89 @@ async function withSignals<T>(work: (signal: AbortSignal, stopRequested: Promise
   }
 }
 
-async function planCommand(args: CliArguments, out: Write): Promise<number> {
+async function planCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const { plan } = await createPlan(await appOptions(args));
-  out(args.json ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan, args.target)}\n\nplan digest: ${planDigest(plan)}\n`);
+  // plan --json prints the plan itself: the artifact that build --plan and run --plan read.
+  if (o.mode === 'events') o.result('', { command: 'plan', digest: planDigest(plan), plan });
+  else o.document(o.mode === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan, args.target)}\n\nplan digest: ${planDigest(plan)}\n`);
   return EXIT.ok;
 }
 
-async function imageCommand(args: CliArguments, out: Write): Promise<number> {
+async function imageCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const started = Date.now();
   // Loaded on first use: only the engine commands need the engines.
   const { buildImage } = await import('../engines/image/build-image.js');
   return withSignals(async (signal) => {
     const built = await buildImage({
-      ...(await buildOptions(args, out, signal)),
+      ...(await buildOptions(args, o, signal)),
       ...(args.tag ? { tag: args.tag } : {}),
       ...(args.base ? { base: args.base } : {}),
       ...(args.out ? { out: args.out } : {}),
       ...(args.oci ? { oci: args.oci } : {}),
     });
-    out(built.tag ? `==> image ${built.tag} (${built.id}) in ${formatSeconds(Date.now() - started)}\n` : `==> build context in ${built.context}\n`);
+    o.result(built.tag ? `==> image ${built.tag} (${built.id}) in ${formatSeconds(Date.now() - started)}\n` : `==> build context in ${built.context}\n`, {
+      command: 'image',
+      digest: built.digest,
+      tag: built.tag ?? null,
+      id: built.id ?? null,
+      context: built.context,
+      durationMs: Date.now() - started,
+    });
     return EXIT.ok;
   });
 }
 
-async function stackCommand(args: CliArguments, out: Write): Promise<number> {
+async function stackCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const { DockerCli } = await import('../engines/docker-cli.js');
   const { STACKS, ensureStackImage } = await import('../engines/stack-images.js');
   const names = args.type === undefined ? Object.keys(STACKS) : [args.type];
   const docker = await DockerCli.connect();
+  const images: Record<string, string> = {};
   for (const name of names) {
     const stack = STACKS[name];
     if (!stack) throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `there is no stack "${name}"; stacks: ${Object.keys(STACKS).join(', ')}.` });
-    const tag = await ensureStackImage(docker, stack, { rebuild: args.rebuild, log: (line) => out(`[stack ${name}] ${line}\n`) });
-    out(`==> ${tag}\n`);
+    const tag = await ensureStackImage(docker, stack, { rebuild: args.rebuild, log: (line) => o.progress(`[stack ${name}] ${line}\n`) });
+    images[name] = tag;
+    if (o.mode === 'human') o.progress(`==> ${tag}\n`);
   }
+  if (o.mode !== 'human') o.result('', { command: 'stack', images });
   return EXIT.ok;
 }
 
-async function deployCommand(args: CliArguments, out: Write): Promise<number> {
+async function deployCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const started = Date.now();
   const { deployToSwarm, removeSwarmApp, swarmAppName } = await import('../engines/swarm.js');
   if (args.remove) {
     const { DockerCli } = await import('../engines/docker-cli.js');
     const app = swarmAppName(args.target as string);
-    const removed = await removeSwarmApp(await DockerCli.connect(), app, { log: (line) => out(`==> ${line}\n`) });
+    const removed = await removeSwarmApp(await DockerCli.connect(), app, { log: (line) => o.progress(`==> ${line}\n`) });
     const count = removed.services.length + removed.networks.length + removed.secrets.length + removed.configs.length;
-    out(count === 0 ? `==> nothing of ${app} in the swarm\n` : `==> removed ${app} from the swarm\n`);
+    o.result(count === 0 ? `==> nothing of ${app} in the swarm\n` : `==> removed ${app} from the swarm\n`, { command: 'deploy', app, removed });
     return EXIT.ok;
   }
   return withSignals(async (signal) => {
     try {
       const deployment = await deployToSwarm({
-        ...(await buildOptions(args, out, signal)),
+        ...(await buildOptions(args, o, signal)),
         ...(args.replicas ? { replicas: args.replicas } : {}),
         ...(args.image ? { image: args.image } : {}),
         ...(args.base ? { base: args.base } : {}),
       });
       const what = deployment.changed.length === 0 ? 'already deployed as planned' : `deployed (${deployment.changed.join(', ')})`;
-      out(
+      o.result(
         `==> ${deployment.app} ${what} in ${formatSeconds(Date.now() - started)}: services ${deployment.services.join(', ')}${deployment.url ? `; ${deployment.url} (published on every address of this host)` : ''}\n`,
+        { command: 'deploy', app: deployment.app, changed: deployment.changed, services: deployment.services, url: deployment.url ?? null, durationMs: Date.now() - started },
       );
       return EXIT.ok;
     } catch (error) {
       if (!signal.aborted) throw error;
-      out(`==> interrupted by ${String(signal.reason)}; swarm finishes or rolls back what was started (docker service ls)\n`);
+      o.progress(`==> interrupted by ${String(signal.reason)}; swarm finishes or rolls back what was started (docker service ls)\n`);
       return EXIT.interrupted;
     }
   });
 }
 
-async function k8sCommand(args: CliArguments, out: Write): Promise<number> {
+async function k8sCommand(args: CliArguments, o: CliOutput): Promise<number> {
   // A saved plan does not record the instance it was made for, which sizes the Pods (docs/engines.md).
   if (args.plan !== undefined && args.host.instance === undefined) {
     throw CoreErrors.CLI_USAGE.create({ message: 'k8s --plan needs --cpus and --memory: the plan does not record the instance it was made for, which sizes the Pods.' });
@@ -203,19 +222,25 @@ async function k8sCommand(args: CliArguments, out: Write): Promise<number> {
   const { exportToKubernetes } = await import('../engines/kubernetes-export.js');
   return withSignals(async (signal) => {
     const result = await exportToKubernetes({
-      ...(await buildOptions(args, out, signal)),
+      ...(await buildOptions(args, o, signal)),
       outDir: args.out as string,
       ...(args.image ? { image: args.image } : {}),
       ...(args.base ? { base: args.base } : {}),
       ...(args.replicas ? { replicas: args.replicas } : {}),
     });
     const { cpus, memoryMb } = result.host.instance;
-    out(`==> ${result.files.length} manifests of image ${result.image} in ${args.out} (each Pod: ${cpus} CPU, ${memoryMb} MiB); kubectl apply -f ${args.out}\n`);
+    o.result(`==> ${result.files.length} manifests of image ${result.image} in ${args.out} (each Pod: ${cpus} CPU, ${memoryMb} MiB); kubectl apply -f ${args.out}\n`, {
+      command: 'k8s',
+      image: result.image,
+      out: args.out,
+      files: result.files,
+      instance: { cpus, memoryMb },
+    });
     return EXIT.ok;
   });
 }
 
-async function inventoryCommand(args: CliArguments, out: Write): Promise<number> {
+async function inventoryCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const registry = defaultRegistry();
   if (args.type !== undefined && !registry.get(args.type)) {
     throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
@@ -223,40 +248,49 @@ async function inventoryCommand(args: CliArguments, out: Write): Promise<number>
   const inventory = await gatherInventory(registry, { cacheDir: args.host.cacheDir ?? defaultCacheDir(), ...(args.type ? { ids: [args.type] } : {}) });
   const text = `${JSON.stringify(inventory, null, 2)}\n`;
   if (args.out === undefined) {
-    out(text);
+    if (o.mode === 'events') o.result('', { command: 'inventory', inventory });
+    else o.document(text);
   } else {
     await writeFileAtomic(args.out, text);
-    out(`==> wrote the inventory of ${Object.keys(inventory.buildpacks).join(', ')} to ${args.out}\n`);
+    o.result(`==> wrote the inventory of ${Object.keys(inventory.buildpacks).join(', ')} to ${args.out}\n`, { command: 'inventory', out: args.out, buildpacks: Object.keys(inventory.buildpacks) });
   }
   return EXIT.ok;
 }
 
-async function diffCommand(args: CliArguments, out: Write): Promise<number> {
+async function diffCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const [oldFile, newFile] = [args.target as string, args.second as string];
   const changes = diffPlans(parsePlan(await readJson(oldFile, 'plan'), oldFile), parsePlan(await readJson(newFile, 'plan'), newFile));
-  out(args.json ? `${JSON.stringify(changes, null, 2)}\n` : `${formatDiff(changes)}\n`);
+  if (o.mode === 'events') o.result('', { command: 'diff', changes });
+  else o.document(o.mode === 'json' ? `${JSON.stringify(changes, null, 2)}\n` : `${formatDiff(changes)}\n`);
   // As diff(1): 0 when the plans are the same, 1 when they differ.
   return changes.length === 0 ? EXIT.ok : EXIT.deploymentFailed;
 }
 
-async function buildCommand(args: CliArguments, out: Write): Promise<number> {
+async function buildCommand(args: CliArguments, o: CliOutput): Promise<number> {
   const started = Date.now();
   return withSignals(async (signal) => {
     try {
-      const built = await buildApp(await buildOptions(args, out, signal));
-      out(`==> built ${built.plan.app.type} application in ${formatSeconds(Date.now() - started)}\n`);
+      const built = await buildApp(await buildOptions(args, o, signal));
+      o.result(`==> built ${built.plan.app.type} application in ${formatSeconds(Date.now() - started)}\n`, {
+        command: 'build',
+        appType: built.plan.app.type,
+        digest: planDigest(built.plan),
+        appDir: built.appDir,
+        steps: built.steps,
+        durationMs: Date.now() - started,
+      });
       return EXIT.ok;
     } catch (error) {
       if (!signal.aborted) throw error;
-      out(`==> interrupted by ${String(signal.reason)}; the unfinished build was removed\n`);
+      o.progress(`==> interrupted by ${String(signal.reason)}; the unfinished build was removed\n`);
       return EXIT.interrupted;
     }
   });
 }
 
-async function runCommand(args: CliArguments, out: Write): Promise<number> {
+async function runCommand(args: CliArguments, o: CliOutput): Promise<number> {
   return withSignals(async (signal, stopRequested) => {
-    const options = await buildOptions(args, out, signal);
+    const options = await buildOptions(args, o, signal);
     const docker = args.runner === 'docker';
     const deploy = docker ? (await import('../engines/docker-deploy.js')).deployToDocker(options) : deployApp(options);
     const deployment = await deploy.catch((error: unknown) => {
@@ -264,21 +298,33 @@ async function runCommand(args: CliArguments, out: Write): Promise<number> {
       throw error;
     });
     if (!deployment) {
-      out(`==> interrupted by ${String(signal.reason)}; nothing left running\n`);
+      o.progress(`==> interrupted by ${String(signal.reason)}; nothing left running\n`);
       return EXIT.interrupted;
     }
     if (!signal.aborted) {
       const where = docker ? `published on 127.0.0.1 by ${deployment.running.processes().length} container(s)` : 'listening on 0.0.0.0';
-      out(`==> deployment healthy: http://127.0.0.1:${deployment.plan.healthCheck.port}/ (${where}); Ctrl-C stops it\n`);
+      const url = `http://127.0.0.1:${deployment.plan.healthCheck.port}/`;
+      // Printed while the deployment runs: a host reads it, then stops runplan with SIGTERM when it is done.
+      o.result(`==> deployment healthy: ${url} (${where}); Ctrl-C stops it\n`, {
+        command: 'run',
+        status: 'healthy',
+        appType: deployment.plan.app.type,
+        digest: planDigest(deployment.plan),
+        url,
+        ...('appDir' in deployment ? { appDir: deployment.appDir, steps: deployment.steps } : {}),
+        processes: deployment.running.processes().map((p) => ({ name: p.name, pid: p.pid ?? null })),
+        health: deployment.health.results,
+      });
     }
-    out(`==> ${await stopRequested}: stopping\n`);
+    o.progress(`==> ${await stopRequested}: stopping\n`);
     await deployment.stop();
-    out('==> stopped; nothing left running\n');
+    o.progress('==> stopped; nothing left running\n');
+    if (o.mode === 'events') o.event('stopped', {});
     return EXIT.ok;
   });
 }
 
-async function checkCommand(args: CliArguments, out: Write): Promise<number> {
+async function checkCommand(args: CliArguments, o: CliOutput): Promise<number> {
   let base: URL;
   try {
     base = new URL(args.target as string);
@@ -299,11 +345,12 @@ async function checkCommand(args: CliArguments, out: Write): Promise<number> {
     port,
     args.host.healthTimeoutMs === undefined ? {} : { readyTimeoutMs: args.host.healthTimeoutMs },
   );
-  const logger = new Logger(printLine(out), env.redactor);
+  const logger = new Logger((line) => o.line(line), env.redactor);
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname);
   const report = await new HttpHealthChecker().check({ baseUrl: base.href, check, verifyListenAddress: loopback }, logger);
   // A failure gets the same code as a failed deployment's check, for hosts that read the code.
   if (!report.ok) throw redactError(healthError(report), env.redactor);
+  if (o.mode !== 'human') o.result('', { command: 'check', url: base.href, results: report.results });
   return EXIT.ok;
 }
 
@@ -321,22 +368,18 @@ export function formatLine(line: LogLine): string {
   }
 }
 
-function printLine(out: Write) {
-  return (line: LogLine) => out(`${formatLine(line)}\n`);
-}
-
-function reportError(error: unknown, err: Write): number {
+function reportError(error: unknown, o: CliOutput): number {
   if (isRunplanError(error)) {
     const lines = [`error ${error.message}`];
     if (error.file) lines.push(`  file: ${error.file}`);
     if (error.variable) lines.push(`  variable: ${error.variable}`);
     lines.push(`  fix: ${error.fix}`);
     if (error.kind === 'internal' && error.stack) lines.push(error.stack);
-    err(`${lines.join('\n')}\n`);
+    o.error(`${lines.join('\n')}\n`, error);
     return error.kind === 'input' ? EXIT.input : error.kind === 'deployment' ? EXIT.deploymentFailed : EXIT.internal;
   }
   // Not a user mistake: show everything needed to report the bug.
-  err(`internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+  o.error(`internal error: ${(error as Error)?.stack ?? String(error)}\n`, error);
   return EXIT.internal;
 }
 

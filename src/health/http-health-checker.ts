@@ -70,7 +70,8 @@ export class HttpHealthChecker implements HealthChecker {
         await this.clock.sleep(check.retryDelayMs, signal);
         continue;
       }
-      for (const r of results) logger.health(`Response from GET ${r.path} is ${r.status}`);
+      for (const r of results)
+        logger.event({ type: 'health-check', path: r.path, status: typeof r.status === 'number' ? r.status : null, ok: r.ok }, `Response from GET ${r.path} is ${r.status}`, { kind: 'health' });
       const report = results.map(({ path, status, ok }) => ({ path, status, ok }));
       if (failing.length === 0) return { ok: true, results: report };
       logger.health('Health check failed:', 'error');

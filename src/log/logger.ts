@@ -8,10 +8,23 @@ export type LineOrigin =
   | { readonly kind: 'process'; readonly name: string; readonly stream: 'stdout' | 'stderr' }
   | { readonly kind: 'health' };
 
+/**
+ * What happened, as data, for hosts that show their own progress (`--events`):
+ * carried by the line that tells it in words, or by a line without text.
+ */
+export type RunEvent =
+  | { readonly type: 'step-started'; readonly step: string }
+  | { readonly type: 'step-finished'; readonly step: string; readonly status: 'succeeded' | 'cached' | 'failed'; readonly durationMs: number }
+  | { readonly type: 'process-started'; readonly process: string; readonly pid: number | null }
+  | { readonly type: 'process-exited'; readonly process: string; readonly code: number | null; readonly signal: string | null }
+  | { readonly type: 'health-check'; readonly path: string; readonly status: number | null; readonly ok: boolean };
+
 export interface LogLine {
   readonly origin: LineOrigin;
   readonly level: 'info' | 'warn' | 'error';
+  /** Empty for a line that only carries an event. */
   readonly text: string;
+  readonly event?: RunEvent;
 }
 
 export type LogSink = (line: LogLine) => void;
@@ -26,8 +39,30 @@ export class Logger {
     private readonly redactor?: Redactor,
   ) {}
 
-  emit(origin: LineOrigin, text: string, level: LogLine['level'] = 'info'): void {
-    this.sink({ origin, level, text: this.redactor ? this.redactor.redact(text) : text });
+  emit(origin: LineOrigin, text: string, level: LogLine['level'] = 'info', event?: RunEvent): void {
+    const redacted = this.redactor ? this.redactor.redact(text) : text;
+    this.sink(event === undefined ? { origin, level, text: redacted } : { origin, level, text: redacted, event: this.redactEvent(event) });
+  }
+
+  /** An event, told by `text` (none: the line only carries it). */
+  event(event: RunEvent, text = '', origin: LineOrigin = { kind: 'runplan' }): void {
+    this.emit(origin, text, 'info', event);
+  }
+
+  // Names of steps and processes come from the plan, paths from the environment: redacted like any text.
+  private redactEvent(event: RunEvent): RunEvent {
+    if (!this.redactor) return event;
+    const r = (t: string) => (this.redactor as Redactor).redact(t);
+    switch (event.type) {
+      case 'step-started':
+      case 'step-finished':
+        return { ...event, step: r(event.step) };
+      case 'process-started':
+      case 'process-exited':
+        return { ...event, process: r(event.process) };
+      case 'health-check':
+        return { ...event, path: r(event.path) };
+    }
   }
 
   info(text: string): void {

@@ -95,7 +95,7 @@ export class LocalProcessRunner implements Runner {
     }
     for (const p of immediate) {
       const s = p.state();
-      logger.info(`started ${s.name} (pid ${s.pid ?? 'none'})`);
+      logger.event({ type: 'process-started', process: s.name, pid: s.pid ?? null }, `started ${s.name} (pid ${s.pid ?? 'none'})`);
     }
 
     const stopWaiting = new AbortController();
@@ -107,7 +107,8 @@ export class LocalProcessRunner implements Runner {
       try {
         await p.start();
         started.push(p);
-        logger.info(`started ${p.spec.name} (pid ${p.state().pid ?? 'none'}) after waiting ${formatSeconds(this.clock.now() - since)}`);
+        const pid = p.state().pid ?? null;
+        logger.event({ type: 'process-started', process: p.spec.name, pid }, `started ${p.spec.name} (pid ${pid ?? 'none'}) after waiting ${formatSeconds(this.clock.now() - since)}`);
       } catch (error) {
         // Nothing listens then, so the health check reports the failure; the reason is logged here.
         logger.error((error as Error).message);

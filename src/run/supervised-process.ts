@@ -111,6 +111,7 @@ export class SupervisedProcess {
       // The leader is gone; children it left, in its group or daemonised, are part of the same process.
       if (this.tree !== undefined) await terminateTree(this.tree, this.spec.stopGraceMs);
       this.notifyExit();
+      this.logger.event({ type: 'process-exited', process: this.spec.name, code: result.code, signal: result.signal });
       if (this.stopping) return;
       const ranMs = this.clock.now() - startedAt;
       const how = result.error ? `could not start: ${result.error.message}` : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;

@@ -59,6 +59,8 @@ export async function selectBuildpack(registry: BuildpackRegistry, files: FileSo
   if (!chosen) {
     throw CoreErrors.DETECT_NO_MATCH.create({
       message: `no buildpack recognises ${files.label}: ${candidates.map((c) => `${c.buildpack}: ${c.evidence.join(', ')}`).join('; ')}.`,
+      // From the registry, so that a host's buildpacks are named too.
+      fix: `Add the files one of the registered buildpacks (${registry.ids().join(', ')}) looks for — each says above what it missed — or pass --type.`,
     });
   }
   return { buildpack: chosen, detection: { selectedBy: 'detection', evidence: [...chosenEvidence], candidates } };

@@ -16,6 +16,8 @@ export interface CliArguments {
   readonly second: string | undefined;
   readonly type: string | undefined;
   readonly json: boolean;
+  /** --buildpack MODULE (repeatable): a host's buildpacks, added to the built-in ones. */
+  readonly buildpacks: readonly string[];
   /** --events: NDJSON events on stdout (output.ts). */
   readonly events: boolean;
   /** --inventory FILE (plan, build, run): plan from it instead of this machine. */
@@ -66,7 +68,10 @@ export const USAGE = `Usage:
   runplan schema                           print the run plan's JSON Schema
 
 Options:
-  --type node|ruby|play1       skip detection and use this buildpack
+  --type T                     skip detection and use this buildpack: node, ruby, play1, or the id of
+                               one given with --buildpack
+  --buildpack MODULE           add a host's buildpack (a path, or a package installed where runplan
+                               runs; repeatable): plan, build, run, check, inventory, image, deploy, k8s
   --env NAME=VALUE             an application variable (repeatable)
   --app-env-file FILE          application variables from a NAME=VALUE file (repeatable; not
                                --env-file, which Node.js itself reads when started as node cli.js)
@@ -167,6 +172,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         'lock-wait': { type: 'string' },
         json: { type: 'boolean' },
         events: { type: 'boolean' },
+        buildpack: { type: 'string', multiple: true },
         inventory: { type: 'string' },
         previous: { type: 'string' },
         plan: { type: 'string' },
@@ -216,6 +222,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('image', ['deploy', 'k8s']);
   only('remove', ['deploy']);
   only('rebuild', ['stack']);
+  only('buildpack', ['plan', 'check', 'inventory', ...carriers]);
   if (v.json && v.events) throw CoreErrors.CLI_USAGE.create({ message: '--json and --events are two output formats: choose one.' });
   if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not ${quoteArgument(v.runner)}.` });
   if (command === 'deploy' && v.engine !== 'swarm') throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm${v.engine ? `, not "${v.engine}"` : ''}.` });
@@ -285,6 +292,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     type: v.type,
     json: v.json ?? false,
     events: v.events ?? false,
+    buildpacks: v.buildpack ?? [],
     inventory: v.inventory,
     previous: v.previous,
     plan: v.plan,

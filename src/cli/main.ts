@@ -74,7 +74,7 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
 /** What every command that plans passes to the library: the saved inventory, previous plan or plan it names, read and validated. */
 async function appOptions(args: CliArguments) {
   return {
-    registry: defaultRegistry(),
+    registry: await cliRegistry(args),
     appDir: args.target as string,
     env: args.env,
     host: args.host,
@@ -83,6 +83,14 @@ async function appOptions(args: CliArguments) {
     ...(args.previous ? { previous: parsePlan(await readJson(args.previous, 'plan'), args.previous) } : {}),
     ...(args.plan ? { plan: parsePlan(await readJson(args.plan, 'plan'), args.plan) } : {}),
   };
+}
+
+/** The built-in buildpacks, and the host's given with --buildpack (loaded only then). */
+async function cliRegistry(args: CliArguments) {
+  const registry = defaultRegistry();
+  if (args.buildpacks.length === 0) return registry;
+  const { loadBuildpacks } = await import('./load-buildpacks.js');
+  return loadBuildpacks(registry, args.buildpacks);
 }
 
 /** ...and what building commands add: printed lines, the plan shown first (with its digest), Ctrl-C. */
@@ -241,7 +249,7 @@ async function k8sCommand(args: CliArguments, o: CliOutput): Promise<number> {
 }
 
 async function inventoryCommand(args: CliArguments, o: CliOutput): Promise<number> {
-  const registry = defaultRegistry();
+  const registry = await cliRegistry(args);
   if (args.type !== undefined && !registry.get(args.type)) {
     throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
   }
@@ -332,7 +340,7 @@ async function checkCommand(args: CliArguments, o: CliOutput): Promise<number> {
   } catch {
     throw CoreErrors.CLI_USAGE.create({ message: `check needs an http:// or https:// base URL, got ${quoteArgument(args.target as string)}.` });
   }
-  const registry = defaultRegistry();
+  const registry = await cliRegistry(args);
   const buildpack = args.type === undefined ? undefined : registry.get(args.type);
   if (args.type !== undefined && !buildpack) {
     throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });

@@ -6,7 +6,8 @@ type Write = (text: string) => void;
 /**
  * How the CLI speaks. `human`: lines for people on stdout, errors on stderr.
  * `json` (--json): stdout holds one JSON document — the command's result, or
- * `{ "ok": false, "error": … }` — and the lines for people go to stderr.
+ * `{ "ok": false, "error": … }` — and the lines for people (the error's too) go
+ * to stderr.
  * `events` (--events): stdout is NDJSON, one event per line (every log line,
  * step and process events, health-check results, then `result` or `error`), for
  * hosts that show their own progress.
@@ -54,7 +55,11 @@ export function cliOutput(mode: OutputMode, out: Write, err: Write, formatLine: 
         event: () => undefined,
         result: (_human, data) => out(`${JSON.stringify({ ok: true, ...data }, null, 2)}\n`),
         document: out,
-        error: (_human, error) => out(`${JSON.stringify({ ok: false, error: errorData(error) }, null, 2)}\n`),
+        error: (human, error) => {
+          // For the person watching too, where the other lines for people go.
+          err(human);
+          out(`${JSON.stringify({ ok: false, error: errorData(error) }, null, 2)}\n`);
+        },
       };
     case 'events':
       return {

@@ -12,7 +12,7 @@ import { ownPath } from '../build/ownership.js';
 import { appUser } from '../host/app-user.js';
 import { runHookSteps } from '../run/run-hooks.js';
 import { localBindings } from '../run/run-dir.js';
-import { RunplanError } from '../errors/runplan-error.js';
+import { isRunplanError, type RunplanError } from '../errors/runplan-error.js';
 import { redactError } from '../env/redact-error.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
@@ -238,7 +238,7 @@ async function runOutcomeHooks(which: 'succeeded' | 'failed', built: BuiltApp, w
     await runHookSteps(steps, { appDir: built.appDir, env: built.environment.bound(localBindings(built.appDir)), bindings: localBindings(built.appDir), logger: built.logger, user, home: temp.dir });
   } catch (error) {
     const redacted = redactError(error, built.environment.redactor);
-    const reason = redacted instanceof RunplanError ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
+    const reason = isRunplanError(redacted) ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
     built.logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
   } finally {
     await temp?.remove();

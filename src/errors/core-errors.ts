@@ -25,7 +25,7 @@ export const CoreErrors = defineErrors({
   DETECT_NO_MATCH: {
     title: 'No buildpack recognises the application',
     kind: 'input',
-    fix: 'Add the file the application type needs (package.json, Gemfile + config.ru, conf/application.conf) or pass --type.',
+    fix: 'Add the files one of the registered buildpacks looks for (the message says what each missed), or pass --type.',
   },
   DETECT_UNKNOWN_TYPE: {
     title: 'Unknown application type',
@@ -61,6 +61,11 @@ export const CoreErrors = defineErrors({
     title: 'A path of CC_OVERRIDE_BUILDCACHE or CC_IGNORE_FROM_BUILDCACHE cannot be cached',
     kind: 'input',
     fix: 'List paths relative to the application folder, separated by ":" (e.g. node_modules:.cache), none absolute, climbing out with "..", or naming the folder itself.',
+  },
+  BUILDPACK_MODULE_INVALID: {
+    title: 'A buildpack module given with --buildpack cannot be used',
+    kind: 'input',
+    fix: 'Name a module (a path, or a package installed where runplan runs) whose default export is a buildpack — an object with id, name, priority, detector.detect(), planner.plan() and defaultHealthCheck — or a function returning one; see docs/buildpack-authors.md.',
   },
   APP_FILE_NOT_REGULAR: {
     title: 'A file the application must provide is not a regular file',

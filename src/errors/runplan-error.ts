@@ -30,7 +30,11 @@ export interface ErrorOccurrence {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+const RUNPLAN_ERROR_BRAND = Symbol.for('runplan.error');
+
 export class RunplanError extends Error {
+  /** The same in every copy of runplan loaded in a process (isRunplanError). */
+  readonly [RUNPLAN_ERROR_BRAND] = true;
   readonly code: string;
   readonly kind: ErrorKind;
   readonly title: string;
@@ -91,14 +95,16 @@ export function defineErrors<K extends string>(definitions: Record<K, Omit<Error
     out[key] = {
       ...definition,
       create: (occurrence) => new RunplanError(definition, occurrence),
-      is: (error): error is RunplanError => error instanceof RunplanError && error.code === code,
+      is: (error): error is RunplanError => isRunplanError(error) && error.code === code,
     };
   }
   return out;
 }
 
 export function isRunplanError(error: unknown): error is RunplanError {
-  return error instanceof RunplanError;
+  // By brand, not by class: a host's buildpack may load runplan's ES module build while the CLI runs its
+  // own bundle (or the CommonJS build), each with a RunplanError class of its own.
+  return error instanceof RunplanError || (typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[RUNPLAN_ERROR_BRAND] === true);
 }
 
 /** Lists the definitions of one or more groups, for documentation and catalogues. */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { checkFixture, listFixtures, prepareFixture, type Fixture } from '../helpers/fixtures.js';
 import { deploymentDirs } from '../helpers/temp.js';
+import type { RunPlan } from '../../src/plan/schema.js';
 import { PRIVATE_GREETING, PRIVATE_PACKAGE, startPrivateRegistry, type PrivateRegistry } from '../helpers/verdaccio.js';
 
 /**
@@ -17,7 +18,7 @@ import { PRIVATE_GREETING, PRIVATE_PACKAGE, startPrivateRegistry, type PrivateRe
 describe('private registry with NPM_TOKEN', () => {
   let registry: PrivateRegistry;
   const fixture = (name: string) => listFixtures('node').find((f) => f.name === name) as Fixture;
-  const placeholders = () => ({ VERDACCIO_TOKEN: registry.token, VERDACCIO_HOST: registry.host });
+  const placeholders = () => ({ VERDACCIO_TOKEN: registry.token, VERDACCIO_HOST: registry.host, VERDACCIO_INTEGRITY: registry.integrity });
 
   beforeAll(async () => {
     registry = await startPrivateRegistry();
@@ -57,6 +58,52 @@ describe('private registry with NPM_TOKEN', () => {
     const npmrc = join(dirs.workDir, app as string, 'current', '.npmrc');
     expect(statSync(npmrc).mode & 0o777).toBe(0o600);
     expect(await readFile(npmrc, 'utf8')).toContain(`//${registry.host}/:_authToken=${registry.token}`);
+  });
+
+  // Issue 12, item 6: the same token and registry for every package manager, each with a lockfile it wrote against verdaccio.
+  describe.each(['yarn-berry', 'pnpm', 'bun'])('with %s', (tool) => {
+    it('installs the private package from CC_NPM_REGISTRY', async () => {
+      const { all, planJson } = await checkFixture(fixture(`npm-token-${tool}/cc-registry`), { placeholders: placeholders() });
+      expect(all).not.toContain(registry.token);
+      const files = (JSON.parse(planJson) as RunPlan).files;
+      if (tool === 'yarn-berry') {
+        const yarnrc = files.find((f) => f.path === '.yarnrc.yml');
+        expect(yarnrc).toMatchObject({ mode: 0o600, secret: true, phase: 'build' });
+        expect(yarnrc?.content).toContainEqual({ env: 'NPM_TOKEN' });
+        // The application's own scoped registry is kept as written.
+        expect(yarnrc?.content.map((c) => ('text' in c ? c.text : '')).join('')).toContain('runplan-other:\n    npmRegistryServer: "https://npm.example.invalid"');
+      }
+      expect(files.find((f) => f.path === '.npmrc')).toMatchObject({ mode: 0o600, secret: true });
+    });
+
+    it('uses the registry npm is configured with when CC_NPM_REGISTRY is unset', async () => {
+      await checkFixture(fixture(`npm-token-${tool}/default-registry`), { placeholders: placeholders() });
+    });
+
+    it('fails with the coded error for a wrong token', async () => {
+      await checkFixture(fixture(`npm-token-${tool}/wrong-token`), { placeholders: placeholders() });
+    });
+  });
+
+  it("writes Yarn's token only into the build's .yarnrc.yml, mode 0600, never into the application's own", async () => {
+    const given = fixture('npm-token-yarn-berry/cc-registry');
+    const prepared = await prepareFixture(given, placeholders());
+    const committed = await readFile(join(prepared.dir, '.yarnrc.yml'), 'utf8');
+    const args = ['--env', `NPM_TOKEN=${registry.token}`, '--env', `CC_NPM_REGISTRY=http://${registry.host}`];
+    const plan = await runCli(['plan', prepared.dir, ...args, '--json']);
+    expect(plan.code, plan.output).toBe(0);
+    expect(plan.output).not.toContain(registry.token);
+    const dirs = await deploymentDirs();
+    const built = await runCli(['build', prepared.dir, ...args], dirs.env);
+    expect(built.code, built.output).toBe(0);
+    expect(built.output).not.toContain(registry.token);
+    const [app] = readdirSync(dirs.workDir);
+    const yarnrc = join(dirs.workDir, app as string, 'current', '.yarnrc.yml');
+    expect(statSync(yarnrc).mode & 0o777).toBe(0o600);
+    const written = await readFile(yarnrc, 'utf8');
+    expect(written).toContain(`  //${registry.host}:\n    npmAlwaysAuth: true\n    npmAuthToken: "${registry.token}"\n`);
+    expect(written).toContain(committed.trim());
+    expect(await readFile(join(prepared.dir, '.yarnrc.yml'), 'utf8')).toBe(committed);
   });
 
   // Needs the Docker engine the test setup starts (none with RUNPLAN_TEST_ENGINE=off, as in test/engines/).

@@ -21,11 +21,13 @@ export const TOKEN_MARK = 'runplan-npm-token-mark-7c41e9';
 
 /**
  * The token goes between double quotes in .yarnrc.yml, and Yarn replaces ${NAME}
- * in every string it reads there: a quote, a backslash or "${" would be read as
- * something else than the token. Refused by name only, when planning.
+ * in every string it reads there: a quote, a backslash, "${", or a character YAML
+ * does not allow as written (control characters, lone surrogates, U+FEFF/FFFE/FFFF)
+ * would be read as something else than the token, or not at all. Refused by name
+ * only, when planning.
  */
 export function assertTokenFitsYarnrc(token: string): void {
-  if (!/["\\\x00-\x08\x0a-\x1f\x7f]|\$\{/.test(token)) return;
+  if (!/["\\\x00-\x08\x0a-\x1f\x7f-\x9f\ufeff\ufffe\uffff]|\p{Cs}|\$\{/u.test(token)) return;
   throw NodeErrors.NODE_NPM_TOKEN_INVALID.create({
     message: 'NPM_TOKEN contains a double quote, a backslash, "${" or a control character, which Yarn would not read back as the token from the generated .yarnrc.yml; the value is not shown.',
     variable: 'NPM_TOKEN',

@@ -73,9 +73,9 @@ export const NodeErrors = defineErrors({
     fix: 'Set CC_NPM_REGISTRY to a host such as registry.example.com or npm.example.com:4873 (optionally with a path), without credentials.',
   },
   NODE_NPM_TOKEN_INVALID: {
-    title: 'NPM_TOKEN cannot go into .npmrc',
+    title: 'NPM_TOKEN cannot go into .npmrc or .yarnrc.yml',
     kind: 'input',
-    fix: 'Set NPM_TOKEN to the token alone, on one line: without a line break or NUL byte.',
+    fix: 'Set NPM_TOKEN to the token alone, on one line: without a line break or NUL byte (for Yarn 2+, also without a double quote, a backslash or "${").',
   },
   NODE_YARNRC_INVALID: {
     title: '.yarnrc.yml is not a YAML mapping of settings',

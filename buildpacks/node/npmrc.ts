@@ -11,6 +11,12 @@ export interface NpmrcInput {
   readonly appNpmrc?: string | undefined;
   /** Variables for ${NAME} references in the app's .npmrc, as npm expands them. */
   readonly lookup: (name: string) => string | undefined;
+  /**
+   * Whether the package manager expands ${NAME} in the registry addresses of a
+   * project's .npmrc: npm, Yarn 1 and bun do; current pnpm does not (it ignores
+   * such a line, since a committed file could send requests, and secrets, elsewhere).
+   */
+  readonly expandsRegistryVariables?: boolean;
 }
 
 export interface NpmrcPlan {
@@ -52,11 +58,20 @@ export function assertTokenFitsNpmrc(token: string): void {
   });
 }
 
-/** Registry URLs an .npmrc routes packages to: `registry=` and `@scope:registry=` lines. */
-function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup']): { line: string; key: string; hostPath: string | undefined }[] {
-  return lines.flatMap((line) => {
+interface RegistryLine {
+  readonly line: string;
+  readonly key: string;
+  readonly hostPath: string | undefined;
+  /** Written with ${…}, which the package manager does not expand there. */
+  readonly ignored: boolean;
+}
+
+/** Registry URLs an .npmrc routes packages to: `registry=` and `@scope:registry=` lines (hostPath undefined: routes nothing). */
+function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup'], expands: boolean): RegistryLine[] {
+  return lines.flatMap((line): RegistryLine[] => {
     const m = /^\s*((?:@[^:\s]+:)?registry)\s*=\s*(.+?)\s*$/.exec(line);
     if (!m) return [];
+    if (!expands && (m[2] as string).includes('${')) return [{ line, key: m[1] as string, hostPath: undefined, ignored: true }];
     const url = (m[2] as string).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => lookup(name) ?? '');
     let hostPath: string | undefined;
     try {
@@ -64,7 +79,7 @@ function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup']): 
     } catch {
       hostPath = undefined;
     }
-    return [{ line, key: m[1] as string, hostPath }];
+    return [{ line, key: m[1] as string, hostPath, ignored: false }];
   });
 }
 
@@ -83,7 +98,8 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const isSection = (l: string) => l.split('\r').some((part) => /^\[[^\]]*\]\s*$/.test(part));
   const first = appLines.findIndex(isSection);
   const topLevel = first < 0 ? appLines : appLines.slice(0, first);
-  const routes = registryLines(topLevel, input.lookup);
+  const routes = registryLines(topLevel, input.lookup, input.expandsRegistryVariables ?? true);
+  const ignored = routes.filter((r) => r.ignored).length;
   const overridden: OverriddenSource[] = [];
   let scheme: string;
   let hostPath: string;
@@ -116,6 +132,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const reasonParts = [
     `NPM_TOKEN is set: .npmrc gets the auth token line for ${hostPath}`,
     explicit ? 'CC_NPM_REGISTRY names the host' : 'CC_NPM_REGISTRY is unset, so the default registry is used',
+    ...(ignored > 0 ? [`pnpm ignores the application's ${ignored} registry line(s) written with \${…} (write the address itself there), so they route nothing`] : []),
     routed ? "the application's .npmrc already routes packages to it" : `registry=${scheme}://${hostPath}/ is added`,
     appLines.length > 0 ? `the application's ${appLines.length} .npmrc line(s) are kept` : 'the application has no .npmrc of its own',
   ];

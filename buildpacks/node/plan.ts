@@ -25,13 +25,14 @@ import { resolveNodeVersion } from './resolve-version.js';
 import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
 import { devEnginesEvidence, ignoredVersionFiles } from './version-evidence.js';
 import { planYarnrc } from './yarnrc.js';
+import { assertTokenFitsYarnrc } from './yarnrc-registry.js';
 
 export interface NodePlanDependencies {
   readonly ltsLines?: readonly LtsLine[];
 }
 
-/** How npm, Yarn, pnpm and bun report a registry refusing credentials. */
-const AUTH_REFUSED = /\bE40[13]\b|\b40[13] (Unauthorized|Forbidden)\b|ERR_PNPM_FETCH_40[13]|Request failed "40[13]|status code 40[13]|\bYN0041\b|authentication required/;
+/** How npm, Yarn, pnpm and bun report a registry refusing credentials (bun: "error: GET <url> - 401"). */
+const AUTH_REFUSED = /\bE40[13]\b|\b40[13] (Unauthorized|Forbidden)\b|ERR_PNPM_FETCH_40[13]|Request failed "40[13]|status code 40[13]|\bYN0041\b|authentication required|error: GET \S+ - 40[13]\b/;
 
 /** Root scripts an install runs, redone on a cache hit because their effects outside node_modules are not cached. */
 const ROOT_INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'] as const;
@@ -111,28 +112,27 @@ export async function planNode({ files, repository, folder, env, host, inventory
   // Folders the package managers write into: a committed link leading out would have them write on the host (APP_PATH_OUTSIDE).
   for (const written of ['node_modules', '.yarn']) await files.exists(written);
   const plannedFiles: PlannedFile[] = [];
+  const registryDecisions: Decision[] = [];
+  const token = env.has('NPM_TOKEN') ? (env.get('NPM_TOKEN') ?? '') : undefined;
+  if (token !== undefined) assertTokenFitsNpmrc(token);
+  const registry = { ccNpmRegistry: env.get('CC_NPM_REGISTRY'), configuredRegistry: async () => published.registry, lookup: (name: string) => env.get(name) };
+  const npmrc = token === undefined ? undefined : await planNpmrc({ ...registry, appNpmrc: await files.readText('.npmrc'), expandsRegistryVariables: tool.manager !== 'pnpm' });
+  if (npmrc) registryDecisions.push(npmrc.decision);
   let toolDecision = tool.decision;
   if (tool.manager === 'yarn2' || tool.manager === 'yarn-berry') {
-    const yarnrc = await planYarnrc(await files.readText('.yarnrc.yml'), tool.manager, tool.managerVersion as string);
+    // Yarn 2+ reads no .npmrc: with NPM_TOKEN, its own file gets the registry and the token too.
+    if (token !== undefined) assertTokenFitsYarnrc(token);
+    const yarnrc = await planYarnrc(await files.readText('.yarnrc.yml'), tool.manager, tool.managerVersion as string, token === undefined ? undefined : registry);
     plannedFiles.push(yarnrc.file);
+    if (yarnrc.decision) registryDecisions.push(yarnrc.decision);
     toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...yarnrc.overridden] };
   }
+  if (npmrc) plannedFiles.push(npmrc.file);
   const devEngines = devEnginesEvidence(pkg.devEngines, { node: version.version, manager: MANAGER_NAMES[tool.manager], managerVersion: tool.manager === 'npm' ? npm.version : tool.managerVersion });
   warnings.push(...devEngines.warnings);
   toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...devEngines.tool] };
   const versionDecision = { ...version.decision, overridden: [...version.decision.overridden, ...ignoredFiles, ...devEngines.node] };
-  const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision, ...(workspace ? [workspace.decision] : [])];
-  if (env.has('NPM_TOKEN')) {
-    assertTokenFitsNpmrc(env.get('NPM_TOKEN') ?? '');
-    const npmrc = await planNpmrc({
-      ccNpmRegistry: env.get('CC_NPM_REGISTRY'),
-      configuredRegistry: async () => published.registry,
-      appNpmrc: await files.readText('.npmrc'),
-      lookup: (name) => env.get(name),
-    });
-    plannedFiles.push(npmrc.file);
-    decisions.push(npmrc.decision);
-  }
+  const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision, ...registryDecisions, ...(workspace ? [workspace.decision] : [])];
 
   if (!ignoresNodeModules(await files.readText('.gitignore'))) {
     warnings.push(

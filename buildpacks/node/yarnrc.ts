@@ -1,6 +1,7 @@
-import type { OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
+import type { Decision, OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
 import { NodeErrors } from './errors.js';
 import { yarnReleasePath } from './tools.js';
+import { applyYarnRegistry, TOKEN_MARK, type YarnRegistryInput } from './yarnrc-registry.js';
 
 /** Top-level keys runplan sets for Yarn 2+; the application's own values for them are replaced. */
 const MANAGED_KEYS = ['yarnPath', 'nodeLinker'] as const;
@@ -9,8 +10,15 @@ const MANAGED_KEYS = ['yarnPath', 'nodeLinker'] as const;
  * .yarnrc.yml for Yarn 2+: the application's own settings kept, plus yarnPath to
  * the pinned release and the node-modules linker, so that `npm start` and
  * `node <main>` find the dependencies in node_modules as with every other tool.
+ * With `registry` (NPM_TOKEN is set), also the private registry and its token
+ * (yarnrc-registry.ts): the file then holds a secret, as .npmrc does.
  */
-export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'yarn-berry', version: string): Promise<{ file: PlannedFile; overridden: OverriddenSource[] }> {
+export async function planYarnrc(
+  appText: string | undefined,
+  tool: 'yarn2' | 'yarn-berry',
+  version: string,
+  registry?: YarnRegistryInput,
+): Promise<{ file: PlannedFile; overridden: OverriddenSource[]; decision?: Decision }> {
   // Loaded only for Yarn 2+ applications: `yaml` is a good part of the CLI's start-up otherwise.
   const { isMap, parseDocument } = await import('yaml');
   // Edited as YAML rather than line by line: a flow mapping ("{}") or a quoted key ("yarnPath": …)
@@ -32,6 +40,7 @@ export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'y
   }
   doc.set('yarnPath', yarnReleasePath(tool));
   doc.set('nodeLinker', 'node-modules');
+  const decision = registry === undefined ? undefined : await applyYarnRegistry(doc, registry, invalid);
   let text: string;
   try {
     text = doc.toString();
@@ -42,8 +51,25 @@ export async function planYarnrc(appText: string | undefined, tool: 'yarn2' | 'y
   // Odd comments (a lone CR) do not always survive yaml's writing: never hand Yarn a file it cannot parse.
   const reread = parseDocument(text, { uniqueKeys: false }).errors[0];
   if (reread) throw invalid(`cannot be written back as valid YAML (${reread.message.split('\n')[0]?.slice(0, 200)}); look for a carriage return or an unusual comment`);
+  const reason = `Yarn ${version} through yarnPath, with the node-modules linker`;
+  if (decision === undefined) {
+    return { overridden, file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text }], reason } };
+  }
+  // The token's place: one double-quoted value on a line of its own (applyYarnRegistry writes it so).
+  const at = text.indexOf(TOKEN_MARK);
+  if (at < 0 || text.indexOf(TOKEN_MARK, at + 1) >= 0 || !/\n\s*npmAuthToken: "$/.test(text.slice(0, at)) || !text.startsWith('"\n', at + TOKEN_MARK.length)) {
+    throw invalid(`cannot hold the auth token on a line of its own${at >= 0 ? ` (it contains the text ${TOKEN_MARK}, which runplan uses in its place)` : ''}.`);
+  }
   return {
     overridden,
-    file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text }], reason: `Yarn ${version} through yarnPath, with the node-modules linker` },
+    decision,
+    file: {
+      path: '.yarnrc.yml',
+      phase: 'build',
+      mode: 0o600,
+      secret: true,
+      content: [{ text: text.slice(0, at) }, { env: 'NPM_TOKEN' }, { text: text.slice(at + TOKEN_MARK.length) }],
+      reason: `${reason}, and NPM_TOKEN for the registry ${decision.resolved} (specification, Node rule 9)`,
+    },
   };
 }

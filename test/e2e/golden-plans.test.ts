@@ -35,6 +35,7 @@ const STAND_INS: Readonly<Record<string, string>> = {
   REDIS_PORT: '6379',
   VERDACCIO_HOST: '127.0.0.1:4873',
   VERDACCIO_TOKEN: 'golden-token-4f1c2a9e',
+  VERDACCIO_INTEGRITY: 'sha512-golden',
   corruptMirror: 'https://play-mirror.example.org/corrupt/{version}/play-{version}.zip',
   isolatedCache: '/nonexistent/cache',
 };

@@ -49,6 +49,7 @@ const STAND_INS: Readonly<Record<string, string>> = {
   REDIS_PORT: '6379',
   VERDACCIO_HOST: '127.0.0.1:4873',
   VERDACCIO_TOKEN: 'scan-verdaccio-token',
+  VERDACCIO_INTEGRITY: 'sha512-scan',
   corruptMirror: 'https://play-mirror.example.org/corrupt/{version}/play-{version}.zip',
   isolatedCache: '/nonexistent/cache',
 };

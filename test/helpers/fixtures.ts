@@ -121,11 +121,12 @@ export function fillPlaceholders<T>(value: T, provided: Readonly<Record<string, 
 /**
  * The fixture ready to deploy: when it uses shared files, templates or
  * preparation commands, a temporary copy made by fixture-kit (removed after the
- * test file). Deploying the same prepared fixture twice builds the same
- * application twice (as a rebuild does).
+ * test file), its templates filled with `provided` values (e.g. the address of a
+ * registry the test started) and this machine's. Deploying the same prepared
+ * fixture twice builds the same application twice (as a rebuild does).
  */
-export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
-  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver());
+export async function prepareFixture(fixture: Fixture, provided: Readonly<Record<string, string>> = {}): Promise<Fixture> {
+  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver(provided));
   if (cleanup === undefined) return fixture;
   removeAfterFile(cleanup);
   return { ...fixture, dir, expect: { ...fixture.expect, shared: [], templates: [], prepare: [] } };
@@ -151,7 +152,7 @@ export interface FixtureOutputs {
  * the error of whichever stage must fail; then that nothing of it is left running.
  */
 export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<FixtureOutputs> {
-  const fixture = await prepareFixture(given);
+  const fixture = await prepareFixture(given, options.placeholders);
   const dirs = await deploymentDirs();
   const port = await freePort();
   const expectation = fillPlaceholders(fixture.expect, {

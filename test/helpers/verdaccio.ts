@@ -24,6 +24,12 @@ export interface PrivateRegistry {
   readonly url: string;
   /** A valid token of a user allowed to read the private scope. */
   readonly token: string;
+  /**
+   * The integrity of the private package's tarball as published here ("sha512-…"):
+   * the host's npm packs it, and its gzip bytes follow that npm and zlib, so the
+   * lockfiles that record it (pnpm, bun) take it as a placeholder.
+   */
+  readonly integrity: string;
   stop(): Promise<void>;
 }
 
@@ -73,7 +79,8 @@ export async function startPrivateRegistry(): Promise<PrivateRegistry> {
     await waitUntilUp(url, child, () => output);
     const token = await addUser(url, `runplan-${randomBytes(3).toString('hex')}`, randomBytes(12).toString('hex'));
     await publishPrivatePackage(url, `127.0.0.1:${port}`, token, dir);
-    return { host: `127.0.0.1:${port}`, url, token, stop: () => stop(child) };
+    const integrity = await publishedIntegrity(url, token);
+    return { host: `127.0.0.1:${port}`, url, token, integrity, stop: () => stop(child) };
   } catch (error) {
     await stop(child);
     throw new Error(`verdaccio did not start: ${(error as Error).message}\n${output}`);
@@ -132,6 +139,13 @@ async function publishPrivatePackage(url: string, host: string, token: string, d
   await writeFile(join(pkg, 'index.js'), `module.exports = ${JSON.stringify(PRIVATE_GREETING)};\n`);
   await writeFile(join(pkg, '.npmrc'), `//${host}/:_authToken=${token}\n`);
   await runHostNpm(['publish', '--registry', url, '--userconfig', join(pkg, '.npmrc'), '--loglevel=error'], pkg);
+}
+
+async function publishedIntegrity(url: string, token: string): Promise<string> {
+  const answer = await fetch(`${url}${PRIVATE_PACKAGE.replace('/', '%2f')}`, { headers: { authorization: `Bearer ${token}` } });
+  const integrity = ((await answer.json()) as { versions?: Record<string, { dist?: { integrity?: string } }> }).versions?.['1.0.0']?.dist?.integrity;
+  if (!answer.ok || !integrity) throw new Error(`reading the published package failed: ${answer.status}`);
+  return integrity;
 }
 
 async function stop(child: ChildProcess): Promise<void> {

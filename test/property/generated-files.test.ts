@@ -6,12 +6,13 @@
 import fc from 'fast-check';
 import { parse as parseYaml, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { planNpmrc } from '../../buildpacks/node/npmrc.js';
+import { assertTokenFitsNpmrc, parseRegistry, planNpmrc } from '../../buildpacks/node/npmrc.js';
 import { yarnReleasePath } from '../../buildpacks/node/tools.js';
 import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
+import { assertTokenFitsYarnrc } from '../../buildpacks/node/yarnrc-registry.js';
 import { renderFile } from '../../src/build/materialise-files.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
-import { codedOrAsync, hostileString, RUNS } from './arbitraries.js';
+import { codedOr, codedOrAsync, hostileString, RUNS } from './arbitraries.js';
 
 /**
  * npm's reading of an .npmrc, after the `ini` package it uses (decode and
@@ -173,5 +174,152 @@ describe('.yarnrc.yml for Yarn 2+', () => {
       ),
       { numRuns: RUNS.pure },
     );
+  });
+});
+
+// Issue 12, item 6: NPM_TOKEN for Yarn 2+, which reads .yarnrc.yml and not .npmrc.
+describe('.yarnrc.yml with NPM_TOKEN (Yarn 2+)', () => {
+  const registryUrl = fc.constantFrom(
+    'https://registry.example.com',
+    'https://registry.example.com/',
+    'http://npm.example.com:4873/path/',
+    'https://npm.example.com:4873',
+    'http://${CC_NPM_REGISTRY}',
+    'https://${CC_NPM_REGISTRY:-registry.example.com}',
+    'not a url',
+  );
+  const registryKey = fc.constantFrom('//registry.example.com', 'https://registry.example.com/', '//npm.example.com:4873', 'http://npm.example.com:4873/path', '//elsewhere.example.org');
+  const appRegistrySettings = fc.record(
+    {
+      npmRegistryServer: registryUrl,
+      npmScopes: fc.dictionary(
+        fc.constantFrom('corp', 'runplan-private', 'other'),
+        fc.record({ npmRegistryServer: registryUrl, npmAuthToken: fc.constant('scope-old'), npmAlwaysAuth: fc.boolean() }, { requiredKeys: ['npmRegistryServer'] }),
+        { maxKeys: 2 },
+      ),
+      npmRegistries: fc.dictionary(registryKey, fc.record({ npmAuthToken: fc.constant('old'), npmAlwaysAuth: fc.boolean() }, { requiredKeys: [] }), { maxKeys: 2 }),
+      npmAuthToken: fc.constant('top-old'),
+      unsafeHttpWhitelist: fc.array(fc.constantFrom('localhost', 'npm.example.com'), { maxLength: 2 }),
+      enableTelemetry: fc.boolean(),
+      nodeLinker: fc.constant('pnp'),
+    },
+    { requiredKeys: [] },
+  );
+  const ccRegistry = fc.option(fc.constantFrom('registry.example.com', 'npm.example.com:4873', 'http://npm.example.com:4873/path/', 'https://registry.example.com/'), { nil: undefined });
+  const variables = fc.option(fc.constantFrom('npm.example.com:4873', 'registry.example.com'), { nil: undefined });
+  // Yarn's own spelling rules for what its parser reads: ${NAME} and ${NAME:-fallback} expanded.
+  const expand = (value: unknown, cc: string | undefined) =>
+    typeof value === 'string' ? value.replace(/\$\{(\w+)(?::-([^}]*))?\}/g, (_, n: string, f: string | undefined) => (n === 'CC_NPM_REGISTRY' && cc !== undefined ? cc : (f ?? ''))) : value;
+  const hostOf = (value: unknown, cc: string | undefined) => {
+    try {
+      return parseRegistry(String(expand(value, cc))).hostPath;
+    } catch {
+      return undefined;
+    }
+  };
+  const normalise = (key: string) => key.replace(/^[a-z]+:/, '').replace(/\/+$/, '');
+  interface YarnrcRead {
+    npmRegistries: Record<string, unknown>;
+    npmScopes: Record<string, unknown>;
+    npmRegistryServer?: unknown;
+    unsafeHttpWhitelist?: unknown[];
+    [key: string]: unknown;
+  }
+
+  async function yarnrcWithToken(appText: string, cc: string | undefined, variable: string | undefined, tokenValue: string) {
+    const planned = await planYarnrc(appText, 'yarn-berry', '4.9.2', {
+      ccNpmRegistry: cc,
+      configuredRegistry: async () => 'https://registry.example.org/',
+      lookup: (n) => (n === 'CC_NPM_REGISTRY' ? variable : undefined),
+    });
+    const env = assembleEnvironment({ application: { NPM_TOKEN: tokenValue } });
+    return { planned, text: renderFile(planned.file, env, {}) };
+  }
+
+  it("holds the token for the registry's host only, and the application's settings, whatever the application wrote", async () => {
+    let checked = 0;
+    await fc.assert(
+      fc.asyncProperty(appRegistrySettings, ccRegistry, variables, token, fc.constantFrom('block', 'flow') as fc.Arbitrary<'block' | 'flow'>, async (settings, cc, variable, tokenValue, style) => {
+        const appText = stringify(settings, { collectionStyle: style });
+        const result = await codedOrAsync(() => yarnrcWithToken(appText, cc, variable, tokenValue));
+        if (result === undefined) return;
+        checked += 1;
+        const { planned, text } = result;
+        const read = parseYaml(text) as YarnrcRead;
+        const resolved = planned.decision?.resolved ?? '';
+        const host = parseRegistry(resolved).hostPath;
+        expect(planned.file).toMatchObject({ mode: 0o600, secret: true });
+        // The token, for exactly that host, sent always; no other spelling of the host left to compete with it.
+        expect(read.npmRegistries[`//${host}`]).toEqual({ npmAlwaysAuth: true, npmAuthToken: tokenValue });
+        const others = Object.keys(read.npmRegistries).filter((k) => k !== `//${host}`);
+        for (const k of others) expect(normalise(k)).not.toBe(`//${host}`);
+        for (const k of others) expect(read.npmRegistries[k]).toEqual(settings.npmRegistries?.[k]);
+        // Scoped registries stay as written; a scope routed to the host loses only its own credentials.
+        for (const [scope, value] of Object.entries(settings.npmScopes ?? {})) {
+          const routed = hostOf(value.npmRegistryServer, variable) === host;
+          const { npmAuthToken: _t, ...withoutToken } = value;
+          expect(read.npmScopes[scope]).toEqual(routed ? withoutToken : value);
+        }
+        // The default registry: the application's when it routes to the host already, else the host.
+        const routedByApp = hostOf(settings.npmRegistryServer, variable) === host || Object.values(settings.npmScopes ?? {}).some((v) => hostOf(v.npmRegistryServer, variable) === host);
+        expect(read.npmRegistryServer).toBe(routedByApp ? settings.npmRegistryServer : resolved.replace(/\/$/, ''));
+        if (!routedByApp && resolved.startsWith('http:')) expect(read.unsafeHttpWhitelist).toContain(host.replace(/[:/].*$/, ''));
+        // Everything else is the application's, and runplan's yarnPath and nodeLinker.
+        const { npmRegistries: _r, npmScopes: _s, npmRegistryServer: _n, unsafeHttpWhitelist: _w, nodeLinker: _l, ...rest } = settings;
+        const { npmRegistries: _r2, npmScopes: _s2, npmRegistryServer: _n2, unsafeHttpWhitelist: _w2, yarnPath, nodeLinker, ...readRest } = read;
+        expect(readRest).toEqual(rest);
+        expect([yarnPath, nodeLinker]).toEqual([yarnReleasePath('yarn-berry'), 'node-modules']);
+        if (settings.unsafeHttpWhitelist) for (const h of settings.unsafeHttpWhitelist) expect(read.unsafeHttpWhitelist).toContain(h);
+      }),
+      { numRuns: RUNS.pure },
+    );
+    // The refusals (none expected here) must not be what makes the property hold.
+    expect(checked).toBeGreaterThan(RUNS.pure / 2);
+  });
+
+  it('any application text gives a file with the token for the host once, or a coded refusal', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          hostileString,
+          appRegistrySettings.map((s) => stringify(s)),
+        ),
+        ccRegistry,
+        token,
+        async (appText, cc, tokenValue) => {
+          const result = await codedOrAsync(() => yarnrcWithToken(appText, cc, 'npm.example.com:4873', tokenValue));
+          if (result === undefined) return;
+          const read = parseYaml(result.text) as YarnrcRead;
+          const host = parseRegistry(result.planned.decision?.resolved as string).hostPath;
+          expect(read).toMatchObject({ yarnPath: yarnReleasePath('yarn-berry'), nodeLinker: 'node-modules' });
+          expect(read.npmRegistries[`//${host}`]).toEqual({ npmAlwaysAuth: true, npmAuthToken: tokenValue });
+          expect(result.text.split(tokenValue).length - 1).toBe(1);
+        },
+      ),
+      { numRuns: RUNS.pure },
+    );
+  });
+
+  it('an NPM_TOKEN of any text is refused by name, or read back by Yarn as exactly that token', async () => {
+    let checked = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(token, hostileString, fc.string({ unit: 'binary', maxLength: 40 })), async (tokenValue) => {
+        const refused = codedOr(() => {
+          assertTokenFitsNpmrc(tokenValue);
+          assertTokenFitsYarnrc(tokenValue);
+          return false;
+        });
+        if (refused === undefined) return;
+        checked += 1;
+        const { text } = await yarnrcWithToken('enableTelemetry: false\n', 'registry.example.com', undefined, tokenValue);
+        const read = parseYaml(text) as YarnrcRead;
+        expect(Object.keys(read).sort()).toEqual(['enableTelemetry', 'nodeLinker', 'npmRegistries', 'npmRegistryServer', 'yarnPath']);
+        expect(read.npmRegistries).toEqual({ '//registry.example.com': { npmAlwaysAuth: true, npmAuthToken: tokenValue } });
+        // Yarn would replace ${NAME} in it: none is there.
+        expect(tokenValue).not.toContain('${');
+      }),
+      { numRuns: RUNS.pure },
+    );
+    expect(checked).toBeGreaterThan(RUNS.pure / 4);
   });
 });

@@ -10,6 +10,7 @@ import { resolveNodeOptions } from '../../buildpacks/node/resolve-node-options.j
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
 import { toolInstall, yarnReleasePath } from '../../buildpacks/node/tools.js';
 import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
+import { assertTokenFitsYarnrc } from '../../buildpacks/node/yarnrc-registry.js';
 import type { FileChunk } from '../../src/plan/schema.js';
 
 describe('build tool (rules 6 and 7, NOTES)', () => {
@@ -175,6 +176,94 @@ describe('package managers runplan installs', () => {
 
   it.each(['- a list\n', 'just text', 'a: [\n', 'a: 1\n---\nb: 2\n', 'a: *nowhere\n', '#\rv'])('refuses a .yarnrc.yml Yarn cannot read, %j, with a code', async (app) => {
     await expect(planYarnrc(app, 'yarn-berry', '4.9.2')).rejects.toMatchObject({ code: NodeErrors.NODE_YARNRC_INVALID.code, file: '.yarnrc.yml' });
+  });
+});
+
+describe('.yarnrc.yml for NPM_TOKEN (Yarn 2+, issue 12 item 6)', () => {
+  const registry = (ccNpmRegistry?: string, vars: Record<string, string> = {}) => ({
+    ccNpmRegistry,
+    configuredRegistry: async () => 'https://registry.example.org/',
+    lookup: (n: string) => vars[n],
+  });
+  const text = (content: readonly FileChunk[]) => content.map((c) => ('text' in c ? c.text : 'env' in c ? `<${c.env}>` : `\${${c.placeholder}}`)).join('');
+
+  it('uses the configured registry when CC_NPM_REGISTRY is unset: the default registry and the token for its host only', async () => {
+    const { file, decision } = await planYarnrc(undefined, 'yarn2', '2.4.2', registry());
+    expect(text(file.content)).toBe(
+      'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\nnpmRegistryServer: https://registry.example.org\nnpmRegistries:\n  //registry.example.org:\n    npmAlwaysAuth: true\n    npmAuthToken: "<NPM_TOKEN>"\n',
+    );
+    expect(file).toMatchObject({ mode: 0o600, secret: true, phase: 'build' });
+    expect(decision).toMatchObject({
+      id: 'node.yarn-registry',
+      requested: null,
+      source: 'the registry npm is configured with on this host',
+      resolved: 'https://registry.example.org/',
+      overridden: [],
+    });
+  });
+
+  it("keeps the app's scoped registries, and leaves its default registry when a scope already routes to the host", async () => {
+    const app = [
+      'npmScopes:',
+      '  private:',
+      '    npmRegistryServer: "http://${CC_NPM_REGISTRY}"',
+      '    npmAuthIdent: "user:old"',
+      '  other:',
+      '    npmRegistryServer: https://npm.example.com',
+      '    npmAuthToken: other-scope-token',
+      'npmRegistries:',
+      '  "http://127.0.0.1:4873/":',
+      '    npmAuthToken: committed',
+      '  //npm.example.com:',
+      '    npmAlwaysAuth: false',
+      '',
+    ].join('\n');
+    const { file, decision } = await planYarnrc(app, 'yarn-berry', '4.9.2', registry('127.0.0.1:4873', { CC_NPM_REGISTRY: '127.0.0.1:4873' }));
+    const { parse } = await import('yaml');
+    const read = parse(text(file.content));
+    expect(read.npmScopes).toEqual({
+      private: { npmRegistryServer: 'http://${CC_NPM_REGISTRY}' },
+      other: { npmRegistryServer: 'https://npm.example.com', npmAuthToken: 'other-scope-token' },
+    });
+    expect(read.npmRegistries).toEqual({ '//npm.example.com': { npmAlwaysAuth: false }, '//127.0.0.1:4873': { npmAlwaysAuth: true, npmAuthToken: '<NPM_TOKEN>' } });
+    expect(read).not.toHaveProperty('npmRegistryServer');
+    expect(decision?.reason).toContain("the application's .yarnrc.yml already routes packages to it");
+    expect(decision?.overridden.map((o) => [o.source, o.value])).toEqual([
+      ['.yarnrc.yml npmScopes.private.npmAuthIdent', null],
+      ['.yarnrc.yml npmRegistries "http://127.0.0.1:4873/"', null],
+    ]);
+  });
+
+  it("takes the app's own npmRegistryServer as the default registry when CC_NPM_REGISTRY is unset, and replaces it, unshown when it holds a password, when CC_NPM_REGISTRY names another", async () => {
+    const own = await planYarnrc('npmRegistryServer: "https://npm.example.com/team"\n', 'yarn-berry', '4.9.2', registry());
+    expect(own.decision).toMatchObject({ source: "the application's .yarnrc.yml npmRegistryServer", resolved: 'https://npm.example.com/team/', overridden: [] });
+    expect(text(own.file.content)).toContain('  //npm.example.com/team:\n');
+    const replaced = await planYarnrc('npmRegistryServer: "https://u:pw-yarnrc-99@npm.example.com"\n', 'yarn-berry', '4.9.2', registry('registry.example.com'));
+    expect(replaced.decision?.overridden).toEqual([expect.objectContaining({ source: '.yarnrc.yml npmRegistryServer', value: null })]);
+    expect(JSON.stringify(replaced.decision)).not.toContain('pw-yarnrc-99');
+    expect(text(replaced.file.content)).toContain('npmRegistryServer: https://registry.example.com\n');
+  });
+
+  it('writes the token on a line of its own, even when the app wrote its settings as a flow mapping', async () => {
+    const { file } = await planYarnrc('{ enableTelemetry: false, npmRegistries: { "//elsewhere.example.org": { npmAlwaysAuth: true } } }', 'yarn-berry', '4.9.2', registry('registry.example.com'));
+    expect(file.content[0]).toEqual({ text: expect.stringMatching(/\n {4}npmAuthToken: "$/) });
+    expect(file.content.slice(1)).toEqual([{ env: 'NPM_TOKEN' }, { text: expect.stringMatching(/^"\nyarnPath: /) }]);
+  });
+
+  it.each([
+    ['npmRegistries: [a, b]\n', /npmRegistries must be a mapping/],
+    ['npmRegistries: {}\nnpmRegistries: {}\n', /sets npmRegistries 2 times/],
+    ['x: runplan-npm-token-mark-7c41e9\n', /contains the text/],
+  ])('refuses %j with a code', async (app, message) => {
+    await expect(planYarnrc(app, 'yarn-berry', '4.9.2', registry('registry.example.com'))).rejects.toMatchObject({ code: NodeErrors.NODE_YARNRC_INVALID.code, file: '.yarnrc.yml', message });
+  });
+
+  it.each(['ab"cd', 'ab\\cd', 'ab${NPM_TOKEN}', 'ab\u0001cd', 'ab\u0085cd', 'ab\ud800cd', 'ab\ufeffcd'])('refuses the token %j for .yarnrc.yml, by name', (token) => {
+    expect(() => assertTokenFitsYarnrc(token)).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_NPM_TOKEN_INVALID.code, variable: 'NPM_TOKEN' }));
+  });
+
+  it('accepts the tokens registries hand out', () => {
+    for (const token of ['npm_AbC012345', 'eyJhbGciOiJIUzI1NiJ9.e30.x-y_z', 'YWJj+ZGVm/Z2hp==', 'ab$cd', 'tab\there', 'caf\u00e9-🚀']) expect(() => assertTokenFitsYarnrc(token)).not.toThrow();
   });
 });
 

@@ -182,10 +182,20 @@ describe('node plan', () => {
       'error An unexpected error occurred: "https://registry.example.org/@acme/private: Request failed \\"401 Unauthorized\\"".',
       '➤ YN0041: │ @acme/private@npm:1.0.0: Invalid authentication (as an anonymous user)',
       'error: GET https://registry.example.org/@acme/private - 401 Unauthorized',
+      // bun 1.4's own words (checked against verdaccio).
+      'error: GET http://127.0.0.1:4873/@acme%2fprivate - 401',
+      'error: GET http://127.0.0.1:4873/@acme/private/-/private-1.0.0.tgz - 403',
     ]) {
       expect(pattern.test(line), line).toBe(true);
     }
-    for (const line of ['npm error code E404', 'npm error 404 Not Found - GET https://registry.example.org/nope', 'added 41 packages in 2s']) expect(pattern.test(line), line).toBe(false);
+    for (const line of [
+      'npm error code E404',
+      'npm error 404 Not Found - GET https://registry.example.org/nope',
+      'added 41 packages in 2s',
+      'error: GET https://registry.example.org/@acme%2fprivate - 404',
+    ]) {
+      expect(pattern.test(line), line).toBe(false);
+    }
   });
 
   it("plans the package manager's install, the .yarnrc.yml of Yarn berry and the re-run of install scripts on a cache hit", async () => {
@@ -223,6 +233,55 @@ describe('node plan', () => {
     expect(p.files).toEqual([
       expect.objectContaining({ path: '.yarnrc.yml', content: [{ text: 'enableTelemetry: false\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\n' }] }),
     ]);
+  });
+
+  it('with NPM_TOKEN, gives Yarn 2+ the registry and the token in its own .yarnrc.yml, secret and 0600, beside .npmrc', async () => {
+    const files = { 'package.json': JSON.stringify({ main: 'a.js', packageManager: 'yarn@4.9.2' }), 'yarn.lock': '', '.yarnrc.yml': 'npmAuthToken: committed-old\n' };
+    const { plan: p } = await plan(files, { NPM_TOKEN: 'npm_yarn_secret_5511', CC_NPM_REGISTRY: 'http://127.0.0.1:4873' });
+    expect(p.files.map((f) => [f.path, f.mode, f.secret])).toEqual([
+      ['.yarnrc.yml', 0o600, true],
+      ['.npmrc', 0o600, true],
+    ]);
+    expect(p.files[0]?.content).toEqual([
+      {
+        text: 'npmAuthToken: committed-old\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\nnpmRegistryServer: http://127.0.0.1:4873\nunsafeHttpWhitelist:\n  - 127.0.0.1\nnpmRegistries:\n  //127.0.0.1:4873:\n    npmAlwaysAuth: true\n    npmAuthToken: "',
+      },
+      { env: 'NPM_TOKEN' },
+      { text: '"\n' },
+    ]);
+    expect(p.decisions.map((d) => d.id).slice(-2)).toEqual(['node.npm-registry', 'node.yarn-registry']);
+    expect(p.decisions.at(-1)).toMatchObject({ source: 'env CC_NPM_REGISTRY', resolved: 'http://127.0.0.1:4873/', overridden: [{ source: '.yarnrc.yml npmAuthToken', value: null }] });
+    expect(JSON.stringify(p)).not.toContain('npm_yarn_secret_5511');
+    expect(JSON.stringify(p)).not.toContain('committed-old"');
+    // Without NPM_TOKEN the file is the plain one, readable by all.
+    const { plan: plain } = await plan(files, { CC_NPM_REGISTRY: 'http://127.0.0.1:4873' });
+    expect(plain.files.map((f) => [f.path, f.mode, f.secret])).toEqual([['.yarnrc.yml', 0o644, false]]);
+    expect(plain.decisions.map((d) => d.id)).not.toContain('node.yarn-registry');
+  });
+
+  it('refuses an NPM_TOKEN Yarn would not read back from .yarnrc.yml, by name, but lets npm have it', async () => {
+    const files = { 'package.json': JSON.stringify({ main: 'a.js' }), 'yarn.lock': '' };
+    for (const token of ['tok"en_3141', 'tok\\en_3141', 'tok${HOME}en_3141', 'tok\u0085en_3141']) {
+      await expect(plan(files, { NPM_TOKEN: token, CC_NODE_BUILD_TOOL: 'yarn-berry' })).rejects.toMatchObject({ code: NodeErrors.NODE_NPM_TOKEN_INVALID.code, variable: 'NPM_TOKEN' });
+      await expect(plan(files, { NPM_TOKEN: token, CC_NODE_BUILD_TOOL: 'yarn-berry' })).rejects.not.toThrow(/3141/);
+      await expect(plan(files, { NPM_TOKEN: token, CC_NODE_BUILD_TOOL: 'npm' })).resolves.toBeDefined();
+    }
+  });
+
+  it("with pnpm, does not count the app's ${…} registry lines as routing packages to the token's host: pnpm ignores them", async () => {
+    const files = { 'package.json': JSON.stringify({ main: 'a.js' }), 'pnpm-lock.yaml': '', '.npmrc': '@private:registry=https://${CC_NPM_REGISTRY}/\n' };
+    const env = { NPM_TOKEN: 'npm_pnpm_secret_2718', CC_NPM_REGISTRY: 'npm.example.com' };
+    const npmrc = (p: RunPlan) =>
+      p.files
+        .find((f) => f.path === '.npmrc')
+        ?.content.map((c) => ('text' in c ? c.text : '<token>'))
+        .join('');
+    const { plan: withPnpm } = await plan(files, env);
+    expect(npmrc(withPnpm)).toBe('@private:registry=https://${CC_NPM_REGISTRY}/\nregistry=https://npm.example.com/\n//npm.example.com/:_authToken=<token>\n');
+    expect(withPnpm.decisions.at(-1)?.reason).toContain("pnpm ignores the application's 1 registry line(s) written with ${…}");
+    // npm expands them: the scoped line routes there, and the default registry stays.
+    const { plan: withNpm } = await plan(files, { ...env, CC_NODE_BUILD_TOOL: 'npm' });
+    expect(npmrc(withNpm)).toBe('@private:registry=https://${CC_NPM_REGISTRY}/\n//npm.example.com/:_authToken=<token>\n');
   });
 
   it("installs Yarn 2 from the pinned version, and without devDependencies leaves them out of the build's package.json first", async () => {

@@ -168,6 +168,28 @@ const nodeFiles: CaseRow[] = [
     expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' },
   },
   { id: 'yarnrc-yml-top-level-list', files: { 'yarn.lock': '', '.yarnrc.yml': '- a\n- b\n' }, env: { CC_NODE_BUILD_TOOL: 'yarn2' }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_YARNRC_INVALID' } },
+  // With NPM_TOKEN, Yarn 2+'s .yarnrc.yml gets the registry and the token too (issue 12, item 6).
+  {
+    id: 'yarnrc-yml-npm-registries-list',
+    files: { 'yarn.lock': '', '.yarnrc.yml': 'npmRegistries: [a, b]\n' },
+    env: { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: 'tok_corpus_yarn_list_12' },
+    secrets: ['tok_corpus_yarn_list_12'],
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_YARNRC_INVALID' },
+  },
+  {
+    id: 'yarnrc-yml-registry-password',
+    files: { 'yarn.lock': '', '.yarnrc.yml': 'npmRegistryServer: "https://corpus:yarnrc_pw_corpus_7e@registry.example.org"\nnpmAuthToken: yarnrc_committed_tok_8f\n' },
+    env: { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: 'tok_corpus_yarn_pw_13', CC_NPM_REGISTRY: 'npm.example.org' },
+    secrets: ['tok_corpus_yarn_pw_13', 'yarnrc_pw_corpus_7e'],
+    expect: { exit: 0 },
+  },
+  {
+    id: 'yarnrc-yml-flow-with-token',
+    files: { 'yarn.lock': '', '.yarnrc.yml': `{ npmScopes: { a: { npmRegistryServer: "http://\${CC_NPM_REGISTRY}" } }, x: "${TERMINAL_ATTACK}" }\n` },
+    env: { CC_NODE_BUILD_TOOL: 'yarn2', NPM_TOKEN: 'tok_corpus_yarn_flow_14', CC_NPM_REGISTRY: 'npm.example.org' },
+    secrets: ['tok_corpus_yarn_flow_14'],
+    expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' },
+  },
   { id: 'yarnrc-classic-garbage', files: { 'yarn.lock': '', '.yarnrc': TERMINAL_ATTACK }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_YARN_UNMAINTAINED' } },
 ];
 
@@ -207,6 +229,20 @@ const nodeVariables: CaseRow[] = [
     args: ['--app-env-file', '{case}/t.env'],
     secrets: ['tok_corpus_nul_91'],
     expect: { exit: 2, code: 'RUNPLAN_E_ENV_VALUE_INVALID' },
+  },
+  {
+    id: 'npm-token-yarn-quote',
+    files: { 'yarn.lock': '' },
+    env: { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: 'tok_corpus_quote_43", npmRegistryServer: "http://evil.example' },
+    secrets: ['tok_corpus_quote_43'],
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_TOKEN_INVALID' },
+  },
+  {
+    id: 'npm-token-yarn-interpolation',
+    files: { 'yarn.lock': '' },
+    env: { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: 'tok_corpus_interp_44${HOME}' },
+    secrets: ['tok_corpus_interp_44'],
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_TOKEN_INVALID' },
   },
   {
     id: 'npm-token-huge',

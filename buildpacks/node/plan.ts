@@ -20,6 +20,7 @@ import { resolveDevDependencies } from './resolve-dev-dependencies.js';
 import { resolveNodeOptions } from './resolve-node-options.js';
 import { resolveNpm } from './resolve-npm.js';
 import { resolveStart } from './resolve-start.js';
+import { sshGitDependencies } from './ssh-dependencies.js';
 import { resolveNodeVersion } from './resolve-version.js';
 import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
 import { devEnginesEvidence, ignoredVersionFiles } from './version-evidence.js';
@@ -165,6 +166,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
   }
 
   const command = installCommand(tool, dev.install, npm.version);
+  const sshDependencies = sshGitDependencies(pkg, dev.install);
   const cacheable = tool.manager !== 'custom';
   const lockfileText = tool.lockfile === undefined ? undefined : await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES });
   const keyInput = {
@@ -186,6 +188,18 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     pathPrepend: [BIN_DIR],
     layer: 'node_modules',
     onFailure: [
+      ...(sshDependencies.length > 0
+        ? [
+            failureRule(
+              NodeErrors.NODE_GIT_DEPENDENCIES_DISALLOWED,
+              { kind: 'output', pattern: 'npm error code EALLOWGIT' },
+              {
+                message: `step "install" failed: npm refuses to fetch git dependencies (${sshDependencies.map((d) => d.name).join(', ')}) unless its allow-git setting allows them.`,
+                file: '.npmrc',
+              },
+            ),
+          ]
+        : []),
       failureRule(
         NodeErrors.NODE_DEV_ENGINES_REFUSED,
         { kind: 'output', pattern: 'npm error code EBADDEVENGINES' },
@@ -266,6 +280,7 @@ export async function planNode({ files, env, host, inventory, previous }: PlanCo
     processes: [web],
     // CC_PRE_BUILD_HOOK once Node and the package manager are installed, before the dependencies; CC_POST_BUILD_HOOK before main is checked.
     hookPoints: { dependencies: 'install', ...(start.mainFile !== undefined ? { checks: 'verify-main' } : {}) },
+    sshGitDependencies: sshDependencies,
     files: plannedFiles,
     warnings,
   };

@@ -78,6 +78,8 @@ Options:
                                (default $RUNPLAN_BUILD_STEP_TIMEOUT or 1800)
   --lock-wait SECONDS          build, run: wait this long for another build of the app; 0 fails at once
                                (default $RUNPLAN_BUILD_LOCK_WAIT or 600)
+  --ssh-known-hosts FILE       the host's known_hosts for git over SSH during builds (CC_SSH_PRIVATE_KEY);
+                               default $RUNPLAN_SSH_KNOWN_HOSTS, else host keys are trusted on first use
   --json                       plan (plan) or differences (diff) as JSON
   --inventory FILE             plan from a saved inventory: runs no program, opens no connection
   --previous FILE              keep what a previous plan took from defaults (latest LTS…) while still available
@@ -154,6 +156,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         timeout: { type: 'string' },
         'step-timeout': { type: 'string' },
         'lock-wait': { type: 'string' },
+        'ssh-known-hosts': { type: 'string' },
         json: { type: 'boolean' },
         inventory: { type: 'string' },
         previous: { type: 'string' },
@@ -192,6 +195,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('inventory', ['plan', ...carriers]);
   only('previous', ['plan', ...carriers]);
   only('plan', carriers);
+  only('ssh-known-hosts', ['plan', ...carriers]);
   only('out', ['inventory', 'image', 'k8s']);
   only('tag', ['image']);
   only('base', ['image', 'deploy', 'k8s']);
@@ -262,6 +266,10 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   }
   if (v['step-timeout'] !== undefined) host.buildStepTimeoutMs = secondsOption('--step-timeout', v['step-timeout'], false);
   if (v['lock-wait'] !== undefined) host.buildLockWaitMs = secondsOption('--lock-wait', v['lock-wait'], true);
+  if (v['ssh-known-hosts'] !== undefined) {
+    if (v['ssh-known-hosts'] === '') throw CoreErrors.CLI_USAGE.create({ message: '--ssh-known-hosts needs the path of a known_hosts file.' });
+    host.sshKnownHostsFile = v['ssh-known-hosts'];
+  }
 
   return {
     command: command as CommandName,

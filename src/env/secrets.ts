@@ -13,6 +13,8 @@ const KNOWN_SECRET_NAMES = new Set([
   'STORAGE_ADDON_BUCKET_NAME',
   'STORAGE_ADDON_ENDPOINT',
   'CC_HTTP_BASIC_AUTH',
+  // The private key that fetches private git dependencies during the build (docs/service.md, "Private SSH key").
+  'CC_SSH_PRIVATE_KEY',
 ]);
 
 // Conventional credential names (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWORD, …).

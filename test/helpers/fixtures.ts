@@ -93,7 +93,7 @@ export interface CheckOptions {
   readonly extraArgs?: readonly string[];
   /** Host-level environment for every fixture of a kind (e.g. a mirror the test started); expect.json's hostEnv wins. */
   readonly hostEnv?: Readonly<Record<string, string>>;
-  /** Values for `{{name}}` in expect.json strings; `{{port}}` is always the deployment's port. */
+  /** Values for `{{name}}` in expect.json strings, templates and preparation commands; `{{port}}` is always the deployment's port. */
   readonly placeholders?: Readonly<Record<string, string>>;
   /**
    * Where the saved plan is carried out: here (`build --plan`, `run --plan`, the
@@ -124,8 +124,8 @@ export function fillPlaceholders<T>(value: T, provided: Readonly<Record<string, 
  * test file). Deploying the same prepared fixture twice builds the same
  * application twice (as a rebuild does).
  */
-export async function prepareFixture(fixture: Fixture): Promise<Fixture> {
-  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver());
+export async function prepareFixture(fixture: Fixture, placeholders: Readonly<Record<string, string>> = {}): Promise<Fixture> {
+  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver(placeholders));
   if (cleanup === undefined) return fixture;
   removeAfterFile(cleanup);
   return { ...fixture, dir, expect: { ...fixture.expect, shared: [], templates: [], prepare: [] } };
@@ -151,7 +151,7 @@ export interface FixtureOutputs {
  * the error of whichever stage must fail; then that nothing of it is left running.
  */
 export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<FixtureOutputs> {
-  const fixture = await prepareFixture(given);
+  const fixture = await prepareFixture(given, options.placeholders);
   const dirs = await deploymentDirs();
   const port = await freePort();
   const expectation = fillPlaceholders(fixture.expect, {

@@ -147,7 +147,8 @@ async function knownHostsText(plan: SshKeyPlan, env: Environment, host: HostSett
     const { entries, invalid } = parseKnownHosts(text);
     if (invalid[0] !== undefined) {
       throw CoreErrors.HOST_INVALID_SETTING.create({
-        message: `line ${invalid[0].line} of the SSH known hosts file ${file}, ${invalid[0].text}, is not a known_hosts entry.`,
+        // Not quoted: whatever file the setting names, its content is not for the deployment log.
+        message: `line ${invalid[0].line} of the SSH known hosts file ${file} is not a known_hosts entry (host names, key type, base64 key of that type).`,
         file,
         fix: 'Give one known_hosts line per server (host names, key type, base64 key), as `ssh-keyscan -p PORT HOST` prints it.',
       });

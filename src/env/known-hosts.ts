@@ -40,10 +40,22 @@ function parseKnownHost(line: string): KnownHost | undefined {
   const [hosts, algorithm, key] = fields;
   if (!hosts || !algorithm || !key) return undefined;
   if (!/^[a-z0-9][a-z0-9@.-]*$/.test(algorithm) || !/^[A-Za-z0-9+/]+={0,2}$/.test(key) || key.length % 4 !== 0) return undefined;
-  // The blob names its own algorithm first: a key pasted under the wrong type, or cut short, is caught here.
-  const blob = Buffer.from(key, 'base64');
-  if (blob.length < 4) return undefined;
-  const nameLength = blob.readUInt32BE(0);
-  if (4 + nameLength > blob.length || blob.subarray(4, 4 + nameLength).toString('latin1') !== algorithm) return undefined;
+  if (!wellFormedKey(Buffer.from(key, 'base64'), algorithm)) return undefined;
   return { line, hosts, algorithm, key, fingerprint: publicKeyFingerprint(key) };
+}
+
+/**
+ * A public key blob is a run of length-prefixed fields, the first naming its own
+ * algorithm (RFC 4253, 6.6): a key pasted under the wrong type, or cut short, is caught here.
+ */
+function wellFormedKey(blob: Buffer, algorithm: string): boolean {
+  const fields: Buffer[] = [];
+  for (let at = 0; at < blob.length; ) {
+    if (at + 4 > blob.length) return false;
+    const length = blob.readUInt32BE(at);
+    if (at + 4 + length > blob.length) return false;
+    fields.push(blob.subarray(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return fields.length >= 2 && fields[0]?.toString('latin1') === algorithm;
 }

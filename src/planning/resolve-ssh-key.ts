@@ -55,6 +55,7 @@ export function resolveSshKey(input: SshKeyInput): ResolvedSshKey {
 
   const warnings: PlanWarning[] = [];
   const strict = knownHosts !== undefined || input.hostKnownHosts;
+  const sourceNames = [...(knownHosts ? [SSH_KNOWN_HOSTS_VARIABLE] : []), ...(input.hostKnownHosts ? ["the host's known hosts file"] : [])];
   const sources = [...(knownHosts ? [`${SSH_KNOWN_HOSTS_VARIABLE} (${knownHosts} host key${knownHosts === 1 ? '' : 's'})`] : []), ...(input.hostKnownHosts ? ["the host's known hosts file"] : [])];
   const names = deps.map((d) => `${d.name} (${d.file})`);
   const overridden: Decision['overridden'] = [];
@@ -108,7 +109,7 @@ export function resolveSshKey(input: SshKeyInput): ResolvedSshKey {
   const sshKey: SshKeyPlan | undefined = key
     ? { variable: SSH_KEY_VARIABLE, knownHosts: { variable: knownHosts ? SSH_KNOWN_HOSTS_VARIABLE : null, hostFile: input.hostKnownHosts }, hostKeyChecking: strict ? 'strict' : 'trust-on-first-use' }
     : undefined;
-  return { ...(sshKey ? { sshKey } : {}), decision, warnings, failureRules: refusalRules(deps, key, !key ? 'host' : strict ? sources : 'trust-on-first-use') };
+  return { ...(sshKey ? { sshKey } : {}), decision, warnings, failureRules: refusalRules(deps, key, !key ? 'host' : strict ? sourceNames : 'trust-on-first-use') };
 }
 
 function knownHostEntries(value: string): number {

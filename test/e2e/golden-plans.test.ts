@@ -3,9 +3,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as kit from '../../scripts/fixture-kit.mjs';
-import { declaredGems } from '../../buildpacks/ruby/gemfile.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { envArgs, listFixtures, type Fixture, type FixtureExpectation } from '../helpers/fixtures.js';
+import { SSH_STAND_INS, standInLockFile } from '../helpers/stand-ins.js';
 import { removeAfterFile } from '../helpers/temp.js';
 
 /**
@@ -25,35 +25,6 @@ interface GoldenInventory {
 const rubyVersion = (JSON.parse(readFileSync(INVENTORY, 'utf8')) as GoldenInventory).buildpacks.ruby.rubies[0]?.version as string;
 const [rubyMajor, rubyMinor] = rubyVersion.split('.');
 
-/** An SSH wire-format string: its length (4 bytes), then its bytes. */
-function sshString(value: string | Buffer): Buffer {
-  const bytes = Buffer.from(value);
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(bytes.length);
-  return Buffer.concat([length, bytes]);
-}
-
-/** An ssh-ed25519 public key blob of 32 bytes of `fill`: the right shape, nobody's key. */
-function standInPublicKey(fill: number): Buffer {
-  return Buffer.concat([sshString('ssh-ed25519'), sshString(Buffer.alloc(32, fill))]);
-}
-
-/** An unencrypted OpenSSH private key of the right shape (which is all planning reads), the same on every run: the plans name its fingerprint. */
-function standInSshKey(fill: number): string {
-  const count = Buffer.alloc(4);
-  count.writeUInt32BE(1);
-  const blob = Buffer.concat([
-    Buffer.from('openssh-key-v1\0', 'latin1'),
-    sshString('none'),
-    sshString('none'),
-    sshString(''),
-    count,
-    sshString(standInPublicKey(fill)),
-    sshString(Buffer.alloc(16, fill)),
-  ]);
-  return `-----BEGIN OPENSSH PRIVATE KEY-----\n${(blob.toString('base64').match(/.{1,70}/g) ?? []).join('\n')}\n-----END OPENSSH PRIVATE KEY-----\n`;
-}
-
 /** Stand-in values for what the fixtures' tests fill from the machine or from the services they start. */
 const STAND_INS: Readonly<Record<string, string>> = {
   RUBY_VERSION: rubyVersion,
@@ -66,12 +37,7 @@ const STAND_INS: Readonly<Record<string, string>> = {
   VERDACCIO_TOKEN: 'golden-token-4f1c2a9e',
   corruptMirror: 'https://play-mirror.example.org/corrupt/{version}/play-{version}.zip',
   isolatedCache: '/nonexistent/cache',
-  SSH_GIT_BASE: 'ssh://git@127.0.0.1:2222/srv/git',
-  SSH_CLIENT_KEY: standInSshKey(1),
-  SSH_OTHER_KEY: standInSshKey(2),
-  SSH_KNOWN_HOSTS: `[127.0.0.1]:2222 ssh-ed25519 ${standInPublicKey(3).toString('base64')}`,
-  SSH_WRONG_KNOWN_HOSTS: `[127.0.0.1]:2222 ssh-ed25519 ${standInPublicKey(4).toString('base64')}`,
-  SSH_KNOWN_HOSTS_FILE: '/etc/ssh/ssh_known_hosts',
+  ...SSH_STAND_INS,
 };
 const standIn: kit.PlaceholderResolver = (name, argument) => (argument === undefined ? STAND_INS[name] : undefined);
 
@@ -89,29 +55,8 @@ async function goldenCopy(fixture: Fixture): Promise<string> {
   removeAfterFile(copy.cleanup);
   if (needsLock) {
     const gemfileName = existsSync(join(copy.dir, 'gems.rb')) ? 'gems.rb' : 'Gemfile';
-    const gemfile = await readFile(join(copy.dir, gemfileName), 'utf8');
-    // A gem from a git repository (`gem 'x', git: 'url'`) has a GIT section of its own, as bundler writes it.
-    const fromGit = new Map([...gemfile.matchAll(/^gem\s+'([^']+)',\s*git:\s*'([^']+)'/gm)].map((m) => [m[1] as string, m[2] as string]));
-    const gems = [...declaredGems(gemfile)].filter((g) => !fromGit.has(g)).sort();
-    const git = [...fromGit].flatMap(([gem, remote]) => ['GIT', `  remote: ${remote}`, `  revision: ${'0'.repeat(40)}`, '  specs:', `    ${gem} (0.0.0)`, '']);
-    const dependencies = [...gems, ...[...fromGit.keys()].map((g) => `${g}!`)].sort();
-    const lock = [
-      ...git,
-      'GEM',
-      '  specs:',
-      ...gems.map((g) => `    ${g} (0.0.0)`),
-      '',
-      'PLATFORMS',
-      '  ruby',
-      '',
-      'DEPENDENCIES',
-      ...dependencies.map((g) => `  ${g}`),
-      '',
-      'BUNDLED WITH',
-      '   0.0.0',
-      '',
-    ];
-    await writeFile(join(copy.dir, gemfileName === 'gems.rb' ? 'gems.locked' : 'Gemfile.lock'), lock.join('\n'));
+    const lock = standInLockFile(await readFile(join(copy.dir, gemfileName), 'utf8'));
+    await writeFile(join(copy.dir, gemfileName === 'gems.rb' ? 'gems.locked' : 'Gemfile.lock'), lock);
   }
   return copy.dir;
 }

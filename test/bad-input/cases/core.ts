@@ -1,3 +1,4 @@
+import { standInPublicKey, standInSshKey } from '../../helpers/stand-ins.js';
 import { type BadInputCase, big, binary, type CaseRow, inArea, TERMINAL_ATTACK } from '../corpus.js';
 
 const USAGE = 'RUNPLAN_E_CLI_USAGE';
@@ -187,28 +188,9 @@ const savedFiles: CaseRow[] = [
   },
 ];
 
-/** An SSH wire-format field: its length (4 bytes), then its bytes. */
-function sshField(value: string | Buffer): Buffer {
-  const bytes = Buffer.from(value);
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(bytes.length);
-  return Buffer.concat([length, bytes]);
-}
-const corpusPublicKey = Buffer.concat([sshField('ssh-ed25519'), sshField(Buffer.alloc(32, 0x2c))]);
+const corpusPublicKey = standInPublicKey(0x2c);
 /** An OpenSSH private key of the right shape, encrypted with `cipher` ("none": readable when planning; ssh-keygen still refuses its made-up private part). */
-function corpusSshKey(cipher: string): string {
-  const count = Buffer.from([0, 0, 0, 1]);
-  const blob = Buffer.concat([
-    Buffer.from('openssh-key-v1\0', 'latin1'),
-    sshField(cipher),
-    sshField(cipher === 'none' ? 'none' : 'bcrypt'),
-    sshField(''),
-    count,
-    sshField(corpusPublicKey),
-    sshField(Buffer.alloc(48, 0x5a)),
-  ]);
-  return `-----BEGIN OPENSSH PRIVATE KEY-----\n${(blob.toString('base64').match(/.{1,70}/g) ?? []).join('\n')}\n-----END OPENSSH PRIVATE KEY-----\n`;
-}
+const corpusSshKey = (cipher: string) => standInSshKey(0x2c, cipher);
 const SSH_KEY = corpusSshKey('none');
 /** Each line of the key's data: none may be shown. */
 const sshKeyLines = (key: string) => key.split('\n').filter((l) => l.length >= 8 && !l.startsWith('-----'));

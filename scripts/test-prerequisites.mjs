@@ -34,6 +34,10 @@ export const DEBIAN_PACKAGES = [
   { name: 'iproute2', command: 'ip' },
   // The image's health-check script is also run on this machine by the tests.
   { name: 'curl', command: 'curl' },
+  // Private SSH key (CC_SSH_PRIVATE_KEY): git dependencies over SSH from a real sshd on 127.0.0.1 (test/helpers/sshd.ts).
+  { name: 'git', command: 'git' },
+  { name: 'openssh-client', command: 'ssh-keygen' },
+  { name: 'openssh-server', command: 'test -x /usr/sbin/sshd' },
 ];
 
 function present(command) {

@@ -87,6 +87,11 @@ export const NodeErrors = defineErrors({
     kind: 'deployment',
     fix: 'Set NPM_TOKEN to a valid token for the registry (and CC_NPM_REGISTRY to its host when it is not the default registry).',
   },
+  NODE_GIT_DEPENDENCIES_DISALLOWED: {
+    title: 'npm refuses to fetch git dependencies',
+    kind: 'input',
+    fix: "npm 12 fetches dependencies from git only when its allow-git setting allows it: add `allow-git=root` (the git dependencies package.json names) or `allow-git=all` (also those of dependencies) to the application's .npmrc.",
+  },
   NODE_DEV_ENGINES_REFUSED: {
     title: 'npm refused to install: package.json devEngines disagrees with the Node.js or package manager deployed',
     kind: 'input',

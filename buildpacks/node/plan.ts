@@ -21,6 +21,7 @@ import { resolveDevDependencies } from './resolve-dev-dependencies.js';
 import { resolveNodeOptions } from './resolve-node-options.js';
 import { resolveNpm } from './resolve-npm.js';
 import { resolveStart } from './resolve-start.js';
+import { sshGitDependencies } from './ssh-dependencies.js';
 import { resolveNodeVersion } from './resolve-version.js';
 import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
 import { devEnginesEvidence, ignoredVersionFiles } from './version-evidence.js';
@@ -169,6 +170,7 @@ export async function planNode({ files, repository, folder, env, host, inventory
   }
 
   const command = installCommand(tool, dev.install, npm.version);
+  const sshDependencies = sshGitDependencies(pkg, dev.install);
   // A workspace installs into the root's node_modules, which is not this application's layer.
   const custom = tool.manager === 'custom';
   const cacheable = !custom && workspace === undefined;
@@ -195,6 +197,18 @@ export async function planNode({ files, repository, folder, env, host, inventory
     pathPrepend: [BIN_DIR],
     layer: 'node_modules',
     onFailure: [
+      ...(sshDependencies.length > 0
+        ? [
+            failureRule(
+              NodeErrors.NODE_GIT_DEPENDENCIES_DISALLOWED,
+              { kind: 'output', pattern: 'npm error code EALLOWGIT' },
+              {
+                message: `step "install" failed: npm refuses to fetch git dependencies (${sshDependencies.map((d) => d.name).join(', ')}) unless its allow-git setting allows them.`,
+                file: '.npmrc',
+              },
+            ),
+          ]
+        : []),
       failureRule(
         NodeErrors.NODE_DEV_ENGINES_REFUSED,
         { kind: 'output', pattern: 'npm error code EBADDEVENGINES' },
@@ -289,6 +303,7 @@ export async function planNode({ files, repository, folder, env, host, inventory
     processes: [web],
     // CC_PRE_BUILD_HOOK once Node and the package manager are installed, before the dependencies; CC_POST_BUILD_HOOK before main is checked.
     hookPoints: { dependencies: 'install', ...(start.mainFile !== undefined ? { checks: 'verify-main' } : {}) },
+    sshGitDependencies: sshDependencies,
     files: plannedFiles,
     warnings,
   };

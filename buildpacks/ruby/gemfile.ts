@@ -72,6 +72,8 @@ export interface LockFile {
   readonly dependencies: ReadonlySet<string>;
   /** "3.1.2" from "ruby 3.1.2p20", when the lock file records it. */
   readonly rubyVersion: string | undefined;
+  /** Each GIT section: its remote and the gems it provides. */
+  readonly gitSources: readonly { readonly remote: string; readonly gems: readonly string[] }[];
 }
 
 /** Reads the sections of a Gemfile.lock / gems.locked the buildpack uses. */
@@ -79,15 +81,24 @@ export function parseLockFile(text: string): LockFile {
   const specs = new Map<string, string>();
   const dependencies = new Set<string>();
   let rubyVersion: string | undefined;
+  const gitSources: { remote: string; gems: string[] }[] = [];
+  let git: { remote: string; gems: string[] } | undefined;
   let section = '';
   for (const line of text.split(/\r?\n/)) {
     if (/^[A-Z]/.test(line)) {
       section = line.trim();
+      git = section === 'GIT' ? { remote: '', gems: [] } : undefined;
+      if (git) gitSources.push(git);
       continue;
+    }
+    if (git) {
+      const remote = /^ {2}remote: (\S+)\s*$/.exec(line);
+      if (remote) git.remote = remote[1] as string;
     }
     if (['GEM', 'PATH', 'GIT'].includes(section)) {
       const m = /^ {4}([^\s(]+) \(([^)]+)\)$/.exec(line);
       if (m) specs.set(m[1] as string, m[2] as string);
+      if (m && git) git.gems.push(m[1] as string);
     } else if (section === 'DEPENDENCIES') {
       const m = /^ {2}([^\s(!]+)/.exec(line);
       if (m) dependencies.add(m[1] as string);
@@ -96,5 +107,5 @@ export function parseLockFile(text: string): LockFile {
       if (m) rubyVersion = m[1];
     }
   }
-  return { specs, dependencies, rubyVersion };
+  return { specs, dependencies, rubyVersion, gitSources: gitSources.filter((g) => g.remote !== '') };
 }

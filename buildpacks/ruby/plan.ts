@@ -9,6 +9,7 @@ import { HTTP_JSON, parseHttpJson, type HttpSettings } from './http-json.js';
 import { NGINX_CONF, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
 import type { ResolvedRubyOptions, RubyInventoryData } from './options.js';
 import { readProject } from './project.js';
+import { sshRemote } from '../../src/planning/ssh-remote.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
 import { planBundle } from './resolve-bundle.js';
 import { resolvePumaSizing } from './resolve-puma-sizing.js';
@@ -25,6 +26,13 @@ const STORAGE_VARIABLES = ['STORAGE_ADDON_KEY_ID', 'STORAGE_ADDON_KEY_SECRET', '
  * Ruby on Rails plan: checks, Ruby version, bundle install, rake goals, then
  * Puma on a unix socket behind nginx on the web port, and Sidekiq workers.
  */
+/** More are told apart by the generic rule only: a plan stays small whatever the lock file holds. */
+const MAX_NAMED_SSH_SOURCES = 20;
+
+function gemNames(gems: readonly string[]): string {
+  return gems.length > 5 ? `${gems.slice(0, 5).join(', ')} and ${gems.length - 5} more` : gems.join(', ');
+}
+
 export async function planRuby({ files, env, host, inventory, previous }: PlanContext, options: ResolvedRubyOptions): Promise<PlanContribution> {
   const machine = inventory as RubyInventoryData;
   // nginx and Puma need absolute paths: the executor fills them in (docs/plan.md, "Placeholders").
@@ -254,6 +262,11 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     processes,
     // CC_PRE_BUILD_HOOK before bundle install, CC_POST_BUILD_HOOK after the rake goals and before the checks.
     hookPoints: { dependencies: bundle.step.name, checks: served.length > 0 ? 'served-files-check' : 'nginx-check' },
+    // Git sources over SSH that bundle install clones (CC_SSH_PRIVATE_KEY).
+    sshGitDependencies: lock.gitSources
+      .filter((g) => sshRemote(g.remote) !== undefined)
+      .slice(0, MAX_NAMED_SSH_SOURCES)
+      .map((g) => ({ name: gemNames(g.gems) || g.remote, url: g.remote, file: project.lockFileName })),
     // Hooks and workers run like Puma and Sidekiq: with the bundle's gems (bundle exec …) on PATH.
     userCommands: { env: processEnv, pathPrepend: [...bundle.pathPrepend] },
     files: plannedFiles,

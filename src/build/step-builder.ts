@@ -17,6 +17,7 @@ import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
 import type { LayerCache } from './layer-cache.js';
 import { materialiseFiles } from './materialise-files.js';
+import { prepareSsh, type SshSetup } from './ssh-setup.js';
 import { assertReachable, mkdirOwned, ownPath, ownTree } from './ownership.js';
 import { childEnvironment, isolateNpm, systemEnvironment } from './process-env.js';
 
@@ -45,7 +46,7 @@ export interface StepBuilderOptions {
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions = {}) {}
 
-  async build({ plan, appDir, buildRoot, env: planned, host, logger, signal, tempDir, buildTag, noCache = false }: BuildOptions): Promise<StepReport[]> {
+  async build({ plan, appDir, buildRoot, env: planned, host, logger, signal, tempDir, buildTag, noCache = false, sshDir, sshTrustedHostsFile }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir);
     const env = planned.bound(bindings);
     // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
@@ -68,6 +69,26 @@ export class StepBuilder implements Builder {
         if ((await stat(npmCache)).uid !== user.uid) await ownTree(npmCache, user);
       }
     }
+    // The build's SSH key (CC_SSH_PRIVATE_KEY), outside the application, for the steps only; removed whatever happens.
+    const ssh = plan.build.sshKey ? await prepareSsh(plan.build.sshKey, { env: planned, host, user, logger, dir: sshDir, trustedHostsFile: sshTrustedHostsFile }) : undefined;
+    try {
+      return await this.runSteps(plan, appDir, env, host, logger, user, home, { signal, tempDir, buildTag, ssh, noCache });
+    } finally {
+      await ssh?.remove();
+    }
+  }
+
+  private async runSteps(
+    plan: BuildOptions['plan'],
+    appDir: string,
+    env: BuildOptions['env'],
+    host: BuildOptions['host'],
+    logger: Logger,
+    user: AppUser,
+    home: string,
+    { signal, tempDir, buildTag, ssh, noCache }: { signal: AbortSignal | undefined; tempDir: string | undefined; buildTag: string | undefined; ssh: SshSetup | undefined; noCache: boolean },
+  ): Promise<StepReport[]> {
+    const bindings = localBindings(appDir);
     const reports: StepReport[] = [];
     const restored = new Set<string>();
     const layers = noCache ? undefined : this.options.layers;
@@ -96,7 +117,11 @@ export class StepBuilder implements Builder {
         if (step.run.kind === 'install') {
           await carryOutInstall(step.run, appDir, host.cacheDir, { ...this.options.install, log, user, ...(signal ? { signal } : {}) });
         } else {
-          await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS, buildTag);
+          try {
+            await this.runCommand(step, appDir, env, logger, user, home, signal, tempDir, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS, buildTag, ssh?.env);
+          } finally {
+            await ssh?.afterStep();
+          }
         }
       } catch (error) {
         logger.event({ type: 'step-finished', step: step.name, status: 'failed', durationMs: Date.now() - started });
@@ -121,12 +146,14 @@ export class StepBuilder implements Builder {
     tempDir: string | undefined,
     timeoutMs: number,
     buildTag: string | undefined,
+    sshEnv: Readonly<Record<string, string>> | undefined,
   ): Promise<void> {
     const childEnv = isolateNpm(childEnvironment(appDir, env, step.env, step.pathPrepend, { ...systemEnvironment(process.env, tempDir), ...userEnvironment(user, home) }), {
       tempDir,
       cacheDir: this.options.npmCacheDir ?? (tempDir === undefined ? undefined : join(tempDir, 'npm-cache')),
     });
-    // Last, so that no variable of the application replaces it.
+    // Last, so that no variable of the application replaces them.
+    Object.assign(childEnv, sshEnv);
     if (buildTag !== undefined) childEnv[BUILD_TAG_VARIABLE] = buildTag;
     await runCommandStep(step, {
       appDir,
@@ -254,6 +281,11 @@ function matches(rule: StepFailureRule, failure: { notFound: boolean; output: re
       const pattern = new RegExp(rule.when.pattern, 'i');
       return failure.output.some((line) => pattern.test(line));
     }
+    case 'output-all':
+      return rule.when.patterns.every((p) => {
+        const pattern = new RegExp(p, 'i');
+        return failure.output.some((line) => pattern.test(line));
+      });
   }
 }
 

@@ -105,14 +105,18 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
   }
 }
 
+/** Host keys the application's builds trusted on first use (CC_SSH_PRIVATE_KEY without known hosts), `<root>/ssh_known_hosts`. */
+export const SSH_TRUSTED_HOSTS_FILE = 'ssh_known_hosts';
+
 /**
  * Removes the temporary directories of builds that were killed before they
- * could remove their own. Called with the build lock held: no build runs.
+ * could remove their own — their TMPDIR (`build-*`) and the directory of their
+ * SSH key (`ssh-*`). Called with the build lock held: no build runs.
  */
 export async function removeAbandonedBuildTemp(workspace: AppWorkspace): Promise<void> {
   const tmp = join(workspace.root, 'tmp');
   for (const name of await readdir(tmp).catch(() => [] as string[])) {
-    if (name.startsWith('build-')) await rm(join(tmp, name), { recursive: true, force: true });
+    if (name.startsWith('build-') || name.startsWith('ssh-')) await rm(join(tmp, name), { recursive: true, force: true });
   }
 }
 

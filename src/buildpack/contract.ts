@@ -87,6 +87,22 @@ export interface PlanContribution {
   readonly defaultHealthCheck?: DefaultHealthCheck;
   /** Overrides of the health-check timing (e.g. a slow-starting framework). */
   readonly healthTiming?: Partial<Pick<HealthCheckPlan, 'readyTimeoutMs' | 'requestTimeoutMs' | 'retryDelayMs'>>;
+  /**
+   * The dependencies the step named by `hookPoints.dependencies` fetches with git
+   * over SSH: the core explains CC_SSH_PRIVATE_KEY with them, and names the one a
+   * git server refused (src/planning/resolve-ssh-key.ts).
+   */
+  readonly sshGitDependencies?: readonly SshGitDependency[];
+}
+
+/** A dependency fetched with git over SSH, as the application declares it. */
+export interface SshGitDependency {
+  /** e.g. "private-dep" (package.json) or "private_gem" (Gemfile.lock). */
+  readonly name: string;
+  /** The git URL as written, e.g. "git+ssh://git@git.example.org/team/private-dep.git". */
+  readonly url: string;
+  /** The file that declares it. */
+  readonly file: string;
 }
 
 export interface Planner {
@@ -133,6 +149,14 @@ export interface BuildOptions {
   readonly noCache?: boolean;
   /** Carried into every step's environment (RUNPLAN_BUILD_TREE): the build lock's token, by which a later build stops what a killed one left running. */
   readonly buildTag?: string;
+  /**
+   * With a plan's build.sshKey: the directory (outside the application) where the
+   * builder writes the key and known hosts for the steps, and removes when the
+   * build ends. Default: a new directory under the system's temporary directory.
+   */
+  readonly sshDir?: string;
+  /** Host keys trusted on first use by earlier builds of the application, kept between its builds (without it, each build trusts anew). */
+  readonly sshTrustedHostsFile?: string;
 }
 
 export interface Builder {

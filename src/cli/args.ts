@@ -87,6 +87,8 @@ Options:
                                (default $RUNPLAN_BUILD_STEP_TIMEOUT or 1800)
   --lock-wait SECONDS          build, run: wait this long for another build of the app; 0 fails at once
                                (default $RUNPLAN_BUILD_LOCK_WAIT or 600)
+  --ssh-known-hosts FILE       the host's known_hosts for git over SSH during builds (CC_SSH_PRIVATE_KEY);
+                               default $RUNPLAN_SSH_KNOWN_HOSTS, else host keys are trusted on first use
   --json                       machine-readable output: plan and diff print their JSON; the other
                                commands one JSON result, or {"ok": false, "error": {code, message,
                                fix, subject…}}, on stdout (lines for people go to stderr)
@@ -170,6 +172,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         timeout: { type: 'string' },
         'step-timeout': { type: 'string' },
         'lock-wait': { type: 'string' },
+        'ssh-known-hosts': { type: 'string' },
         json: { type: 'boolean' },
         events: { type: 'boolean' },
         buildpack: { type: 'string', multiple: true },
@@ -211,6 +214,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('inventory', ['plan', ...carriers]);
   only('previous', ['plan', ...carriers]);
   only('plan', carriers);
+  only('ssh-known-hosts', ['plan', ...carriers]);
   only('out', ['inventory', 'image', 'k8s']);
   only('tag', ['image']);
   only('base', ['image', 'deploy', 'k8s']);
@@ -284,6 +288,10 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   }
   if (v['step-timeout'] !== undefined) host.buildStepTimeoutMs = secondsOption('--step-timeout', v['step-timeout'], false);
   if (v['lock-wait'] !== undefined) host.buildLockWaitMs = secondsOption('--lock-wait', v['lock-wait'], true);
+  if (v['ssh-known-hosts'] !== undefined) {
+    if (v['ssh-known-hosts'] === '') throw CoreErrors.CLI_USAGE.create({ message: '--ssh-known-hosts needs the path of a known_hosts file.' });
+    host.sshKnownHostsFile = v['ssh-known-hosts'];
+  }
 
   return {
     command: command as CommandName,

@@ -33,6 +33,13 @@ export function formatPlan(plan: RunPlan, source?: string): string {
   for (const l of plan.layers) {
     out.push(`  layer ${l.name} (${l.path}): ${l.cacheKey ? `cached under key ${l.cacheKey.slice(0, 12)} (${l.keyInputs.join(', ')})` : 'not cached'}`);
   }
+  const ssh = plan.build.sshKey;
+  if (ssh) {
+    const sources = [...(ssh.knownHosts.variable ? [ssh.knownHosts.variable] : []), ...(ssh.knownHosts.hostFile ? ["the host's known hosts file"] : [])];
+    out.push(
+      `  SSH key: ${ssh.variable}=*** (secret), GIT_SSH_COMMAND of the build steps only; host keys ${ssh.hostKeyChecking === 'strict' ? `checked strictly against ${sources.join(' and ')}` : 'trusted on first use'}`,
+    );
+  }
 
   out.push('', 'Processes');
   for (const p of plan.processes) {

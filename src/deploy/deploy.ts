@@ -5,7 +5,7 @@ import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
 import { acquireBuildLock } from '../build/build-lock.js';
-import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTemp, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
+import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { ownPath } from '../build/ownership.js';
@@ -117,6 +117,9 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       tempDir: temp.dir,
       buildTag: lock.token,
       ...(options.noCache ? { noCache: true } : {}),
+      // Beside the build's temporary directory, outside the build: removed when the build ends, or by the next build after a crash.
+      sshDir: join(workspace.root, 'tmp', `ssh-${basename(build.dir)}`),
+      sshTrustedHostsFile: join(workspace.root, SSH_TRUSTED_HOSTS_FILE),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     logger.info(`build succeeded: ${build.appDir}`);

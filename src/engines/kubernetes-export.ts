@@ -89,13 +89,13 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
 async function carryOutWithoutSecrets(options: KubernetesExportOptions): ReturnType<typeof planToCarryOut> {
   if (options.plan === undefined) return planToCarryOut(options);
   const plan = parsePlan(options.plan);
-  const given = new Set(
-    assembleEnvironment(options.env ?? {})
-      .list()
-      .map((e) => e.name),
-  );
+  const assembled = assembleEnvironment(options.env ?? {});
+  const given = new Set(assembled.list().map((e) => e.name));
   const variables = plan.environment.variables.filter((v) => !v.secret || given.has(v.name));
-  const carried = await planToCarryOut({ ...options, plan: { ...plan, environment: { ...plan.environment, variables } } });
+  // The build's SSH key too: the Pods never get it.
+  const { sshKey, ...build } = plan.build;
+  const keyGiven = sshKey !== undefined && assembled.withheld(sshKey.variable) !== undefined;
+  const carried = await planToCarryOut({ ...options, plan: { ...plan, build: keyGiven ? plan.build : build, environment: { ...plan.environment, variables } } });
   return { ...carried, plan };
 }
 

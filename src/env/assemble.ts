@@ -19,6 +19,15 @@ import { Redactor } from './secrets.js';
  */
 export const ENV_PRECEDENCE: readonly EnvSource[] = ['service', 'application', 'addon', 'buildpack-default'];
 
+/**
+ * Variables runplan consumes itself and passes on to nothing: no build step, hook
+ * or process gets them as a variable, and the plan's environment does not list
+ * them (the plan names them where they are used). CC_SSH_PRIVATE_KEY reaches the
+ * build steps only as a file that GIT_SSH_COMMAND names (docs/service.md,
+ * "Private SSH key").
+ */
+export const WITHHELD_VARIABLES: ReadonlySet<string> = new Set(['CC_SSH_PRIVATE_KEY']);
+
 export interface LinkedVariables {
   /** Add-on or linked application name, e.g. "redis-main". */
   readonly name: string;
@@ -47,24 +56,30 @@ export interface EnvEntry {
  */
 export class Environment {
   private readonly entries = new Map<string, EnvEntry>();
+  private readonly withheldEntries = new Map<string, EnvEntry>();
   private readonly shadowedList: ShadowedVariable[] = [];
   readonly redactor = new Redactor();
+
+  private mapOf(name: string): Map<string, EnvEntry> {
+    return WITHHELD_VARIABLES.has(name) ? this.withheldEntries : this.entries;
+  }
 
   /** Adds a variable at `source`; records whichever definition loses. */
   put(name: string, value: string, source: EnvSource, origin: string): void {
     assertNoNul(name, value, origin);
     const secret = this.redactor.addVariable(name, value);
     const incoming: EnvEntry = { name, value, source, origin, secret };
-    const existing = this.entries.get(name);
+    const entries = this.mapOf(name);
+    const existing = entries.get(name);
     if (existing === undefined) {
-      this.entries.set(name, incoming);
+      entries.set(name, incoming);
       return;
     }
     const rank = (s: EnvSource) => ENV_PRECEDENCE.indexOf(s);
     // Equal rank: the later definition wins (link order; later lines of a file).
     const incomingWins = rank(incoming.source) <= rank(existing.source);
     const [kept, hidden] = incomingWins ? [incoming, existing] : [existing, incoming];
-    this.entries.set(name, kept);
+    entries.set(name, kept);
     if (kept.source === 'buildpack-default' || hidden.source === 'buildpack-default') return;
     if (kept.source === hidden.source && kept.origin === hidden.origin) return;
     this.shadowedList.push({
@@ -78,7 +93,7 @@ export class Environment {
 
   /** Adds a buildpack default unless some source already defines the name. Returns whether it was added. */
   putDefault(name: string, value: string, origin: string): boolean {
-    if (this.entries.has(name)) return false;
+    if (this.entries.has(name) || WITHHELD_VARIABLES.has(name)) return false;
     this.put(name, value, 'buildpack-default', origin);
     return true;
   }
@@ -93,6 +108,16 @@ export class Environment {
 
   entry(name: string): EnvEntry | undefined {
     return this.entries.get(name);
+  }
+
+  /** A withheld variable (WITHHELD_VARIABLES): for the executor that consumes it, never for a process. */
+  withheld(name: string): EnvEntry | undefined {
+    return this.withheldEntries.get(name);
+  }
+
+  /** Every withheld variable that was given. */
+  withheldList(): EnvEntry[] {
+    return [...this.withheldEntries.values()];
   }
 
   /** Every variable, sorted by name. */
@@ -134,6 +159,10 @@ export class Environment {
       copy.entries.set(e.name, { ...e, value });
       if (e.secret) copy.redactor.addVariable(e.name, e.value);
     }
+    for (const e of this.withheldEntries.values()) {
+      copy.withheldEntries.set(e.name, e);
+      copy.redactor.addVariable(e.name, e.value);
+    }
     copy.shadowedList.push(...this.shadowedList);
     return copy;
   }
@@ -141,10 +170,12 @@ export class Environment {
   /**
    * The environment of a saved plan: its variables as the plan lists them, secret
    * values from `secrets` (plans never hold them). A secret without a value is
-   * RUNPLAN_E_PLAN_SECRET_MISSING.
+   * RUNPLAN_E_PLAN_SECRET_MISSING. `withheld` are the withheld variables given
+   * with it (the plan names them elsewhere, e.g. build.sshKey).
    */
-  static fromPlan(plan: PlanEnvironment, secrets: Readonly<Record<string, string>>): Environment {
+  static fromPlan(plan: PlanEnvironment, secrets: Readonly<Record<string, string>>, withheld: readonly EnvEntry[] = []): Environment {
     const env = new Environment();
+    for (const e of withheld) env.put(e.name, e.value, e.source, e.origin);
     for (const v of plan.variables) {
       const value = v.placeholder ? placeholder(v.placeholder as Placeholder) : v.secret ? secrets[v.name] : v.value;
       if (value === undefined) {

@@ -13,6 +13,8 @@ const KNOWN_SECRET_NAMES = new Set([
   'STORAGE_ADDON_BUCKET_NAME',
   'STORAGE_ADDON_ENDPOINT',
   'CC_HTTP_BASIC_AUTH',
+  // The private key that fetches private git dependencies during the build (docs/service.md, "Private SSH key").
+  'CC_SSH_PRIVATE_KEY',
 ]);
 
 // Conventional credential names (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWORD, …).
@@ -40,6 +42,7 @@ export const REDACTED = '***';
 
 // A line of a multi-line secret (an SSH key) is printed on its own by line-based output.
 const MIN_REDACTED_LINE_LENGTH = 8;
+const ARMOUR = /^-----(BEGIN|END) [A-Z0-9 ]+-----$/;
 
 /**
  * Replaces every known secret value (and its URL-encoded, base64 and escaped forms,
@@ -73,7 +76,8 @@ export class Redactor {
     // Escaped as JSON and as Node's messages quote values (a NUL as \x00 or \u0000).
     const escaped = JSON.stringify(value).slice(1, -1);
     const forms = [value, encodeURIComponent(value), Buffer.from(value).toString('base64'), escaped, escaped.replace(/\\u00([0-9a-f]{2})/g, '\\x$1')];
-    for (const line of value.split(/\r?\n/)) if (line.trim().length >= MIN_REDACTED_LINE_LENGTH) forms.push(line.trim());
+    // Not the armour lines (-----BEGIN OPENSSH PRIVATE KEY-----): every key has them, and a message naming the format would lose its words.
+    for (const line of value.split(/\r?\n/)) if (line.trim().length >= MIN_REDACTED_LINE_LENGTH && !ARMOUR.test(line.trim())) forms.push(line.trim());
     for (const form of forms) if (form.length >= MIN_REDACTED_LENGTH) this.needles.add(form);
     this.sorted = undefined;
   }

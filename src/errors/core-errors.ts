@@ -167,6 +167,31 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Set CC_WORKER_RESTART_DELAY to a whole number of seconds from 0 to 3600 (default 1), or remove it.',
   },
+  SSH_KEY_INVALID: {
+    title: 'CC_SSH_PRIVATE_KEY is not a usable SSH private key',
+    kind: 'input',
+    fix: 'Set CC_SSH_PRIVATE_KEY to the whole text of one private key in OpenSSH or PEM format, from its -----BEGIN line to its -----END line, without a passphrase: a read-only deploy key made with `ssh-keygen -t ed25519 -N "" -f deploy_key` (its public half, deploy_key.pub, goes to the git server).',
+  },
+  SSH_KNOWN_HOSTS_INVALID: {
+    title: 'CC_SSH_KNOWN_HOSTS holds a line that is not a known_hosts entry',
+    kind: 'input',
+    fix: 'Give one known_hosts line per server, as `ssh-keyscan -p PORT HOST` prints it: host names, key type, base64 key (e.g. "github.com ssh-ed25519 AAAAC3Nza…"); check the key against the fingerprint the git host publishes.',
+  },
+  SSH_DEPENDENCY_DENIED: {
+    title: 'A git dependency fetched over SSH was refused',
+    kind: 'input',
+    fix: 'Set CC_SSH_PRIVATE_KEY to a private key (without passphrase) that the git server accepts for that repository, e.g. a read-only deploy key whose public half is added to the repository.',
+  },
+  SSH_HOST_KEY_UNTRUSTED: {
+    title: 'The SSH server of a git dependency is not a known host',
+    kind: 'input',
+    fix: "Add the server's host key to CC_SSH_KNOWN_HOSTS (or to the host's known hosts file, --ssh-known-hosts): `ssh-keyscan -p PORT HOST` prints it; compare its fingerprint (`ssh-keygen -lf FILE`) with the one the git host publishes.",
+  },
+  SSH_CLIENT_MISSING: {
+    title: 'This host has no SSH client',
+    kind: 'deployment',
+    fix: 'Install the OpenSSH client (apt-get install openssh-client) and git on the host: the build fetches git dependencies over SSH with them.',
+  },
   BUILD_STEP_FAILED: {
     title: 'A build step failed',
     kind: 'deployment',
@@ -236,6 +261,11 @@ export const CoreErrors = defineErrors({
     title: 'The image build failed',
     kind: 'deployment',
     fix: 'Read the build output above the error (each line is prefixed with [image]); a failing step shows its own command and output.',
+  },
+  IMAGE_SSH_KEY_UNSUPPORTED: {
+    title: 'The image engine does not support CC_SSH_PRIVATE_KEY yet',
+    kind: 'input',
+    fix: 'Build such an application with `runplan build` / `runplan run` (the local executor), or vendor its private git dependencies (or publish them to a private registry with NPM_TOKEN) and unset CC_SSH_PRIVATE_KEY for the image.',
   },
   STACK_BUILD_FAILED: {
     title: 'A stack image could not be built',

@@ -40,6 +40,13 @@ export interface HostSettings {
    * minutes, or $RUNPLAN_BUILD_LOCK_WAIT (seconds).
    */
   readonly buildLockWaitMs?: number;
+  /**
+   * A known_hosts file of the host: the SSH host keys that git over SSH
+   * (CC_SSH_PRIVATE_KEY) trusts during builds, with the deployment's
+   * CC_SSH_KNOWN_HOSTS. Default $RUNPLAN_SSH_KNOWN_HOSTS; without either, host
+   * keys are trusted on first use (docs/service.md, "Private SSH key").
+   */
+  readonly sshKnownHostsFile?: string;
 }
 
 export const DEFAULT_BUILD_STEP_TIMEOUT_MS = 30 * 60_000;
@@ -58,7 +65,7 @@ export function defaultWorkDir(cacheDir: string, env: NodeJS.ProcessEnv = proces
 /** Fills what the host left out from this machine's own size. */
 export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSettings {
   const cacheDir = partial.cacheDir ?? defaultCacheDir();
-  const settings: HostSettings = {
+  let settings: HostSettings = {
     port: partial.port ?? DEFAULT_PORT,
     instance: partial.instance ?? { cpus: availableParallelism(), memoryMb: Math.floor(totalmem() / 1024 / 1024) },
     cacheDir,
@@ -69,6 +76,8 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
     buildStepTimeoutMs: partial.buildStepTimeoutMs ?? secondsFromEnv('RUNPLAN_BUILD_STEP_TIMEOUT', 1) ?? DEFAULT_BUILD_STEP_TIMEOUT_MS,
     buildLockWaitMs: partial.buildLockWaitMs ?? secondsFromEnv('RUNPLAN_BUILD_LOCK_WAIT', 0) ?? DEFAULT_BUILD_LOCK_WAIT_MS,
   };
+  const knownHosts = partial.sshKnownHostsFile ?? (process.env.RUNPLAN_SSH_KNOWN_HOSTS || undefined);
+  if (knownHosts !== undefined) settings = { ...settings, sshKnownHostsFile: knownHosts };
   assertDuration(settings.buildStepTimeoutMs as number, 'the build step timeout', 1);
   assertDuration(settings.buildLockWaitMs as number, 'the build lock wait', 0);
   assertPort(settings.port, 'port');

@@ -126,6 +126,15 @@ export const FailureSchema = z
             .refine((p) => isRegExp(p), 'must be a valid regular expression')
             .describe('A regular expression (JavaScript syntax, case-insensitive) matched against each of the last 200 output lines.'),
         }),
+        z.object({
+          kind: z.literal('output-all'),
+          patterns: z
+            .array(z.string().refine((p) => isRegExp(p), 'must be a valid regular expression'))
+            .min(1)
+            .describe(
+              'Regular expressions (JavaScript syntax, case-insensitive) that must each match one of the last 200 output lines, not necessarily the same one: e.g. a refusal and the address of the dependency it concerns.',
+            ),
+        }),
       ])
       .describe('Which failures this entry explains.'),
     error: z.object({
@@ -210,6 +219,29 @@ export const ProcessSchema = z.object({
     .optional()
     .describe('Conditions the runner waits for before starting this process (the other processes start first), e.g. a proxy that must not accept connections before the server behind it answers.'),
 });
+
+export const SshKeySchema = z
+  .object({
+    variable: z
+      .string()
+      .describe(
+        'The variable holding the private key (CC_SSH_PRIVATE_KEY). Whoever carries the plan out gives its value, as for a secret variable; it is in no environment of any step or process, and not in `environment`.',
+      ),
+    knownHosts: z
+      .object({
+        variable: z.string().nullable().describe('A variable of the plan whose value is known_hosts lines (CC_SSH_KNOWN_HOSTS), or null.'),
+        hostFile: z.boolean().describe("Whether the executor's host adds its own known_hosts file (--ssh-known-hosts, RUNPLAN_SSH_KNOWN_HOSTS)."),
+      })
+      .describe('Where the known host keys come from.'),
+    hostKeyChecking: z
+      .enum(['strict', 'trust-on-first-use'])
+      .describe(
+        '"strict": a server whose host key is not among the known hosts is refused; "trust-on-first-use" (no known hosts given): the first key a server presents is accepted, logged (RUNPLAN_W_SSH_TRUST_ON_FIRST_USE) and required of that server by the later builds of the application.',
+      ),
+  })
+  .describe(
+    'A private SSH key for git over SSH during the build steps only: the executor writes it to a private directory outside the application and gives the build steps GIT_SSH_COMMAND naming it (never the run phase), then removes it.',
+  );
 
 export const RunHooksSchema = z
   .object({
@@ -340,7 +372,10 @@ export const RunPlanSchema = z
     runtimes: z.array(RuntimeSchema),
     decisions: z.array(DecisionSchema),
     environment: EnvironmentSchema,
-    build: z.object({ steps: z.array(BuildStepSchema) }),
+    build: z.object({
+      steps: z.array(BuildStepSchema),
+      sshKey: SshKeySchema.optional().describe('Present only when the deployment gives CC_SSH_PRIVATE_KEY.'),
+    }),
     layers: z.array(LayerSchema),
     processes: z.array(ProcessSchema),
     runHooks: RunHooksSchema.optional().describe('Present only when the application set a run-phase hook.'),
@@ -363,6 +398,7 @@ export type RestartPolicy = z.infer<typeof RestartPolicySchema>;
 export type Readiness = z.infer<typeof ReadinessSchema>;
 export type PlannedProcess = z.infer<typeof ProcessSchema>;
 export type RunHooks = z.infer<typeof RunHooksSchema>;
+export type SshKeyPlan = z.infer<typeof SshKeySchema>;
 export type FileChunk = z.infer<typeof FileChunkSchema>;
 export type PlannedFile = z.infer<typeof PlannedFileSchema>;
 export type EnvSource = z.infer<typeof EnvSourceSchema>;

@@ -18,6 +18,7 @@ import { APP_FOLDER_VARIABLE, appFolderDecision, checkAppFolderInSource, checkAp
 import { RUNPLAN_VERSION } from '../version.js';
 import { resolveBuildCache } from './resolve-build-cache.js';
 import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
+import { resolveSshKey, SSH_KEY_VARIABLE, SSH_KNOWN_HOSTS_VARIABLE } from './resolve-ssh-key.js';
 import { resolveWorkers } from './resolve-workers.js';
 
 export interface CreatePlanOptions {
@@ -90,7 +91,17 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     const variables = new Map(environment.list().map((e) => [e.name, e.value]));
     const web = contribution.processes.find((p) => p.role === 'web');
     const commands: UserCommandEnvironment = contribution.userCommands ?? { env: web?.env ?? {}, pathPrepend: web?.pathPrepend ?? [] };
-    const hooks = resolveHooks(variables, contribution.steps, contribution.hookPoints ?? {}, commands);
+    // The build's private SSH key applies to every type: its refusals are told on the step that installs the dependencies.
+    const ssh = resolveSshKey({
+      key: environment.withheld(SSH_KEY_VARIABLE),
+      knownHosts: environment.entry(SSH_KNOWN_HOSTS_VARIABLE),
+      gitSshCommand: environment.entry('GIT_SSH_COMMAND'),
+      hostKnownHosts: host.sshKnownHostsFile !== undefined,
+      dependencies: contribution.sshGitDependencies ?? [],
+    });
+    const dependencyStep = contribution.hookPoints?.dependencies;
+    const steps = contribution.steps.map((s) => (s.name === dependencyStep && ssh.failureRules.length > 0 ? { ...s, onFailure: [...ssh.failureRules, ...(s.onFailure ?? [])] } : s));
+    const hooks = resolveHooks(variables, steps, contribution.hookPoints ?? {}, commands);
     const workers = resolveWorkers(variables, commands, new Set(contribution.processes.map((p) => p.name)));
     const cache = resolveBuildCache(variables, contribution.layers);
 
@@ -99,15 +110,15 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       runplanVersion: RUNPLAN_VERSION,
       app: { type: buildpack.id, detection, ...(folder === '' ? {} : { folder }) },
       runtimes: [...contribution.runtimes],
-      decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions, ...cache.decisions],
+      decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions, ...cache.decisions, ...(ssh.decision ? [ssh.decision] : [])],
       environment: environment.toPlan(),
-      build: { steps: hooks.steps },
+      build: { steps: hooks.steps, ...(ssh.sshKey ? { sshKey: ssh.sshKey } : {}) },
       layers: cache.layers,
       processes: [...contribution.processes, ...workers.processes],
       ...(hooks.runHooks ? { runHooks: hooks.runHooks } : {}),
       files: [...contribution.files],
       healthCheck,
-      warnings: [...contribution.warnings],
+      warnings: [...contribution.warnings, ...ssh.warnings],
     };
     const parsed = RunPlanSchema.safeParse(candidate);
     if (!parsed.success) {
@@ -132,7 +143,7 @@ const MIN_CHECKED_SECRET_LENGTH = 8;
  */
 function assertNoSecretValue(plan: RunPlan, environment: Environment, buildpackId: string): void {
   const text = JSON.stringify(plan);
-  for (const e of environment.list()) {
+  for (const e of [...environment.list(), ...environment.withheldList()]) {
     if (e.secret && e.value.length >= MIN_CHECKED_SECRET_LENGTH && text.includes(e.value)) {
       throw CoreErrors.PLAN_INVALID.create({ message: `buildpack "${buildpackId}" put the value of the secret variable ${e.name} into the plan; plans may only name secrets.`, variable: e.name });
     }

@@ -13,7 +13,22 @@ export function environmentForPlan(plan: RunPlan, given: EnvironmentInput = {}):
   // A variable the plan records as hidden by a stronger source (an application's PORT under the service's) changes nothing.
   const hidden = new Set(plan.environment.shadowed.map((s) => s.name));
   const secrets: Record<string, string> = {};
-  for (const e of assembleEnvironment(given).list()) {
+  const assembled = assembleEnvironment(given);
+  // CC_SSH_PRIVATE_KEY is in no plan's environment: build.sshKey names it.
+  const withheld = assembled.withheldList();
+  const needed = plan.build.sshKey?.variable;
+  for (const e of withheld) {
+    if (e.name !== needed) {
+      throw CoreErrors.PLAN_ENV_MISMATCH.create({
+        message: `${e.name} (${e.origin}) is given, but the plan uses no SSH key; the plan is carried out as it was made (plan again with it).`,
+        variable: e.name,
+      });
+    }
+  }
+  if (needed !== undefined && !withheld.some((e) => e.name === needed)) {
+    throw CoreErrors.PLAN_SECRET_MISSING.create({ message: `the plan needs the value of ${needed} (the SSH key of its build), which plans never hold.`, variable: needed });
+  }
+  for (const e of assembled.list()) {
     const v = planned.get(e.name);
     if (v?.secret) {
       secrets[e.name] = e.value;
@@ -25,5 +40,5 @@ export function environmentForPlan(plan: RunPlan, given: EnvironmentInput = {}):
       });
     }
   }
-  return Environment.fromPlan(plan.environment, secrets);
+  return Environment.fromPlan(plan.environment, secrets, withheld);
 }

@@ -3,9 +3,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as kit from '../../scripts/fixture-kit.mjs';
-import { declaredGems } from '../../buildpacks/ruby/gemfile.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { envArgs, listFixtures, type Fixture, type FixtureExpectation } from '../helpers/fixtures.js';
+import { SSH_STAND_INS, standInLockFile } from '../helpers/stand-ins.js';
 import { removeAfterFile } from '../helpers/temp.js';
 
 /**
@@ -38,6 +38,7 @@ const STAND_INS: Readonly<Record<string, string>> = {
   VERDACCIO_INTEGRITY: 'sha512-golden',
   corruptMirror: 'https://play-mirror.example.org/corrupt/{version}/play-{version}.zip',
   isolatedCache: '/nonexistent/cache',
+  ...SSH_STAND_INS,
 };
 const standIn: kit.PlaceholderResolver = (name, argument) => (argument === undefined ? STAND_INS[name] : undefined);
 
@@ -55,9 +56,8 @@ async function goldenCopy(fixture: Fixture): Promise<string> {
   removeAfterFile(copy.cleanup);
   if (needsLock) {
     const gemfileName = existsSync(join(copy.dir, 'gems.rb')) ? 'gems.rb' : 'Gemfile';
-    const gems = [...declaredGems(await readFile(join(copy.dir, gemfileName), 'utf8'))].sort();
-    const lock = ['GEM', '  specs:', ...gems.map((g) => `    ${g} (0.0.0)`), '', 'PLATFORMS', '  ruby', '', 'DEPENDENCIES', ...gems.map((g) => `  ${g}`), '', 'BUNDLED WITH', '   0.0.0', ''];
-    await writeFile(join(copy.dir, gemfileName === 'gems.rb' ? 'gems.locked' : 'Gemfile.lock'), lock.join('\n'));
+    const lock = standInLockFile(await readFile(join(copy.dir, gemfileName), 'utf8'));
+    await writeFile(join(copy.dir, gemfileName === 'gems.rb' ? 'gems.locked' : 'Gemfile.lock'), lock);
   }
   return copy.dir;
 }

@@ -93,7 +93,7 @@ export interface CheckOptions {
   readonly extraArgs?: readonly string[];
   /** Host-level environment for every fixture of a kind (e.g. a mirror the test started); expect.json's hostEnv wins. */
   readonly hostEnv?: Readonly<Record<string, string>>;
-  /** Values for `{{name}}` in expect.json strings; `{{port}}` is always the deployment's port. */
+  /** Values for `{{name}}` in expect.json strings, templates and preparation commands; `{{port}}` is always the deployment's port. */
   readonly placeholders?: Readonly<Record<string, string>>;
   /**
    * Where the saved plan is carried out: here (`build --plan`, `run --plan`, the
@@ -125,8 +125,8 @@ export function fillPlaceholders<T>(value: T, provided: Readonly<Record<string, 
  * registry the test started) and this machine's. Deploying the same prepared
  * fixture twice builds the same application twice (as a rebuild does).
  */
-export async function prepareFixture(fixture: Fixture, provided: Readonly<Record<string, string>> = {}): Promise<Fixture> {
-  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver(provided));
+export async function prepareFixture(fixture: Fixture, placeholders: Readonly<Record<string, string>> = {}): Promise<Fixture> {
+  const { dir, cleanup } = kit.prepareCopy(fixture, placeholderResolver(placeholders));
   if (cleanup === undefined) return fixture;
   removeAfterFile(cleanup);
   return { ...fixture, dir, expect: { ...fixture.expect, shared: [], templates: [], prepare: [] } };

@@ -25,6 +25,8 @@ export function secretNeedles(variables: Readonly<Record<string, string>>): stri
     if (reason === undefined) continue;
     if (reason === 'url-credentials') needles.add(/:\/\/[^/\s:@]*:([^@\s/]+)@/.exec(value)?.[1] ?? value);
     else if (value.length >= 3) needles.add(value);
+    // A multi-line secret (an SSH key) may leak one line at a time; its BEGIN and END lines are no secret.
+    if (value.includes('\n')) for (const line of value.split(/\r?\n/)) if (line.trim().length >= 8 && !line.startsWith('-----')) needles.add(line.trim());
     // A "login:password" value: the password alone must not appear either.
     const password = value.includes(':') ? value.slice(value.indexOf(':') + 1) : '';
     if (name.startsWith('CC_HTTP_BASIC_AUTH') && password.length >= 3) needles.add(password);

@@ -1,8 +1,8 @@
 /**
  * Properties of the core parsers (issue 11): variable assignments and env files,
  * environment assembly and redaction, health-check paths, the plan schema and
- * its placeholders return a valid result or throw a coded RunplanError, and keep
- * secret values out of what they return.
+ * its placeholders, private SSH keys and known hosts return a valid result or
+ * throw a coded RunplanError, and keep secret values out of what they return.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
@@ -15,7 +15,10 @@ import { healthPathsFromEnv } from '../../src/health/health-paths.js';
 import { fillPlaceholders, textChunks } from '../../src/plan/placeholders.js';
 import { PLACEHOLDERS, type RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
-import { anyJson, codedOr, hostileString, nearly, RUNS } from './arbitraries.js';
+import { parseKnownHosts } from '../../src/env/known-hosts.js';
+import { parsePrivateKey } from '../../src/env/ssh-key.js';
+import { remotePattern, sshRemote } from '../../src/planning/ssh-remote.js';
+import { anyJson, codedOr, hostileString, isCoded, nearly, RUNS } from './arbitraries.js';
 
 const NAMES = ['NPM_TOKEN', 'DATABASE_URL', 'PORT', 'CC_NODE_VERSION', 'SECRET_KEY_BASE', 'A', '_x1', 'CC_HTTP_BASIC_AUTH', 'MY_API_KEY'];
 const name = nearly(fc.constantFrom(...NAMES));
@@ -239,6 +242,64 @@ describe('plan documents and placeholders', () => {
         parent[path[path.length - 1] as string | number] = replacement;
         const parsed = codedOr(() => parsePlan(JSON.parse(JSON.stringify(copy)), 'plan.json'));
         if (parsed !== undefined) expect(parsed.schemaVersion).toBe(plan.schemaVersion);
+      }),
+      { numRuns: RUNS.pure },
+    );
+  });
+});
+
+describe('private SSH keys, known hosts and git remotes', () => {
+  const field = (value: string | Buffer) => {
+    const bytes = Buffer.from(value);
+    return Buffer.concat([Buffer.from([0, 0, 0, bytes.length]), bytes]);
+  };
+  const publicKey = Buffer.concat([field('ssh-ed25519'), field(Buffer.alloc(32, 5))]);
+  const blob = Buffer.concat([Buffer.from('openssh-key-v1\0', 'latin1'), field('none'), field('none'), field(''), Buffer.from([0, 0, 0, 1]), field(publicKey), field(Buffer.alloc(40, 9))]);
+  const wrap = (label: string, data: Buffer) => `-----BEGIN ${label}-----\n${(data.toString('base64').match(/.{1,70}/g) ?? []).join('\n')}\n-----END ${label}-----\n`;
+  const keyText = fc.constantFrom(
+    wrap('OPENSSH PRIVATE KEY', blob),
+    wrap('RSA PRIVATE KEY', Buffer.alloc(120, 3)),
+    wrap('OPENSSH PRIVATE KEY', Buffer.concat([blob.subarray(0, 20), Buffer.from('aes256-ctr')])),
+  );
+
+  it('a key value is read as a key, or refused with RUNPLAN_E_SSH_KEY_INVALID that quotes none of its lines', () => {
+    fc.assert(
+      fc.property(nearly(keyText), (value) => {
+        try {
+          const key = parsePrivateKey(value);
+          expect(key.text).toMatch(/^-----BEGIN [A-Z ]+-----\n[A-Za-z0-9+/=\n]+\n-----END [A-Z ]+-----\n$/);
+        } catch (error) {
+          expect(isCoded(error) && error.code, String(error)).toBe('RUNPLAN_E_SSH_KEY_INVALID');
+          const text = `${(error as Error).message}\n${(error as { fix?: string }).fix ?? ''}`;
+          for (const line of value.split(/\r?\n/)) if (line.trim().length >= 8 && !line.includes('-----')) expect(text).not.toContain(line.trim());
+        }
+      }),
+      { numRuns: RUNS.pure },
+    );
+  });
+
+  it('known_hosts text gives entries that are lines of it, and never throws', () => {
+    const line = fc.constantFrom(`[127.0.0.1]:2222 ssh-ed25519 ${publicKey.toString('base64')}`, `@cert-authority *.example.org ssh-ed25519 ${publicKey.toString('base64')}`, '# comment');
+    fc.assert(
+      fc.property(fc.array(nearly(line), { maxLength: 4 }), (lines) => {
+        const text = lines.join('\n');
+        const { entries, invalid } = parseKnownHosts(text);
+        for (const e of entries) expect(text.split(/\r?\n/).map((l) => l.trim())).toContain(e.line);
+        for (const i of invalid) expect(i.line).toBeGreaterThan(0);
+      }),
+      { numRuns: RUNS.pure },
+    );
+  });
+
+  it('a git remote over SSH has a host and a path of printable characters, and a pattern that matches its own URL', () => {
+    const url = fc.constantFrom('git+ssh://git@git.example.org:2222/team/repo.git', 'git@github.com:team/repo.git', 'ssh://h/r', 'git+ssh://git@h:team/r.git#v1');
+    fc.assert(
+      fc.property(nearly(url), (text) => {
+        const remote = sshRemote(text);
+        if (remote === undefined) return;
+        expect(remote.host).toMatch(/^[\x21-\x7e]+$/);
+        expect(remote.path).toMatch(/^[\x21-\x7e]+$/);
+        expect(new RegExp(remotePattern(remote), 'i').test(text.trim())).toBe(true);
       }),
       { numRuns: RUNS.pure },
     );

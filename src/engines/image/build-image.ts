@@ -137,6 +137,13 @@ async function writeContext(
  */
 export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   const { plan, environment, host } = await planToCarryOut(options);
+  if (plan.build.sshKey) {
+    // Not yet: the stack images have no git nor ssh, and the key would have to reach the steps as a BuildKit secret (docs/engines.md).
+    throw CoreErrors.IMAGE_SSH_KEY_UNSUPPORTED.create({
+      message: `the plan's build fetches git dependencies over SSH with ${plan.build.sshKey.variable}, which the image engine does not support yet: no image is built, so no layer can hold the key.`,
+      variable: plan.build.sshKey.variable,
+    });
+  }
   const logger = new Logger(options.sink, environment.redactor);
   const digest = planDigest(plan);
   options.onPlan?.(plan);

@@ -1,3 +1,4 @@
+import { standInPublicKey, standInSshKey } from '../../helpers/stand-ins.js';
 import { type BadInputCase, big, binary, type CaseRow, inArea, TERMINAL_ATTACK } from '../corpus.js';
 
 const USAGE = 'RUNPLAN_E_CLI_USAGE';
@@ -204,4 +205,129 @@ const savedFiles: CaseRow[] = [
   },
 ];
 
-export const coreCases: BadInputCase[] = inArea('core', 'node', [...options, ...envFiles, ...coreVariables, ...savedFiles]);
+const corpusPublicKey = standInPublicKey(0x2c);
+/** An OpenSSH private key of the right shape, encrypted with `cipher` ("none": readable when planning; ssh-keygen still refuses its made-up private part). */
+const corpusSshKey = (cipher: string) => standInSshKey(0x2c, cipher);
+const SSH_KEY = corpusSshKey('none');
+/** Each line of the key's data: none may be shown. */
+const sshKeyLines = (key: string) => key.split('\n').filter((l) => l.length >= 8 && !l.startsWith('-----'));
+const keyFile = (key: string) => ({ 'key.env': `CC_SSH_PRIVATE_KEY="${key}"\n` });
+const withKey = { outside: keyFile(SSH_KEY), secrets: sshKeyLines(SSH_KEY) };
+const KEY_INVALID = 'RUNPLAN_E_SSH_KEY_INVALID';
+const KNOWN_HOSTS_INVALID = 'RUNPLAN_E_SSH_KNOWN_HOSTS_INVALID';
+const gitSshDependency = {
+  'package.json': `${JSON.stringify({ name: 'corpus-app', scripts: { start: 'node server.js' }, dependencies: { 'private-dep': 'git+ssh://git@git.example.org/team/private-dep.git' } })}\n`,
+};
+
+/** The private SSH key of the build (CC_SSH_PRIVATE_KEY), its known hosts, and the host's known hosts file. */
+const sshKeys: CaseRow[] = [
+  { id: 'ssh-key-valid', command: 'plan-json', ...withKey, args: ['--app-env-file', '{case}/key.env'], expect: { exit: 0, code: 'RUNPLAN_W_SSH_TRUST_ON_FIRST_USE' } },
+  {
+    id: 'ssh-key-one-line-escaped',
+    ...withKey,
+    outside: { 'key.env': `CC_SSH_PRIVATE_KEY=${SSH_KEY.trim().replace(/\n/g, '\\n')}\n` },
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 0, code: 'RUNPLAN_W_SSH_TRUST_ON_FIRST_USE', includes: ['given on one line with'] },
+  },
+  { id: 'ssh-key-public-key', env: { CC_SSH_PRIVATE_KEY: `ssh-ed25519 ${corpusPublicKey.toString('base64')} corpus` }, expect: { exit: 2, code: KEY_INVALID, includes: ['holds a public key'] } },
+  {
+    id: 'ssh-key-passphrase',
+    outside: keyFile(corpusSshKey('aes256-ctr')),
+    secrets: sshKeyLines(corpusSshKey('aes256-ctr')),
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 2, code: KEY_INVALID, includes: ['protected by a passphrase'] },
+  },
+  { id: 'ssh-key-garbage', env: { CC_SSH_PRIVATE_KEY: `corpus_ssh_garbage_4e${TERMINAL_ATTACK}` }, secrets: ['corpus_ssh_garbage_4e'], expect: { exit: 2, code: KEY_INVALID } },
+  {
+    id: 'ssh-key-truncated',
+    outside: keyFile(SSH_KEY.split('\n').slice(0, 3).join('\n')),
+    secrets: sshKeyLines(SSH_KEY).slice(0, 2),
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 2, code: KEY_INVALID, includes: ['no -----END OPENSSH PRIVATE KEY----- line'] },
+  },
+  {
+    id: 'ssh-key-huge',
+    outside: { 'key.env': () => `CC_SSH_PRIVATE_KEY=${'corpus_ssh_huge_'.repeat(65_536)}\n` },
+    args: ['--app-env-file', '{case}/key.env'],
+    secrets: ['corpus_ssh_huge_'],
+    expect: { exit: 2, code: KEY_INVALID },
+  },
+  {
+    id: 'ssh-key-nul',
+    outside: { 'key.env': 'CC_SSH_PRIVATE_KEY=corpus_ssh_nul_31\u0000x\n' },
+    args: ['--app-env-file', '{case}/key.env'],
+    secrets: ['corpus_ssh_nul_31'],
+    expect: { exit: 2, code: 'RUNPLAN_E_ENV_VALUE_INVALID' },
+  },
+  { id: 'ssh-key-empty', env: { CC_SSH_PRIVATE_KEY: '' }, expect: { exit: 0 } },
+  {
+    id: 'ssh-key-from-addon',
+    ...withKey,
+    outside: { 'key.env': `CC_SSH_PRIVATE_KEY="${SSH_KEY}"\n` },
+    args: ['--addon-env-file', 'keys={case}/key.env'],
+    expect: { exit: 0, code: 'RUNPLAN_W_SSH_TRUST_ON_FIRST_USE', includes: ['env CC_SSH_PRIVATE_KEY (addon)'] },
+  },
+  {
+    id: 'ssh-known-hosts-garbage',
+    ...withKey,
+    env: { CC_SSH_KNOWN_HOSTS: `not a host line${TERMINAL_ATTACK}` },
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 2, code: KNOWN_HOSTS_INVALID, includes: ['line 1 of CC_SSH_KNOWN_HOSTS'] },
+  },
+  {
+    id: 'ssh-known-hosts-huge',
+    ...withKey,
+    outside: { ...keyFile(SSH_KEY), 'hosts.env': () => `CC_SSH_KNOWN_HOSTS=${'h ssh-rsa AAAA '.repeat(70_000)}\n` },
+    args: ['--app-env-file', '{case}/key.env', '--app-env-file', '{case}/hosts.env'],
+    expect: { exit: 2, code: KNOWN_HOSTS_INVALID },
+  },
+  {
+    id: 'ssh-known-hosts-valid',
+    ...withKey,
+    env: { CC_SSH_KNOWN_HOSTS: `[127.0.0.1]:2222 ssh-ed25519 ${corpusPublicKey.toString('base64')}` },
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 0, includes: ['checked strictly against CC_SSH_KNOWN_HOSTS'] },
+  },
+  { id: 'ssh-known-hosts-option-empty', args: ['--ssh-known-hosts', ''], expect: { exit: 2, code: USAGE } },
+  { id: 'ssh-known-hosts-option-other-command', command: 'raw', args: ['check', 'http://127.0.0.1:1', '--ssh-known-hosts', '{case}/k'], expect: { exit: 2, code: USAGE } },
+  {
+    id: 'ssh-known-hosts-file-missing',
+    command: 'build',
+    ...withKey,
+    hostEnv: { RUNPLAN_SSH_KNOWN_HOSTS: '{case}/missing' },
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 2, code: HOST, includes: ['cannot read the SSH known hosts file'] },
+  },
+  {
+    id: 'ssh-known-hosts-file-host-file',
+    command: 'build',
+    ...withKey,
+    args: ['--app-env-file', '{case}/key.env', '--ssh-known-hosts', '{sentinel}/host-file'],
+    expect: { exit: 2, code: HOST, includes: ['is not a known_hosts entry'] },
+  },
+  {
+    id: 'ssh-key-unreadable-by-ssh-keygen',
+    command: 'build',
+    ...withKey,
+    args: ['--app-env-file', '{case}/key.env'],
+    expect: { exit: 2, code: KEY_INVALID, includes: ['ssh-keygen cannot read the key of CC_SSH_PRIVATE_KEY'] },
+  },
+  { id: 'ssh-dependency-without-key', files: gitSshDependency, expect: { exit: 0, code: 'RUNPLAN_W_SSH_KEY_MISSING', includes: ['private-dep (package.json)'] } },
+  {
+    id: 'ssh-dependency-hostile-url',
+    files: {
+      'package.json': `${JSON.stringify({ name: 'corpus-app', scripts: { start: 'node server.js' }, dependencies: { a: `git+ssh://git@h${TERMINAL_ATTACK}/x.git`, b: `git@h:${'x'.repeat(100_000)}` } })}\n`,
+    },
+    expect: { exit: 0 },
+  },
+  {
+    id: 'ssh-key-image-unsupported',
+    command: 'raw',
+    ...withKey,
+    hostEnv: { DOCKER_HOST: 'unix://{case}/no-docker.sock' },
+    args: ['image', '{app}', '--inventory', '{inventory}', '--work-dir', '{case}/work', '--app-env-file', '{case}/key.env'],
+    expect: { exit: 2, code: 'RUNPLAN_E_IMAGE_SSH_KEY_UNSUPPORTED' },
+  },
+];
+
+export const coreCases: BadInputCase[] = inArea('core', 'node', [...options, ...envFiles, ...coreVariables, ...savedFiles, ...sshKeys]);

@@ -50,6 +50,8 @@ const ARMOUR = /^-----(BEGIN|END) [A-Z0-9 ]+-----$/;
  * first: one regular expression of all the values fails for a value of some 25 KB
  * ("regular expression too large"), and its error would quote the secret.
  */
+const PARTIAL_TOKEN = /(_auth(?:Token)?=|Bearer |Basic )[^\s[\]]{1,16}\[hidden\]/g;
+
 export class Redactor {
   private readonly needles = new Set<string>();
   private sorted: string[] | undefined;
@@ -92,7 +94,8 @@ export class Redactor {
     this.sorted ??= [...this.needles].sort((a, b) => b.length - a.length);
     let out = text;
     for (const needle of this.sorted) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
-    return out;
+    // pnpm shows the first characters of a token it sent ("Bearer abcd[hidden]", "_authToken=abcd[hidden]"): a part of a secret is not shown either.
+    return out.includes('[hidden]') ? out.replace(PARTIAL_TOKEN, `$1${REDACTED}`) : out;
   }
 
   /** Redacts every string inside a JSON-like value. */

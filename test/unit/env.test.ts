@@ -129,6 +129,15 @@ describe('secrets', () => {
 });
 
 describe('secrets the redactor once missed', () => {
+  it("masks the first characters of a token pnpm shows in its 401 errors", () => {
+    const r = new Redactor();
+    r.addVariable('NPM_TOKEN', 'npm_abcdefghijklmnop');
+    expect(r.redact('ERR_PNPM_FETCH_401 GET https://host/pkg: Unauthorized - 401 An authorization header was used: Bearer npm_[hidden]; _authToken=npm_[hidden]')).toBe(
+      'ERR_PNPM_FETCH_401 GET https://host/pkg: Unauthorized - 401 An authorization header was used: Bearer ***; _authToken=***',
+    );
+    expect(r.redact('no token here [hidden]')).toBe('no token here [hidden]');
+  });
+
   it('redacts a 1 MB secret without building a regular expression of it, in about the time of a search', () => {
     const secret = `k${'0123456789abcdef'.repeat(65_536)}`;
     const r = new Redactor();

@@ -129,7 +129,7 @@ describe('secrets', () => {
 });
 
 describe('secrets the redactor once missed', () => {
-  it("masks the first characters of a token pnpm shows in its 401 errors", () => {
+  it('masks the first characters of a token pnpm shows in its 401 errors', () => {
     const r = new Redactor();
     r.addVariable('NPM_TOKEN', 'npm_abcdefghijklmnop');
     expect(r.redact('ERR_PNPM_FETCH_401 GET https://host/pkg: Unauthorized - 401 An authorization header was used: Bearer npm_[hidden]; _authToken=npm_[hidden]')).toBe(

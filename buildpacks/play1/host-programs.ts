@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { systemEnvironment } from '../../src/build/process-env.js';
+import { systemEnvironment } from '../../src/process/process-env.js';
 
 /** The feature release of a `java -version` banner: `"17.0.15"` → 17, `"1.8.0_292"` → 8. */
 export function javaMajor(banner: string): number | undefined {

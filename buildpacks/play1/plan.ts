@@ -1,5 +1,5 @@
 import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
-import { SYSTEM_VARIABLES } from '../../src/build/process-env.js';
+import { SYSTEM_VARIABLES } from '../../src/process/process-env.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
 import { previousDefault } from '../../src/plan/previous.js';
 import type { BuildStep, Decision, PlannedProcess, PlanWarning, Runtime } from '../../src/plan/schema.js';

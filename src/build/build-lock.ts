@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import { formatSeconds } from '../health/probes.js';
-import { BUILD_TAG_VARIABLE, terminateTagged } from '../run/process-tree.js';
+import { BUILD_TAG_VARIABLE, terminateTagged } from '../process/process-tree.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 /**

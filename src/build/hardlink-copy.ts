@@ -1,7 +1,7 @@
 import { constants, copyFile, link, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppUser } from '../host/app-user.js';
-import { mkdirOwned, ownPath } from './ownership.js';
+import { mkdirOwned, ownPath } from '../process/ownership.js';
 
 /**
  * Copies a tree by hard-linking its files (directories and symlinks are recreated).

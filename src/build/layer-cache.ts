@@ -3,7 +3,7 @@ import { lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AppUser } from '../host/app-user.js';
 import { copyTree, hardlinkTree } from './hardlink-copy.js';
-import { ownTree } from './ownership.js';
+import { ownTree } from '../process/ownership.js';
 import { freezeTree } from './install/freeze.js';
 
 /**

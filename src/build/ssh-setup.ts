@@ -12,7 +12,7 @@ import type { AppUser } from '../host/app-user.js';
 import type { HostSettings } from '../host/host-settings.js';
 import type { Logger } from '../log/logger.js';
 import type { SshKeyPlan } from '../plan/schema.js';
-import { ownPath } from './ownership.js';
+import { ownPath } from '../process/ownership.js';
 
 const KEY_FILE = 'id';
 const KNOWN_HOSTS_FILE = 'known_hosts';

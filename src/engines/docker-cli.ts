@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { CoreErrors } from '../errors/core-errors.js';
-import { systemEnvironment } from '../build/process-env.js';
+import { systemEnvironment } from '../process/process-env.js';
 import { LineSplitter } from '../log/logger.js';
 
 export interface DockerResult {

@@ -2,14 +2,14 @@ import { chown, mkdir, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
 import { bindProcess } from '../plan/placeholders.js';
-import { materialiseFiles } from '../build/materialise-files.js';
+import { materialiseFiles } from '../process/materialise-files.js';
 import { writablePathInside } from '../files/app-path.js';
 import { formatSeconds } from '../health/probes.js';
 import { type AppUser, appUser } from '../host/app-user.js';
-import { ownPath } from '../build/ownership.js';
+import { ownPath } from '../process/ownership.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { describeReadiness, waitUntilReady } from './readiness.js';
-import { ensureRunDirParent, localBindings } from './run-dir.js';
+import { ensureRunDirParent, localBindings } from '../process/run-dir.js';
 import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
 

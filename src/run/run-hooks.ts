@@ -1,5 +1,5 @@
-import { childEnvironment, systemEnvironment } from '../build/process-env.js';
-import { runCommandStep } from '../build/step-builder.js';
+import { childEnvironment, systemEnvironment } from '../process/process-env.js';
+import { runCommandStep } from '../process/command-step.js';
 import type { Environment } from '../env/assemble.js';
 import { type AppUser, userEnvironment } from '../host/app-user.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';

@@ -4,13 +4,13 @@ import type { ProcessState } from '../buildpack/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import type { PlannedProcess } from '../plan/schema.js';
-import { childEnvironment, systemEnvironment } from '../build/process-env.js';
+import { childEnvironment, systemEnvironment } from '../process/process-env.js';
 import { formatSeconds } from '../health/probes.js';
 import { type AppUser, spawnIdentity, userEnvironment } from '../host/app-user.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Clock } from '../time/clock.js';
 import { restartDelay } from './backoff.js';
-import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from './process-tree.js';
+import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from '../process/process-tree.js';
 
 /**
  * One process of the plan, kept alive per its restart policy. It runs in its own

@@ -18,7 +18,7 @@ import { resolveHostSettings, type HostSettings } from '../../src/host/host-sett
 import { Logger, memorySink } from '../../src/log/logger.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
 import { BuildStepSchema, LayerSchema, PlannedFileSchema, type BuildStep, type Install, type PackageSource, type RunPlan, type StepFailureRule } from '../../src/plan/schema.js';
-import { localRunDir } from '../../src/run/run-dir.js';
+import { localRunDir } from '../../src/process/run-dir.js';
 import { InstantClock } from '../../src/time/clock.js';
 import { play1InventoryPart, testInventory } from '../helpers/inventory.js';
 import { killAll, processesUnder, processesWithArgument, processTreeScript } from '../helpers/processes.js';

@@ -3,10 +3,10 @@ import { appendFile, chmod, chown, mkdir, readFile, stat, symlink, writeFile } f
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LayerCache } from '../../src/build/layer-cache.js';
-import { assertReachable } from '../../src/build/ownership.js';
+import { assertReachable } from '../../src/process/ownership.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { type AppUser, appUser } from '../../src/host/app-user.js';
-import { ensureRunDirParent, localRunDir } from '../../src/run/run-dir.js';
+import { ensureRunDirParent, localRunDir } from '../../src/process/run-dir.js';
 import { tempDir } from '../helpers/temp.js';
 
 const asRoot = process.getuid?.() === 0;

@@ -10,7 +10,7 @@ import { assertTokenFitsNpmrc, parseRegistry, planNpmrc } from '../../buildpacks
 import { yarnReleasePath } from '../../buildpacks/node/tools.js';
 import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
 import { assertTokenFitsYarnrc } from '../../buildpacks/node/yarnrc-registry.js';
-import { renderFile } from '../../src/build/materialise-files.js';
+import { renderFile } from '../../src/process/materialise-files.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { codedOr, codedOrAsync, hostileString, RUNS } from './arbitraries.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { materialiseFiles } from '../../src/build/materialise-files.js';
+import { materialiseFiles } from '../../src/process/materialise-files.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { escapeControls, lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';

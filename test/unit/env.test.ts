@@ -3,8 +3,8 @@ import { assembleEnvironment, ENV_PRECEDENCE, Environment } from '../../src/env/
 import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
 import { isValidVariableName } from '../../src/env/names.js';
 import { Redactor, secretReason } from '../../src/env/secrets.js';
-import { renderFile } from '../../src/build/materialise-files.js';
-import { isolateNpm } from '../../src/build/process-env.js';
+import { renderFile } from '../../src/process/materialise-files.js';
+import { isolateNpm } from '../../src/process/process-env.js';
 import { redactError } from '../../src/env/redact-error.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import type { RunplanError } from '../../src/errors/runplan-error.js';

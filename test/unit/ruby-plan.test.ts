@@ -9,7 +9,7 @@ import { findNginx, resolveRubyOptions, rubyInventoryProvider, RubyInventorySche
 import { systemRubies } from '../../buildpacks/ruby/rubies.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/default-registry.js';
-import { explainFailure } from '../../src/build/step-builder.js';
+import { explainFailure } from '../../src/process/command-step.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { DirectorySource } from '../../src/files/directory-source.js';
 import { MemorySource } from '../../src/files/memory-source.js';

@@ -4,7 +4,7 @@ import { CoreErrors } from '../../errors/core-errors.js';
 import type { AppUser } from '../../host/app-user.js';
 import type { Install } from '../../plan/schema.js';
 import { copyTree } from '../hardlink-copy.js';
-import { assertReachable, mkdirOwned, ownPath } from '../ownership.js';
+import { assertReachable, mkdirOwned, ownPath } from '../../process/ownership.js';
 import { describeSource, ensureTree, type TreeOptions } from './tree-cache.js';
 
 /** `path` resolved inside `root`, or the error that it is not. */

@@ -5,7 +5,7 @@ import { mkdir, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { CoreErrors } from '../../errors/core-errors.js';
-import { systemEnvironment } from '../process-env.js';
+import { systemEnvironment } from '../../process/process-env.js';
 
 /** Runs `npm <args>` (in `cwd`, with `env`, when given) and returns its standard output. */
 export type NpmRunner = (args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv) => Promise<string>;

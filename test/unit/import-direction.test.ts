@@ -1,0 +1,48 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
+
+/** Every relative import of the TypeScript sources under `dir`: [importing file, imported file], both relative to the root. */
+function imports(dir: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = join(entry.parentPath, entry.name);
+    for (const m of readFileSync(file, 'utf8').matchAll(/^(?:import|export)[^;]*?from '(\.{1,2}\/[^']+)'/gms)) {
+      out.push([relative(ROOT, file), relative(ROOT, resolve(dirname(file), m[1] as string))]);
+    }
+  }
+  return out;
+}
+
+const SRC = imports('src');
+const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
+
+/**
+ * The shape the design promises (issue 13, item 5), checked on every run: the
+ * core knows no buildpack but in the composition layer, and building and running
+ * share what they both need through src/process/ instead of importing each other.
+ */
+describe('import direction', () => {
+  it('the core imports no buildpack, except the composition layer (src/index.ts, src/default-registry.ts)', () => {
+    const composition = new Set(['src/index.ts', 'src/default-registry.ts']);
+    expect(SRC.filter(([from, to]) => inFolder(to, 'buildpacks') && !composition.has(from))).toEqual([]);
+  });
+
+  it('src/build and src/run do not import each other', () => {
+    expect(SRC.filter(([from, to]) => (inFolder(from, 'src/build') && inFolder(to, 'src/run')) || (inFolder(from, 'src/run') && inFolder(to, 'src/build')))).toEqual([]);
+  });
+
+  it('the shared layers (src/process, src/plan, src/errors, src/env, src/files, src/log) import none of build, run, deploy, engines or cli', () => {
+    const shared = ['src/process', 'src/plan', 'src/errors', 'src/env', 'src/files', 'src/log'];
+    const above = ['src/build', 'src/run', 'src/deploy', 'src/engines', 'src/cli'];
+    expect(SRC.filter(([from, to]) => shared.some((f) => inFolder(from, f)) && above.some((f) => inFolder(to, f)))).toEqual([]);
+  });
+
+  it('a buildpack imports no other buildpack', () => {
+    const bp = imports('buildpacks');
+    const own = (path: string) => path.split('/')[1];
+    expect(bp.filter(([from, to]) => inFolder(to, 'buildpacks') && own(from) !== own(to))).toEqual([]);
+  });
+});

@@ -39,18 +39,36 @@ const esmOnlyDependencies = [
 ];
 
 const shared = {
-  entry: { index: 'src/index.ts' },
   target: 'node20',
   platform: 'node' as const,
   sourcemap: true,
-  splitting: false,
+};
+
+/**
+ * The package's entry points: the whole SDK, the buildpack kit (`runplan/buildpack`)
+ * and each built-in buildpack on its own (`runplan/buildpacks/node`…). Code they share
+ * is split into common chunks, so a program importing several of them loads one copy
+ * of the core (one RunplanError class, one schema).
+ */
+const library = {
+  ...shared,
+  entry: {
+    index: 'src/index.ts',
+    buildpack: 'src/kit/index.ts',
+    'buildpacks/node': 'buildpacks/node/index.ts',
+    'buildpacks/ruby': 'buildpacks/ruby/index.ts',
+    'buildpacks/play1': 'buildpacks/play1/index.ts',
+  },
+  splitting: true,
+  dts: true,
 };
 
 export default defineConfig([
-  { ...shared, format: ['esm'], dts: true, clean: true },
-  { ...shared, format: ['cjs'], dts: true, noExternal: esmOnlyDependencies },
+  { ...library, format: ['esm'], clean: true },
+  { ...library, format: ['cjs'], noExternal: esmOnlyDependencies },
   {
     ...shared,
+    splitting: false,
     // cli.js turns Node's compile cache on, then loads cli-main.js (src/cli/entry.ts).
     entry: { cli: 'src/cli/entry.ts', 'cli-main': 'src/cli/main.ts' },
     format: ['esm'],

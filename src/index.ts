@@ -6,10 +6,15 @@
  */
 export * from './plan/schema.js';
 export { runPlanJsonSchema } from './plan/json-schema.js';
+export { decide, type DecideInput, type DecisionRequest } from './plan/decide.js';
+export { ensureCached, type CachedEntry, type EnsureCachedOptions } from './files/cache-entry.js';
+export { writeFileAtomic } from './files/atomic-write.js';
+export { runProgram, type ProgramResult, type RunProgramOptions } from './process/run-program.js';
+export { SYSTEM_VARIABLES, systemEnvironment, childEnvironment } from './process/process-env.js';
 export * from './buildpack/contract.js';
 export { BuildpackRegistry } from './buildpack/registry.js';
 export { selectBuildpack, type Selection } from './buildpack/detect.js';
-export { defaultRegistry, type DefaultRegistryOptions } from './default-registry.js';
+export { defaultRegistry, type DefaultRegistryOptions } from './compose/default-registry.js';
 export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
 export { environmentForPlan } from './planning/plan-environment.js';
 export { gatherInventory, parseInventory, inventoryPart, machineInstance, type GatherOptions } from './inventory/gather.js';
@@ -33,7 +38,7 @@ export { assembleEnvironment, Environment, ENV_PRECEDENCE, type EnvironmentInput
 export { parseAssignment, parseEnvFile, type Assignment } from './env/assignments.js';
 export { isValidVariableName } from './env/names.js';
 export { Redactor, secretReason, REDACTED } from './env/secrets.js';
-export { RunplanError, defineErrors, isRunplanError, listDefinitions, type ErrorDefinition, type ErrorKind, type ErrorOccurrence, type ErrorType } from './errors/runplan-error.js';
+export { RunplanError, defineErrors, isRunplanError, listDefinitions, type CodeOptions, type ErrorDefinition, type ErrorKind, type ErrorOccurrence, type ErrorType } from './errors/runplan-error.js';
 export { CoreErrors } from './errors/core-errors.js';
 export { defineWarnings, listWarningDefinitions, type WarningDefinition, type WarningType } from './errors/warnings.js';
 export type { FileSource } from './files/file-source.js';

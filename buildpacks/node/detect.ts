@@ -1,4 +1,4 @@
-import type { Detector } from '../../src/buildpack/contract.js';
+import type { Detector } from '../../src/kit/index.js';
 import { PACKAGE_JSON } from './package-json.js';
 
 /** A Node.js application is one with a package.json at its root (specification, Node rule 1). */

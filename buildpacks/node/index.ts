@@ -1,4 +1,4 @@
-import type { Buildpack } from '../../src/buildpack/contract.js';
+import type { Buildpack } from '../../src/kit/index.js';
 import { nodeDetector } from './detect.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { registryInventory, type NodeInventory, type NpmRunner } from './inventory.js';

@@ -1,5 +1,5 @@
 import semver from 'semver';
-import type { StepRun } from '../../src/plan/schema.js';
+import type { StepRun } from '../../src/kit/index.js';
 import { yarnReleasePath } from './tools.js';
 import type { BuildToolResolution } from './resolve-build-tool.js';
 

@@ -2,15 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { hostNpmRegistry } from '../../src/build/install/npm-registry.js';
-import { runHostNpm, type NpmRunner } from '../../src/build/install/npm-tarball.js';
-import { writeFileAtomic } from '../../src/files/atomic-write.js';
-import type { GatherContext, InventoryProvider } from '../../src/inventory/inventory.js';
-import { systemClock, type Clock } from '../../src/time/clock.js';
+import { type Clock, type GatherContext, hostNpmRegistry, type InventoryProvider, type NpmRunner, runHostNpm, systemClock, writeFileAtomic } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import { TOOL_PACKAGES } from './tools.js';
 
-export type { NpmRunner } from '../../src/build/install/npm-tarball.js';
+export type { NpmRunner } from '../../src/kit/index.js';
 
 const Integrity = z.string().regex(/^sha(256|384|512)-[A-Za-z0-9+/=]+$/);
 const Published = z.object({ version: z.string(), integrity: Integrity });

@@ -1,4 +1,4 @@
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
+import { quoteExcerpt } from '../../src/kit/index.js';
 
 /**
  * Where a JSON text goes wrong, for messages: V8's JSON.parse gives no position

@@ -1,6 +1,5 @@
-import type { Decision, OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
+import { type Decision, type OverriddenSource, type PlannedFile, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export interface NpmrcInput {
   /** CC_NPM_REGISTRY: a host, optionally with port, path or scheme. */

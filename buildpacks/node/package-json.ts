@@ -1,5 +1,4 @@
-import type { FileSource } from '../../src/files/file-source.js';
-import { lineExcerpt } from '../../src/errors/excerpt.js';
+import { type FileSource, lineExcerpt } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import { findJsonFault, nestingDepth } from './json-syntax.js';
 

@@ -1,12 +1,23 @@
-import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
+import {
+  type BuildStep,
+  CoreErrors,
+  type Decision,
+  DEFAULT_RESTART,
+  DEFAULT_STOP_GRACE_MS,
+  failureRule,
+  type Install,
+  type Layer,
+  lineExcerpt,
+  MAX_LOCKFILE_BYTES,
+  type PlanContext,
+  type PlanContribution,
+  type PlannedFile,
+  type PlannedProcess,
+  type PlanWarning,
+  previousDefault,
+  quoteExcerpt,
+} from '../../src/kit/index.js';
 import { readRootEvidence, resolveWorkspaceRoot } from './workspace-root.js';
-import { CoreErrors } from '../../src/errors/core-errors.js';
-import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
-import { MAX_LOCKFILE_BYTES } from '../../src/files/file-source.js';
-import { failureRule } from '../../src/plan/failure-rule.js';
-import { previousDefault } from '../../src/plan/previous.js';
-import type { BuildStep, Decision, Install, Layer, PlannedFile, PlannedProcess, PlanWarning } from '../../src/plan/schema.js';
-import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
 import { MAIN_OUTSIDE_MARK, mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from './build-checks.js';
 import { dependencyCacheKey, dependencyKeyInputs } from './cache-key.js';
 import { NodeErrors, NodeWarnings } from './errors.js';

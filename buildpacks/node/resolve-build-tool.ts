@@ -1,4 +1,4 @@
-import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import type { Decision, OverriddenSource, PlanWarning } from '../../src/kit/index.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 
 /** The values of CC_NODE_BUILD_TOOL: the specification's six and the newer service's three. */

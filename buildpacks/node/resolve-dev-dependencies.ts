@@ -1,4 +1,4 @@
-import type { Decision, OverriddenSource } from '../../src/plan/schema.js';
+import type { Decision, OverriddenSource } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 
 export interface DevDependenciesInput {

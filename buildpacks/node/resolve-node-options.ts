@@ -1,5 +1,5 @@
 import semver from 'semver';
-import type { Decision } from '../../src/plan/schema.js';
+import type { Decision } from '../../src/kit/index.js';
 
 /**
  * NODE_OPTIONS for the build and the processes: V8's old-space limit set to three

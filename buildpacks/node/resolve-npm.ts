@@ -1,6 +1,5 @@
 import semver from 'semver';
-import { keepPrevious } from '../../src/plan/previous.js';
-import type { Decision } from '../../src/plan/schema.js';
+import { type Decision, keepPrevious } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 
 /** One published npm release and the Node.js versions it declares support for. */

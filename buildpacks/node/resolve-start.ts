@@ -1,6 +1,4 @@
-import { CoreErrors } from '../../src/errors/core-errors.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
-import type { Command, Decision, OverriddenSource } from '../../src/plan/schema.js';
+import { type Command, CoreErrors, type Decision, type OverriddenSource, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import type { PackageJson } from './package-json.js';
 

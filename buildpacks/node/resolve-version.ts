@@ -1,9 +1,7 @@
 import semver from 'semver';
-import { keepPrevious } from '../../src/plan/previous.js';
-import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import { type Decision, keepPrevious, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 /** Which rule of the specification turned a request into a version. */
 export type VersionRule = 'release-line' | 'open-range' | 'range' | 'default-lts';

@@ -1,5 +1,4 @@
-import type { SshGitDependency } from '../../src/buildpack/contract.js';
-import { sshRemote } from '../../src/planning/ssh-remote.js';
+import { type SshGitDependency, sshRemote } from '../../src/kit/index.js';
 import { PACKAGE_JSON, type PackageJson } from './package-json.js';
 
 /** More are told apart by the generic rule only: a plan stays small whatever package.json holds. */

@@ -1,4 +1,4 @@
-import type { Install } from '../../src/plan/schema.js';
+import type { Install } from '../../src/kit/index.js';
 import type { PublishedVersion } from './inventory.js';
 import { PINNED_TOOLS } from './resolve-build-tool.js';
 

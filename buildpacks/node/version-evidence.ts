@@ -1,6 +1,5 @@
 import semver from 'semver';
-import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
-import type { OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import { lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeWarnings } from './errors.js';
 
 /**

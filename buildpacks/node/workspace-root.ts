@@ -1,5 +1,4 @@
-import type { FileSource } from '../../src/files/file-source.js';
-import type { Decision } from '../../src/plan/schema.js';
+import type { Decision, FileSource } from '../../src/kit/index.js';
 import { LOCKFILES } from './resolve-build-tool.js';
 
 /** A workspace whose root is the repository's and whose member is the application (APP_FOLDER). */

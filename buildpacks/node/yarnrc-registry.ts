@@ -1,6 +1,5 @@
 import type { Document, Scalar, YAMLMap } from 'yaml';
-import type { Decision, OverriddenSource } from '../../src/plan/schema.js';
-import type { RunplanError } from '../../src/errors/runplan-error.js';
+import type { Decision, OverriddenSource, RunplanError } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import { parseRegistry } from './npmrc.js';
 

@@ -1,4 +1,4 @@
-import type { Decision, OverriddenSource, PlannedFile } from '../../src/plan/schema.js';
+import type { Decision, OverriddenSource, PlannedFile } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import { yarnReleasePath } from './tools.js';
 import { applyYarnRegistry, TOKEN_MARK, type YarnRegistryInput } from './yarnrc-registry.js';

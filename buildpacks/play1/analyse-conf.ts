@@ -1,7 +1,6 @@
-import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import { type Decision, lineExcerpt, type OverriddenSource, type PlanWarning } from '../../src/kit/index.js';
 import { APPLICATION_CONF, classifyReferences, type ApplicationConf, type Reference } from './application-conf.js';
 import { Play1Warnings } from './warnings.js';
-import { lineExcerpt } from '../../src/errors/excerpt.js';
 
 export interface ConfAnalysis {
   /** Which keys apply on the service's framework id, and where each reference comes from. */

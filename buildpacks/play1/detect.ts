@@ -1,5 +1,4 @@
-import type { Detector } from '../../src/buildpack/contract.js';
-import type { FileSource } from '../../src/files/file-source.js';
+import type { Detector, FileSource } from '../../src/kit/index.js';
 import { APPLICATION_CONF } from './application-conf.js';
 import { Play1Errors } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { defineErrors } from '../../src/errors/runplan-error.js';
+import { defineErrors } from '../../src/kit/index.js';
 
 /** Error codes of the Play 1.x buildpack (documented in docs/errors.md). */
 export const Play1Errors = defineErrors({

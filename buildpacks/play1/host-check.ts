@@ -1,4 +1,4 @@
-import type { PlanWarning, RuntimeNeeds } from '../../src/plan/schema.js';
+import type { PlanWarning, RuntimeNeeds } from '../../src/kit/index.js';
 import { Play1Errors } from './errors.js';
 import { pythonMajor } from './host-programs.js';
 import { PLAY1_SERIES, type Play1Series } from './versions.js';

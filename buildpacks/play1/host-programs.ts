@@ -1,5 +1,4 @@
-import { execFile } from 'node:child_process';
-import { systemEnvironment } from '../../src/process/process-env.js';
+import { runProgram } from '../../src/kit/index.js';
 
 /** The feature release of a `java -version` banner: `"17.0.15"` → 17, `"1.8.0_292"` → 8. */
 export function javaMajor(banner: string): number | undefined {
@@ -10,13 +9,9 @@ export function javaMajor(banner: string): number | undefined {
 }
 
 /** Runs a program of the host with the machine's variables; resolves with its output and whether it exited 0, or undefined when it cannot run. */
-function run(file: string, args: string[]): Promise<{ output: string; ok: boolean } | undefined> {
-  return new Promise((resolve) => {
-    execFile(file, args, { env: systemEnvironment(), timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = (error as NodeJS.ErrnoException | null)?.code;
-      resolve(code === 'ENOENT' || code === 'EACCES' ? undefined : { output: `${stdout}${stderr}`.trim(), ok: error === null });
-    });
-  });
+async function run(file: string, args: string[]): Promise<{ output: string; ok: boolean } | undefined> {
+  const ran = await runProgram(file, args);
+  return ran === undefined ? undefined : { output: `${ran.stdout}${ran.stderr}`.trim(), ok: ran.ok };
 }
 
 /** The java on PATH: its `-version` banner and feature release; null when there is none. */

@@ -1,4 +1,4 @@
-import type { Buildpack } from '../../src/buildpack/contract.js';
+import type { Buildpack } from '../../src/kit/index.js';
 import { play1Detector } from './detect.js';
 import { Play1Errors } from './errors.js';
 import { hostConfiguration, play1InventoryProvider, type Play1Options } from './options.js';

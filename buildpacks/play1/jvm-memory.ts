@@ -1,5 +1,4 @@
-import type { InstanceSize } from '../../src/host/host-settings.js';
-import type { Decision } from '../../src/plan/schema.js';
+import type { Decision, InstanceSize } from '../../src/kit/index.js';
 import type { AppliedEntry } from './application-conf.js';
 
 /**

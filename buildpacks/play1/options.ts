@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { InventoryProvider } from '../../src/inventory/inventory.js';
+import type { InventoryProvider } from '../../src/kit/index.js';
 import { probeJava, probePython } from './host-programs.js';
 import { DEFAULT_JVM_SIZING, type JvmSizing } from './jvm-memory.js';
 import { checksum, parseChecksums, type MirrorSetting } from './mirror.js';

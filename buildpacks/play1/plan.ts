@@ -1,9 +1,18 @@
-import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
-import { SYSTEM_VARIABLES } from '../../src/process/process-env.js';
-import { failureRule } from '../../src/plan/failure-rule.js';
-import { previousDefault } from '../../src/plan/previous.js';
-import type { BuildStep, Decision, PlannedProcess, PlanWarning, Runtime } from '../../src/plan/schema.js';
-import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
+import {
+  type BuildStep,
+  type Decision,
+  DEFAULT_RESTART,
+  DEFAULT_STOP_GRACE_MS,
+  failureRule,
+  lineExcerpt,
+  type PlanContext,
+  type PlanContribution,
+  type PlannedProcess,
+  type PlanWarning,
+  previousDefault,
+  type Runtime,
+  SYSTEM_VARIABLES,
+} from '../../src/kit/index.js';
 import { analyseConf } from './analyse-conf.js';
 import { APPLICATION_CONF, FRAMEWORK_ID, readApplicationConf } from './application-conf.js';
 import { Play1Errors } from './errors.js';
@@ -13,7 +22,6 @@ import { resolveJvmMemory } from './jvm-memory.js';
 import type { HostConfiguration, Play1InventoryData } from './options.js';
 import { resolvePlay1Version, VERSION_FILE, VERSION_VARIABLE } from './resolve-version.js';
 import { PLAY1_SERIES, type Play1Series } from './versions.js';
-import { lineExcerpt } from '../../src/errors/excerpt.js';
 
 /** Play 1.x starts slowly (JVM, plugins, JPA): the health check gives it time. */
 export const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 } as const;

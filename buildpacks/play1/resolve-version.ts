@@ -1,8 +1,6 @@
-import { keepPrevious } from '../../src/plan/previous.js';
-import type { Decision, OverriddenSource } from '../../src/plan/schema.js';
+import { type Decision, keepPrevious, type OverriddenSource, quoteExcerpt } from '../../src/kit/index.js';
 import { Play1Errors } from './errors.js';
 import { DEFAULT_PLAY1_SERIES, PLAY1_SERIES, seriesFor, type Play1Series } from './versions.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export const VERSION_VARIABLE = 'PLAY1_VERSION';
 export const VERSION_FILE = 'platform/play1_version';

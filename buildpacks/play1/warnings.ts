@@ -1,4 +1,4 @@
-import { defineWarnings } from '../../src/errors/warnings.js';
+import { defineWarnings } from '../../src/kit/index.js';
 
 /** Warning codes of the Play 1.x buildpack (documented in docs/errors.md). */
 export const Play1Warnings = defineWarnings({

@@ -1,4 +1,4 @@
-import type { Detector } from '../../src/buildpack/contract.js';
+import type { Detector } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 import { CONFIG_RU, GEMFILES } from './project.js';
 

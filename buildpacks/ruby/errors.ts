@@ -1,5 +1,4 @@
-import { defineErrors } from '../../src/errors/runplan-error.js';
-import { defineWarnings } from '../../src/errors/warnings.js';
+import { defineErrors, defineWarnings } from '../../src/kit/index.js';
 
 export const RubyErrors = defineErrors({
   RUBY_GEMFILE_MISSING: {

@@ -1,6 +1,6 @@
 import { RubyErrors } from './errors.js';
 import { appRelativePath, isSafeRedirectTarget, isSafeUrlPath } from './nginx-values.js';
-import { lineExcerpt, quoteJsonValue } from '../../src/errors/excerpt.js';
+import { lineExcerpt, quoteJsonValue } from '../../src/kit/index.js';
 
 export const HTTP_JSON = 'platform/http.json';
 

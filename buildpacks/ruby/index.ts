@@ -1,4 +1,4 @@
-import type { Buildpack } from '../../src/buildpack/contract.js';
+import type { Buildpack } from '../../src/kit/index.js';
 import { rubyDetector } from './detect.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { type ResolvedRubyOptions, resolveRubyOptions, RubyInventorySchema, rubyInventoryProvider, type RubyBuildpackOptions } from './options.js';

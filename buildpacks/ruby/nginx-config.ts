@@ -1,4 +1,4 @@
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
+import { quoteExcerpt } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 import type { HttpSettings } from './http-json.js';
 import { escapeRegex, quote } from './nginx-values.js';

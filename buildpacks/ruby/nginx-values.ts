@@ -6,7 +6,7 @@
  * end a directive and start another.
  */
 
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
+import { quoteExcerpt } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 const URL_PATH = /^\/[A-Za-z0-9._~\-/%]*$/;

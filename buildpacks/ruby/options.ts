@@ -1,11 +1,9 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { z } from 'zod';
-import type { InventoryProvider } from '../../src/inventory/inventory.js';
+import { CoreErrors, type InventoryProvider, quoteExcerpt } from '../../src/kit/index.js';
 import type { GemSource } from './resolve-bundle.js';
 import { listRubies, systemRubies, type RubyInventory } from './rubies.js';
-import { CoreErrors } from '../../src/errors/core-errors.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
 
 /** Host-level settings of the Ruby buildpack (never read from the application's environment). */
 export interface RubyBuildpackOptions {

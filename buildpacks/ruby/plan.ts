@@ -1,15 +1,24 @@
-import type { PlanContext, PlanContribution } from '../../src/buildpack/contract.js';
-import { textChunks } from '../../src/plan/placeholders.js';
-import { previousDefault } from '../../src/plan/previous.js';
-import { placeholder, type BuildStep, type Decision, type PlannedFile, type PlannedProcess, type PlanWarning } from '../../src/plan/schema.js';
-import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../../src/run/backoff.js';
+import {
+  type BuildStep,
+  type Decision,
+  DEFAULT_RESTART,
+  DEFAULT_STOP_GRACE_MS,
+  placeholder,
+  type PlanContext,
+  type PlanContribution,
+  type PlannedFile,
+  type PlannedProcess,
+  type PlanWarning,
+  previousDefault,
+  sshRemote,
+  textChunks,
+} from '../../src/kit/index.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { declaredGems, parseLockFile, parseRubyDirective } from './gemfile.js';
 import { HTTP_JSON, parseHttpJson, type HttpSettings } from './http-json.js';
 import { NGINX_CONF, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
 import type { ResolvedRubyOptions, RubyInventoryData } from './options.js';
 import { readProject } from './project.js';
-import { sshRemote } from '../../src/planning/ssh-remote.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
 import { planBundle } from './resolve-bundle.js';
 import { resolvePumaSizing } from './resolve-puma-sizing.js';

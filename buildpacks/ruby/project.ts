@@ -1,4 +1,4 @@
-import { type FileSource, MAX_LOCKFILE_BYTES } from '../../src/files/file-source.js';
+import { type FileSource, MAX_LOCKFILE_BYTES } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 export interface RubyProject {

@@ -1,4 +1,4 @@
-import type { Decision, FileChunk } from '../../src/plan/schema.js';
+import type { Decision, FileChunk } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 const NUMBERED = /^CC_HTTP_BASIC_AUTH_(\d+)$/;

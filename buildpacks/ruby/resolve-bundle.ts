@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { placeholder, type BuildStep, type Decision, type Layer, type PlannedFile } from '../../src/plan/schema.js';
+import { type BuildStep, type Decision, type Layer, placeholder, type PlannedFile } from '../../src/kit/index.js';
 import type { InstalledRuby } from './rubies.js';
 
 /** How gems are obtained: from a gem server (bundler's default), or only from gems already installed on the host. */

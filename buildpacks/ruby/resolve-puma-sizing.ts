@@ -1,5 +1,4 @@
-import type { InstanceSize } from '../../src/host/host-settings.js';
-import type { Decision, OverriddenSource } from '../../src/plan/schema.js';
+import type { Decision, InstanceSize, OverriddenSource } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Decision } from '../../src/plan/schema.js';
+import type { Decision } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 // A goal is one rake argument: a task name with namespaces and bracketed arguments,

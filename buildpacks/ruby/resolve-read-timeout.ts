@@ -1,4 +1,4 @@
-import type { Decision } from '../../src/plan/schema.js';
+import type { Decision } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 export const DEFAULT_READ_TIMEOUT_S = 300;

@@ -1,10 +1,8 @@
-import { keepPrevious } from '../../src/plan/previous.js';
-import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import { type Decision, keepPrevious, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { compareVersions, formatRequirement, isVersion, parseRequirement, satisfiesAll, sortDescending, type Requirement } from './gem-version.js';
 import { parseVersionFile, type RubyDirective } from './gemfile.js';
 import type { InstalledRuby } from './rubies.js';
-import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export interface RubyVersionInput {
   /** "Gemfile" or "gems.rb". */

@@ -1,6 +1,5 @@
-import type { Decision, OverriddenSource, PlanWarning } from '../../src/plan/schema.js';
+import { type Decision, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
-import { lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
 
 export interface SidekiqFile {
   readonly path: string;

@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir, realpath } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import { runProgram } from '../../src/kit/index.js';
 
 /** One Ruby interpreter installed on the host. */
 export interface InstalledRuby {
@@ -26,7 +25,6 @@ export async function listRubies(inventory: RubyInventory): Promise<readonly Ins
   return typeof inventory === 'function' ? inventory() : inventory;
 }
 
-const run = promisify(execFile);
 const PROBE = 'print RUBY_VERSION, "\\n", RbConfig::CONFIG["bindir"], "\\n", Gem.path.join(File::PATH_SEPARATOR)';
 
 /** Where interpreters are looked for besides PATH: the usual places of ruby-install and Debian. */
@@ -71,15 +69,14 @@ export async function systemRubies(): Promise<readonly InstalledRuby[]> {
       const real = await realpath(candidate).catch(() => undefined);
       if (!real || seen.has(real)) continue;
       seen.add(real);
-      try {
-        const { stdout } = await run(real, ['-e', PROBE], { timeout: 10_000 });
-        const [version, bindir, gemPath] = stdout.split('\n');
-        if (!version || seen.has(`v${version}`)) continue;
-        seen.add(`v${version}`);
-        out.push({ version, bindir: bindir || dirname(real), origin: `host ${real}`, gemPath: (gemPath ?? '').split(delimiter).filter(Boolean) });
-      } catch {
-        // Not a working interpreter (or not Ruby at all): not available.
-      }
+      // GEM_HOME and GEM_PATH of the host decide where its gems are: the whole environment of runplan's process.
+      const ran = await runProgram(real, ['-e', PROBE], { timeoutMs: 10_000, env: process.env });
+      // Not a working interpreter (or not Ruby at all): not available.
+      if (!ran?.ok) continue;
+      const [version, bindir, gemPath] = ran.stdout.split('\n');
+      if (!version || seen.has(`v${version}`)) continue;
+      seen.add(`v${version}`);
+      out.push({ version, bindir: bindir || dirname(real), origin: `host ${real}`, gemPath: (gemPath ?? '').split(delimiter).filter(Boolean) });
     }
     return out;
   })();

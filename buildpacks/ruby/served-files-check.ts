@@ -1,7 +1,4 @@
-import { CoreErrors } from '../../src/errors/core-errors.js';
-import { quoteExcerpt } from '../../src/errors/excerpt.js';
-import { failureRule } from '../../src/plan/failure-rule.js';
-import type { BuildStep } from '../../src/plan/schema.js';
+import { type BuildStep, CoreErrors, failureRule, quoteExcerpt } from '../../src/kit/index.js';
 import { escapeRegex } from './nginx-values.js';
 
 /** What SERVED_FILES_SCRIPT prints before a path that leads outside (matched by the step's onFailure rules). */

@@ -1,20 +1,24 @@
 // A buildpack for applications that say how they run in a Procfile (as Heroku's do):
 // `web: <command>` serves HTTP on $PORT, every other line is a worker. It installs no
 // runtime: the commands run with the host's programs. It imports nothing but
-// runplan's public entry point, as a host's own buildpack would.
-import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS, defineErrors } from 'runplan';
+// runplan's buildpack kit, as a host's own buildpack would.
+import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS, decide, defineErrors } from 'runplan/buildpack';
 
 const PROCFILE = 'Procfile';
 // Heroku's process types: letters, digits, "_" and "-".
 const LINE = /^([A-Za-z0-9_-]+):\s*(.*)$/;
 
-export const ProcfileErrors = defineErrors({
-  PROCFILE_INVALID: {
-    title: 'The Procfile cannot be read as process types',
-    kind: 'input',
-    fix: 'Write one process per line as "<type>: <command>" (type: letters, digits, "_" or "-"), with a web process that listens on $PORT.',
+// Codes of this buildpack's own: PROCFILE_E_<AREA>_<WHAT>, apart from runplan's RUNPLAN_E_….
+export const ProcfileErrors = defineErrors(
+  {
+    FILE_INVALID: {
+      title: 'The Procfile cannot be read as process types',
+      kind: 'input',
+      fix: 'Write one process per line as "<type>: <command>" (type: letters, digits, "_" or "-"), with a web process that listens on $PORT.',
+    },
   },
-});
+  { prefix: 'PROCFILE' },
+);
 
 /**
  * The processes of a Procfile, in order: pure, so that it is tested without files.
@@ -39,7 +43,7 @@ export function parseProcfile(text) {
 }
 
 function invalid(why) {
-  return ProcfileErrors.PROCFILE_INVALID.create({ message: `the Procfile ${why}.`, file: PROCFILE });
+  return ProcfileErrors.FILE_INVALID.create({ message: `the Procfile ${why}.`, file: PROCFILE });
 }
 
 export const procfileBuildpack = {
@@ -60,15 +64,13 @@ export const procfileBuildpack = {
       return {
         runtimes: [],
         decisions: [
-          {
+          decide({
             id: 'procfile.processes',
             subject: 'Processes',
-            requested: processes.map((p) => p.name).join(', '),
-            source: 'Procfile',
+            requests: [{ source: PROCFILE, value: processes.map((p) => p.name).join(', ') }],
             resolved: processes.map((p) => `${p.name}: ${p.command}`).join('; '),
             reason: 'each line of the Procfile is a process: web serves HTTP on $PORT, the others are workers',
-            overridden: [],
-          },
+          }),
         ],
         steps: [],
         layers: [],

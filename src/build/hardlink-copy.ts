@@ -1,12 +1,12 @@
 import { constants, copyFile, link, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AppUser } from '../host/app-user.js';
+import type { AppUser } from '../process/app-user.js';
 import { mkdirOwned, ownPath } from '../process/ownership.js';
 
 /**
  * Copies a tree by hard-linking its files (directories and symlinks are recreated).
  * Cached layers are large and frozen (read-only, root's when runplan is root:
- * install/freeze.ts), so linking them costs almost nothing and no build can
+ * src/files/freeze.ts), so linking them costs almost nothing and no build can
  * write through a link. Falls back to a real copy across file systems. The new
  * directories (writable by their owner, whatever the source's mode) and
  * symlinks belong to `user`; the files keep their owner.

@@ -1,14 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AppUser } from '../host/app-user.js';
+import type { AppUser } from '../process/app-user.js';
 import { copyTree, hardlinkTree } from './hardlink-copy.js';
 import { ownTree } from '../process/ownership.js';
-import { freezeTree } from './install/freeze.js';
+import { freezeTree } from '../files/freeze.js';
+import { ensureCached, isCacheWorkDirectory } from '../files/cache-entry.js';
 
 /**
  * Cached layers, one directory per (application, layer, key). A layer is saved
- * under a temporary name and renamed into place, so a crash never leaves a
+ * by ensureCached (src/files/cache-entry.ts), so a crash never leaves a
  * half-saved layer that a later build would trust. The few most recent keys of a
  * layer are kept, so builds that alternate between settings (or run at the same
  * time with different settings) each find their own copy.
@@ -65,21 +65,21 @@ export class LayerCache {
    */
   async save(layer: string, key: string, source: string, { copy = false }: { copy?: boolean } = {}): Promise<void> {
     const layerDir = join(this.root, safe(layer));
-    await mkdir(layerDir, { recursive: true });
-    const tmp = join(layerDir, `.tmp-${randomBytes(4).toString('hex')}`);
-    try {
-      if (copy) {
-        await copyTree(source, tmp);
-      } else {
-        await hardlinkTree(source, tmp);
-        await freezeTree(tmp, { directories: false });
-      }
-      await rm(this.entry(layer, key), { recursive: true, force: true });
-      await rename(tmp, this.entry(layer, key));
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
-    }
-    const entries = await Promise.all((await readdir(layerDir)).filter((n) => !n.startsWith('.tmp-')).map(async (name) => ({ name, mtime: (await stat(join(layerDir, name))).mtimeMs })));
+    await ensureCached(
+      this.entry(layer, key),
+      async (work) => {
+        const copyDir = join(work, 'layer');
+        if (copy) {
+          await copyTree(source, copyDir);
+        } else {
+          await hardlinkTree(source, copyDir);
+          await freezeTree(copyDir, { directories: false });
+        }
+        return copyDir;
+      },
+      { replace: true },
+    );
+    const entries = await Promise.all((await readdir(layerDir)).filter((n) => !isCacheWorkDirectory(n)).map(async (name) => ({ name, mtime: (await stat(join(layerDir, name))).mtimeMs })));
     entries.sort((a, b) => b.mtime - a.mtime);
     for (const { name } of entries.slice(KEYS_KEPT)) await rm(join(layerDir, name), { recursive: true, force: true });
   }

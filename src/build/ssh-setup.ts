@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,8 @@ import { parsePrivateKey, publicKeyFingerprint } from '../env/ssh-key.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
-import type { AppUser } from '../host/app-user.js';
+import type { AppUser } from '../process/app-user.js';
+import { runProgram } from '../process/run-program.js';
 import type { HostSettings } from '../host/host-settings.js';
 import type { Logger } from '../log/logger.js';
 import type { SshKeyPlan } from '../plan/schema.js';
@@ -178,27 +178,17 @@ async function writePrivate(path: string, content: string, user: AppUser): Promi
 }
 
 /** ssh-keygen reads the key as ssh will (an empty passphrase: it never prompts); its public half gives the fingerprint. */
-function checkKey(keyFile: string, variable: string): Promise<{ algorithm: string; fingerprint: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'ssh-keygen',
-      ['-y', '-P', '', '-f', keyFile],
-      { timeout: KEYGEN_TIMEOUT_MS, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
-          reject(CoreErrors.SSH_CLIENT_MISSING.create({ message: `the build needs the OpenSSH client for ${variable} (ssh, ssh-keygen), and ssh-keygen is not on PATH.` }));
-          return;
-        }
-        const [algorithm, blob] = stdout.trim().split(/\s+/);
-        if (error || !algorithm || !blob) {
-          const said = (stderr || (error?.message ?? '')).replaceAll(keyFile, 'the key').trim().split('\n')[0]?.slice(0, 200);
-          reject(CoreErrors.SSH_KEY_INVALID.create({ message: `ssh-keygen cannot read the key of ${variable}${said ? ` (${said})` : ''}; the value is not shown.`, variable }));
-          return;
-        }
-        resolve({ algorithm, fingerprint: publicKeyFingerprint(blob) });
-      },
-    );
-  });
+async function checkKey(keyFile: string, variable: string): Promise<{ algorithm: string; fingerprint: string }> {
+  const ran = await runProgram('ssh-keygen', ['-y', '-P', '', '-f', keyFile], { timeoutMs: KEYGEN_TIMEOUT_MS, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' } });
+  if (ran === undefined) {
+    throw CoreErrors.SSH_CLIENT_MISSING.create({ message: `the build needs the OpenSSH client for ${variable} (ssh, ssh-keygen), and ssh-keygen is not on PATH.` });
+  }
+  const [algorithm, blob] = ran.stdout.trim().split(/\s+/);
+  if (!ran.ok || !algorithm || !blob) {
+    const said = (ran.stderr || `exit status ${ran.exitCode}`).replaceAll(keyFile, 'the key').trim().split('\n')[0]?.slice(0, 200);
+    throw CoreErrors.SSH_KEY_INVALID.create({ message: `ssh-keygen cannot read the key of ${variable}${said ? ` (${said})` : ''}; the value is not shown.`, variable });
+  }
+  return { algorithm, fingerprint: publicKeyFingerprint(blob) };
 }
 
 /** A word for sh, as git runs GIT_SSH_COMMAND through the shell. */

@@ -2,7 +2,7 @@ import { chmod, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { writablePathInside } from '../files/app-path.js';
-import { type AppUser, appUser, userEnvironment } from '../host/app-user.js';
+import { type AppUser, appUser, userEnvironment } from '../process/app-user.js';
 import type { Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
 import { bindStep } from '../plan/placeholders.js';

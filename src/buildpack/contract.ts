@@ -125,6 +125,12 @@ export interface Buildpack {
   readonly errors?: Readonly<Record<string, ErrorType>>;
   /** The warning codes this buildpack emits, for documentation. */
   readonly warnings?: Readonly<Record<string, WarningType>>;
+  /**
+   * Variables that hold credentials for this buildpack (e.g. a registry token
+   * under a name no pattern recognises): runplan treats them as it treats
+   * NPM_TOKEN — their values appear in no output, log, plan, error or image.
+   */
+  readonly secretVariables?: readonly string[];
 }
 
 export interface StepReport {

@@ -53,6 +53,11 @@ export class BuildpackRegistry {
     return this.list().flatMap((bp) => (bp.warnings ? listWarningDefinitions(bp.warnings) : []));
   }
 
+  /** Every variable name the registered buildpacks declare secret (Buildpack.secretVariables). */
+  secretVariables(): string[] {
+    return [...new Set(this.list().flatMap((bp) => bp.secretVariables ?? []))];
+  }
+
   /** A copy to extend without changing this registry. */
   clone(): BuildpackRegistry {
     return new BuildpackRegistry(this.byId.values());

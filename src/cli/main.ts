@@ -10,7 +10,7 @@ import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
 import { createPlan, parsePlan } from '../planning/create-plan.js';
 import { buildApp, deployApp, healthError, redactError } from '../deploy/deploy.js';
-import { defaultRegistry } from '../default-registry.js';
+import { defaultRegistry } from '../compose/default-registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { isRunplanError } from '../errors/runplan-error.js';
 import { assembleEnvironment } from '../env/assemble.js';
@@ -345,7 +345,7 @@ async function checkCommand(args: CliArguments, o: CliOutput): Promise<number> {
   if (args.type !== undefined && !buildpack) {
     throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
   }
-  const env = assembleEnvironment(args.env);
+  const env = assembleEnvironment({ ...args.env, secretNames: registry.secretVariables() });
   const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
   const check = planHealthCheck(
     healthPathsFromEnv(env.list().map((e) => [e.name, e.value])),

@@ -9,7 +9,7 @@ import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTe
 import { CoreErrors } from '../errors/core-errors.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { ownPath } from '../process/ownership.js';
-import { appUser } from '../host/app-user.js';
+import { appUser } from '../process/app-user.js';
 import { runHookSteps } from '../run/run-hooks.js';
 import { localBindings } from '../process/run-dir.js';
 import { isRunplanError, type RunplanError } from '../errors/runplan-error.js';

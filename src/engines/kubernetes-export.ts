@@ -89,7 +89,7 @@ export async function exportToKubernetes(options: KubernetesExportOptions): Prom
 async function carryOutWithoutSecrets(options: KubernetesExportOptions): ReturnType<typeof planToCarryOut> {
   if (options.plan === undefined) return planToCarryOut(options);
   const plan = parsePlan(options.plan);
-  const assembled = assembleEnvironment(options.env ?? {});
+  const assembled = assembleEnvironment({ ...options.env, secretNames: [...(options.env?.secretNames ?? []), ...plan.environment.variables.filter((v) => v.secret).map((v) => v.name)] });
   const given = new Set(assembled.list().map((e) => e.name));
   const variables = plan.environment.variables.filter((v) => !v.secret || given.has(v.name));
   // The build's SSH key too: the Pods never get it.

@@ -40,6 +40,8 @@ export interface EnvironmentInput {
   readonly application?: Readonly<Record<string, string>> | readonly Assignment[];
   readonly links?: readonly LinkedVariables[];
   readonly service?: Readonly<Record<string, string>>;
+  /** Names the buildpacks declare secret (BuildpackRegistry.secretVariables()), besides runplan's own: their values are never shown. */
+  readonly secretNames?: readonly string[];
 }
 
 export interface EnvEntry {
@@ -58,7 +60,11 @@ export class Environment {
   private readonly entries = new Map<string, EnvEntry>();
   private readonly withheldEntries = new Map<string, EnvEntry>();
   private readonly shadowedList: ShadowedVariable[] = [];
-  readonly redactor = new Redactor();
+  readonly redactor: Redactor;
+
+  constructor(secretNames: Iterable<string> = []) {
+    this.redactor = new Redactor(new Set(secretNames));
+  }
 
   private mapOf(name: string): Map<string, EnvEntry> {
     return WITHHELD_VARIABLES.has(name) ? this.withheldEntries : this.entries;
@@ -153,7 +159,7 @@ export class Environment {
 
   /** The environment an executor gives steps and processes: values that are a placeholder (APP_HOME) filled in. */
   bound(bindings: Bindings): Environment {
-    const copy = new Environment();
+    const copy = new Environment(this.redactor.declared);
     for (const e of this.entries.values()) {
       const value = PLACEHOLDERS.some((p) => e.value === placeholder(p)) ? fillPlaceholders(e.value, bindings) : e.value;
       copy.entries.set(e.name, { ...e, value });
@@ -200,7 +206,7 @@ function assertNoNul(name: string, value: string, origin: string): void {
 
 /** Builds the environment from the three sets, validating every name. */
 export function assembleEnvironment(input: EnvironmentInput): Environment {
-  const env = new Environment();
+  const env = new Environment(input.secretNames);
   // Weakest first, so that `put` records what each stronger set shadows.
   for (const link of input.links ?? []) {
     const origin = `${link.kind ?? 'addon'} ${link.name}`;

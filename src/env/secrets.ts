@@ -20,11 +20,16 @@ const KNOWN_SECRET_NAMES = new Set([
 // Conventional credential names (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWORD, …).
 const SECRET_NAME_PATTERN = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|_PASS$|_PWD$|PRIVATE|CREDENTIAL|API_?KEY|ACCESS_?KEY|AUTH)/i;
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 export type SecretReason = 'known' | 'name' | 'url-credentials';
 
-/** Why a variable is secret, or undefined when it is not. */
-export function secretReason(name: string, value: string): SecretReason | undefined {
-  if (KNOWN_SECRET_NAMES.has(name) || /^CC_HTTP_BASIC_AUTH_\d+$/.test(name)) return 'known';
+/**
+ * Why a variable is secret, or undefined when it is not. `declared`: the names
+ * buildpacks declare secret (Buildpack.secretVariables) besides runplan's own.
+ */
+export function secretReason(name: string, value: string, declared: ReadonlySet<string> = NO_NAMES): SecretReason | undefined {
+  if (KNOWN_SECRET_NAMES.has(name) || declared.has(name) || /^CC_HTTP_BASIC_AUTH_\d+$/.test(name)) return 'known';
   if (SECRET_NAME_PATTERN.test(name)) return 'name';
   if (urlPassword(value) !== undefined) return 'url-credentials';
   return undefined;
@@ -56,9 +61,12 @@ export class Redactor {
   private readonly needles = new Set<string>();
   private sorted: string[] | undefined;
 
+  /** `declared`: variable names the buildpacks declare secret, besides runplan's own. */
+  constructor(readonly declared: ReadonlySet<string> = NO_NAMES) {}
+
   /** Registers the secret parts of a variable; returns whether it is secret. */
   addVariable(name: string, value: string): boolean {
-    const reason = secretReason(name, value);
+    const reason = secretReason(name, value, this.declared);
     if (reason === undefined) return false;
     this.addSecret(value);
     if (reason === 'url-credentials') {

@@ -80,17 +80,33 @@ export interface ErrorType extends ErrorDefinition {
   is(error: unknown): error is RunplanError;
 }
 
-const CODE_PATTERN = /^RUNPLAN_E_[A-Z0-9]+_[A-Z0-9_]+$/;
+/** How codes begin: `RUNPLAN` for runplan and its buildpacks; a host's buildpack chooses its own. */
+export interface CodeOptions {
+  /** Upper-case letters and digits, e.g. "ACME" for codes `ACME_E_<AREA>_<WHAT>` and `ACME_W_<AREA>_<WHAT>`. */
+  readonly prefix?: string;
+}
+
+const PREFIX_PATTERN = /^[A-Z][A-Z0-9]*$/;
+
+/** The full code of `key`, or a thrown Error (a programming mistake of the buildpack's author, caught by its first test). */
+export function codeOf(key: string, kind: 'E' | 'W', options: CodeOptions = {}): string {
+  const prefix = options.prefix ?? 'RUNPLAN';
+  if (!PREFIX_PATTERN.test(prefix)) throw new Error(`invalid code prefix ${JSON.stringify(prefix)}: expected upper-case letters and digits, e.g. ACME`);
+  const code = `${prefix}_${kind}_${key}`;
+  const what = kind === 'E' ? 'error' : 'warning';
+  if (!/^[A-Z0-9]+_[A-Z0-9_]+$/.test(key) || key.endsWith('_')) throw new Error(`invalid ${what} code ${code}: expected ${prefix}_${kind}_<AREA>_<WHAT>`);
+  return code;
+}
 
 /**
- * Declares a group of error codes. Keys become codes with the `RUNPLAN_E_` prefix,
- * so `{ NODE_NO_START: … }` defines `RUNPLAN_E_NODE_NO_START`.
+ * Declares a group of error codes. Keys become codes with the `RUNPLAN_E_` prefix
+ * (or the host's own, `options.prefix`), so `{ NODE_NO_START: … }` defines
+ * `RUNPLAN_E_NODE_NO_START`.
  */
-export function defineErrors<K extends string>(definitions: Record<K, Omit<ErrorDefinition, 'code'>>): Record<K, ErrorType> {
+export function defineErrors<K extends string>(definitions: Record<K, Omit<ErrorDefinition, 'code'>>, options: CodeOptions = {}): Record<K, ErrorType> {
   const out = {} as Record<K, ErrorType>;
   for (const key of Object.keys(definitions) as K[]) {
-    const code = `RUNPLAN_E_${key}`;
-    if (!CODE_PATTERN.test(code)) throw new Error(`invalid error code ${code}: expected RUNPLAN_E_<AREA>_<WHAT>`);
+    const code = codeOf(key, 'E', options);
     const definition: ErrorDefinition = { code, ...definitions[key] };
     out[key] = {
       ...definition,

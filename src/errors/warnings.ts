@@ -1,4 +1,5 @@
 import type { PlanWarning } from '../plan/schema.js';
+import { codeOf, type CodeOptions } from './runplan-error.js';
 
 /** The documented part of a warning code. */
 export interface WarningDefinition {
@@ -12,18 +13,15 @@ export interface WarningType extends WarningDefinition {
   create(occurrence: { message: string; file?: string; variable?: string; fix?: string }): PlanWarning;
 }
 
-const CODE_PATTERN = /^RUNPLAN_W_[A-Z0-9]+_[A-Z0-9_]+$/;
-
 /**
  * Declares warning codes the way `defineErrors` declares errors: keys become
- * `RUNPLAN_W_<KEY>`. A warning never stops a deployment; it says what the user
- * should change and why.
+ * `RUNPLAN_W_<KEY>` (or `<prefix>_W_<KEY>`). A warning never stops a deployment;
+ * it says what the user should change and why.
  */
-export function defineWarnings<K extends string>(definitions: Record<K, Omit<WarningDefinition, 'code'>>): Record<K, WarningType> {
+export function defineWarnings<K extends string>(definitions: Record<K, Omit<WarningDefinition, 'code'>>, options: CodeOptions = {}): Record<K, WarningType> {
   const out = {} as Record<K, WarningType>;
   for (const key of Object.keys(definitions) as K[]) {
-    const code = `RUNPLAN_W_${key}`;
-    if (!CODE_PATTERN.test(code)) throw new Error(`invalid warning code ${code}: expected RUNPLAN_W_<AREA>_<WHAT>`);
+    const code = codeOf(key, 'W', options);
     const definition = { code, ...definitions[key] };
     out[key] = {
       ...definition,

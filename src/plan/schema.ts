@@ -322,7 +322,10 @@ export const HealthCheckSchema = z.object({
 });
 
 export const WarningSchema = z.object({
-  code: z.string().regex(/^RUNPLAN_W_[A-Z0-9_]+$/),
+  code: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9]*_W_[A-Z0-9_]+$/)
+    .describe('<PREFIX>_W_<AREA>_<WHAT>: RUNPLAN_W_… for runplan and its buildpacks, the prefix a host chose for its own.'),
   message: z.string(),
   file: z.string().optional(),
   variable: z.string().optional(),

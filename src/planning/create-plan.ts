@@ -63,7 +63,7 @@ export interface PlanResult {
 export async function createPlan(options: CreatePlanOptions): Promise<PlanResult> {
   // The service's variables come last (they are the strongest and need the host); APP_FOLDER, an
   // application's setting, is known before anything is read.
-  const environment = assembleEnvironment({ ...options.env, service: {} });
+  const environment = assembleEnvironment({ ...options.env, service: {}, secretNames: [...(options.env?.secretNames ?? []), ...options.registry.secretVariables()] });
   const { files, repository, folder, decision: folderDecision } = await applicationFiles(options, environment);
   const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type);
   const inventory = options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id] }));

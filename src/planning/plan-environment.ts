@@ -13,7 +13,8 @@ export function environmentForPlan(plan: RunPlan, given: EnvironmentInput = {}):
   // A variable the plan records as hidden by a stronger source (an application's PORT under the service's) changes nothing.
   const hidden = new Set(plan.environment.shadowed.map((s) => s.name));
   const secrets: Record<string, string> = {};
-  const assembled = assembleEnvironment(given);
+  // Secret in the plan, secret when given, whichever buildpack declared it so.
+  const assembled = assembleEnvironment({ ...given, secretNames: [...(given.secretNames ?? []), ...plan.environment.variables.filter((v) => v.secret).map((v) => v.name)] });
   // CC_SSH_PRIVATE_KEY is in no plan's environment: build.sshKey names it.
   const withheld = assembled.withheldList();
   const needed = plan.build.sshKey?.variable;

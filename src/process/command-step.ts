@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import { RunplanError } from '../errors/runplan-error.js';
 import { formatSeconds } from '../health/probes.js';
-import { type AppUser, spawnIdentity } from '../host/app-user.js';
+import { type AppUser, spawnIdentity } from './app-user.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
 import type { BuildStep, StepFailureRule } from '../plan/schema.js';

@@ -1,7 +1,7 @@
 import { lchown, lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, parse } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
-import type { AppUser } from '../host/app-user.js';
+import type { AppUser } from './app-user.js';
 
 /**
  * Files of a build belong to the user its steps and processes run as, so that

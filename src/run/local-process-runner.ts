@@ -5,7 +5,7 @@ import { bindProcess } from '../plan/placeholders.js';
 import { materialiseFiles } from '../process/materialise-files.js';
 import { writablePathInside } from '../files/app-path.js';
 import { formatSeconds } from '../health/probes.js';
-import { type AppUser, appUser } from '../host/app-user.js';
+import { type AppUser, appUser } from '../process/app-user.js';
 import { ownPath } from '../process/ownership.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { describeReadiness, waitUntilReady } from './readiness.js';

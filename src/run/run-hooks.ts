@@ -1,7 +1,7 @@
 import { childEnvironment, systemEnvironment } from '../process/process-env.js';
 import { runCommandStep } from '../process/command-step.js';
 import type { Environment } from '../env/assemble.js';
-import { type AppUser, userEnvironment } from '../host/app-user.js';
+import { type AppUser, userEnvironment } from '../process/app-user.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 import type { Logger } from '../log/logger.js';
 import { describeStep } from '../plan/describe.js';

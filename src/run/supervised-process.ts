@@ -6,7 +6,7 @@ import { LineSplitter, type Logger } from '../log/logger.js';
 import type { PlannedProcess } from '../plan/schema.js';
 import { childEnvironment, systemEnvironment } from '../process/process-env.js';
 import { formatSeconds } from '../health/probes.js';
-import { type AppUser, spawnIdentity, userEnvironment } from '../host/app-user.js';
+import { type AppUser, spawnIdentity, userEnvironment } from '../process/app-user.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Clock } from '../time/clock.js';
 import { restartDelay } from './backoff.js';

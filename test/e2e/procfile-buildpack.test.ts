@@ -31,9 +31,9 @@ beforeAll(async () => {
 });
 
 describe('a host buildpack through --buildpack (examples/procfile-buildpack)', () => {
-  it('imports nothing but runplan by name', () => {
+  it("imports nothing but runplan's buildpack kit by name", () => {
     const imports = [...readFileSync(join(EXAMPLE, 'index.mjs'), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]);
-    expect(imports).toEqual(['runplan']);
+    expect(imports).toEqual(['runplan/buildpack']);
   });
 
   it('deploys a Procfile application: web serves on $PORT, the worker runs beside it', async () => {
@@ -54,7 +54,7 @@ describe('a host buildpack through --buildpack (examples/procfile-buildpack)', (
     cpSync(join(EXAMPLE, 'fixture', 'server.js'), join(app, 'Procfile'));
     const broken = await runCli(['plan', app, '--buildpack', module, '--json']);
     expect(broken.code).toBe(2);
-    expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, error: { code: 'RUNPLAN_E_PROCFILE_INVALID', file: 'Procfile' } });
+    expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, error: { code: 'PROCFILE_E_FILE_INVALID', file: 'Procfile' } });
   });
 
   it('refuses a module that is not a buildpack, or cannot be found, with a coded error', async () => {
@@ -80,6 +80,6 @@ describe('parseProcfile', () => {
   });
 
   it.each(['worker: x', 'web node', 'web:', 'web: a\nweb: b', 'we b: x'])('refuses %j with its coded error', (text) => {
-    expect(() => example.parseProcfile(text)).toThrowError(expect.objectContaining({ code: example.ProcfileErrors.PROCFILE_INVALID.code, file: 'Procfile' }));
+    expect(() => example.parseProcfile(text)).toThrowError(expect.objectContaining({ code: example.ProcfileErrors.FILE_INVALID.code, file: 'Procfile' }));
   });
 });

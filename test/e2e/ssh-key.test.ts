@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appUser } from '../../src/host/app-user.js';
+import { appUser } from '../../src/process/app-user.js';
 import { runCli } from '../helpers/cli.js';
 import { checkFixture, listFixtures, prepareFixture, type Fixture } from '../helpers/fixtures.js';
 import { leaksIn, secretNeedles, secretsInTree } from '../helpers/secret-scan.js';

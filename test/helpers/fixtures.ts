@@ -8,7 +8,7 @@ import { ROOT, runCli, startCli } from './cli.js';
 import { get } from './http.js';
 import { freePort } from './ports.js';
 import { processesUnder, processOwnersUnder } from './processes.js';
-import { appUser } from '../../src/host/app-user.js';
+import { appUser } from '../../src/process/app-user.js';
 import { nodePlaceholders } from './node-inventory.js';
 import { leaksIn, SCAN_VARIABLES, secretNeedles, secretsInTree } from './secret-scan.js';
 import { deploymentDirs, removeAfterFile } from './temp.js';

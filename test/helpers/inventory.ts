@@ -21,7 +21,7 @@ import type { NodeInventoryData } from '../../buildpacks/node/inventory.js';
 import { hostConfiguration, Play1InventorySchema, type Play1InventoryData, type Play1Options } from '../../buildpacks/play1/options.js';
 import { RubyInventorySchema, type RubyInventoryData } from '../../buildpacks/ruby/options.js';
 import type { BuildpackRegistry } from '../../src/buildpack/registry.js';
-import { defaultRegistry, type DefaultRegistryOptions } from '../../src/default-registry.js';
+import { defaultRegistry, type DefaultRegistryOptions } from '../../src/compose/default-registry.js';
 import { INVENTORY_SCHEMA_VERSION, type Inventory } from '../../src/inventory/inventory.js';
 import { TEST_INVENTORY } from './node-inventory.js';
 

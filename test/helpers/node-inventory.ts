@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import { registryInventory, staticInventory, type NodeInventoryData } from '../../buildpacks/node/inventory.js';
 import { latestLts, ltsCodename } from '../../buildpacks/node/lts.js';
 import type { BuildpackRegistry } from '../../src/buildpack/registry.js';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
 
 /** Versions as the registry lists them, for plans made without the network. */
 export const TEST_INVENTORY = staticInventory({

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { thawDirectories } from '../../src/build/install/freeze.js';
+import { thawDirectories } from '../../src/files/freeze.js';
 
 // Each test file has its own module instance (isolated forks), so this holds that file's temporaries.
 const recorded = new Set<string>();

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LayerCache } from '../../src/build/layer-cache.js';
 import { assertReachable } from '../../src/process/ownership.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
-import { type AppUser, appUser } from '../../src/host/app-user.js';
+import { type AppUser, appUser } from '../../src/process/app-user.js';
 import { ensureRunDirParent, localRunDir } from '../../src/process/run-dir.js';
 import { tempDir } from '../helpers/temp.js';
 

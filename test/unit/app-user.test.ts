@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appUserName, parsePasswdEntry, spawnIdentity, userEnvironment, type AppUser } from '../../src/host/app-user.js';
+import { appUserName, parsePasswdEntry, spawnIdentity, userEnvironment, type AppUser } from '../../src/process/app-user.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 
 const dedicated: AppUser = { name: 'runplan', uid: 999, gid: 995, dropped: true };

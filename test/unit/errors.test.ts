@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { defineErrors, listDefinitions, RunplanError } from '../../src/errors/runplan-error.js';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { defineWarnings, listWarningDefinitions } from '../../src/errors/warnings.js';
 import { CoreWarnings } from '../../src/errors/core-warnings.js';
 import { ROOT } from '../helpers/cli.js';

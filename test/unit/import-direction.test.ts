@@ -25,9 +25,19 @@ const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`)
  * share what they both need through src/process/ instead of importing each other.
  */
 describe('import direction', () => {
-  it('the core imports no buildpack, except the composition layer (src/index.ts, src/default-registry.ts)', () => {
-    const composition = new Set(['src/index.ts', 'src/default-registry.ts']);
-    expect(SRC.filter(([from, to]) => inFolder(to, 'buildpacks') && !composition.has(from))).toEqual([]);
+  it('the core imports no buildpack: only the composition layer does (src/index.ts, src/compose/)', () => {
+    const composition = (path: string) => path === 'src/index.ts' || inFolder(path, 'src/compose');
+    expect(SRC.filter(([from, to]) => inFolder(to, 'buildpacks') && !composition(from))).toEqual([]);
+  });
+
+  it('the core imports nothing of the composition layer but the CLI, which sits above it', () => {
+    const above = (path: string) => path === 'src/index.ts' || inFolder(path, 'src/compose') || inFolder(path, 'src/cli');
+    expect(SRC.filter(([from, to]) => above(to) && !above(from))).toEqual([]);
+  });
+
+  it("the buildpacks reach the core only through the kit (runplan/buildpack, src/kit/index.ts), as a host's buildpack does", () => {
+    const bp = imports('buildpacks');
+    expect(bp.filter(([, to]) => inFolder(to, 'src') && to !== 'src/kit/index.js')).toEqual([]);
   });
 
   it('src/build and src/run do not import each other', () => {

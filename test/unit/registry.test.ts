@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Buildpack } from '../../src/buildpack/contract.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { selectBuildpack } from '../../src/buildpack/detect.js';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { offlineRegistry } from '../helpers/node-inventory.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';

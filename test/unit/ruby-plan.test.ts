@@ -8,7 +8,7 @@ import { RubyErrors } from '../../buildpacks/ruby/errors.js';
 import { findNginx, resolveRubyOptions, rubyInventoryProvider, RubyInventorySchema, type RubyInventoryData } from '../../buildpacks/ruby/options.js';
 import { systemRubies } from '../../buildpacks/ruby/rubies.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { explainFailure } from '../../src/process/command-step.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { DirectorySource } from '../../src/files/directory-source.js';

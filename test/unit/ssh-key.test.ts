@@ -11,7 +11,7 @@ import { parsePrivateKey } from '../../src/env/ssh-key.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import type { RunplanError } from '../../src/errors/runplan-error.js';
 import { MemorySource } from '../../src/files/memory-source.js';
-import type { AppUser } from '../../src/host/app-user.js';
+import type { AppUser } from '../../src/process/app-user.js';
 import { resolveHostSettings } from '../../src/host/host-settings.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import type { BuildStep, SshKeyPlan } from '../../src/plan/schema.js';

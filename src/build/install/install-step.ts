@@ -1,7 +1,7 @@
 import { chmod, lstat, mkdir, readdir, readlink, realpath, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { CoreErrors } from '../../errors/core-errors.js';
-import type { AppUser } from '../../host/app-user.js';
+import type { AppUser } from '../../process/app-user.js';
 import type { Install } from '../../plan/schema.js';
 import { copyTree } from '../hardlink-copy.js';
 import { assertReachable, mkdirOwned, ownPath } from '../../process/ownership.js';

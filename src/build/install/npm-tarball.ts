@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rename } from 'node:fs/promises';
@@ -6,18 +5,19 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { systemEnvironment } from '../../process/process-env.js';
+import { runProgram } from '../../process/run-program.js';
 
 /** Runs `npm <args>` (in `cwd`, with `env`, when given) and returns its standard output. */
 export type NpmRunner = (args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv) => Promise<string>;
 
 /** The host's npm, with the machine's variables only (its registry, certificate authorities and proxies). */
-export const runHostNpm: NpmRunner = (args, cwd, env = systemEnvironment()) =>
-  new Promise((resolve, reject) => {
-    execFile('npm', [...args], { env, maxBuffer: 64 * 1024 * 1024, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`npm ${args.join(' ')} failed: ${String(stderr).trim().split('\n').slice(-3).join(' ') || error.message}`));
-      else resolve(stdout);
-    });
-  });
+export const runHostNpm: NpmRunner = async (args, cwd, env = systemEnvironment()) => {
+  // No time limit of its own: a large `npm pack` over a slow network is progress, and the build step's timeout bounds it.
+  const ran = await runProgram('npm', args, { env, timeoutMs: 0, ...(cwd ? { cwd } : {}) });
+  if (ran === undefined) throw new Error(`npm ${args.join(' ')} failed: npm is not on PATH`);
+  if (!ran.ok) throw new Error(`npm ${args.join(' ')} failed: ${ran.stderr.trim().split('\n').slice(-3).join(' ') || `exit status ${ran.exitCode}`}`);
+  return ran.stdout;
+};
 
 /** The subresource-integrity digest ("sha512-<base64>") of a file, with the algorithm of `like`. */
 export async function fileIntegrity(file: string, like: string): Promise<string> {

@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatBytes, treeSize } from '../../files/tree-size.js';
 import { formatSeconds } from '../../health/probes.js';
@@ -7,7 +7,8 @@ import type { PackageSource } from '../../plan/schema.js';
 import { unpackArchive, unwrapSingleDirectory } from './archive.js';
 import { downloadVerified, type DownloadOptions } from './download.js';
 import { fetchNpmTarball, type NpmRunner } from './npm-tarball.js';
-import { freezeTree, isFrozen, thawDirectories } from './freeze.js';
+import { freezeTree, isFrozen } from '../../files/freeze.js';
+import { ensureCached } from '../../files/cache-entry.js';
 
 /**
  * Installed trees (runtimes, package managers, frameworks) shared by every build
@@ -18,8 +19,7 @@ import { freezeTree, isFrozen, thawDirectories } from './freeze.js';
  *
  * An entry appears only by renaming a complete, verified unpack into place, so
  * a reader never sees a half-written entry and a bad download never becomes
- * one. Concurrent builds may both download; the first rename wins and the other
- * copy is dropped. Entries are read-only (freeze.ts): builds share them through
+ * one (src/files/cache-entry.ts). Entries are read-only (freeze.ts): builds share them through
  * a symlink. runplan never evicts an entry, so a runtime a live build runs from
  * never disappears under it; a host that prunes the cache must spare the entries
  * that builds under its work directory link to.
@@ -50,59 +50,31 @@ export function describeSource(source: PackageSource): string {
 
 export async function ensureTree(cacheDir: string, source: PackageSource, options: TreeOptions = {}): Promise<EnsuredTree> {
   const entry = treeCacheEntry(cacheDir, source);
+  // Entries made before runplan froze them are frozen on their first use.
   if (await isDirectory(entry)) {
-    // Entries made before runplan froze them are frozen on their first use.
     if (!(await isFrozen(entry))) await freezeTree(entry);
     return { dir: entry, cached: true };
   }
-
-  const parent = join(entry, '..');
-  await removeAbandoned(parent);
-  const work = join(parent, `.tmp-${randomBytes(6).toString('hex')}`);
-  await mkdir(join(work, 'unpacked'), { recursive: true });
   const started = Date.now();
+  let size: number | undefined;
   options.log?.(`downloading ${describeSource(source)} into the shared cache`);
-  try {
+  const ensured = await ensureCached(entry, async (work) => {
     const archive = join(work, 'archive');
+    await mkdir(join(work, 'unpacked'));
     if (source.type === 'npm') await fetchNpmTarball(source, archive, work, options.npm);
     else await downloadVerified(source.url, source.sha256, archive, options);
     await unpackArchive(archive, join(work, 'unpacked'), describeSource(source));
     const root = await unwrapSingleDirectory(join(work, 'unpacked'));
     // Size and time, so that a slow network reads as progress rather than a hang.
-    const size = await treeSize(root).catch(() => undefined);
+    size = await treeSize(root).catch(() => undefined);
     // Read-only before anyone can see it (docs/security.md, "Shared cache").
     await freezeTree(root);
-    try {
-      await rename(root, entry);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      // Another build finished the same source first: its copy is as good as ours.
-      if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !(await isDirectory(entry))) throw error;
-    }
-    options.log?.(`cached ${describeSource(source)}${size === undefined ? '' : ` (${formatBytes(size)} unpacked)`} in ${formatSeconds(Date.now() - started)}`);
-    return { dir: entry, cached: false };
-  } finally {
-    // A copy that lost the race is frozen: its owner may need the write bits back to remove it.
-    await rm(work, { recursive: true, force: true }).catch(async () => {
-      await thawDirectories(work);
-      await rm(work, { recursive: true, force: true });
-    });
-  }
+    return root;
+  });
+  if (!ensured.cached) options.log?.(`cached ${describeSource(source)}${size === undefined ? '' : ` (${formatBytes(size)} unpacked)`} in ${formatSeconds(Date.now() - started)}`);
+  return { dir: entry, cached: ensured.cached };
 }
 
 async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
-}
-
-/** Temporary directories a killed build left behind (a day old: no running build still uses them). */
-async function removeAbandoned(dir: string): Promise<void> {
-  const dayAgo = Date.now() - 86_400_000;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (!name.startsWith('.tmp-')) continue;
-    const info = await stat(join(dir, name)).catch(() => undefined);
-    if (info && info.mtimeMs < dayAgo) {
-      await thawDirectories(join(dir, name)).catch(() => undefined);
-      await rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined);
-    }
-  }
 }

@@ -1,7 +1,7 @@
-import { createNodeBuildpack, type NodeBuildpackOptions } from '../buildpacks/node/index.js';
-import { createPlay1Buildpack, type Play1Options } from '../buildpacks/play1/index.js';
-import { createRubyBuildpack, type RubyBuildpackOptions } from '../buildpacks/ruby/index.js';
-import { BuildpackRegistry } from './buildpack/registry.js';
+import { createNodeBuildpack, type NodeBuildpackOptions } from '../../buildpacks/node/index.js';
+import { createPlay1Buildpack, type Play1Options } from '../../buildpacks/play1/index.js';
+import { createRubyBuildpack, type RubyBuildpackOptions } from '../../buildpacks/ruby/index.js';
+import { BuildpackRegistry } from '../buildpack/registry.js';
 
 /** Host-level settings of the built-in buildpacks. */
 export interface DefaultRegistryOptions {

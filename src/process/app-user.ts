@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { CoreErrors } from '../errors/core-errors.js';
-
-const run = promisify(execFile);
+import { runProgram } from './run-program.js';
 
 /**
  * Who build steps and application processes run as. When runplan runs as root
@@ -63,11 +60,19 @@ async function resolveAppUser(): Promise<AppUser> {
   if (!entry && !process.env.RUNPLAN_APP_USER) {
     // First use on this host: a system user with its own group, no home and no login shell.
     // Another runplan may create it at the same moment; the lookup after decides.
-    await run('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'runplan applications', name]).catch(
-      (error: NodeJS.ErrnoException & { stderr?: string }) => {
-        lastCreateError = (error.stderr || error.message).trim().slice(0, 300);
-      },
-    );
+    const created = await runProgram('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--comment',
+      'runplan applications',
+      name,
+    ]);
+    if (!created?.ok) lastCreateError = created === undefined ? 'useradd is not on PATH' : (created.stderr || `exit status ${created.exitCode}`).trim().slice(0, 300);
     entry = await lookup(name);
   }
   if (!entry) {
@@ -85,12 +90,8 @@ async function resolveAppUser(): Promise<AppUser> {
 }
 
 async function lookup(name: string): Promise<{ name: string; uid: number; gid: number } | undefined> {
-  try {
-    const { stdout } = await run('getent', ['passwd', name]);
-    return parsePasswdEntry(stdout);
-  } catch {
-    return undefined;
-  }
+  const ran = await runProgram('getent', ['passwd', name]);
+  return ran?.ok ? parsePasswdEntry(ran.stdout) : undefined;
 }
 
 /** spawn()'s uid and gid for `user`: none when the processes run as runplan itself. */

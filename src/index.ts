@@ -17,7 +17,7 @@ export { selectBuildpack, type Selection } from './buildpack/detect.js';
 export { defaultRegistry, type DefaultRegistryOptions } from './compose/default-registry.js';
 export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
 export { environmentForPlan } from './planning/plan-environment.js';
-export { gatherInventory, parseInventory, inventoryPart, machineInstance, type GatherOptions } from './inventory/gather.js';
+export { gatherInventory, parseInventory, inventoryPart, machineInstance, type GatherOptions } from './planning/gather-inventory.js';
 export { InventorySchema, INVENTORY_SCHEMA_VERSION, type Inventory, type InventoryProvider, type GatherContext } from './inventory/inventory.js';
 export { planDigest } from './plan/digest.js';
 export { diffPlans, formatDiff, type PlanChange } from './plan/diff.js';

@@ -25,7 +25,7 @@ export async function readPackageJson(files: FileSource): Promise<PackageJson> {
 }
 
 /** Deeper than any real package.json; a hostile one nesting 100,000 arrays would overflow the stack of whatever walks it. */
-export const MAX_PACKAGE_JSON_DEPTH = 64;
+const MAX_PACKAGE_JSON_DEPTH = 64;
 
 /** Parses package.json; a syntax error names the line and column with the offending line shown. */
 export function parsePackageJson(text: string): PackageJson {
@@ -103,7 +103,7 @@ function errorOffset(message: string, text: string): number {
   return text.length; // "Unexpected end of JSON input"
 }
 
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
   for (let at = text.indexOf('\n'); at >= 0 && at < offset; at = text.indexOf('\n', at + 1)) {

@@ -4,10 +4,10 @@ import { NodeErrors, NodeWarnings } from './errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
 
 /** Which rule of the specification turned a request into a version. */
-export type VersionRule = 'release-line' | 'open-range' | 'range' | 'default-lts';
+type VersionRule = 'release-line' | 'open-range' | 'range' | 'default-lts';
 
 /** A request for a Node.js version and where it was written. */
-export interface VersionRequest {
+interface VersionRequest {
   readonly value: string;
   /** e.g. "package.json engines.node". */
   readonly source: string;
@@ -54,7 +54,7 @@ export function releaseLine(request: string): { major: number; minor: number } |
 const stableCache = new WeakMap<readonly string[], string[]>();
 
 /** Stable releases only: the specification supports "any stable version". Computed once per list. */
-export function stableVersions(available: readonly string[]): string[] {
+function stableVersions(available: readonly string[]): string[] {
   let stable = stableCache.get(available);
   if (stable === undefined) {
     stable = available.filter((v) => semver.valid(v) !== null && semver.prerelease(v) === null);

@@ -2,7 +2,7 @@ import { type SshGitDependency, sshRemote } from '../../src/kit/index.js';
 import { PACKAGE_JSON, type PackageJson } from './package-json.js';
 
 /** More are told apart by the generic rule only: a plan stays small whatever package.json holds. */
-export const MAX_NAMED_SSH_DEPENDENCIES = 20;
+const MAX_NAMED_SSH_DEPENDENCIES = 20;
 
 /**
  * The dependencies of package.json that npm, Yarn and pnpm fetch with git over

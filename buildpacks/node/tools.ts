@@ -7,9 +7,9 @@ import { PINNED_TOOLS } from './resolve-build-tool.js';
  * application is self-contained and runs the same Node.js it was built with.
  * Steps and processes put BIN_DIR first on PATH.
  */
-export const RUNTIME_DIR = '.runplan/node';
+const RUNTIME_DIR = '.runplan/node';
 export const BIN_DIR = '.runplan/bin';
-export const TOOLS_DIR = '.runplan/tools';
+const TOOLS_DIR = '.runplan/tools';
 
 /** Package managers runplan installs itself: the npm package, the file of it that is the command, and runplan's pinned version. */
 export const TOOL_PACKAGES = {
@@ -22,7 +22,7 @@ export const TOOL_PACKAGES = {
 export type InstalledTool = keyof typeof TOOL_PACKAGES;
 
 /** Where a tool's tree goes in the build. */
-export function toolDir(tool: InstalledTool): string {
+function toolDir(tool: InstalledTool): string {
   return `${TOOLS_DIR}/${tool}`;
 }
 

@@ -59,7 +59,7 @@ export function references(value: string): string[] {
   return [...value.matchAll(REFERENCE)].map((m) => m[1] as string);
 }
 
-export type ReferenceStatus =
+type ReferenceStatus =
   /** Play substitutes it itself (`application.path`, `play.path`). */
   | { readonly kind: 'framework' }
   /** A variable of the run environment (or of the host machine). */

@@ -2,7 +2,7 @@ import type { Detector, FileSource } from '../../src/kit/index.js';
 import { APPLICATION_CONF } from './application-conf.js';
 import { Play1Errors } from './errors.js';
 
-export const ROUTES = 'conf/routes';
+const ROUTES = 'conf/routes';
 
 /**
  * A Play 1.x application has conf/application.conf and conf/routes (specification,

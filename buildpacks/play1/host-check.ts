@@ -25,7 +25,7 @@ export function javaNeeds(series: Play1Series, command: string): RuntimeNeeds {
 const range = (needs: RuntimeNeeds) => (needs.min === needs.max ? String(needs.min) : `${needs.min}–${needs.max}`);
 
 /** The series whose launcher and Java this host has, for the fix of a refusal. */
-export function seriesThisHostRuns(host: HostPrograms): Play1Series[] {
+function seriesThisHostRuns(host: HostPrograms): Play1Series[] {
   return PLAY1_SERIES.filter((s) => pythonFound(s, host) !== null && host.java?.major != null && javaVerdict(s, host.java.major) !== 'refused');
 }
 

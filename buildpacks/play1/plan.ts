@@ -24,7 +24,7 @@ import { resolvePlay1Version, VERSION_FILE, VERSION_VARIABLE } from './resolve-v
 import { PLAY1_SERIES, type Play1Series } from './versions.js';
 
 /** Play 1.x starts slowly (JVM, plugins, JPA): the health check gives it time. */
-export const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 } as const;
+const PLAY1_HEALTH_TIMING = { readyTimeoutMs: 180_000, requestTimeoutMs: 30_000 } as const;
 
 /**
  * Play 1.x plan: check Java, install the release from the mirror (through the

@@ -13,7 +13,7 @@ export interface PropertyEntry {
   readonly line: number;
 }
 
-export interface PropertiesProblem {
+interface PropertiesProblem {
   readonly line: number;
   readonly message: string;
 }

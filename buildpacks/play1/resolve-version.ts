@@ -77,7 +77,7 @@ export function resolvePlay1Version(inputs: VersionInputs): VersionResolution {
 }
 
 /** Why an accepted value means its series, including the specification's `12` collision. */
-export function explainValue(value: string, series: Play1Series): string {
+function explainValue(value: string, series: Play1Series): string {
   if (value === '12') {
     return '12 is the short code of 1.2. The specification lists 12 for 1.3 as well, which collides with 1.2; as NOTES.md settles, 12 means 1.2 and 1.3 is selected with 1.3 or 13';
   }
@@ -100,7 +100,7 @@ function decision(requested: string | null, source: string, series: Play1Series,
 }
 
 /** The accepted values, grouped by series, for messages. */
-export function acceptedValuesText(): string {
+function acceptedValuesText(): string {
   return PLAY1_SERIES.map((s) => `${s.accepted.join(' or ')} (${s.series})`).join(', ');
 }
 

@@ -8,7 +8,7 @@
 const VERSION = /^\d+(?:\.\d+)*$/;
 const REQUIREMENT = /^\s*(=|!=|>=|<=|>|<|~>)?\s*(\d+(?:\.\d+)*)\s*$/;
 
-export type Operator = '=' | '!=' | '>' | '<' | '>=' | '<=' | '~>';
+type Operator = '=' | '!=' | '>' | '<' | '>=' | '<=' | '~>';
 
 export interface Requirement {
   readonly operator: Operator;

@@ -5,7 +5,7 @@ import { escapeRegex, quote } from './nginx-values.js';
 import type { StaticFiles } from './resolve-static-files.js';
 
 /** Where nginx's files live inside the built application. */
-export const NGINX_DIR = '.runplan/nginx';
+const NGINX_DIR = '.runplan/nginx';
 export const NGINX_CONF = `${NGINX_DIR}/nginx.conf`;
 export const NGINX_USERS = `${NGINX_DIR}/users`;
 

@@ -6,8 +6,8 @@ import type { InstalledRuby } from './rubies.js';
 export type GemSource = 'remote' | 'local';
 
 /** Gems the bundle needs that the host does not provide are installed here (GEM_HOME); it is the cached layer. */
-export const GEM_HOME_DIR = '.runplan/gems';
-export const DEFAULT_BUNDLE_WITHOUT = 'development:test';
+const GEM_HOME_DIR = '.runplan/gems';
+const DEFAULT_BUNDLE_WITHOUT = 'development:test';
 
 export interface BundleInput {
   readonly gemfileName: string;

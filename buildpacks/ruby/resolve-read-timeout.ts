@@ -1,7 +1,7 @@
 import type { Decision } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
-export const DEFAULT_READ_TIMEOUT_S = 300;
+const DEFAULT_READ_TIMEOUT_S = 300;
 
 /** NGINX_READ_TIMEOUT (specification, Limits): seconds nginx waits for the application's response; 300 by default. */
 export function resolveReadTimeout(value: string | undefined): { seconds: number; decision: Decision } {

@@ -7,7 +7,7 @@ export interface SidekiqFile {
   readonly text: string | undefined;
 }
 
-export interface SidekiqProcessPlan {
+interface SidekiqProcessPlan {
   readonly name: string;
   /** Options given to `sidekiq` after `-e <env>`. */
   readonly args: readonly string[];

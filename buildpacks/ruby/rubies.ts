@@ -44,7 +44,7 @@ async function candidates(pathVariable: string): Promise<string[]> {
 }
 
 /** Names of the installed gem specifications, hashed: they change when a gem is added, removed or upgraded. */
-export async function gemsFingerprint(gemPath: readonly string[]): Promise<string> {
+async function gemsFingerprint(gemPath: readonly string[]): Promise<string> {
   const hash = createHash('sha256');
   for (const dir of gemPath) {
     const names = await readdir(join(dir, 'specifications')).catch(() => [] as string[]);

@@ -10,7 +10,7 @@ const OUTSIDE = 'outside the application:';
  * check planning made on the application is made again where nginx serves from;
  * nginx itself refuses links there too (disable_symlinks).
  */
-export const SERVED_FILES_SCRIPT = [
+const SERVED_FILES_SCRIPT = [
   'root=$(realpath .) || exit 1',
   // The mark is printed from two quoted halves: an image build echoes the script, which must not match the rule.
   `check() { r=$(realpath -e -- "$2" 2>/dev/null) || return 0; case "$r" in "$root"/*) ;; *) echo "${OUTSIDE.slice(0, 7)}""${OUTSIDE.slice(7)} $1"; exit 2 ;; esac; }`,

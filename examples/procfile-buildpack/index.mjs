@@ -46,7 +46,7 @@ function invalid(why) {
   return ProcfileErrors.FILE_INVALID.create({ message: `the Procfile ${why}.`, file: PROCFILE });
 }
 
-export const procfileBuildpack = {
+const procfileBuildpack = {
   id: 'procfile',
   name: 'Procfile',
   // Below the built-in buildpacks: an application they recognise keeps its own runtime.

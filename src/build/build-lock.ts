@@ -53,7 +53,7 @@ interface LockOwner {
 }
 
 export const BUILD_LOCK_FILE = 'build.lock';
-export const BUILD_LOCK_POLL_MS = 500;
+const BUILD_LOCK_POLL_MS = 500;
 const LEFTOVER_GRACE_MS = 2_000;
 
 export async function acquireBuildLock(workspaceRoot: string, options: BuildLockOptions): Promise<BuildLock> {

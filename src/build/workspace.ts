@@ -121,7 +121,7 @@ export async function removeAbandonedBuildTemp(workspace: AppWorkspace): Promise
 }
 
 /** The directory of the last successful build, if any. */
-export async function currentBuild(workspace: AppWorkspace): Promise<string | undefined> {
+async function currentBuild(workspace: AppWorkspace): Promise<string | undefined> {
   try {
     return await realpath(resolve(workspace.root, await readlink(workspace.currentLink)));
   } catch {

@@ -5,8 +5,8 @@ import type { EnvironmentInput, LinkedVariables } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { assertPort, parseMemory, type HostSettings } from '../host/host-settings.js';
 
-export const COMMANDS = ['plan', 'build', 'run', 'check', 'image', 'deploy', 'k8s', 'stack', 'inventory', 'diff', 'schema'] as const;
-export type CommandName = (typeof COMMANDS)[number];
+const COMMANDS = ['plan', 'build', 'run', 'check', 'image', 'deploy', 'k8s', 'stack', 'inventory', 'diff', 'schema'] as const;
+type CommandName = (typeof COMMANDS)[number];
 
 export interface CliArguments {
   readonly command: CommandName;
@@ -131,7 +131,7 @@ function usageErrors<T>(parse: () => T): T {
  * (its shebang), which ends that scan; these spellings are refused here so that they
  * never work by accident and the option has a name Node does not read.
  */
-export function assertNoNodeOption(argv: readonly string[]): void {
+function assertNoNodeOption(argv: readonly string[]): void {
   for (const arg of argv) {
     const m = /^(--env-file(?:-if-exists)?)(?:=|$)/.exec(arg);
     if (!m) continue;

@@ -4,7 +4,7 @@ import type { RunPlan } from '../plan/schema.js';
 import { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
 import { defaultCacheDir } from '../host/host-settings.js';
-import { gatherInventory, parseInventory } from '../inventory/gather.js';
+import { gatherInventory, parseInventory } from '../planning/gather-inventory.js';
 import { diffPlans, formatDiff } from '../plan/diff.js';
 import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';

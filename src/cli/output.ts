@@ -80,7 +80,7 @@ export function cliOutput(mode: OutputMode, out: Write, err: Write, formatLine: 
 }
 
 /** An error as data: the coded error's fields; anything else is an internal error with its message. */
-export function errorData(error: unknown): Record<string, unknown> {
+function errorData(error: unknown): Record<string, unknown> {
   if (isRunplanError(error)) {
     const subject = error.variable ?? error.file;
     return { ...error.toJSON(), title: error.title, ...(subject === undefined ? {} : { subject }) };

@@ -60,7 +60,7 @@ export interface KubernetesManifests {
  * (CC_WORKER_RESTART=no) is restarted after any exit, with Kubernetes' own
  * back-off (10 s doubling to 5 min) instead of the plan's delay. Said, not hidden.
  */
-export function unhonouredRestarts(plan: RunPlan): PlanWarning[] {
+function unhonouredRestarts(plan: RunPlan): PlanWarning[] {
   return plan.processes
     .filter((p) => p.restart.policy !== 'always')
     .map((p) =>
@@ -71,7 +71,7 @@ export function unhonouredRestarts(plan: RunPlan): PlanWarning[] {
     );
 }
 
-export const DEFAULT_WEB_REPLICAS = 2;
+const DEFAULT_WEB_REPLICAS = 2;
 /** Where the image's scripts start processes and check health (src/engines/image). */
 const HEALTHCHECK = `${IMAGE_SCRIPTS_DIR}/healthcheck`;
 const PROCESS_GROUP_LABEL = 'io.runplan.process-group';
@@ -108,7 +108,7 @@ export function kubernetesName(text: string): string {
  * Secret values are not in it — they never leave the Secret — so a changed
  * value alone needs `kubectl rollout restart`.
  */
-export function configChecksum(plan: RunPlan): string {
+function configChecksum(plan: RunPlan): string {
   const secrets = plan.environment.variables
     .filter((v) => v.secret)
     .map((v) => v.name)

@@ -13,11 +13,11 @@ import { checkContainerHealth, portAnswers, runImageOutcomeHooks, secretVariable
 import { buildImage, type ImageOptions } from './image/build-image.js';
 import { ensureStackImage, STACKS } from './stack-images.js';
 import { inspectService, waitForService, type ServiceInfo } from './swarm/converge.js';
-import { appFilters, assertOurs, ensureNetwork, ensureObject, removeSwarmApp, removeUnused, type Removed } from './swarm/objects.js';
+import { appFilters, assertOurs, ensureNetwork, ensureObject, removeSwarmApp, removeUnused } from './swarm/objects.js';
 import { proxyConfig } from './swarm/proxy-config.js';
 import { createArgs, updateArgs, processGroups, processServices, proxyService, SPEC_LABEL, serviceHash, swarmAppName, swarmNames, taskHash, type ServiceSpec } from './swarm/services.js';
 
-export { removeSwarmApp, swarmAppName, type Removed };
+export { removeSwarmApp, swarmAppName };
 
 export interface SwarmDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
   /** Tasks of the web service (default 2: with one, an update has a moment with a single address). */

@@ -26,7 +26,7 @@ export const ENV_PRECEDENCE: readonly EnvSource[] = ['service', 'application', '
  * build steps only as a file that GIT_SSH_COMMAND names (docs/service.md,
  * "Private SSH key").
  */
-export const WITHHELD_VARIABLES: ReadonlySet<string> = new Set(['CC_SSH_PRIVATE_KEY']);
+const WITHHELD_VARIABLES: ReadonlySet<string> = new Set(['CC_SSH_PRIVATE_KEY']);
 
 export interface LinkedVariables {
   /** Add-on or linked application name, e.g. "redis-main". */

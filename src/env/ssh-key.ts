@@ -21,7 +21,7 @@ export interface PrivateKey {
 }
 
 /** No SSH private key comes near this (an RSA 16384 key in OpenSSH format is about 12 KB). */
-export const MAX_PRIVATE_KEY_BYTES = 64 * 1024;
+const MAX_PRIVATE_KEY_BYTES = 64 * 1024;
 
 const LABELS: Readonly<Record<string, { format: PrivateKey['format']; algorithm?: string }>> = {
   'OPENSSH PRIVATE KEY': { format: 'OpenSSH' },
@@ -101,7 +101,7 @@ function passphrase(invalid: (what: string, fix?: string) => Error, cipher?: str
  * sources): magic, cipher name, KDF name, KDF options, number of keys, then the
  * first public key, whose first field is its algorithm. A string says what is wrong.
  */
-export function readOpenSshKey(data: Buffer): { cipher: string; algorithm: string; publicKey: Buffer } | string {
+function readOpenSshKey(data: Buffer): { cipher: string; algorithm: string; publicKey: Buffer } | string {
   if (data.length < OPENSSH_MAGIC.length || !data.subarray(0, OPENSSH_MAGIC.length).equals(OPENSSH_MAGIC)) return 'not an openssh-key-v1 key';
   let at = OPENSSH_MAGIC.length;
   const field = (): Buffer | undefined => {

@@ -1,4 +1,3 @@
-import type { PlanWarning } from '../plan/schema.js';
 import { codeOf, type CodeOptions } from './runplan-error.js';
 
 /** The documented part of a warning code. */
@@ -8,9 +7,18 @@ export interface WarningDefinition {
   readonly fix: string;
 }
 
+/** One warning of a plan (the plan schema's PlanWarning has this shape; declared here so that codes need not know the plan). */
+export interface Warning {
+  readonly code: string;
+  readonly message: string;
+  readonly file?: string;
+  readonly variable?: string;
+  readonly fix?: string;
+}
+
 export interface WarningType extends WarningDefinition {
   /** A plan warning with this code; `fix` defaults to the definition's. */
-  create(occurrence: { message: string; file?: string; variable?: string; fix?: string }): PlanWarning;
+  create(occurrence: { message: string; file?: string; variable?: string; fix?: string }): Warning;
 }
 
 /**

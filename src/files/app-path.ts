@@ -28,7 +28,7 @@ export function isMissing(error: unknown): boolean {
  * serve a file of the host. The error names the path in the application, never
  * where the link points (that is the host's business).
  */
-export async function realPathInside(realRoot: string, rel: string): Promise<string | undefined> {
+async function realPathInside(realRoot: string, rel: string): Promise<string | undefined> {
   const abs = rel === '' ? realRoot : resolve(realRoot, rel);
   let real: string;
   try {
@@ -120,7 +120,7 @@ export function unreadable(rel: string, error: unknown): Error {
 }
 
 /** "a directory", "a FIFO"…: what a non-regular file is, for messages. */
-export function describeType(info: Stats): string {
+function describeType(info: Stats): string {
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a FIFO (named pipe)';
   if (info.isSocket()) return 'a socket';
@@ -135,7 +135,7 @@ export function describeType(info: Stats): string {
  * but a regular file (a FIFO would block the read for ever, a device could be
  * endless) and a file larger than `maxBytes`.
  */
-export async function readFileInside(realRoot: string, rel: string, maxBytes = MAX_APP_FILE_BYTES): Promise<string | undefined> {
+async function readFileInside(realRoot: string, rel: string, maxBytes = MAX_APP_FILE_BYTES): Promise<string | undefined> {
   const real = await realPathInside(realRoot, rel);
   if (real === undefined) return undefined;
   // Looked at before opening: opening a FIFO blocks, opening a device may act.

@@ -58,7 +58,7 @@ export const DEFAULT_PORT = 8080;
 
 export { defaultCacheDir };
 
-export function defaultWorkDir(cacheDir: string, env: NodeJS.ProcessEnv = process.env): string {
+function defaultWorkDir(cacheDir: string, env: NodeJS.ProcessEnv = process.env): string {
   return env.RUNPLAN_WORK_DIR || join(cacheDir, 'apps');
 }
 

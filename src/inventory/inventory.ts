@@ -9,7 +9,7 @@ import { z } from 'zod';
  */
 export const INVENTORY_SCHEMA_VERSION = 1 as const;
 
-export const InstanceSizeSchema = z.object({
+const InstanceSizeSchema = z.object({
   cpus: z.number().int().positive(),
   memoryMb: z.number().int().positive(),
 });

@@ -29,7 +29,7 @@ export { failureRule } from '../plan/failure-rule.js';
 export { textChunks } from '../plan/placeholders.js';
 export { RunplanError, defineErrors, isRunplanError, listDefinitions, type CodeOptions, type ErrorDefinition, type ErrorKind, type ErrorOccurrence, type ErrorType } from '../errors/runplan-error.js';
 export { CoreErrors } from '../errors/core-errors.js';
-export { defineWarnings, listWarningDefinitions, type WarningDefinition, type WarningType } from '../errors/warnings.js';
+export { defineWarnings, listWarningDefinitions, type Warning, type WarningDefinition, type WarningType } from '../errors/warnings.js';
 export { escapeControls, lineExcerpt, quoteExcerpt, quoteJsonValue, EXCERPT_MAX_CHARS } from '../errors/excerpt.js';
 export { MAX_APP_FILE_BYTES, MAX_LOCKFILE_BYTES, type FileSource, type ReadOptions } from '../files/file-source.js';
 export { MemorySource } from '../files/memory-source.js';

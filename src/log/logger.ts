@@ -80,11 +80,6 @@ export class Logger {
   health(text: string, level: LogLine['level'] = 'info'): void {
     this.emit({ kind: 'health' }, text, level);
   }
-
-  /** A logger with the same sink and an extra redactor (e.g. once the environment is known). */
-  withRedactor(redactor: Redactor): Logger {
-    return new Logger(this.sink, redactor);
-  }
 }
 
 /** A sink that keeps lines in memory (tests, embedding hosts). */

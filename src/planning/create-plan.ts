@@ -11,7 +11,7 @@ import type { FileSource } from '../files/file-source.js';
 import { SubdirectorySource } from '../files/sub-source.js';
 import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
 import { defaultCacheDir, resolveHostSettings, serviceVariables, type HostSettings } from '../host/host-settings.js';
-import { gatherInventory, inventoryPart } from '../inventory/gather.js';
+import { gatherInventory, inventoryPart } from './gather-inventory.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { PLAN_SCHEMA_VERSION, RunPlanSchema, type Decision, type RunPlan } from '../plan/schema.js';
 import { APP_FOLDER_VARIABLE, appFolderDecision, checkAppFolderInSource, checkAppFolderOnDisk, normaliseAppFolder } from './app-folder.js';

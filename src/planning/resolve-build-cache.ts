@@ -3,8 +3,8 @@ import { CoreErrors } from '../errors/core-errors.js';
 import { quoteExcerpt } from '../errors/excerpt.js';
 import type { Decision, Layer } from '../plan/schema.js';
 
-export const OVERRIDE_VARIABLE = 'CC_OVERRIDE_BUILDCACHE';
-export const IGNORE_VARIABLE = 'CC_IGNORE_FROM_BUILDCACHE';
+const OVERRIDE_VARIABLE = 'CC_OVERRIDE_BUILDCACHE';
+const IGNORE_VARIABLE = 'CC_IGNORE_FROM_BUILDCACHE';
 
 export interface ResolvedBuildCache {
   readonly layers: Layer[];

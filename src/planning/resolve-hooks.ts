@@ -25,7 +25,7 @@ interface HookRule {
 }
 
 /** The service's hooks, in the order they run. */
-export const HOOKS: readonly HookRule[] = [
+const HOOKS: readonly HookRule[] = [
   { id: 'pre-build', variable: 'CC_PRE_BUILD_HOOK', when: 'before the dependencies are installed', fatal: true },
   { id: 'post-build', variable: 'CC_POST_BUILD_HOOK', when: 'after the build', fatal: true },
   { id: 'pre-run', variable: 'CC_PRE_RUN_HOOK', when: 'before the processes start', fatal: true },

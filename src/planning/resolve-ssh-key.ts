@@ -12,9 +12,9 @@ export const SSH_KEY_VARIABLE = 'CC_SSH_PRIVATE_KEY';
 export const SSH_KNOWN_HOSTS_VARIABLE = 'CC_SSH_KNOWN_HOSTS';
 
 /** How ssh reports a host key it may not trust: unknown under strict checking, or changed. */
-export const HOST_KEY_REFUSED = /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No [A-Z0-9-]+ host key is known for/;
+const HOST_KEY_REFUSED = /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No [A-Z0-9-]+ host key is known for/;
 /** How ssh and the git forges report a key that was not accepted (or no key at all). */
-export const KEY_REFUSED = /Permission denied \([^)]*publickey[^)]*\)|ERROR: Repository not found|could not be found or you don't have permission/;
+const KEY_REFUSED = /Permission denied \([^)]*publickey[^)]*\)|ERROR: Repository not found|could not be found or you don't have permission/;
 
 export interface SshKeyInput {
   /** CC_SSH_PRIVATE_KEY (withheld from the environment). */

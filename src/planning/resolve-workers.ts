@@ -8,8 +8,8 @@ const PREFIX = 'CC_WORKER_COMMAND_';
 
 /** CC_WORKER_RESTART's values, as the plan's restart policies. */
 const POLICIES: Readonly<Record<string, RestartPolicy['policy']>> = { always: 'always', 'on-failure': 'on-failure', no: 'never' };
-export const DEFAULT_WORKER_RESTART = 'on-failure';
-export const DEFAULT_WORKER_RESTART_DELAY_S = 1;
+const DEFAULT_WORKER_RESTART = 'on-failure';
+const DEFAULT_WORKER_RESTART_DELAY_S = 1;
 const MAX_WORKER_RESTART_DELAY_S = 3_600;
 const WORKER_STOP_GRACE_MS = 10_000;
 /** A worker that ran this long without exiting is a healthy one: its next exit is not part of a crash loop. */

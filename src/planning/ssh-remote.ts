@@ -33,7 +33,7 @@ function remote(host: string, port: string | undefined, path: string): SshRemote
 }
 
 /** The repository's name: the last part of its path, without ".git". */
-export function repositoryName(remote: SshRemote): string {
+function repositoryName(remote: SshRemote): string {
   const last = remote.path.replace(/\/+$/, '').split('/').pop() ?? remote.path;
   return last.replace(/\.git$/, '') || remote.path;
 }

@@ -16,7 +16,7 @@ export interface AppUser {
   readonly dropped: boolean;
 }
 
-export const DEFAULT_APP_USER = 'runplan';
+const DEFAULT_APP_USER = 'runplan';
 
 /** A passwd line (`name:x:uid:gid:gecos:home:shell`) as a user, if it is one. */
 export function parsePasswdEntry(line: string): { name: string; uid: number; gid: number } | undefined {

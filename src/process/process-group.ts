@@ -41,25 +41,3 @@ export function groupAlive(pgid: number): boolean {
   }
   return false;
 }
-
-const GROUP_POLL_MS = 50;
-
-/** Resolves once no process of the group runs, or after `ms`. */
-export async function waitGroupGone(pgid: number, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, GROUP_POLL_MS));
-}
-
-/**
- * SIGTERM to the group, up to `graceMs` for it to exit, then SIGKILL. Returns
- * whether SIGKILL was needed.
- */
-export async function terminateGroup(pgid: number, graceMs: number): Promise<boolean> {
-  if (!groupAlive(pgid)) return false;
-  signalGroup(pgid, 'SIGTERM');
-  await waitGroupGone(pgid, graceMs);
-  if (!groupAlive(pgid)) return false;
-  signalGroup(pgid, 'SIGKILL');
-  await waitGroupGone(pgid, 5_000);
-  return true;
-}

@@ -14,7 +14,7 @@ import { groupAlive, signalGroup } from './process-group.js';
  * service's containers give) holds such a process, and runplan does not
  * require one.
  */
-export const TREE_TAG_VARIABLE = 'RUNPLAN_PROCESS_TREE';
+const TREE_TAG_VARIABLE = 'RUNPLAN_PROCESS_TREE';
 
 /**
  * Carries the build's lock token into every step's processes: when runplan is
@@ -50,7 +50,7 @@ const HAS_PROC = (() => {
  * of other users cannot be read and are not ours anyway; runplan itself never
  * counts.
  */
-export function taggedProcesses(tag: string, variable: string = TREE_TAG_VARIABLE): number[] {
+function taggedProcesses(tag: string, variable: string = TREE_TAG_VARIABLE): number[] {
   if (!HAS_PROC) return [];
   const needle = Buffer.from(`\0${variable}=${tag}\0`);
   const first = Buffer.from(`${variable}=${tag}\0`);

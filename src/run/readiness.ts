@@ -6,7 +6,7 @@ import { pollDelay } from '../time/poll-delay.js';
 const PROBE_TIMEOUT_MS = 5_000;
 
 /** Whether one condition holds right now. */
-export async function isReady(condition: Readiness): Promise<boolean> {
+async function isReady(condition: Readiness): Promise<boolean> {
   switch (condition.kind) {
     case 'http-unix-socket':
       // Any answer, whatever its status, means the server behind the socket serves requests.

@@ -7,7 +7,7 @@
  */
 
 /** File content; a function makes big or binary content at run time instead of committing it. */
-export type Content = string | Buffer | (() => string | Buffer);
+type Content = string | Buffer | (() => string | Buffer);
 
 /**
  * One entry of an application (or of the case's directory outside it):
@@ -20,7 +20,7 @@ export type Area = 'node' | 'ruby' | 'play1' | 'core' | 'app-files';
 
 export type Base = 'node' | 'ruby' | 'play1' | 'empty';
 
-export interface Expectation {
+interface Expectation {
   /** The exit status: 0 accepted, 1 a failed deployment, 2 bad input. */
   readonly exit: 0 | 1 | 2;
   /** The RUNPLAN_E_… error or RUNPLAN_W_… warning the output must name; none: accepted without a code. */
@@ -97,7 +97,7 @@ export const BASE_APPS: Readonly<Record<Base, Readonly<Record<string, string>>>>
 };
 
 /** A SSH-key-shaped secret of 40 lines; output is printed line by line, so each line is a needle. */
-export const SSH_KEY_LINES = Array.from({ length: 40 }, (_, i) => `b3BlbnNzaC1rZXktdjEAAAAACmNvcnB1c0tleUxpbmU${String(i).padStart(4, '0')}`);
+const SSH_KEY_LINES = Array.from({ length: 40 }, (_, i) => `b3BlbnNzaC1rZXktdjEAAAAACmNvcnB1c0tleUxpbmU${String(i).padStart(4, '0')}`);
 export const SSH_KEY = ['-----BEGIN OPENSSH PRIVATE KEY-----', ...SSH_KEY_LINES, '-----END OPENSSH PRIVATE KEY-----'].join('\n');
 
 /** Application variables every case is given (unless it sets the same name itself or has markers: false). */
@@ -139,7 +139,7 @@ export const binary = (n: number) => () => {
   }
   return b;
 };
-export const ESC = '\u001b';
+const ESC = '\u001b';
 export const TERMINAL_ATTACK = `${ESC}[2J${ESC}]0;pwned${String.fromCharCode(7)}${ESC}[31m`;
 
 /** A row of an area's table: the area and (by default) the base app come from the table. */

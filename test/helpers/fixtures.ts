@@ -63,7 +63,7 @@ export interface FixtureExpectation {
   readonly variants?: readonly FixtureVariant[];
 }
 
-export type FixtureVariant = Partial<Omit<FixtureExpectation, 'variants'>> & { readonly name: string };
+type FixtureVariant = Partial<Omit<FixtureExpectation, 'variants'>> & { readonly name: string };
 
 export interface Fixture {
   readonly type: string;
@@ -110,7 +110,7 @@ export interface CheckOptions {
  * provides (service addresses, the port, the published Node.js versions of
  * nodePlaceholders()), then this machine's versions (`{{RUBY_VERSION}}`…).
  */
-export function placeholderResolver(provided: Readonly<Record<string, string>> = {}): kit.PlaceholderResolver {
+function placeholderResolver(provided: Readonly<Record<string, string>> = {}): kit.PlaceholderResolver {
   return (name, argument) => provided[argument === undefined ? name : `${name}:${argument}`] ?? kit.machinePlaceholder(name);
 }
 
@@ -257,7 +257,7 @@ async function appUidPlaceholder(value: unknown, inImage: boolean): Promise<Reco
  * build, cache or checkout (the executor fills ${APP_HOME} and ${RUN_DIR}), and
  * no code (no step refers to a function of runplan's).
  */
-export function expectPortablePlan(json: string, machinePaths: readonly string[]): void {
+function expectPortablePlan(json: string, machinePaths: readonly string[]): void {
   for (const path of machinePaths) expect(json, `the plan names ${path}`).not.toContain(path);
   const plan = JSON.parse(json) as RunPlan;
   for (const step of plan.build.steps) expect(['exec', 'shell', 'install'], `step ${step.name}`).toContain(step.run.kind);

@@ -32,7 +32,7 @@ export const TEST_INSTANCE: Inventory['host']['instance'] = Object.freeze({ cpus
 export const TEST_NODE_PART: NodeInventoryData = deepFreeze(structuredClone(await TEST_INVENTORY.gather({ cacheDir: '' })));
 
 /** The Ruby part: two interpreters of the host, nginx in /usr/sbin, runplan not running as root. */
-export const TEST_RUBY_PART: RubyInventoryData = deepFreeze(
+const TEST_RUBY_PART: RubyInventoryData = deepFreeze(
   RubyInventorySchema.parse({
     rubies: [
       { version: '3.1.2', bindir: '/usr/bin', origin: 'test /usr/bin/ruby3.1', gemsFingerprint: 'f1f1f1f1f1f1f1f1' },
@@ -44,13 +44,13 @@ export const TEST_RUBY_PART: RubyInventoryData = deepFreeze(
 );
 
 /** What the Play 1.x part says of the host's programs: Java 17 (in the range of Play 1.11) and Python 3. */
-export const TEST_PLAY1_PROGRAMS: Pick<Play1InventoryData, 'java' | 'python'> = deepFreeze({
+const TEST_PLAY1_PROGRAMS: Pick<Play1InventoryData, 'java' | 'python'> = deepFreeze({
   java: { major: 17, banner: 'openjdk version "17.0.15" 2025-04-15' },
   python: { python2: null, python3: 'Python 3.11.2' },
 });
 
 /** The Play 1.x host settings TEST_PLAY1_PART was gathered with (also usable with createPlay1Buildpack). */
-export const TEST_PLAY1_OPTIONS: Play1Options = deepFreeze({
+const TEST_PLAY1_OPTIONS: Play1Options = deepFreeze({
   hostEnv: {},
   mirror: 'https://mirror.example/play/{version}/play-{version}.zip',
   checksums: { '1.11.0': 'a'.repeat(64), '1.5.3': 'b'.repeat(64) },
@@ -73,7 +73,7 @@ export function play1InventoryPart(options: Play1Options = TEST_PLAY1_OPTIONS, p
 }
 
 /** The Play 1.x part: TEST_PLAY1_OPTIONS' mirror and checksums, TEST_PLAY1_PROGRAMS. */
-export const TEST_PLAY1_PART: Play1InventoryData = deepFreeze(play1InventoryPart());
+const TEST_PLAY1_PART: Play1InventoryData = deepFreeze(play1InventoryPart());
 
 /** The inventory of every built-in buildpack, frozen: plan from it as it is, or change a copy with testInventory(). */
 export const TEST_PLAN_INVENTORY: Inventory = deepFreeze({

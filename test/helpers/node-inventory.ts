@@ -32,7 +32,7 @@ export function publishedNodeInventory(): Promise<NodeInventoryData> {
 }
 
 /** The Node.js versions the registry publishes. */
-export async function publishedNodeVersions(): Promise<readonly string[]> {
+async function publishedNodeVersions(): Promise<readonly string[]> {
   return (await publishedNodeInventory()).node.map((v) => v.version);
 }
 

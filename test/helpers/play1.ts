@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { inject } from 'vitest';
 import { PLAY1_SERIES } from '../../buildpacks/play1/versions.js';
 
-export type ArchiveKind = 'zip' | 'tar.gz';
+type ArchiveKind = 'zip' | 'tar.gz';
 
 export interface StandInBuild {
   readonly dir: string;

@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface PodmanResult {
+interface PodmanResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;

@@ -6,10 +6,10 @@ import { probePort } from '../../src/health/probes.js';
 import { freePort } from './ports.js';
 import { tempDir } from './temp.js';
 
-export const NPM_DEPENDENCY = 'private-dep';
-export const NPM_GREETING = 'hello from the private git repository';
-export const GEM_DEPENDENCY = 'private_gem';
-export const GEM_GREETING = 'hello from the private gem';
+const NPM_DEPENDENCY = 'private-dep';
+const NPM_GREETING = 'hello from the private git repository';
+const GEM_DEPENDENCY = 'private_gem';
+const GEM_GREETING = 'hello from the private gem';
 
 /** The server logs in as root (through git-shell only): the tests that use it need root, as installing it does. */
 export const CAN_RUN_SSHD = process.getuid?.() === 0;

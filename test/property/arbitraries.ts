@@ -16,7 +16,7 @@ const factor = Number(process.env.RUNPLAN_PROPERTY_RUNS ?? '1');
 if (seed !== undefined && seed !== '') fc.configureGlobal({ seed: Number(seed) });
 
 /** Runs of one property: `base` scaled by RUNPLAN_PROPERTY_RUNS (at least 1). */
-export function runs(base: number): number {
+function runs(base: number): number {
   return Math.max(1, Math.round(base * (Number.isFinite(factor) && factor > 0 ? factor : 1)));
 }
 

@@ -55,4 +55,24 @@ describe('import direction', () => {
     const own = (path: string) => path.split('/')[1];
     expect(bp.filter(([from, to]) => inFolder(to, 'buildpacks') && own(from) !== own(to))).toEqual([]);
   });
+
+  it('has no cycle between folders (src/<area>, buildpacks/<id>): each folder is a layer', () => {
+    const folderOf = (path: string) => path.split('/').slice(0, 2).join('/');
+    const edges = new Map<string, Set<string>>();
+    for (const [from, to] of [...SRC, ...imports('buildpacks')]) {
+      const [a, b] = [folderOf(from), folderOf(to)];
+      // Files directly in src/ (index.ts, version.ts) are not a folder.
+      if (a === b || a.endsWith('.ts') || b.endsWith('.js') || b.endsWith('.ts')) continue;
+      edges.set(a, (edges.get(a) ?? new Set()).add(b));
+    }
+    const reaches = (from: string, target: string, seen = new Set<string>()): boolean =>
+      [...(edges.get(from) ?? [])].some((next) => {
+        if (next === target) return true;
+        if (seen.has(next)) return false;
+        seen.add(next);
+        return reaches(next, target, seen);
+      });
+    const cycles = [...edges].flatMap(([a, targets]) => [...targets].filter((b) => reaches(b, a)).map((b) => `${a} -> ${b} -> … -> ${a}`));
+    expect(cycles).toEqual([]);
+  });
 });

@@ -4,7 +4,7 @@ import type { Buildpack, PlanContext } from '../../src/buildpack/contract.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
-import { gatherInventory, inventoryPart, machineInstance, parseInventory } from '../../src/inventory/gather.js';
+import { gatherInventory, inventoryPart, machineInstance, parseInventory } from '../../src/planning/gather-inventory.js';
 import { INVENTORY_SCHEMA_VERSION, type Inventory } from '../../src/inventory/inventory.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { DEFAULT_RESTART } from '../../src/run/backoff.js';

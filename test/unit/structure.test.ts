@@ -46,6 +46,17 @@ describe('code structure', () => {
     expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
   });
 
+  it('has no dead code: every file, export and dependency is used (knip, configured in knip.jsonc)', () => {
+    const knip = join(ROOT, 'node_modules', 'knip', 'bin', 'knip.js');
+    const run = spawnSync(process.execPath, [knip, '--no-progress', '--include', 'files,dependencies,unlisted,binaries,unresolved,exports,types,duplicates,cycles'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    // `npx knip --fix --fix-type exports,types` removes the export keyword of what nothing imports.
+    expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
+  }, 120_000);
+
   it('keeps the version in plans equal to package.json', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(RUNPLAN_VERSION).toBe(pkg.version);

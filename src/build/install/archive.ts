@@ -8,7 +8,7 @@ import { CoreErrors } from '../../errors/core-errors.js';
 export type ArchiveFormat = 'zip' | 'tar.gz' | 'tar';
 
 /** The format by content, not by name: a mirror may name files as it likes. */
-export async function archiveFormat(file: string): Promise<ArchiveFormat | undefined> {
+async function archiveFormat(file: string): Promise<ArchiveFormat | undefined> {
   const handle = await open(file, 'r');
   try {
     const head = Buffer.alloc(262);

@@ -10,7 +10,7 @@ import { formatSeconds } from '../../health/probes.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 
 /** A function with the shape of the global fetch, so downloads can be tested or proxied. */
-export type Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+type Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface DownloadOptions {
   readonly fetch?: Fetch;

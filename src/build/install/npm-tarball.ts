@@ -20,7 +20,7 @@ export const runHostNpm: NpmRunner = async (args, cwd, env = systemEnvironment()
 };
 
 /** The subresource-integrity digest ("sha512-<base64>") of a file, with the algorithm of `like`. */
-export async function fileIntegrity(file: string, like: string): Promise<string> {
+async function fileIntegrity(file: string, like: string): Promise<string> {
   const algorithm = like.slice(0, like.indexOf('-'));
   const hash = createHash(algorithm);
   await pipeline(createReadStream(file), hash);

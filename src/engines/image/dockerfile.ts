@@ -8,7 +8,7 @@ import { commandLine, exportEnvironment, IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, sh }
 const BUILD_HOME = '/tmp/runplan-home';
 const LAYER_CACHE = '/tmp/runplan-layer';
 export const HOST_CA_TARGET = '/tmp/runplan-host-ca.crt';
-export const HOST_NPMRC_TARGET = '/tmp/runplan-host-npmrc';
+const HOST_NPMRC_TARGET = '/tmp/runplan-host-npmrc';
 /** The first line each step prints in the build, so that a failure is told by step (and its onFailure rules apply). */
 export const STEP_MARKER = '==> runplan step ';
 

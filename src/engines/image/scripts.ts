@@ -27,7 +27,7 @@ export function commandLine(command: PlannedProcess['command']): string {
 }
 
 /** Shell statements writing a planned file from literal text, placeholders and variables of the container's environment. */
-export function writeFileStatements(file: PlannedFile): string[] {
+function writeFileStatements(file: PlannedFile): string[] {
   const target = `${IMAGE_BINDINGS.APP_HOME}/${file.path}`;
   const dir = target.slice(0, target.lastIndexOf('/'));
   const chunk = (c: FileChunk): string => {
@@ -55,7 +55,7 @@ function waitStatement(condition: Readiness): string {
 }
 
 /** Where an engine mounts secret files (Docker and Kubernetes convention): a file named like a secret variable sets it. */
-export const IMAGE_SECRETS_DIR = '/run/secrets';
+const IMAGE_SECRETS_DIR = '/run/secrets';
 
 /**
  * Statements that set each secret variable of the plan from ${IMAGE_SECRETS_DIR}/NAME

@@ -55,7 +55,7 @@ async function desiredTasks(docker: DockerCli, service: string): Promise<{ state
 }
 
 /** The last distinct task errors of a service (a task that exits, an image that cannot be found…), for messages. */
-export async function taskErrors(docker: DockerCli, service: string): Promise<string[]> {
+async function taskErrors(docker: DockerCli, service: string): Promise<string[]> {
   const lines = (await docker.run(['service', 'ps', '--no-trunc', '--format', '{{.Name}} {{.CurrentState}}: {{.Error}}', service])).stdout.split('\n');
   return [...new Set(lines.filter((l) => !/: $/.test(l) && l.trim() !== ''))].slice(0, 3);
 }
@@ -69,7 +69,7 @@ interface ContainerHealth {
  * killed as unhealthy only says "unhealthy container", and the check's own
  * output (HTTP 500, a refused connection, an engine that cannot exec) is the cause.
  */
-export async function healthCheckFailures(docker: DockerCli, service: string): Promise<string[]> {
+async function healthCheckFailures(docker: DockerCli, service: string): Promise<string[]> {
   const ids = (await docker.run(['ps', '--all', '--quiet', '--filter', `label=com.docker.swarm.service.name=${service}`])).stdout.split('\n').filter(Boolean).slice(0, 5);
   if (ids.length === 0) return [];
   const result = await docker.run(['inspect', '--format', '{{json .State.Health}}', ...ids]);

@@ -4,18 +4,18 @@ import type { PlannedProcess, RunPlan } from '../../plan/schema.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL, PROCESS_LABEL } from '../docker-runner.js';
 import { processGroups } from './process-groups.js';
 
-export { processGroups, type ProcessGroup } from './process-groups.js';
+export { processGroups } from './process-groups.js';
 
 /** Labels of swarm objects besides the shared ones: which engine made them, and the specification a service or task carries. */
 export const ENGINE_LABEL = 'io.runplan.engine';
-export const ROLE_LABEL = 'io.runplan.role';
+const ROLE_LABEL = 'io.runplan.role';
 /** On a service: the hash of everything runplan sets on it; unchanged, a redeploy leaves the service alone. */
 export const SPEC_LABEL = 'io.runplan.spec';
 /** On the containers of a service (so on each task): the hash of the task's part; tasks carrying the new one are the updated ones. */
 export const TASK_SPEC_LABEL = 'io.runplan.task-spec';
 
 /** A file mounted into a service's tasks from a swarm secret or config. */
-export interface Mount {
+interface Mount {
   readonly source: string;
   readonly target: string;
 }
@@ -116,7 +116,7 @@ export function processServices(input: ProcessServiceInput): ServiceSpec[] {
 }
 
 /** Where the proxy's configuration is mounted in its task. */
-export const PROXY_CONFIG_TARGET = '/etc/runplan/nginx.conf';
+const PROXY_CONFIG_TARGET = '/etc/runplan/nginx.conf';
 
 export function proxyService(input: { app: string; image: string; imageId: string; port: number; config: string }): ServiceSpec {
   return {

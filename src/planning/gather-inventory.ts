@@ -2,7 +2,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import type { Buildpack } from '../buildpack/contract.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import { INVENTORY_SCHEMA_VERSION, InventorySchema, type Inventory } from './inventory.js';
+import { INVENTORY_SCHEMA_VERSION, InventorySchema, type Inventory } from '../inventory/inventory.js';
 
 export interface GatherOptions {
   /** The host's cache, where providers keep what they fetched. */

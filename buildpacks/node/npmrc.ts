@@ -1,4 +1,4 @@
-import { type Decision, type OverriddenSource, type PlannedFile, quoteExcerpt } from '../../src/kit/index.js';
+import { decide, type Decision, type OverriddenSource, type PlannedFile, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 
 export interface NpmrcInput {
@@ -145,6 +145,13 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
       content: [{ text: `${text}${tokenLine}` }, { env: 'NPM_TOKEN' }, { text: ['', ...tail].map((l) => `${l}\n`).join('') }],
       reason: 'NPM_TOKEN is set: the registry address and its auth token line (specification, Node rule 9)',
     },
-    decision: { id: 'node.npm-registry', subject: 'Private registry', requested, source, resolved: `${scheme}://${hostPath}/`, reason: reasonParts.join('; '), overridden },
+    decision: decide({
+      id: 'node.npm-registry',
+      subject: 'Private registry',
+      requests: [{ source: source, value: requested }],
+      resolved: `${scheme}://${hostPath}/`,
+      reason: reasonParts.join('; '),
+      lost: overridden,
+    }),
   };
 }

@@ -1,6 +1,7 @@
 import {
   type BuildStep,
   CoreErrors,
+  decide,
   type Decision,
   DEFAULT_RESTART,
   DEFAULT_STOP_GRACE_MS,
@@ -111,15 +112,13 @@ export async function planNode({ files, repository, folder, env, host, inventory
   if (!env.list().some((e) => e.name.toLowerCase() === 'npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
 
   const nodeEnv = env.get('NODE_ENV');
-  const mode: Decision = {
+  const mode: Decision = decide({
     id: 'node.mode',
     subject: 'Production mode',
-    requested: nodeEnv ?? null,
-    source: nodeEnv === undefined ? 'default' : `env NODE_ENV (${env.entry('NODE_ENV')?.source})`,
+    requests: [{ source: `env NODE_ENV (${env.entry('NODE_ENV')?.source})`, value: nodeEnv }],
     resolved: nodeEnv === 'production' ? 'production' : 'not production',
     reason: nodeEnv === 'production' ? 'NODE_ENV=production enables production mode (rule 3), in the build and in the processes' : 'production mode needs NODE_ENV=production (rule 3)',
-    overridden: [],
-  };
+  });
 
   // Folders the package managers write into: a committed link leading out would have them write on the host (APP_PATH_OUTSIDE).
   for (const written of ['node_modules', '.yarn']) await files.exists(written);

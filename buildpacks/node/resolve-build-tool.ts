@@ -1,4 +1,4 @@
-import type { Decision, OverriddenSource, PlanWarning } from '../../src/kit/index.js';
+import { decide, type Decision, type OverriddenSource, type PlanWarning } from '../../src/kit/index.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 
 /** The values of CC_NODE_BUILD_TOOL: the specification's six and the newer service's three. */
@@ -156,15 +156,14 @@ export function resolveBuildTool(input: BuildToolInput): BuildToolResolution {
     lockfile,
     ...(customCommand === undefined ? {} : { customCommand }),
     warnings,
-    decision: {
+    decision: decide({
       id: 'node.build-tool',
       subject: 'Build tool',
-      requested: requested === '' ? null : requested,
-      source,
+      requests: [{ source: source, value: requested === '' ? null : requested }],
       resolved: tool === 'custom' ? `custom: ${customCommand}` : managerVersion ? `${tool} (${manager}@${managerVersion})` : tool,
-      reason,
-      overridden,
-    },
+      reason: reason,
+      lost: overridden,
+    }),
   };
 }
 

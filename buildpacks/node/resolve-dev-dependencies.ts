@@ -1,4 +1,4 @@
-import type { Decision, OverriddenSource } from '../../src/kit/index.js';
+import { decide, type Decision, type OverriddenSource } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 
 export interface DevDependenciesInput {
@@ -39,5 +39,12 @@ export function resolveDevDependencies(input: DevDependenciesInput): { install: 
 }
 
 function decision(requested: string | null, source: string, install: boolean, reason: string, overridden: OverriddenSource[]): Decision {
-  return { id: 'node.dev-dependencies', subject: 'Development dependencies', requested, source, resolved: install ? 'installed' : 'not installed', reason, overridden };
+  return decide({
+    id: 'node.dev-dependencies',
+    subject: 'Development dependencies',
+    requests: [{ source: source, value: requested }],
+    resolved: install ? 'installed' : 'not installed',
+    reason: reason,
+    lost: overridden,
+  });
 }

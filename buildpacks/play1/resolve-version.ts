@@ -1,4 +1,4 @@
-import { type Decision, keepPrevious, type OverriddenSource, quoteExcerpt } from '../../src/kit/index.js';
+import { decide, type Decision, keepPrevious, type OverriddenSource, quoteExcerpt } from '../../src/kit/index.js';
 import { Play1Errors } from './errors.js';
 import { DEFAULT_PLAY1_SERIES, PLAY1_SERIES, seriesFor, type Play1Series } from './versions.js';
 
@@ -88,15 +88,14 @@ function explainValue(value: string, series: Play1Series): string {
 
 function decision(requested: string | null, source: string, series: Play1Series, overridden: OverriddenSource[], why?: string): Decision {
   const head = why ?? explainValue(requested as string, series);
-  return {
+  return decide({
     id: 'play1.version',
     subject: 'Play 1.x version',
-    requested,
-    source,
+    requests: [{ source, value: requested }],
     resolved: series.release,
     reason: `${head}; series ${series.series} installs its latest release, ${series.release}`,
-    overridden,
-  };
+    lost: overridden,
+  });
 }
 
 /** The accepted values, grouped by series, for messages. */

@@ -1,5 +1,6 @@
 import {
   type BuildStep,
+  decide,
   type Decision,
   DEFAULT_RESTART,
   DEFAULT_STOP_GRACE_MS,
@@ -67,15 +68,15 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   if (!gems.has('puma') && !lock.dependencies.has('puma')) {
     throw RubyErrors.RUBY_PUMA_GEM_MISSING.create({ message: `${project.gemfileName} does not include the gem puma, which runs the application.`, file: project.gemfileName });
   }
-  decisions.push({
-    id: 'ruby.server',
-    subject: 'Rack server',
-    requested: rackup ?? null,
-    source: rackup === undefined ? 'default' : 'env CC_RACKUP_SERVER',
-    resolved: `puma ${lock.specs.get('puma') ?? ''}`.trim(),
-    reason: `CC_RACKUP_SERVER defaults to puma; ${project.gemfileName} includes it (Ruby rule 1)`,
-    overridden: [],
-  });
+  decisions.push(
+    decide({
+      id: 'ruby.server',
+      subject: 'Rack server',
+      requests: [{ source: 'env CC_RACKUP_SERVER', value: rackup }],
+      resolved: `puma ${lock.specs.get('puma') ?? ''}`.trim(),
+      reason: `CC_RACKUP_SERVER defaults to puma; ${project.gemfileName} includes it (Ruby rule 1)`,
+    }),
+  );
 
   // Ruby version (rule 2).
   const directive = parseRubyDirective(project.gemfile);
@@ -98,17 +99,18 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   if (!/^[A-Za-z0-9_][A-Za-z0-9_-]*$/.test(rubyEnv)) {
     throw RubyErrors.RUBY_ENV_INVALID.create({ message: `RUBY_ENV=${JSON.stringify(rubyEnv)} is not an environment name.`, variable: 'RUBY_ENV' });
   }
-  decisions.push({
-    id: 'ruby.env',
-    subject: 'Ruby environment (RAILS_ENV, RACK_ENV)',
-    requested: value('RUBY_ENV') ?? null,
-    source: value('RUBY_ENV') === undefined ? 'default' : 'env RUBY_ENV',
-    resolved: rubyEnv,
-    reason: 'RUBY_ENV (default production) sets RAILS_ENV and RACK_ENV when they are not set themselves',
-    overridden: ['RAILS_ENV', 'RACK_ENV']
-      .filter((n) => env.has(n) && env.get(n) !== rubyEnv)
-      .map((n) => ({ source: `env ${n}`, value: env.get(n) ?? null, reason: `${n} is set explicitly and kept; puma and sidekiq still run with -e ${rubyEnv}` })),
-  });
+  decisions.push(
+    decide({
+      id: 'ruby.env',
+      subject: 'Ruby environment (RAILS_ENV, RACK_ENV)',
+      requests: [{ source: 'env RUBY_ENV', value: value('RUBY_ENV') }],
+      resolved: rubyEnv,
+      reason: 'RUBY_ENV (default production) sets RAILS_ENV and RACK_ENV when they are not set themselves',
+      lost: ['RAILS_ENV', 'RACK_ENV']
+        .filter((n) => env.has(n) && env.get(n) !== rubyEnv)
+        .map((n) => ({ source: `env ${n}`, value: env.get(n) ?? null, reason: `${n} is set explicitly and kept; puma and sidekiq still run with -e ${rubyEnv}` })),
+    }),
+  );
 
   // Bundle (rule 1, build phase).
   const bundle = planBundle({
@@ -196,15 +198,15 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   }
   const storage = STORAGE_VARIABLES.filter((n) => env.has(n));
   if (storage.length > 0) {
-    decisions.push({
-      id: 'ruby.storage',
-      subject: 'Object storage variables',
-      requested: storage.join(', '),
-      source: storage.map((n) => `${env.entry(n)?.source} ${n}`).join(', '),
-      resolved: 'passed through unchanged',
-      reason: "the storage add-on's variables reach the application untouched (for config/storage.yml); runplan treats them as secrets and never prints their values",
-      overridden: [],
-    });
+    decisions.push(
+      decide({
+        id: 'ruby.storage',
+        subject: 'Object storage variables',
+        requests: [{ source: storage.map((n) => `${env.entry(n)?.source} ${n}`).join(', '), value: storage.join(', ') }],
+        resolved: 'passed through unchanged',
+        reason: "the storage add-on's variables reach the application untouched (for config/storage.yml); runplan treats them as secrets and never prints their values",
+      }),
+    );
   }
 
   const processEnv = { ...bundle.env };
@@ -298,30 +300,26 @@ function httpDecision(present: boolean, http: HttpSettings): Decision {
   if (http.aliases?.length) parts.push(`${http.aliases.length} alias${http.aliases.length > 1 ? 'es' : ''}`);
   if (http.errorPages?.length) parts.push(`error pages for ${http.errorPages.map((p) => p.status).join(', ')}`);
   if (http.languages) parts.push(`languages ${http.languages.codes.map((c) => c.code).join(', ') || '(none)'}${http.languages.default !== undefined ? ' + default' : ''}`);
-  return {
+  return decide({
     id: 'ruby.http-json',
     subject: 'Web server settings (platform/http.json)',
-    requested: present ? HTTP_JSON : null,
-    source: present ? HTTP_JSON : 'default',
+    requests: [{ source: present ? HTTP_JSON : 'default', value: present ? HTTP_JSON : null }],
     resolved: parts.length > 0 ? parts.join('; ') : '(none)',
     reason: present
       ? 'each field becomes nginx configuration: force_https redirects when X-Forwarded-Proto is http, aliases redirect (301), error_pages replace error responses with files of the application, charset is added to text responses, languages rewrite paths by Accept-Language'
       : `no ${HTTP_JSON}: nginx only proxies to Puma`,
-    overridden: [],
-  };
+  });
 }
 
 function logsDecision(toStdout: string | undefined): Decision {
-  return {
+  return decide({
     id: 'ruby.logs',
     subject: 'Application logs',
-    requested: toStdout ?? null,
-    source: toStdout === undefined ? 'default' : 'env RAILS_LOG_TO_STDOUT',
+    requests: [{ source: 'env RAILS_LOG_TO_STDOUT', value: toStdout }],
     resolved: toStdout === 'true' ? 'standard output (shown as puma | …)' : 'as the application configures them',
     reason:
       toStdout === 'true'
         ? "RAILS_LOG_TO_STDOUT=true makes Rails' production configuration log to standard output, which runplan shows"
         : "RAILS_LOG_TO_STDOUT is not true: Rails logs to log/<env>.log; Puma's, nginx's and Sidekiq's output is shown",
-    overridden: [],
-  };
+  });
 }

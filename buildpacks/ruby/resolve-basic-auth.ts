@@ -1,4 +1,4 @@
-import type { Decision, FileChunk } from '../../src/kit/index.js';
+import { decide, type Decision, type FileChunk } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 const NUMBERED = /^CC_HTTP_BASIC_AUTH_(\d+)$/;
@@ -55,14 +55,12 @@ export function resolveBasicAuth(variables: ReadonlyArray<readonly [string, stri
   return {
     variables: names,
     userFile: names.flatMap((env): FileChunk[] => [{ env, part: 'before-first-colon' }, { text: ':{PLAIN}' }, { env, part: 'after-first-colon' }, { text: '\n' }]),
-    decision: {
+    decision: decide({
       id: 'ruby.basic-auth',
       subject: 'HTTP basic authentication',
-      requested: names.join(', '),
-      source: names.map((n) => `env ${n}`).join(', '),
+      requests: [{ source: names.map((n) => `env ${n}`).join(', '), value: names.join(', ') }],
       resolved: `${names.length} user${names.length > 1 ? 's' : ''}`,
       reason: 'nginx asks every request for one of these login:password pairs (401 otherwise); the user file is written with mode 0600 when the processes start and is never printed',
-      overridden: [],
-    },
+    }),
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type BuildStep, type Decision, type Layer, placeholder, type PlannedFile } from '../../src/kit/index.js';
+import { type BuildStep, decide, type Decision, type Layer, placeholder, type PlannedFile } from '../../src/kit/index.js';
 import type { InstalledRuby } from './rubies.js';
 
 /** How gems are obtained: from a gem server (bundler's default), or only from gems already installed on the host. */
@@ -89,14 +89,12 @@ export function planBundle(input: BundleInput): BundlePlan {
       { name: 'BUNDLE_FROZEN', value: 'true', reason: 'install exactly what the committed lock file says' },
       { name: 'BUNDLE_WITHOUT', value: without, reason: 'development and test gems are not installed in production' },
     ],
-    decision: {
+    decision: decide({
       id: 'ruby.bundle',
       subject: 'Bundle install',
-      requested: input.without ?? null,
-      source: input.without === undefined ? 'default' : 'env BUNDLE_WITHOUT',
+      requests: [{ source: 'env BUNDLE_WITHOUT', value: input.without }],
       resolved: `bundle install${input.gemSource === 'local' ? ' --local' : ''} (frozen, without ${without})`,
       reason: `${input.gemSource === 'local' ? 'the host is configured to take gems only from those installed on it (gem source "local")' : 'missing gems are fetched from the sources of the Gemfile (gem source "remote")'}; no bundle path, so the host's installed gems stay visible; gems it lacks go to ${GEM_HOME_DIR}, cached under the lock file, Gemfile, Ruby version, groups and installed gems`,
-      overridden: [],
-    },
+    }),
   };
 }

@@ -1,4 +1,4 @@
-import type { Decision, InstanceSize, OverriddenSource } from '../../src/kit/index.js';
+import { decide, type Decision, type InstanceSize, type OverriddenSource } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 /**
@@ -186,16 +186,22 @@ export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): P
     maxThreads,
     args,
     decisions: [
-      { id: 'ruby.puma.workers', subject: 'Puma workers', requested: ccWorkers ?? null, source: workersSource, resolved: String(workers), reason: workersReason, overridden: workersOverridden },
-      {
+      decide({
+        id: 'ruby.puma.workers',
+        subject: 'Puma workers',
+        requests: [{ source: workersSource, value: ccWorkers ?? null }],
+        resolved: String(workers),
+        reason: workersReason,
+        lost: workersOverridden,
+      }),
+      decide({
         id: 'ruby.puma.threads',
         subject: 'Puma threads per worker (min:max)',
-        requested: ccThreads ?? null,
-        source: threadsSource,
+        requests: [{ source: threadsSource, value: ccThreads ?? null }],
         resolved: `${minThreads}:${maxThreads}`,
         reason: threadsReason,
-        overridden: threadsOverridden,
-      },
+        lost: threadsOverridden,
+      }),
     ],
     envDefaults: [
       { name: 'WEB_CONCURRENCY', value: String(workers), reason: 'the Puma workers, for a config/puma.rb or code that reads it' },

@@ -1,4 +1,4 @@
-import type { Decision } from '../../src/kit/index.js';
+import { decide, type Decision } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 // A goal is one rake argument: a task name with namespaces and bracketed arguments,
@@ -31,15 +31,13 @@ export function resolveRakeGoals(value: string | undefined): RakeGoals {
   }
   return {
     goals,
-    decision: {
+    decision: decide({
       id: 'ruby.rake-goals',
       subject: 'Rake goals run before start',
-      requested: value ?? null,
-      source: value === undefined ? 'default' : 'env CC_RAKEGOALS',
+      requests: [{ source: 'env CC_RAKEGOALS', value: value }],
       resolved: goals.length > 0 ? goals.join(', ') : '(none)',
       reason:
         goals.length > 0 ? 'each goal runs with `bundle exec rake <goal>`, in order, as a build step; a failing goal fails the deployment' : 'CC_RAKEGOALS is not set: no rake goal runs by default',
-      overridden: [],
-    },
+    }),
   };
 }

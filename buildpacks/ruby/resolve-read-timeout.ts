@@ -1,4 +1,4 @@
-import type { Decision } from '../../src/kit/index.js';
+import { decide, type Decision } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 
 const DEFAULT_READ_TIMEOUT_S = 300;
@@ -12,17 +12,15 @@ export function resolveReadTimeout(value: string | undefined): { seconds: number
   const seconds = set === undefined ? DEFAULT_READ_TIMEOUT_S : Number(set.replace(/s$/, ''));
   return {
     seconds,
-    decision: {
+    decision: decide({
       id: 'ruby.nginx.read-timeout',
       subject: 'nginx read timeout (proxy_read_timeout)',
-      requested: value ?? null,
-      source: set === undefined ? 'default' : 'env NGINX_READ_TIMEOUT',
+      requests: [{ source: set === undefined ? 'default' : 'env NGINX_READ_TIMEOUT', value: value ?? null }],
       resolved: `${seconds}s`,
       reason:
         set === undefined
           ? 'NGINX_READ_TIMEOUT is not set: 300 seconds (specification, Limits); a slower response gets 504'
           : 'NGINX_READ_TIMEOUT sets how long nginx waits for the application; a slower response gets 504',
-      overridden: [],
-    },
+    }),
   };
 }

@@ -1,4 +1,4 @@
-import { type Decision, keepPrevious, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
+import { decide, type Decision, keepPrevious, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 import { compareVersions, formatRequirement, isVersion, parseRequirement, satisfiesAll, sortDescending, type Requirement } from './gem-version.js';
 import { parseVersionFile, type RubyDirective } from './gemfile.js';
@@ -114,15 +114,14 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
       );
   }
 
-  const decision: Decision = {
+  const decision: Decision = decide({
     id: 'ruby.version',
     subject: 'Ruby version',
-    requested: chosen.requested,
-    source: chosen.source,
+    requests: [{ source: chosen.source, value: chosen.requested }],
     resolved: greatest as string,
     reason: `${chosen.rule}; available: ${available.join(', ')}`,
-    overridden,
-  };
+    lost: overridden,
+  });
   return { ruby, warnings, decision: kept === undefined ? decision : keepPrevious(decision, kept) };
 }
 

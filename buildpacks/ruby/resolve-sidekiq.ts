@@ -1,4 +1,4 @@
-import { type Decision, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
+import { decide, type Decision, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
 
 export interface SidekiqFile {
@@ -61,15 +61,14 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
     return {
       processes,
       warnings,
-      decision: {
+      decision: decide({
         id: 'ruby.sidekiq',
         subject: 'Sidekiq processes',
-        requested: filesValue as string,
-        source: 'env CC_SIDEKIQ_FILES',
+        requests: [{ source: 'env CC_SIDEKIQ_FILES', value: filesValue as string }],
         resolved: processes.map((p) => `${p.name} (${p.configFile})`).join(', '),
         reason: 'one Sidekiq process per file listed in CC_SIDEKIQ_FILES (Ruby rule 4), enabled whatever CC_ENABLE_SIDEKIQ says; supervised like the web process',
-        overridden,
-      },
+        lost: overridden,
+      }),
     };
   }
   // Set, but only commas and spaces: not the same as unset, and most likely a mistake worth saying.
@@ -89,25 +88,23 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
     return {
       processes: [{ name: 'sidekiq', args: [], configFile: defaultFile?.text === undefined ? undefined : defaultFile.path }],
       warnings,
-      decision: {
+      decision: decide({
         id: 'ruby.sidekiq',
         subject: 'Sidekiq processes',
-        requested: enable as string,
-        source: 'env CC_ENABLE_SIDEKIQ',
+        requests: [{ source: 'env CC_ENABLE_SIDEKIQ', value: enable as string }],
         resolved: 'sidekiq',
         reason: `CC_ENABLE_SIDEKIQ=${enable} enables one Sidekiq process${defaultFile?.text === undefined ? '' : ' (Sidekiq reads config/sidekiq.yml itself)'}; supervised like the web process`,
-        overridden,
-      },
+        lost: overridden,
+      }),
     };
   }
   return {
     processes: [],
     warnings,
-    decision: {
+    decision: decide({
       id: 'ruby.sidekiq',
       subject: 'Sidekiq processes',
-      requested: enable ?? null,
-      source: enable === undefined ? 'default' : 'env CC_ENABLE_SIDEKIQ',
+      requests: [{ source: 'env CC_ENABLE_SIDEKIQ', value: enable }],
       resolved: '(none)',
       reason:
         enable === undefined
@@ -115,8 +112,8 @@ export async function resolveSidekiq(enable: string | undefined, filesValue: str
             ? 'CC_ENABLE_SIDEKIQ is not set and CC_SIDEKIQ_FILES is set but lists no file'
             : 'neither CC_ENABLE_SIDEKIQ nor CC_SIDEKIQ_FILES is set'
           : `CC_ENABLE_SIDEKIQ=${enable} does not enable Sidekiq and ${filesNote}`,
-      overridden,
-    },
+      lost: overridden,
+    }),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Decision } from '../../src/kit/index.js';
+import { decide, type Decision } from '../../src/kit/index.js';
 import { RubyErrors } from './errors.js';
 import { appRelativePath, isSafeUrlPath } from './nginx-values.js';
 
@@ -27,7 +27,7 @@ export async function resolveStaticFiles(pathValue: string | undefined, prefixVa
   const prefix = prefixValue?.trim() || undefined;
   const none = (reason: string): StaticFilesResolution => ({
     settings: undefined,
-    decision: { id: 'ruby.static-files', subject: 'Static files served by nginx', requested: null, source: 'default', resolved: '(none)', reason, overridden: [] },
+    decision: decide({ id: 'ruby.static-files', subject: 'Static files served by nginx', resolved: '(none)', reason: reason }),
   });
   if (prefix === '/' || (prefix !== undefined && /^\/+$/.test(prefix))) {
     throw RubyErrors.RUBY_STATIC_PREFIX_ROOT.create({
@@ -72,14 +72,12 @@ export async function resolveStaticFiles(pathValue: string | undefined, prefixVa
   }
   return {
     settings: { prefix: normalisedPrefix, directory },
-    decision: {
+    decision: decide({
       id: 'ruby.static-files',
       subject: 'Static files served by nginx',
-      requested: `${path} under ${prefix}`,
-      source: 'env STATIC_FILES_PATH + STATIC_URL_PREFIX',
+      requests: [{ source: 'env STATIC_FILES_PATH + STATIC_URL_PREFIX', value: `${path} under ${prefix}` }],
       resolved: `${normalisedPrefix} → ${directory}/`,
       reason: 'nginx serves the directory under the prefix itself; those requests never reach the application (Ruby rule 7)',
-      overridden: [],
-    },
+    }),
   };
 }

@@ -17,6 +17,8 @@ export interface DecideInput {
    * decision's source is "default".
    */
   readonly requests?: readonly DecisionRequest[];
+  /** The source named when no request asks: the rule, file or setting the value follows (default "default"). */
+  readonly basis?: string;
   /** What runplan uses, given the winning request (undefined: nothing asked). */
   readonly resolved: string | ((winner: DecisionRequest | undefined) => string);
   /** The rule that turned the request (or its absence) into the resolved value. */
@@ -40,7 +42,7 @@ export function decide(input: DecideInput): Decision {
     id: input.id,
     subject: input.subject,
     requested: winner?.value ?? null,
-    source: winner?.source ?? 'default',
+    source: winner?.source ?? input.basis ?? 'default',
     resolved: typeof input.resolved === 'function' ? input.resolved(winner) : input.resolved,
     reason: typeof input.reason === 'function' ? input.reason(winner) : input.reason,
     overridden: [...overridden, ...(input.lost ?? [])],

@@ -1,3 +1,4 @@
+import { decide } from '../plan/decide.js';
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -74,11 +75,10 @@ function notFound(folder: string, why: string) {
 
 /** The plan's account of where the application is. */
 export function appFolderDecision(requested: string | undefined, origin: string | undefined, folder: string): Decision {
-  return {
+  return decide({
     id: 'app.folder',
     subject: 'folder of the application inside the repository',
-    requested: requested ?? null,
-    source: requested === undefined ? 'default' : `env ${APP_FOLDER_VARIABLE} (${origin ?? 'application'})`,
+    requests: [{ source: `env ${APP_FOLDER_VARIABLE} (${origin ?? 'application'})`, value: requested }],
     resolved: folder === '' ? '.' : folder,
     reason:
       folder === ''
@@ -86,6 +86,5 @@ export function appFolderDecision(requested: string | undefined, origin: string 
           ? 'APP_FOLDER is unset: the application is the repository root'
           : 'APP_FOLDER names the repository root'
         : 'detection, build, processes and health check happen in this folder; the whole repository is copied into the build, so files above the folder (a workspace root) stay available',
-    overridden: [],
-  };
+  });
 }

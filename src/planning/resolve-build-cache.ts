@@ -1,3 +1,4 @@
+import { decide } from '../plan/decide.js';
 import { createHash } from 'node:crypto';
 import { CoreErrors } from '../errors/core-errors.js';
 import { quoteExcerpt } from '../errors/excerpt.js';
@@ -47,17 +48,19 @@ export function resolveBuildCache(variables: ReadonlyMap<string, string>, layers
       if (covered.has(p) || result.some((l) => within(l.path, p))) continue;
       result.push(pathLayer(p));
     }
-    decisions.push({
-      id: 'cache.override',
-      subject: 'what the build cache holds',
-      requested: override.raw,
-      source: `env ${OVERRIDE_VARIABLE}`,
-      resolved: describeLayers(result),
-      reason: "only the listed paths are cached: the buildpack's layers under them keep their keys, a listed path no layer covers is restored from the last build before the build and saved after it",
-      overridden: layers
-        .filter((l) => l.cacheKey !== null && !override.paths.some((p) => within(l.path, p) || within(p, l.path)))
-        .map((l) => ({ source: `${l.name} layer (${l.path})`, value: l.cacheKey, reason: `not listed in ${OVERRIDE_VARIABLE}: built on every build` })),
-    });
+    decisions.push(
+      decide({
+        id: 'cache.override',
+        subject: 'what the build cache holds',
+        requests: [{ source: `env ${OVERRIDE_VARIABLE}`, value: override.raw }],
+        resolved: describeLayers(result),
+        reason:
+          "only the listed paths are cached: the buildpack's layers under them keep their keys, a listed path no layer covers is restored from the last build before the build and saved after it",
+        lost: layers
+          .filter((l) => l.cacheKey !== null && !override.paths.some((p) => within(l.path, p) || within(p, l.path)))
+          .map((l) => ({ source: `${l.name} layer (${l.path})`, value: l.cacheKey, reason: `not listed in ${OVERRIDE_VARIABLE}: built on every build` })),
+      }),
+    );
   }
 
   if (ignore !== undefined) {
@@ -68,17 +71,18 @@ export function resolveBuildCache(variables: ReadonlyMap<string, string>, layers
       const why = within(layer.path, listed) ? `${IGNORE_VARIABLE} lists ${listed}` : `${IGNORE_VARIABLE} lists ${listed}, inside it (a layer is restored whole or not at all)`;
       return notCached(layer, why);
     });
-    decisions.push({
-      id: 'cache.ignore',
-      subject: 'what the build cache leaves out',
-      requested: ignore.raw,
-      source: `env ${IGNORE_VARIABLE}`,
-      resolved: describeLayers(result),
-      reason: 'the listed paths are never cached: a layer at, below or around one is built on every build',
-      overridden: before
-        .filter((l, i) => l.cacheKey !== null && result[i]?.cacheKey === null)
-        .map((l) => ({ source: `${l.name} layer (${l.path})`, value: l.cacheKey, reason: `left out of the cache by ${IGNORE_VARIABLE}` })),
-    });
+    decisions.push(
+      decide({
+        id: 'cache.ignore',
+        subject: 'what the build cache leaves out',
+        requests: [{ source: `env ${IGNORE_VARIABLE}`, value: ignore.raw }],
+        resolved: describeLayers(result),
+        reason: 'the listed paths are never cached: a layer at, below or around one is built on every build',
+        lost: before
+          .filter((l, i) => l.cacheKey !== null && result[i]?.cacheKey === null)
+          .map((l) => ({ source: `${l.name} layer (${l.path})`, value: l.cacheKey, reason: `left out of the cache by ${IGNORE_VARIABLE}` })),
+      }),
+    );
   }
   return { layers: result, decisions };
 }

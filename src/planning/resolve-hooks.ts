@@ -1,3 +1,4 @@
+import { decide } from '../plan/decide.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { failureRule } from '../plan/failure-rule.js';
 import type { BuildStep, Decision, RunHooks } from '../plan/schema.js';
@@ -160,13 +161,11 @@ export function resolveHooks(variables: ReadonlyMap<string, string>, steps: read
 }
 
 function decision(rule: HookRule, step: BuildStep, resolved: string, reason: string): Decision {
-  return {
+  return decide({
     id: `hooks.${rule.id}`,
     subject: `${rule.id.replace('-', ' ')} hook`,
-    requested: step.run.kind === 'shell' ? step.run.script : null,
-    source: `env ${rule.variable}`,
-    resolved,
-    reason,
-    overridden: [],
-  };
+    requests: [{ source: `env ${rule.variable}`, value: step.run.kind === 'shell' ? step.run.script : null }],
+    resolved: resolved,
+    reason: reason,
+  });
 }

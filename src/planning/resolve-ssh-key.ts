@@ -1,3 +1,4 @@
+import { decide } from '../plan/decide.js';
 import type { SshGitDependency } from '../buildpack/contract.js';
 import type { EnvEntry } from '../env/assemble.js';
 import { parseKnownHosts } from '../env/known-hosts.js';
@@ -97,15 +98,14 @@ export function resolveSshKey(input: SshKeyInput): ResolvedSshKey {
       );
     }
   }
-  const decision: Decision = {
+  const decision: Decision = decide({
     id: 'ssh-key',
     subject: 'Private SSH key for git dependencies',
-    requested: keyEntry ? 'a private key (secret, not shown)' : null,
-    source: keyEntry ? `env ${SSH_KEY_VARIABLE} (${keyEntry.source})` : 'default',
-    resolved,
-    reason,
-    overridden,
-  };
+    requests: [{ source: keyEntry ? `env ${SSH_KEY_VARIABLE} (${keyEntry.source})` : 'default', value: keyEntry ? 'a private key (secret, not shown)' : null }],
+    resolved: resolved,
+    reason: reason,
+    lost: overridden,
+  });
   const sshKey: SshKeyPlan | undefined = key
     ? { variable: SSH_KEY_VARIABLE, knownHosts: { variable: knownHosts ? SSH_KNOWN_HOSTS_VARIABLE : null, hostFile: input.hostKnownHosts }, hostKeyChecking: strict ? 'strict' : 'trust-on-first-use' }
     : undefined;

@@ -1,3 +1,4 @@
+import { decide } from '../plan/decide.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { quoteExcerpt } from '../errors/excerpt.js';
 import type { Decision, PlannedProcess, RestartPolicy } from '../plan/schema.js';
@@ -62,16 +63,16 @@ export function resolveWorkers(variables: ReadonlyMap<string, string>, commands:
   });
   const decisions: Decision[] = [];
   if (processes.length > 0) {
-    decisions.push({
-      id: 'workers',
-      subject: 'Workers',
-      requested: found.map((w) => w.variable).join(', '),
-      source: found.map((w) => `env ${w.variable}`).join(', '),
-      resolved: found.map((w) => `${w.name} (${w.variable})`).join(', '),
-      reason:
-        'each CC_WORKER_COMMAND… is a supervised process beside web, run with /bin/sh -c in the application folder with its environment; CC_WORKER_COMMAND first, then CC_WORKER_COMMAND_<n> ordered by n',
-      overridden: [],
-    });
+    decisions.push(
+      decide({
+        id: 'workers',
+        subject: 'Workers',
+        requests: [{ source: found.map((w) => `env ${w.variable}`).join(', '), value: found.map((w) => w.variable).join(', ') }],
+        resolved: found.map((w) => `${w.name} (${w.variable})`).join(', '),
+        reason:
+          'each CC_WORKER_COMMAND… is a supervised process beside web, run with /bin/sh -c in the application folder with its environment; CC_WORKER_COMMAND first, then CC_WORKER_COMMAND_<n> ordered by n',
+      }),
+    );
   }
   if (processes.length > 0 || restart.set) decisions.push(restart.decision(processes.length));
   return { processes, decisions };
@@ -102,17 +103,21 @@ function workerRestart(variables: ReadonlyMap<string, string>): { policy: Restar
   return {
     policy: { policy, initialDelayMs: delayMs, maxDelayMs: delayMs, resetAfterMs: WORKER_RESET_AFTER_MS },
     set: rawPolicy !== undefined || rawDelay !== undefined,
-    decision: (workers) => ({
-      id: 'workers.restart',
-      subject: 'Worker restart policy',
-      requested: rawPolicy === undefined && rawDelay === undefined ? null : [rawPolicy ?? '', rawDelay ?? ''].filter(Boolean).join(', '),
-      source: [rawPolicy === undefined ? 'default' : 'env CC_WORKER_RESTART', rawDelay === undefined ? 'default' : 'env CC_WORKER_RESTART_DELAY'].join(', '),
-      resolved: `${policy} after ${delayS} s`,
-      reason:
-        workers === 0
-          ? 'no CC_WORKER_COMMAND… is set: the policy applies to no process'
-          : `each worker is ${meaning}, ${delayS} s after it stopped (a fixed delay: CC_WORKER_RESTART_DELAY, default ${DEFAULT_WORKER_RESTART_DELAY_S} s); CC_WORKER_RESTART=${rawPolicy ?? DEFAULT_WORKER_RESTART}${rawPolicy === undefined ? ' (the default)' : ''}`,
-      overridden: [],
-    }),
+    decision: (workers) =>
+      decide({
+        id: 'workers.restart',
+        subject: 'Worker restart policy',
+        requests: [
+          {
+            source: [rawPolicy === undefined ? 'default' : 'env CC_WORKER_RESTART', rawDelay === undefined ? 'default' : 'env CC_WORKER_RESTART_DELAY'].join(', '),
+            value: rawPolicy === undefined && rawDelay === undefined ? null : [rawPolicy ?? '', rawDelay ?? ''].filter(Boolean).join(', '),
+          },
+        ],
+        resolved: `${policy} after ${delayS} s`,
+        reason:
+          workers === 0
+            ? 'no CC_WORKER_COMMAND… is set: the policy applies to no process'
+            : `each worker is ${meaning}, ${delayS} s after it stopped (a fixed delay: CC_WORKER_RESTART_DELAY, default ${DEFAULT_WORKER_RESTART_DELAY_S} s); CC_WORKER_RESTART=${rawPolicy ?? DEFAULT_WORKER_RESTART}${rawPolicy === undefined ? ' (the default)' : ''}`,
+      }),
   };
 }

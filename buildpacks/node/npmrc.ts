@@ -148,7 +148,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
     decision: decide({
       id: 'node.npm-registry',
       subject: 'Private registry',
-      requests: [{ source: source, value: requested }],
+      requests: [{ source, value: requested }],
       resolved: `${scheme}://${hostPath}/`,
       reason: reasonParts.join('; '),
       lost: overridden,

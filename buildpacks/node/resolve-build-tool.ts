@@ -159,9 +159,9 @@ export function resolveBuildTool(input: BuildToolInput): BuildToolResolution {
     decision: decide({
       id: 'node.build-tool',
       subject: 'Build tool',
-      requests: [{ source: source, value: requested === '' ? null : requested }],
+      requests: [{ source, value: requested === '' ? null : requested }],
       resolved: tool === 'custom' ? `custom: ${customCommand}` : managerVersion ? `${tool} (${manager}@${managerVersion})` : tool,
-      reason: reason,
+      reason,
       lost: overridden,
     }),
   };

@@ -42,9 +42,9 @@ function decision(requested: string | null, source: string, install: boolean, re
   return decide({
     id: 'node.dev-dependencies',
     subject: 'Development dependencies',
-    requests: [{ source: source, value: requested }],
+    requests: [{ source, value: requested }],
     resolved: install ? 'installed' : 'not installed',
-    reason: reason,
+    reason,
     lost: overridden,
   });
 }

@@ -168,5 +168,5 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function decision(requested: string | null, source: string, resolved: string, reason: string, overridden: OverriddenSource[]): Decision {
-  return decide({ id: 'node.version', subject: 'Node.js version', requests: [{ source: source, value: requested }], resolved: resolved, reason: reason, lost: overridden });
+  return decide({ id: 'node.version', subject: 'Node.js version', requests: [{ source, value: requested }], resolved, reason, lost: overridden });
 }

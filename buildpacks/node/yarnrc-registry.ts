@@ -175,7 +175,7 @@ export async function applyYarnRegistry(doc: Document, input: YarnRegistryInput,
   return decide({
     id: 'node.yarn-registry',
     subject: 'Private registry (Yarn 2+)',
-    requests: [{ source: source, value: explicit ?? null }],
+    requests: [{ source, value: explicit ?? null }],
     resolved: `${url}/`,
     reason: reason.join('; '),
     lost: overridden,

@@ -34,7 +34,7 @@ export function resolveRakeGoals(value: string | undefined): RakeGoals {
     decision: decide({
       id: 'ruby.rake-goals',
       subject: 'Rake goals run before start',
-      requests: [{ source: 'env CC_RAKEGOALS', value: value }],
+      requests: [{ source: 'env CC_RAKEGOALS', value }],
       resolved: goals.length > 0 ? goals.join(', ') : '(none)',
       reason:
         goals.length > 0 ? 'each goal runs with `bundle exec rake <goal>`, in order, as a build step; a failing goal fails the deployment' : 'CC_RAKEGOALS is not set: no rake goal runs by default',

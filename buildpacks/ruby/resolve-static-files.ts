@@ -27,7 +27,7 @@ export async function resolveStaticFiles(pathValue: string | undefined, prefixVa
   const prefix = prefixValue?.trim() || undefined;
   const none = (reason: string): StaticFilesResolution => ({
     settings: undefined,
-    decision: decide({ id: 'ruby.static-files', subject: 'Static files served by nginx', resolved: '(none)', reason: reason }),
+    decision: decide({ id: 'ruby.static-files', subject: 'Static files served by nginx', resolved: '(none)', reason }),
   });
   if (prefix === '/' || (prefix !== undefined && /^\/+$/.test(prefix))) {
     throw RubyErrors.RUBY_STATIC_PREFIX_ROOT.create({

@@ -165,7 +165,7 @@ function decision(rule: HookRule, step: BuildStep, resolved: string, reason: str
     id: `hooks.${rule.id}`,
     subject: `${rule.id.replace('-', ' ')} hook`,
     requests: [{ source: `env ${rule.variable}`, value: step.run.kind === 'shell' ? step.run.script : null }],
-    resolved: resolved,
-    reason: reason,
+    resolved,
+    reason,
   });
 }

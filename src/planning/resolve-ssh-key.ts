@@ -102,8 +102,8 @@ export function resolveSshKey(input: SshKeyInput): ResolvedSshKey {
     id: 'ssh-key',
     subject: 'Private SSH key for git dependencies',
     requests: [{ source: keyEntry ? `env ${SSH_KEY_VARIABLE} (${keyEntry.source})` : 'default', value: keyEntry ? 'a private key (secret, not shown)' : null }],
-    resolved: resolved,
-    reason: reason,
+    resolved,
+    reason,
     lost: overridden,
   });
   const sshKey: SshKeyPlan | undefined = key

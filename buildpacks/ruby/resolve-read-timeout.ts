@@ -15,7 +15,7 @@ export function resolveReadTimeout(value: string | undefined): { seconds: number
     decision: decide({
       id: 'ruby.nginx.read-timeout',
       subject: 'nginx read timeout (proxy_read_timeout)',
-      requests: [{ source: set === undefined ? 'default' : 'env NGINX_READ_TIMEOUT', value ?? null }],
+      requests: [{ source: set === undefined ? 'default' : 'env NGINX_READ_TIMEOUT', value: value ?? null }],
       resolved: `${seconds}s`,
       reason:
         set === undefined

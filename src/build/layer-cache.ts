@@ -6,6 +6,8 @@ import { ownTree } from '../process/ownership.js';
 import { freezeTree } from '../files/freeze.js';
 import { ensureCached, isCacheWorkDirectory } from '../files/cache-entry.js';
 
+const KEYS_KEPT = 3;
+
 /**
  * Cached layers, one directory per (application, layer, key). A layer is saved
  * by ensureCached (src/files/cache-entry.ts), so a crash never leaves a
@@ -22,8 +24,6 @@ import { ensureCached, isCacheWorkDirectory } from '../files/cache-entry.js';
  * directories. The files of the build the layer was saved from are the same
  * inodes: they become read-only there too.
  */
-const KEYS_KEPT = 3;
-
 export class LayerCache {
   constructor(private readonly root: string) {}
 

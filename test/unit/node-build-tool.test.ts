@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { dependencyCacheKey, type DependencyKeyInput } from '../../buildpacks/node/cache-key.js';
 import { NodeErrors, NodeWarnings } from '../../buildpacks/node/errors.js';
@@ -12,6 +16,9 @@ import { toolInstall, yarnReleasePath } from '../../buildpacks/node/tools.js';
 import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
 import { assertTokenFitsYarnrc } from '../../buildpacks/node/yarnrc-registry.js';
 import type { FileChunk } from '../../src/plan/schema.js';
+import { tempDir } from '../helpers/temp.js';
+
+const run = promisify(execFile);
 
 describe('build tool (rules 6 and 7, NOTES)', () => {
   it.each([
@@ -329,16 +336,45 @@ describe('.npmrc for NPM_TOKEN (rule 9)', () => {
 });
 
 describe('.gitignore (rule 2)', () => {
-  it.each([
+  const cases: [string | undefined, boolean][] = [
     ['/node_modules\n', true],
     ['node_modules/\n', true],
     ['dist\r\nnode_modules\r\n', true],
     ['**/node_modules', true],
+    ['node_modules/*\n', true],
+    ['node_modules/**\n', true],
+    ['node_modules   \n', true],
+    ['*_modules\n', true],
     ['# node_modules\n', false],
     ['/node_modules_old\n', false],
+    // Negation: a later "!" takes it back, as git does.
+    ['node_modules\n!node_modules\n', false],
+    ['node_modules/\n!/node_modules/\n', false],
+    ['!node_modules\nnode_modules\n', true],
+    // Nested: a pattern with a folder before it applies to that folder only.
+    ['packages/a/node_modules\n', false],
+    ['web/**/node_modules\n', false],
+    ['\\#node_modules\n', false],
+    ['\n\n', false],
     [undefined, false],
-  ])('%j ignores node_modules: %s', (text, ignored) => {
+  ];
+  it.each(cases)('%j ignores node_modules: %s', (text, ignored) => {
     expect(ignoresNodeModules(text)).toBe(ignored);
+  });
+
+  it('agrees with git check-ignore on each case', async () => {
+    const dir = await tempDir('runplan-gitignore-');
+    await run('git', ['init', '-q', dir]);
+    for (const [text] of cases) {
+      if (text === undefined) continue;
+      await writeFile(join(dir, '.gitignore'), text);
+      // Exit status 0: git ignores at least one of them.
+      const byGit = await run('git', ['-C', dir, 'check-ignore', '--no-index', 'node_modules/', 'node_modules/a-dependency/package.json']).then(
+        () => true,
+        (error: { code?: number }) => (error.code === 1 ? false : Promise.reject(error)),
+      );
+      expect({ text, ignored: ignoresNodeModules(text) }).toEqual({ text, ignored: byGit });
+    }
   });
 });
 

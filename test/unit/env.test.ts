@@ -79,7 +79,19 @@ describe('assignments and env files', () => {
   });
 
   it('parses env files as dotenv does: comments, export, quotes, multi-line values, line numbers', () => {
-    const text = ['# comment', '', 'export A=1', "B='lit $x \\n'", 'C="a\\nb \\"q\\""', 'D=plain # trailing comment', 'E="multi', 'line"', 'F=`say "hi" and \'bye\'`', '  export   G = spaced  ', 'H="x" # after the quote'].join('\n');
+    const text = [
+      '# comment',
+      '',
+      'export A=1',
+      "B='lit $x \\n'",
+      'C="a\\nb \\"q\\""',
+      'D=plain # trailing comment',
+      'E="multi',
+      'line"',
+      'F=`say "hi" and \'bye\'`',
+      '  export   G = spaced  ',
+      'H="x" # after the quote',
+    ].join('\n');
     const parsed = parseEnvFile(text, 'app.env');
     expect(parsed).toEqual([
       { name: 'A', value: '1', origin: 'app.env:3' },

@@ -326,6 +326,41 @@ describe('.npmrc for NPM_TOKEN (rule 9)', () => {
     expect(text(inSection.file.content)).toBe('registry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n[tools]\nregistry=https://npm.example.com/\n');
   });
 
+  it("reads the app's .npmrc as npm does (ini): comments, quotes, spaces, scoped registries, the last line winning", async () => {
+    const app = [
+      '; team settings',
+      '# registry=https://commented.example.com/',
+      'registry = https://npm.example.com/team/ ; ours',
+      '@corp:registry = "https://corp.example.com/"',
+      'save-exact=true',
+      '',
+    ].join('\n');
+    const r = await planNpmrc({ ...base, appNpmrc: app });
+    // The app's own registry (not the configured one): already routed, so no registry= line is added.
+    expect(r.decision).toMatchObject({ source: "the application's .npmrc registry line", resolved: 'https://npm.example.com/team/' });
+    expect(text(r.file.content)).toBe(`${app}//npm.example.com/team/:_authToken=<NPM_TOKEN>\n`);
+    // A scoped registry routes packages to the host too; the last registry line is the one npm uses.
+    const scoped = await planNpmrc({ ...base, ccNpmRegistry: 'corp.example.com', appNpmrc: '@corp:registry=https://corp.example.com/\n' });
+    expect(text(scoped.file.content)).toBe('@corp:registry=https://corp.example.com/\n//corp.example.com/:_authToken=<NPM_TOKEN>\n');
+    const last = await planNpmrc({ ...base, appNpmrc: 'registry=https://first.example.com/\nregistry=https://second.example.com/\n' });
+    expect(last.decision.resolved).toBe('https://second.example.com/');
+  });
+
+  it("keeps ${VAR} in the app's lines as written and replaces its token line however it is spelt", async () => {
+    const app = '@private:registry=https://${CC_NPM_REGISTRY}/\n//127.0.0.1:4873/:_authToken = "old-token"\n; //127.0.0.1:4873/:_authToken=commented\n';
+    const r = await planNpmrc({ ...base, appNpmrc: app });
+    // ${CC_NPM_REGISTRY} is expanded to decide where packages go (npm does), and left as written in the file.
+    expect(r.decision).toMatchObject({ resolved: 'https://registry.example.org/' });
+    expect(text(r.file.content)).toBe(`${app}registry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n`);
+    const own = await planNpmrc({ ...base, ccNpmRegistry: '127.0.0.1:4873', appNpmrc: app });
+    expect(text(own.file.content)).toBe('@private:registry=https://${CC_NPM_REGISTRY}/\n; //127.0.0.1:4873/:_authToken=commented\n//127.0.0.1:4873/:_authToken=<NPM_TOKEN>\n');
+    expect(own.decision.overridden).toEqual([expect.objectContaining({ source: '.npmrc', value: null })]);
+    // pnpm does not expand ${…} in a project .npmrc's registry addresses: such a line routes nothing.
+    const pnpm = await planNpmrc({ ...base, ccNpmRegistry: '127.0.0.1:4873', appNpmrc: app, expandsRegistryVariables: false });
+    expect(text(pnpm.file.content)).toContain('registry=https://127.0.0.1:4873/\n');
+    expect(pnpm.decision.reason).toContain("pnpm ignores the application's 1 registry line(s)");
+  });
+
   it.each(['user:pw@host', 'http://', 'a b', 'ftp://x'])('refuses CC_NPM_REGISTRY=%j', async (value) => {
     await expect(planNpmrc({ ...base, ccNpmRegistry: value })).rejects.toMatchObject({ code: NodeErrors.NODE_NPM_REGISTRY_INVALID.code, variable: 'CC_NPM_REGISTRY' });
   });

@@ -172,6 +172,32 @@ describe('package managers runplan installs', () => {
     expect((await planYarnrc(undefined, 'yarn2', '2.4.2')).file.content).toEqual([{ text: 'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\n' }]);
   });
 
+  it("keeps the application's comments in .yarnrc.yml, also with NPM_TOKEN; a replaced key's own comment goes with it", async () => {
+    const app = [
+      '# Team settings for Yarn',
+      'enableTelemetry: false # no telemetry',
+      '# the release we used to commit',
+      'yarnPath: .yarn/releases/yarn-4.1.0.cjs',
+      'npmScopes:',
+      '  corp: # our scope',
+      '    npmRegistryServer: "https://corp.example.com" # corp',
+      '# the end',
+      '',
+    ].join('\n');
+    const kept = ['# Team settings for Yarn\nenableTelemetry: false # no telemetry\n', '# our scope\n', 'npmRegistryServer: "https://corp.example.com" # corp\n', '# the end\n'];
+    const plain = (await planYarnrc(app, 'yarn-berry', '4.9.2')).file.content.map((c) => ('text' in c ? c.text : '')).join('');
+    const withToken = (
+      await planYarnrc(app, 'yarn-berry', '4.9.2', { ccNpmRegistry: 'registry.example.com', configuredRegistry: async () => 'https://registry.example.org/', lookup: () => undefined })
+    ).file.content
+      .map((c) => ('text' in c ? c.text : '<token>'))
+      .join('');
+    for (const text of [plain, withToken]) {
+      for (const comment of kept) expect(text).toContain(comment);
+      expect(text).not.toContain('the release we used to commit');
+    }
+    expect(withToken).toContain('npmRegistries:\n  //registry.example.com:\n    npmAlwaysAuth: true\n    npmAuthToken: "<token>"\n');
+  });
+
   it('edits .yarnrc.yml as YAML: a flow mapping, quoted keys and CRLF lines give one yarnPath and one nodeLinker (found by a property test)', async () => {
     const { parse } = await import('yaml');
     for (const app of ['{}', '{ enableTelemetry: false, nodeLinker: pnp }', '"yarnPath": .yarn/releases/old.cjs\r\n"nodeLinker": pnp\r\n', '# only a comment\n']) {

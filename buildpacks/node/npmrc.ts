@@ -1,3 +1,4 @@
+import ini from 'ini';
 import { decide, type Decision, type OverriddenSource, type PlannedFile, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 
@@ -57,28 +58,38 @@ export function assertTokenFitsNpmrc(token: string): void {
   });
 }
 
-interface RegistryLine {
-  readonly line: string;
+interface RegistryRoute {
   readonly key: string;
+  /** The address with ${NAME} expanded, when the package manager expands it. */
+  readonly url: string | undefined;
   readonly hostPath: string | undefined;
   /** Written with ${…}, which the package manager does not expand there. */
   readonly ignored: boolean;
 }
 
-/** Registry URLs an .npmrc routes packages to: `registry=` and `@scope:registry=` lines (hostPath undefined: routes nothing). */
-function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup'], expands: boolean): RegistryLine[] {
-  return lines.flatMap((line): RegistryLine[] => {
-    const m = /^\s*((?:@[^:\s]+:)?registry)\s*=\s*(.+?)\s*$/.exec(line);
-    if (!m) return [];
-    if (!expands && (m[2] as string).includes('${')) return [{ line, key: m[1] as string, hostPath: undefined, ignored: true }];
-    const url = (m[2] as string).replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => lookup(name) ?? '');
+/**
+ * The settings an .npmrc gives at its top level, read with `ini` as npm (and pnpm)
+ * read it: `;`/`#` comments, quoted values, comments after a value, the last of a
+ * key winning. Lines after a `[section]` header belong to that section, where npm
+ * sees no registry and no token.
+ */
+function topLevelSettings(text: string): [string, string][] {
+  return Object.entries(ini.parse(text)).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+}
+
+/** Registry URLs an .npmrc routes packages to: `registry` and `@scope:registry` (hostPath undefined: routes nothing). */
+function registryRoutes(settings: readonly [string, string][], lookup: NpmrcInput['lookup'], expands: boolean): RegistryRoute[] {
+  return settings.flatMap(([key, value]): RegistryRoute[] => {
+    if (!/^(?:@[^:\s]+:)?registry$/.test(key)) return [];
+    if (!expands && value.includes('${')) return [{ key, url: undefined, hostPath: undefined, ignored: true }];
+    const url = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => lookup(name) ?? '');
     let hostPath: string | undefined;
     try {
       hostPath = parseRegistry(url).hostPath;
     } catch {
       hostPath = undefined;
     }
-    return [{ line, key: m[1] as string, hostPath, ignored: false }];
+    return [{ key, url, hostPath, ignored: false }];
   });
 }
 
@@ -91,13 +102,10 @@ function registryLines(lines: readonly string[], lookup: NpmrcInput['lookup'], e
  */
 export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const appLines = (input.appNpmrc ?? '').split(/\r?\n/).filter((l, i, all) => !(l === '' && i === all.length - 1));
-  // npm reads .npmrc with the ini package: the lines after a `[name]` header belong to that section,
-  // where npm sees no registry and no token. Only the lines before the first one route packages,
-  // and runplan's lines go there.
+  // Only the top-level settings route packages (topLevelSettings); runplan's lines go before the
+  // app's first `[name]` header, found where ini finds one (a line of its own, also after a lone CR).
   const isSection = (l: string) => l.split('\r').some((part) => /^\[[^\]]*\]\s*$/.test(part));
-  const first = appLines.findIndex(isSection);
-  const topLevel = first < 0 ? appLines : appLines.slice(0, first);
-  const routes = registryLines(topLevel, input.lookup, input.expandsRegistryVariables ?? true);
+  const routes = registryRoutes(topLevelSettings(input.appNpmrc ?? ''), input.lookup, input.expandsRegistryVariables ?? true);
   const ignored = routes.filter((r) => r.ignored).length;
   const overridden: OverriddenSource[] = [];
   let scheme: string;
@@ -111,15 +119,19 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
     requested = explicit;
   } else {
     const own = routes.find((r) => r.key === 'registry' && r.hostPath !== undefined);
-    const url = own ? own.line.slice(own.line.indexOf('=') + 1).trim() : await input.configuredRegistry();
-    ({ scheme, hostPath } = parseRegistry(own ? url.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => input.lookup(n) ?? '') : url));
+    ({ scheme, hostPath } = parseRegistry(own?.url ?? (await input.configuredRegistry())));
     source = own ? "the application's .npmrc registry line" : 'the registry npm is configured with on this host';
     requested = null;
   }
   const routed = routes.some((r) => r.hostPath === hostPath);
-  const tokenLine = `//${hostPath}/:_authToken=`;
+  const tokenKey = `//${hostPath}/:_authToken`;
+  // A line setting that key alone, however written (spaces around "=", quoted): npm would read the app's token there.
+  const isTokenLine = (l: string) => {
+    const keys = Object.keys(ini.parse(l));
+    return keys.length === 1 && keys[0] === tokenKey;
+  };
   const kept = appLines.filter((l) => {
-    if (l.trim().startsWith(tokenLine)) {
+    if (isTokenLine(l)) {
       overridden.push({ source: '.npmrc', value: null, reason: `its own auth token line for ${hostPath} is replaced by NPM_TOKEN` });
       return false;
     }
@@ -142,7 +154,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
       phase: 'build',
       mode: 0o600,
       secret: true,
-      content: [{ text: `${text}${tokenLine}` }, { env: 'NPM_TOKEN' }, { text: ['', ...tail].map((l) => `${l}\n`).join('') }],
+      content: [{ text: `${text}${tokenKey}=` }, { env: 'NPM_TOKEN' }, { text: ['', ...tail].map((l) => `${l}\n`).join('') }],
       reason: 'NPM_TOKEN is set: the registry address and its auth token line (specification, Node rule 9)',
     },
     decision: decide({

@@ -10,7 +10,7 @@ export const CoreErrors = defineErrors({
   ENV_MALFORMED_ASSIGNMENT: {
     title: 'Malformed NAME=VALUE assignment',
     kind: 'input',
-    fix: 'Write each variable as NAME=VALUE (one per line in an env file).',
+    fix: 'Write each variable as NAME=VALUE (one per line in an env file, in dotenv\'s format: quote a value holding "#" or line breaks).',
   },
   ENV_VALUE_INVALID: {
     title: "A variable's value cannot be used",

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import dotenv from 'dotenv';
 import { assembleEnvironment, ENV_PRECEDENCE } from '../../src/env/assemble.js';
 import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
 import { isValidVariableName } from '../../src/env/names.js';
@@ -60,23 +61,48 @@ describe('variable assignments', () => {
     });
   });
 
-  /** An env file line as a user writes one: double-quoted with \\, ", \n, \r, \t and $ escaped. */
-  const quoted = (v: string) =>
-    `"${v
-      .replace(/[\\"$]/g, (c) => `\\${c}`)
-      .replace(/\n/g, '\\n')
-      .replace(/\r/g, '\\r')
-      .replace(/\t/g, '\\t')}"`;
+  /**
+   * A value as a user of dotenv writes it: in single quotes or backquotes (literal,
+   * may span lines) when it holds no such quote, else in double quotes, where a line
+   * break is written \n or \r (dotenv's only escapes there). Undefined when
+   * dotenv's format cannot hold it (a CR, or "\n" as text, with every kind of quote; a "\" last).
+   */
+  const quoted = (v: string): string | undefined => {
+    // A "\" last would escape the closing quote.
+    if (v.endsWith('\\')) return undefined;
+    if (!v.includes('\r')) for (const q of ["'", '`']) if (!v.includes(q)) return `${q}${v}${q}`;
+    if (v.includes('"') || /\\[nr]/.test(v)) return undefined;
+    return `"${v.replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`;
+  };
 
-  it('an env file of double-quoted values parses back to exactly its variables', () => {
+  it('an env file of quoted values parses back to exactly its variables, as dotenv reads it', () => {
     const fileValue = fc.string({
-      unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a', 'Z', '0', ' ', '=', '#', "'", '€') }, fc.constantFrom('"', '\\', '$', '\n', '\r', '\t', '${X}')),
+      unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a', 'Z', '0', ' ', '=', '#', "'", '€') }, fc.constantFrom('"', '`', '\\', '$', '\n', '\r', '\t', '${X}')),
       maxLength: 16,
     });
     fc.assert(
       fc.property(fc.uniqueArray(fc.tuple(fc.constantFrom(...NAMES), fileValue), { selector: ([n]) => n, maxLength: 6 }), fc.constantFrom('\n', '\r\n'), (pairs, eol) => {
+        fc.pre(pairs.every(([, v]) => quoted(v) !== undefined));
         const text = pairs.map(([n, v], i) => `${i % 2 ? 'export ' : ''}${n}=${quoted(v)}${eol}`).join(`# comment${eol}`);
         expect(parseEnvFile(text, 'app.env').map((a) => [a.name, a.value])).toEqual(pairs);
+        expect(dotenv.parse(text)).toEqual(Object.fromEntries(pairs));
+      }),
+      { numRuns: RUNS.pure },
+    );
+  });
+
+  it("an env file runplan accepts gives exactly dotenv's variables", () => {
+    const piece = fc.constantFrom('"', "'", '`', '\\', '#', ' ', '=', '\n', '\r', 'export ', 'A', 'NPM_TOKEN', 'x y', ': ', '\\"', '\\n');
+    const line = fc.oneof(
+      fc.tuple(fc.constantFrom(...NAMES), fc.array(piece, { maxLength: 8 })).map(([n, ps]) => `${n}=${ps.join('')}`),
+      fc.array(piece, { maxLength: 8 }).map((ps) => ps.join('')),
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
+        const text = lines.join('\n');
+        const list = codedOr(() => parseEnvFile(text, 'app.env'));
+        if (list === undefined) return;
+        expect(Object.fromEntries(list.map((a) => [a.name, a.value]))).toEqual(dotenv.parse(text));
       }),
       { numRuns: RUNS.pure },
     );

@@ -1,9 +1,10 @@
 /**
  * Generated files parse back to exactly the intended keys (issue 11): the
- * `.npmrc` written when NPM_TOKEN is set, read as npm reads it (the `ini`
- * package's rules, below), and `.yarnrc.yml`, read with the `yaml` package.
+ * `.npmrc` written when NPM_TOKEN is set, read as npm reads it (with the `ini`
+ * package), and `.yarnrc.yml`, read with the `yaml` package.
  */
 import fc from 'fast-check';
+import ini from 'ini';
 import { parse as parseYaml, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { assertTokenFitsNpmrc, parseRegistry, planNpmrc } from '../../buildpacks/node/npmrc.js';
@@ -14,58 +15,20 @@ import { renderFile } from '../../src/process/materialise-files.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { codedOr, codedOrAsync, hostileString, RUNS } from './arbitraries.js';
 
-/**
- * npm's reading of an .npmrc, after the `ini` package it uses (decode and
- * unsafe): lines split at CR or LF, `;`/`#` comment lines, `[section]` headers
- * nesting what follows, `key = value` trimmed, quoted values JSON-decoded, and an
- * unquoted value ending at the first unescaped `;` or `#`.
- */
-function readNpmrc(text: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  let section: Record<string, unknown> = out;
-  for (const line of text.split(/[\r\n]+/)) {
-    if (!line || /^\s*[;#]/.test(line) || /^\s*$/.test(line)) continue;
-    const m = /^\[([^\]]*)\]\s*$|^([^=]+)(=(.*))?$/.exec(line);
-    if (!m) continue;
-    if (m[1] !== undefined) {
-      const name = unsafe(m[1]);
-      section = (out[name] as Record<string, unknown>) ?? {};
-      out[name] = section;
-      continue;
-    }
-    const key = unsafe(m[2] as string);
-    const raw = m[3] ? unsafe(m[4] as string) : true;
-    section[key] = raw === 'true' || raw === 'false' || raw === 'null' ? JSON.parse(raw) : raw;
-  }
-  return out;
-}
-
-function unsafe(value: string): string {
-  const v = value.trim();
-  if ((v.startsWith('"') && v.endsWith('"') && v.length > 1) || (v.startsWith("'") && v.endsWith("'") && v.length > 1)) {
-    try {
-      return JSON.parse(v.startsWith("'") ? v.slice(1, -1) : v);
-    } catch {
-      return v.startsWith("'") ? v.slice(1, -1) : v;
-    }
-  }
-  let out = '';
-  let escaped = false;
-  for (const c of v) {
-    if (escaped) {
-      out += '\\;#'.includes(c) ? c : `\\${c}`;
-      escaped = false;
-    } else if (c === ';' || c === '#') break;
-    else if (c === '\\') escaped = true;
-    else out += c;
-  }
-  return (escaped ? `${out}\\` : out).trim();
-}
+/** npm's reading of an .npmrc: the `ini` package npm reads it with. */
+const readNpmrc = (text: string): Record<string, unknown> => ini.parse(text);
 
 // The application's own .npmrc: settings npm knows, scoped registries, comments and blank lines.
 const npmrcLine = fc.oneof(
   fc.constantFrom('save-exact=true', 'fund=false', 'engine-strict = true', '; a comment', '# another', '', '  ', 'audit=false', '[section]'),
   fc.constantFrom('@corp:registry=https://npm.corp.example/', 'registry=https://registry.example.com/', '//registry.example.com/:_authToken=OLD', 'always-auth=true'),
+  // Written as ini reads them too: spaces around "=", quoted, with a comment after the value.
+  fc.constantFrom(
+    'registry = "https://registry.example.com/"',
+    '//registry.example.com/:_authToken = OLD',
+    'registry=https://npm.example.com:4873/path/ ; ours',
+    '@corp:registry = https://npm.corp.example/ # corp',
+  ),
   fc.tuple(fc.constantFrom('cache-min', 'loglevel', 'prefer-offline'), fc.constantFrom('1', 'warn', 'x y')).map(([k, v]) => `${k}=${v}`),
 );
 const registryHost = fc.constantFrom('registry.example.com', 'npm.example.com:4873', 'https://npm.example.com:4873/path/', 'http://verdaccio.local:4873');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assembleEnvironment, ENV_PRECEDENCE, Environment } from '../../src/env/assemble.js';
+import dotenv from 'dotenv';
 import { parseAssignment, parseEnvFile } from '../../src/env/assignments.js';
 import { isValidVariableName } from '../../src/env/names.js';
 import { Redactor, secretReason } from '../../src/env/secrets.js';
@@ -77,20 +78,69 @@ describe('assignments and env files', () => {
     expect(attempt).not.toThrow(/secretvalue/);
   });
 
-  it('parses env files: comments, export, quotes, escapes, multi-line values, line numbers', () => {
-    const parsed = parseEnvFile(['# comment', '', 'export A=1', "B='lit $x \\n'", 'C="a\\nb \\"q\\""', 'D=plain # trailing comment', 'E="multi', 'line"'].join('\n'), 'app.env');
+  it('parses env files as dotenv does: comments, export, quotes, multi-line values, line numbers', () => {
+    const text = [
+      '# comment',
+      '',
+      'export A=1',
+      "B='lit $x \\n'",
+      'C="a\\nb \\"q\\""',
+      'D=plain # trailing comment',
+      'E="multi',
+      'line"',
+      'F=`say "hi" and \'bye\'`',
+      '  export   G = spaced  ',
+      'H="x" # after the quote',
+    ].join('\n');
+    const parsed = parseEnvFile(text, 'app.env');
     expect(parsed).toEqual([
       { name: 'A', value: '1', origin: 'app.env:3' },
+      // Single quotes and backquotes are literal; in double quotes only \n and \r are escapes (dotenv's format).
       { name: 'B', value: 'lit $x \\n', origin: 'app.env:4' },
-      { name: 'C', value: 'a\nb "q"', origin: 'app.env:5' },
+      { name: 'C', value: 'a\nb \\"q\\"', origin: 'app.env:5' },
       { name: 'D', value: 'plain', origin: 'app.env:6' },
       { name: 'E', value: 'multi\nline', origin: 'app.env:7' },
+      { name: 'F', value: `say "hi" and 'bye'`, origin: 'app.env:9' },
+      { name: 'G', value: 'spaced', origin: 'app.env:10' },
+      { name: 'H', value: 'x', origin: 'app.env:11' },
+    ]);
+    expect(Object.fromEntries(parsed.map((a) => [a.name, a.value]))).toEqual(dotenv.parse(text));
+  });
+
+  it('keeps every assignment of a name with its line; the last one wins, as with dotenv', () => {
+    expect(parseEnvFile('A=1\r\nA=2\r\n', 'app.env')).toEqual([
+      { name: 'A', value: '1', origin: 'app.env:1' },
+      { name: 'A', value: '2', origin: 'app.env:2' },
     ]);
   });
 
   it('names the file and line of a bad env-file entry', () => {
     expect(() => parseEnvFile('OK=1\nBAD-NAME=2', 'app.env')).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_INVALID_NAME.code, message: expect.stringContaining('app.env:2') }));
+    expect(() => parseEnvFile('OK=1\nMY VAR=2', 'app.env')).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_INVALID_NAME.code, message: expect.stringContaining('app.env:2') }));
     expect(() => parseEnvFile('A="open', 'app.env')).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_MALFORMED_ASSIGNMENT.code }));
+  });
+
+  // dotenv skips these or cuts the value without a word: a secret would reach the application cut short, or not at all.
+  it.each([
+    ['a line that is not an assignment', 'A=1\nNPM_TOKEN npm_secret_41\n', 'app.env:2'],
+    ["dotenv's YAML-like NAME: VALUE", 'NPM_TOKEN: npm_secret_41\n', 'app.env:1'],
+    ['a "#" against an unquoted value', 'DB_PASSWORD=pa#npm_secret_41\n', 'app.env:1'],
+    ['a value starting with "#"', 'DB_PASSWORD=#npm_secret_41\n', 'app.env:1'],
+    ['text after the closing quote', 'DB_PASSWORD="pa" npm_secret_41\n', 'app.env:1'],
+    ['a quote never closed', 'A=1\nCC_SSH_PRIVATE_KEY="-----BEGIN\nnpm_secret_41\nQUJDRA==\n', 'app.env:2'],
+    ['a value on the line after "="', 'A=\n"npm_secret_41"\n', 'app.env:2'],
+  ])('refuses %s, naming the line and not the value', (_, text, line) => {
+    const attempt = () => parseEnvFile(text, 'app.env');
+    expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_MALFORMED_ASSIGNMENT.code, file: 'app.env', message: expect.stringContaining(line) }));
+    expect(attempt).not.toThrow(/npm_secret_41/);
+  });
+
+  it('reads a quote closed where dotenv closes it: an escaped quote ends the value when nothing else can', () => {
+    expect(parseEnvFile('A="x\\"\nB=2\n', 'app.env').map((a) => [a.name, a.value])).toEqual([
+      ['A', 'x\\'],
+      ['B', '2'],
+    ]);
+    expect(parseEnvFile('A="x\\" # c\nB=1"\n', 'app.env').map((a) => [a.name, a.value])).toEqual([['A', 'x\\" # c\nB=1']]);
   });
 });
 

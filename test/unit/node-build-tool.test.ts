@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { dependencyCacheKey, type DependencyKeyInput } from '../../buildpacks/node/cache-key.js';
 import { NodeErrors, NodeWarnings } from '../../buildpacks/node/errors.js';
@@ -12,6 +16,9 @@ import { toolInstall, yarnReleasePath } from '../../buildpacks/node/tools.js';
 import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
 import { assertTokenFitsYarnrc } from '../../buildpacks/node/yarnrc-registry.js';
 import type { FileChunk } from '../../src/plan/schema.js';
+import { tempDir } from '../helpers/temp.js';
+
+const run = promisify(execFile);
 
 describe('build tool (rules 6 and 7, NOTES)', () => {
   it.each([
@@ -163,6 +170,32 @@ describe('package managers runplan installs', () => {
       ['.yarnrc.yml nodeLinker', 'pnp'],
     ]);
     expect((await planYarnrc(undefined, 'yarn2', '2.4.2')).file.content).toEqual([{ text: 'yarnPath: .runplan/tools/yarn2/bin/yarn.js\nnodeLinker: node-modules\n' }]);
+  });
+
+  it("keeps the application's comments in .yarnrc.yml, also with NPM_TOKEN; a replaced key's own comment goes with it", async () => {
+    const app = [
+      '# Team settings for Yarn',
+      'enableTelemetry: false # no telemetry',
+      '# the release we used to commit',
+      'yarnPath: .yarn/releases/yarn-4.1.0.cjs',
+      'npmScopes:',
+      '  corp: # our scope',
+      '    npmRegistryServer: "https://corp.example.com" # corp',
+      '# the end',
+      '',
+    ].join('\n');
+    const kept = ['# Team settings for Yarn\nenableTelemetry: false # no telemetry\n', '# our scope\n', 'npmRegistryServer: "https://corp.example.com" # corp\n', '# the end\n'];
+    const plain = (await planYarnrc(app, 'yarn-berry', '4.9.2')).file.content.map((c) => ('text' in c ? c.text : '')).join('');
+    const withToken = (
+      await planYarnrc(app, 'yarn-berry', '4.9.2', { ccNpmRegistry: 'registry.example.com', configuredRegistry: async () => 'https://registry.example.org/', lookup: () => undefined })
+    ).file.content
+      .map((c) => ('text' in c ? c.text : '<token>'))
+      .join('');
+    for (const text of [plain, withToken]) {
+      for (const comment of kept) expect(text).toContain(comment);
+      expect(text).not.toContain('the release we used to commit');
+    }
+    expect(withToken).toContain('npmRegistries:\n  //registry.example.com:\n    npmAlwaysAuth: true\n    npmAuthToken: "<token>"\n');
   });
 
   it('edits .yarnrc.yml as YAML: a flow mapping, quoted keys and CRLF lines give one yarnPath and one nodeLinker (found by a property test)', async () => {
@@ -319,6 +352,41 @@ describe('.npmrc for NPM_TOKEN (rule 9)', () => {
     expect(text(inSection.file.content)).toBe('registry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n[tools]\nregistry=https://npm.example.com/\n');
   });
 
+  it("reads the app's .npmrc as npm does (ini): comments, quotes, spaces, scoped registries, the last line winning", async () => {
+    const app = [
+      '; team settings',
+      '# registry=https://commented.example.com/',
+      'registry = https://npm.example.com/team/ ; ours',
+      '@corp:registry = "https://corp.example.com/"',
+      'save-exact=true',
+      '',
+    ].join('\n');
+    const r = await planNpmrc({ ...base, appNpmrc: app });
+    // The app's own registry (not the configured one): already routed, so no registry= line is added.
+    expect(r.decision).toMatchObject({ source: "the application's .npmrc registry line", resolved: 'https://npm.example.com/team/' });
+    expect(text(r.file.content)).toBe(`${app}//npm.example.com/team/:_authToken=<NPM_TOKEN>\n`);
+    // A scoped registry routes packages to the host too; the last registry line is the one npm uses.
+    const scoped = await planNpmrc({ ...base, ccNpmRegistry: 'corp.example.com', appNpmrc: '@corp:registry=https://corp.example.com/\n' });
+    expect(text(scoped.file.content)).toBe('@corp:registry=https://corp.example.com/\n//corp.example.com/:_authToken=<NPM_TOKEN>\n');
+    const last = await planNpmrc({ ...base, appNpmrc: 'registry=https://first.example.com/\nregistry=https://second.example.com/\n' });
+    expect(last.decision.resolved).toBe('https://second.example.com/');
+  });
+
+  it("keeps ${VAR} in the app's lines as written and replaces its token line however it is spelt", async () => {
+    const app = '@private:registry=https://${CC_NPM_REGISTRY}/\n//127.0.0.1:4873/:_authToken = "old-token"\n; //127.0.0.1:4873/:_authToken=commented\n';
+    const r = await planNpmrc({ ...base, appNpmrc: app });
+    // ${CC_NPM_REGISTRY} is expanded to decide where packages go (npm does), and left as written in the file.
+    expect(r.decision).toMatchObject({ resolved: 'https://registry.example.org/' });
+    expect(text(r.file.content)).toBe(`${app}registry=https://registry.example.org/\n//registry.example.org/:_authToken=<NPM_TOKEN>\n`);
+    const own = await planNpmrc({ ...base, ccNpmRegistry: '127.0.0.1:4873', appNpmrc: app });
+    expect(text(own.file.content)).toBe('@private:registry=https://${CC_NPM_REGISTRY}/\n; //127.0.0.1:4873/:_authToken=commented\n//127.0.0.1:4873/:_authToken=<NPM_TOKEN>\n');
+    expect(own.decision.overridden).toEqual([expect.objectContaining({ source: '.npmrc', value: null })]);
+    // pnpm does not expand ${…} in a project .npmrc's registry addresses: such a line routes nothing.
+    const pnpm = await planNpmrc({ ...base, ccNpmRegistry: '127.0.0.1:4873', appNpmrc: app, expandsRegistryVariables: false });
+    expect(text(pnpm.file.content)).toContain('registry=https://127.0.0.1:4873/\n');
+    expect(pnpm.decision.reason).toContain("pnpm ignores the application's 1 registry line(s)");
+  });
+
   it.each(['user:pw@host', 'http://', 'a b', 'ftp://x'])('refuses CC_NPM_REGISTRY=%j', async (value) => {
     await expect(planNpmrc({ ...base, ccNpmRegistry: value })).rejects.toMatchObject({ code: NodeErrors.NODE_NPM_REGISTRY_INVALID.code, variable: 'CC_NPM_REGISTRY' });
   });
@@ -329,16 +397,45 @@ describe('.npmrc for NPM_TOKEN (rule 9)', () => {
 });
 
 describe('.gitignore (rule 2)', () => {
-  it.each([
+  const cases: [string | undefined, boolean][] = [
     ['/node_modules\n', true],
     ['node_modules/\n', true],
     ['dist\r\nnode_modules\r\n', true],
     ['**/node_modules', true],
+    ['node_modules/*\n', true],
+    ['node_modules/**\n', true],
+    ['node_modules   \n', true],
+    ['*_modules\n', true],
     ['# node_modules\n', false],
     ['/node_modules_old\n', false],
+    // Negation: a later "!" takes it back, as git does.
+    ['node_modules\n!node_modules\n', false],
+    ['node_modules/\n!/node_modules/\n', false],
+    ['!node_modules\nnode_modules\n', true],
+    // Nested: a pattern with a folder before it applies to that folder only.
+    ['packages/a/node_modules\n', false],
+    ['web/**/node_modules\n', false],
+    ['\\#node_modules\n', false],
+    ['\n\n', false],
     [undefined, false],
-  ])('%j ignores node_modules: %s', (text, ignored) => {
+  ];
+  it.each(cases)('%j ignores node_modules: %s', (text, ignored) => {
     expect(ignoresNodeModules(text)).toBe(ignored);
+  });
+
+  it('agrees with git check-ignore on each case', async () => {
+    const dir = await tempDir('runplan-gitignore-');
+    await run('git', ['init', '-q', dir]);
+    for (const [text] of cases) {
+      if (text === undefined) continue;
+      await writeFile(join(dir, '.gitignore'), text);
+      // Exit status 0: git ignores at least one of them.
+      const byGit = await run('git', ['-C', dir, 'check-ignore', '--no-index', 'node_modules/', 'node_modules/a-dependency/package.json']).then(
+        () => true,
+        (error: { code?: number }) => (error.code === 1 ? false : Promise.reject(error)),
+      );
+      expect({ text, ignored: ignoresNodeModules(text) }).toEqual({ text, ignored: byGit });
+    }
   });
 });
 

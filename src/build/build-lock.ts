@@ -59,7 +59,10 @@ const LEFTOVER_GRACE_MS = 2_000;
 export async function acquireBuildLock(workspaceRoot: string, options: BuildLockOptions): Promise<BuildLock> {
   const clock = options.clock ?? systemClock;
   const file = join(workspaceRoot, BUILD_LOCK_FILE);
-  await mkdir(workspaceRoot, { recursive: true });
+  await mkdir(workspaceRoot, { recursive: true }).catch((error: unknown) => {
+    // A --work-dir that is a file, or a directory this user cannot write: the user's to fix, not a crash.
+    throw CoreErrors.BUILD_WORKSPACE.create({ message: `cannot create the work directory ${workspaceRoot}: ${(error as Error).message}`, file: workspaceRoot, cause: error });
+  });
   const mine: LockOwner = {
     pid: process.pid,
     startTime: processStartTime(process.pid) ?? null,

@@ -20,7 +20,7 @@ import { formatSeconds } from '../health/probes.js';
 import { RUNPLAN_VERSION } from '../version.js';
 import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';
 import { formatPlan } from './format-plan.js';
-import { cliOutput, type CliOutput } from './output.js';
+import { cliOutput, type CliOutput, formatError } from './output.js';
 import { terminalSafe } from './terminal-text.js';
 
 type Write = (text: string) => void;
@@ -378,12 +378,7 @@ export function formatLine(line: LogLine): string {
 
 function reportError(error: unknown, o: CliOutput): number {
   if (isRunplanError(error)) {
-    const lines = [`error ${error.message}`];
-    if (error.file) lines.push(`  file: ${error.file}`);
-    if (error.variable) lines.push(`  variable: ${error.variable}`);
-    lines.push(`  fix: ${error.fix}`);
-    if (error.kind === 'internal' && error.stack) lines.push(error.stack);
-    o.error(`${lines.join('\n')}\n`, error);
+    o.error(formatError(error), error);
     return error.kind === 'input' ? EXIT.input : error.kind === 'deployment' ? EXIT.deploymentFailed : EXIT.internal;
   }
   // Not a user mistake: show everything needed to report the bug.

@@ -1,4 +1,4 @@
-import { isRunplanError } from '../errors/runplan-error.js';
+import { isRunplanError, type RunplanError } from '../errors/runplan-error.js';
 import type { LogLine } from '../log/logger.js';
 
 type Write = (text: string) => void;
@@ -77,6 +77,16 @@ export function cliOutput(mode: OutputMode, out: Write, err: Write, formatLine: 
         error: (_human, error) => out(`${json({ type: 'error', ok: false, error: errorData(error) })}\n`),
       };
   }
+}
+
+/** A coded error as people read it: the message, the file or variable at fault, the fix (and a bug's stack). */
+export function formatError(error: RunplanError): string {
+  const lines = [`error ${error.message}`];
+  if (error.file) lines.push(`  file: ${error.file}`);
+  if (error.variable) lines.push(`  variable: ${error.variable}`);
+  lines.push(`  fix: ${error.fix}`);
+  if (error.kind === 'internal' && error.stack) lines.push(error.stack);
+  return `${lines.join('\n')}\n`;
 }
 
 /** An error as data: the coded error's fields; anything else is an internal error with its message. */

@@ -230,7 +230,7 @@ export const CoreErrors = defineErrors({
   BUILD_WORKSPACE: {
     title: 'The build workspace cannot be prepared',
     kind: 'deployment',
-    fix: 'Check free disk space and permissions of the cache directory (--cache-dir or RUNPLAN_CACHE_DIR).',
+    fix: 'Check free disk space, and that the work directory (--work-dir or RUNPLAN_WORK_DIR, default <cache-dir>/apps) is a directory this user can write.',
   },
   BUILD_FILE_ESCAPES_APP: {
     title: 'A file runplan writes into the build would land outside the application',

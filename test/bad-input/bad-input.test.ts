@@ -151,7 +151,50 @@ async function runCase(c: BadInputCase) {
   return { code, output: run.output(), vars, home, tmp, command, sentinel, sentinelBefore, argBytes: Buffer.byteLength([...envArgs, ...extra].join('')) };
 }
 
-async function checkCase(c: BadInputCase): Promise<void> {
+/**
+ * What people read of a case's outcome: each coded error as the CLI renders it
+ * (with its file, variable and fix lines) and the plan's warnings, with what
+ * differs between runs and machines replaced: the case's directories, the test
+ * run's temporary root, runplan's checkout and the shared cache. Empty when the
+ * case was accepted without a code.
+ */
+function renderedOutcome(out: string, r: Awaited<ReturnType<typeof runCase>>): string {
+  const lines = out.split('\n');
+  const shown: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (/^error RUNPLAN_E_/.test(line)) {
+      // Up to its fix line: a message may hold line breaks of its own.
+      let end = i;
+      while (end + 1 < lines.length && !/^ {2}fix: /.test(lines[end] as string)) end++;
+      shown.push(...lines.slice(i, end + 1));
+      i = end;
+    } else if (line === 'Warnings') {
+      shown.push(line);
+      while (i + 1 < lines.length && /^( {2}RUNPLAN_W_| {4}fix: )/.test(lines[i + 1] as string)) shown.push(lines[++i] as string);
+    }
+  }
+  const places: [string, string][] = [
+    [r.vars.app, '<app>'],
+    [r.vars.case, '<case>'],
+    [root, '<tmp>'],
+    [inject('sharedCacheDir'), '<cache>'],
+    [ROOT, '<runplan>'],
+  ];
+  let text = shown.join('\n');
+  for (const [path, name] of places) text = text.split(path).join(name);
+  // A path quoted as a cut excerpt ("/tmp/runplan-bad-input-x…" or "/tmp/runplan-bad-input-x"…) is cut elsewhere under another TMPDIR.
+  const temporary = dirname(root).replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
+  const cutTemporary = new RegExp(`"${temporary}/[^"]*(…"|"…)( \\(and \\d+ more characters\\))?`, 'g');
+  return (
+    text
+      .replace(cutTemporary, '"<temporary path>…"')
+      // The work directory of an application is named after the digest of its path.
+      .replace(/(<case>\/\S*?\/app)-[0-9a-f]{12}\b/g, '$1-<digest>')
+  );
+}
+
+async function checkCase(c: BadInputCase, pinRendered?: (rendered: string) => void): Promise<void> {
   const r = await runCase(c);
   const out = r.output;
   // RUNPLAN_CORPUS_REPORT=FILE: every case's outcome, one JSON line each, for reviewing expectations.
@@ -182,6 +225,9 @@ async function checkCase(c: BadInputCase): Promise<void> {
   else if (c.expect.exit === 0) expect(out, `${shown}\n(accepted cases warn of nothing)`).not.toMatch(/RUNPLAN_[EW]_/);
   for (const text of c.expect.includes ?? []) expect(out, shown).toContain(fill(text, r.vars));
   for (const text of c.expect.excludes ?? []) expect(out, shown).not.toContain(fill(text, r.vars));
+  // The message people read, pinned: a change of wording shows in the review of __snapshots__/.
+  const rendered = renderedOutcome(out, r);
+  if (rendered !== '') pinRendered?.(rendered);
 }
 
 beforeAll(async () => {
@@ -200,7 +246,7 @@ describe('bad-input corpus', () => {
     for (const c of CASES.filter((x) => x.area === area)) {
       const name = `${c.id} → ${c.expect.code ?? (c.expect.exit === 0 ? 'accepted' : `exit ${c.expect.exit}`)}`;
       if (c.pending) it.fails(`${name} [pending: ${c.pending}]`, () => limit(() => checkCase(c)));
-      else it(name, () => limit(() => checkCase(c)));
+      else it(name, ({ expect: local }) => limit(() => checkCase(c, (rendered) => local(rendered).toMatchSnapshot())));
     }
   });
 });

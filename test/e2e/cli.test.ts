@@ -145,6 +145,17 @@ describe('runplan run', () => {
     expect(stderr).toContain('RUNPLAN_E_HEALTH_NOT_LISTENING');
     expect(processesUnder(dirs.workDir)).toEqual([]);
   });
+
+  it('fails a deployment whose web process listens on 127.0.0.1 only, which the service could not reach', async () => {
+    const dir = await app({ 'package.json': '{"main":"local.js"}', 'local.js': "require('node:http').createServer((q, s) => s.end('ok')).listen(+process.env.PORT, '127.0.0.1');" });
+    const dirs = await deploymentDirs();
+    const port = await freePort();
+    const { code, output, stderr } = await runCli(['run', dir, '--port', String(port), '--timeout', '20'], dirs.env);
+    expect(code, output).toBe(1);
+    expect(output).toContain(`- port ${port} is bound to the loopback interface only; listen on 0.0.0.0.`);
+    expect(stderr).toContain(`error RUNPLAN_E_HEALTH_LOOPBACK_ONLY: the deployment failed: port ${port} is bound to the loopback interface only; listen on 0.0.0.0.`);
+    expect(processesUnder(dirs.workDir)).toEqual([]);
+  });
 });
 
 describe('runplan check', () => {

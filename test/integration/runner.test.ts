@@ -246,6 +246,23 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
     expect(clock.sleeps.slice(0, 2)).toEqual([0, 0]);
   });
 
+  it('fails at once when a program cannot be spawned, and stops the processes already started', async () => {
+    const appDir = await tempDir();
+    const attempt = new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes: [proc('web', 'sleep 300'), proc('worker', '', { command: { kind: 'exec', argv: ['runplan-no-such-program'] } })], files: [] } as unknown as RunPlan,
+      appDir,
+      env: assembleEnvironment({}),
+      logger: new Logger(memorySink()),
+    });
+    await expect(attempt).rejects.toMatchObject({
+      code: 'RUNPLAN_E_RUN_SPAWN_FAILED',
+      kind: 'deployment',
+      message: expect.stringContaining('process "worker" could not be started'),
+      details: { process: 'worker' },
+    });
+    expect(processesUnder(appDir)).toEqual([]);
+  });
+
   it('runs the pre-run hook in the application folder before any process starts; a failing one starts none and names the variable', async () => {
     const appDir = await writableTempDir();
     const sink = memorySink();

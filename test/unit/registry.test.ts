@@ -8,7 +8,9 @@ import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { DEFAULT_RESTART } from '../../src/run/backoff.js';
-import { TEST_PLAN_INVENTORY } from '../helpers/inventory.js';
+import { TEST_PLAN_INVENTORY, testRegistry } from '../helpers/inventory.js';
+import { NodeErrors } from '../../buildpacks/node/errors.js';
+import { RubyErrors } from '../../buildpacks/ruby/errors.js';
 
 /** A host's own buildpack, defined here without touching runplan. */
 const procfileBuildpack: Buildpack = {
@@ -72,6 +74,22 @@ describe('buildpack registry', () => {
     const files = new MemorySource({ 'README.md': '' });
     await expect(selectBuildpack(defaultRegistry(), files, 'node')).rejects.toMatchObject({ code: CoreErrors.DETECT_REJECTED.code });
     await expect(selectBuildpack(defaultRegistry(), files, 'cobol')).rejects.toMatchObject({ code: CoreErrors.DETECT_UNKNOWN_TYPE.code, message: expect.stringContaining('node') });
+  });
+
+  // Through detection a missing package.json or Gemfile is DETECT_NO_MATCH or DETECT_REJECTED; a host
+  // that keeps a built-in planner but decides the type itself (here: a file of its own) meets the planner's refusal.
+  it.each([
+    ['node', NodeErrors.NODE_PACKAGE_JSON_MISSING.code, 'package.json'],
+    ['ruby', RubyErrors.RUBY_GEMFILE_MISSING.code, 'Gemfile'],
+  ])('lets the %s planner refuse an application without its manifest when a host detector chose it', async (id, code, file) => {
+    const registry = testRegistry();
+    const builtIn = registry.get(id) as Buildpack;
+    registry.replace({
+      ...builtIn,
+      detector: { detect: async (files) => ((await files.exists('deploy.toml')) ? { status: 'pass', evidence: ['deploy.toml found'] } : { status: 'skip', evidence: [] }) },
+    });
+    const files = new MemorySource({ 'deploy.toml': `type = "${id}"\n`, 'config.ru': 'run ->(env) { [200, {}, ["ok"]] }\n' });
+    await expect(createPlan({ registry, files, appDir: '/srv/app', inventory: TEST_PLAN_INVENTORY })).rejects.toMatchObject({ code, kind: 'input', file });
   });
 
   it('refuses a buildpack plan that breaks the schema', async () => {

@@ -32,6 +32,13 @@ const options: CaseRow[] = [
   { id: 'step-timeout-zero', command: 'build', args: ['--step-timeout', '0'], expect: { exit: 2, code: USAGE } },
   { id: 'step-timeout-huge', command: 'build', args: ['--step-timeout', '1e30'], expect: { exit: 2, code: USAGE } },
   { id: 'lock-wait-garbage', command: 'build', args: ['--lock-wait', 'x'], expect: { exit: 2, code: USAGE } },
+  {
+    id: 'work-dir-is-file',
+    command: 'build',
+    args: ['--work-dir', '{case}/work-file'],
+    outside: { 'work-file': 'not a directory\n' },
+    expect: { exit: 1, code: 'RUNPLAN_E_BUILD_WORKSPACE', includes: ['cannot create the work directory {case}/work-file/'], excludes: ['[runtime]'] },
+  },
   { id: 'build-step-timeout-env-garbage', command: 'build', hostEnv: { RUNPLAN_BUILD_STEP_TIMEOUT: 'never' }, expect: { exit: 2, code: HOST } },
   { id: 'build-lock-wait-env-negative', command: 'build', hostEnv: { RUNPLAN_BUILD_LOCK_WAIT: '-1' }, expect: { exit: 2, code: HOST } },
   { id: 'type-unknown', args: ['--type', 'php'], expect: { exit: 2, code: 'RUNPLAN_E_DETECT_UNKNOWN_TYPE' } },

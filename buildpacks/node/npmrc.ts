@@ -67,14 +67,21 @@ interface RegistryRoute {
   readonly ignored: boolean;
 }
 
+/** A `[name]` header as ini finds one: a line of its own, also after a lone CR. */
+const isSection = (line: string) => line.split('\r').some((part) => /^\[[^\]]*\]\s*$/.test(part));
+
 /**
- * The settings an .npmrc gives at its top level, read with `ini` as npm (and pnpm)
- * read it: `;`/`#` comments, quoted values, comments after a value, the last of a
- * key winning. Lines after a `[section]` header belong to that section, where npm
- * sees no registry and no token.
+ * The registry settings an .npmrc gives at its top level, read with `ini` as npm
+ * (and pnpm) read them: `;`/`#` comments, quoted values, comments after a value,
+ * the last of a key winning. Lines after a `[section]` header belong to that
+ * section, where npm sees no registry and no token.
  */
-function topLevelSettings(text: string): [string, string][] {
-  return Object.entries(ini.parse(text)).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+function topLevelRegistries(lines: readonly string[]): [string, string][] {
+  const first = lines.findIndex(isSection);
+  // Only lines that can name a registry go to ini (a key spelt otherwise would need a \u escape):
+  // ini takes seconds over a 3 MB .npmrc, this milliseconds.
+  const wanted = (first < 0 ? lines : lines.slice(0, first + 1)).filter((l) => l.includes('registry') || l.includes('\\u'));
+  return Object.entries(ini.parse(wanted.join('\n'))).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
 }
 
 /** Registry URLs an .npmrc routes packages to: `registry` and `@scope:registry` (hostPath undefined: routes nothing). */
@@ -102,10 +109,8 @@ function registryRoutes(settings: readonly [string, string][], lookup: NpmrcInpu
  */
 export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const appLines = (input.appNpmrc ?? '').split(/\r?\n/).filter((l, i, all) => !(l === '' && i === all.length - 1));
-  // Only the top-level settings route packages (topLevelSettings); runplan's lines go before the
-  // app's first `[name]` header, found where ini finds one (a line of its own, also after a lone CR).
-  const isSection = (l: string) => l.split('\r').some((part) => /^\[[^\]]*\]\s*$/.test(part));
-  const routes = registryRoutes(topLevelSettings(input.appNpmrc ?? ''), input.lookup, input.expandsRegistryVariables ?? true);
+  // Only the top-level settings route packages; runplan's lines go before the app's first `[name]` header.
+  const routes = registryRoutes(topLevelRegistries(appLines), input.lookup, input.expandsRegistryVariables ?? true);
   const ignored = routes.filter((r) => r.ignored).length;
   const overridden: OverriddenSource[] = [];
   let scheme: string;
@@ -127,6 +132,7 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const tokenKey = `//${hostPath}/:_authToken`;
   // A line setting that key alone, however written (spaces around "=", quoted): npm would read the app's token there.
   const isTokenLine = (l: string) => {
+    if (!l.includes('authToken') && !l.includes('\\u')) return false;
     const keys = Object.keys(ini.parse(l));
     return keys.length === 1 && keys[0] === tokenKey;
   };

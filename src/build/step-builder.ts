@@ -26,7 +26,7 @@ export interface StepBuilderOptions {
   readonly install?: Omit<TreeOptions, 'log' | 'signal'>;
   /** npm's cache for this application's builds (see isolateNpm); without one, steps get a cache in their temporary directory. */
   readonly npmCacheDir?: string;
-  /** Who the steps run as; by default the unprivileged user when runplan is root, else runplan's own (host/app-user.ts). */
+  /** Who the steps run as; by default the unprivileged user when runplan is root, else runplan's own (process/app-user.ts). */
   readonly user?: AppUser;
 }
 

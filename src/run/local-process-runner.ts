@@ -16,7 +16,7 @@ import { SupervisedProcess } from './supervised-process.js';
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
   readonly clock?: Clock;
-  /** Who the processes run as; by default the unprivileged user when runplan is root (host/app-user.ts). */
+  /** Who the processes run as; by default the unprivileged user when runplan is root (process/app-user.ts). */
   readonly user?: AppUser;
 }
 

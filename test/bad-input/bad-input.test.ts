@@ -182,14 +182,15 @@ function renderedOutcome(out: string, r: Awaited<ReturnType<typeof runCase>>): s
     [inject('sharedCacheDir'), '<cache>'],
     [ROOT, '<runplan>'],
   ];
-  let text = shown.join('\n');
+  // A path quoted as a cut excerpt ("/tmp/runplan-bad-input-x…" or "/tmp/runplan-bad-input-x"…) is cut elsewhere under
+  // another TMPDIR: replaced before the directories below are named, which would hide where it starts.
+  // The cut may fall inside the temporary directory's own name.
+  const cutTemporary = /"(\/[^"]*)(…"|"…)( \(and \d+ more characters\))?/g;
+  const temporary = dirname(root);
+  let text = shown.join('\n').replace(cutTemporary, (whole, path: string) => (path.startsWith(`${temporary}/`) || `${temporary}/`.startsWith(path) ? '"<temporary path>…"' : whole));
   for (const [path, name] of places) text = text.split(path).join(name);
-  // A path quoted as a cut excerpt ("/tmp/runplan-bad-input-x…" or "/tmp/runplan-bad-input-x"…) is cut elsewhere under another TMPDIR.
-  const temporary = dirname(root).replace(/[.*+?^$()|[\]\\{}]/g, '\\$&');
-  const cutTemporary = new RegExp(`"${temporary}/[^"]*(…"|"…)( \\(and \\d+ more characters\\))?`, 'g');
   return (
     text
-      .replace(cutTemporary, '"<temporary path>…"')
       // The work directory of an application is named after the digest of its path.
       .replace(/(<case>\/\S*?\/app)-[0-9a-f]{12}\b/g, '$1-<digest>')
   );

@@ -36,13 +36,13 @@ export interface Evidence {
 
 const CODE = /RUNPLAN_[EW]_[A-Z0-9_]+/g;
 
-export function badInputEvidence(): Evidence[] {
+function badInputEvidence(): Evidence[] {
   return [...nodeCases, ...rubyCases, ...play1Cases, ...coreCases, ...appFilesCases]
     .filter((c) => c.pending === undefined && c.expect.code !== undefined)
     .map((c) => ({ code: c.expect.code as string, where: `bad-input ${c.area}/${c.id}` }));
 }
 
-export function fixtureEvidence(): Evidence[] {
+function fixtureEvidence(): Evidence[] {
   const out: Evidence[] = [];
   for (const f of listFixtures()) {
     const where = `fixtures/${f.type}/${f.name} (expect.json)`;
@@ -52,7 +52,7 @@ export function fixtureEvidence(): Evidence[] {
   return out;
 }
 
-export function goldenEvidence(): Evidence[] {
+function goldenEvidence(): Evidence[] {
   const out: Evidence[] = [];
   for (const f of listFixtures()) {
     const file = join(ROOT, 'test', 'golden', f.type, `${f.name.replace('/', '--')}.json`);
@@ -138,7 +138,7 @@ function inDisabledTest(node: ts.Node): boolean {
 /** Files that only deal with definitions (the registry's own tests) or with this scan. */
 const NOT_EVIDENCE = [join('test', 'unit', 'errors.test.ts'), join('test', 'unit', 'error-coverage.test.ts'), join('test', 'helpers', 'error-evidence.ts'), join('test', 'bad-input', 'cases')];
 
-export function testSourceEvidence(): Evidence[] {
+function testSourceEvidence(): Evidence[] {
   return testFiles(join(ROOT, 'test'))
     .map((file) => relative(ROOT, file))
     .filter((rel) => !NOT_EVIDENCE.some((n) => rel === n || rel.startsWith(`${n}/`)))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatPlan } from '../../src/cli/format-plan.js';
 import { formatError } from '../../src/cli/output.js';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { CoreWarnings } from '../../src/errors/core-warnings.js';
 import { listDefinitions, RunplanError } from '../../src/errors/runplan-error.js';

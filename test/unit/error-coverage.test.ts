@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRegistry } from '../../src/default-registry.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { CoreWarnings } from '../../src/errors/core-warnings.js';
 import { listDefinitions } from '../../src/errors/runplan-error.js';

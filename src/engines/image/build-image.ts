@@ -23,6 +23,7 @@ import { explainFailure } from '../../process/command-step.js';
 import { describeStep } from '../../plan/describe.js';
 import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER } from './dockerfile.js';
 import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.js';
+import { runProgram } from '../../process/run-program.js';
 
 export interface ImageOptions {
   readonly registry: BuildpackRegistry;
@@ -260,14 +261,14 @@ function buildFailure(plan: RunPlan, tag: string, code: number, output: BuildOut
 async function writeOciLayout(docker: DockerCli, tag: string, dir: string, scratch: string, logger: Logger): Promise<void> {
   const archive = join(scratch, 'image.tar');
   await docker.ok(['save', '-o', archive, tag]);
-  const { execFile } = await import('node:child_process');
-  await new Promise<void>((resolve, reject) => {
-    execFile('skopeo', ['copy', '--quiet', `docker-archive:${archive}`, `oci:${dir}:${tag.split(':').pop() ?? 'latest'}`], (error, _out, stderr) => {
-      if (error)
-        reject(CoreErrors.ENGINE_COMMAND_FAILED.create({ message: `skopeo copy to ${dir} failed: ${String(stderr).trim() || error.message}`, fix: 'Install skopeo (apt-get install skopeo).' }));
-      else resolve();
+  // No time limit: a large image takes as long as it takes; skopeo reads its own configuration from runplan's environment.
+  const copied = await runProgram('skopeo', ['copy', '--quiet', `docker-archive:${archive}`, `oci:${dir}:${tag.split(':').pop() ?? 'latest'}`], { env: process.env, timeoutMs: 0 });
+  if (!copied?.ok) {
+    throw CoreErrors.ENGINE_COMMAND_FAILED.create({
+      message: `skopeo copy to ${dir} failed: ${copied === undefined ? 'skopeo is not on PATH' : copied.stderr.trim() || `exit status ${copied.exitCode}`}`,
+      fix: 'Install skopeo (apt-get install skopeo).',
     });
-  });
+  }
   await rm(archive, { force: true });
   logger.info(`wrote the OCI layout of ${tag} to ${dir} (OCI has no HEALTHCHECK field: engines that run it need their own probe)`);
 }

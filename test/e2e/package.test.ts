@@ -29,8 +29,27 @@ describe('the published package', () => {
     expect(JSON.parse(out)).toMatchObject({ type: 'node', valid: true });
   });
 
+  it.each([
+    ['ES module', `const load = (p) => import(p);`, ['--input-type=module']],
+    ['CommonJS', `const load = async (p) => require(p);`, ['--no-experimental-require-module']],
+  ])('%s: the kit and each built-in buildpack are entry points of their own, sharing one copy of the core', (_name, loader, flags) => {
+    const code = `${loader}
+(async () => {
+  const [core, kit, node, ruby, play1] = await Promise.all(['runplan', 'runplan/buildpack', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1'].map(load));
+  console.log(JSON.stringify({
+    sameClass: core.RunplanError === kit.RunplanError,
+    kit: ['decide', 'ensureCached', 'runProgram', 'defineErrors'].every((n) => typeof kit[n] === 'function'),
+    buildpacks: [node.createNodeBuildpack().id, ruby.createRubyBuildpack().id, play1.createPlay1Buildpack().id],
+  }));
+})();`;
+    // By the package's name, as a host resolves it: Node resolves a package's own name from inside it.
+    const out = execFileSync(process.execPath, [...flags, '-e', code], { cwd: ROOT, encoding: 'utf8', env: env() });
+    expect(JSON.parse(out)).toEqual({ sameClass: true, kit: true, buildpacks: ['node', 'ruby', 'play1'] });
+  });
+
   it('ships type declarations for both formats and an executable CLI', () => {
-    for (const file of ['index.d.ts', 'index.d.cts', 'cli.js']) expect(existsSync(join(ROOT, 'dist', file)), file).toBe(true);
+    for (const file of ['index.d.ts', 'index.d.cts', 'buildpack.d.ts', 'buildpack.d.cts', 'buildpacks/node.d.ts', 'buildpacks/node.d.cts', 'cli.js'])
+      expect(existsSync(join(ROOT, 'dist', file)), file).toBe(true);
     expect(execFileSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), '--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

@@ -45,8 +45,9 @@ const shared = {
 };
 
 /**
- * The package's entry points: the whole SDK, the buildpack kit (`runplan/buildpack`)
- * and each built-in buildpack on its own (`runplan/buildpacks/node`…). Code they share
+ * The package's entry points (package.json "exports", api/exports.txt): the SDK, the
+ * buildpack kit (`runplan/buildpack`), each built-in buildpack on its own
+ * (`runplan/buildpacks/node`…) and each engine (`runplan/engines/docker`…). Code they share
  * is split into common chunks, so a program importing several of them loads one copy
  * of the core (one RunplanError class, one schema).
  */
@@ -58,6 +59,11 @@ const library = {
     'buildpacks/node': 'buildpacks/node/index.ts',
     'buildpacks/ruby': 'buildpacks/ruby/index.ts',
     'buildpacks/play1': 'buildpacks/play1/index.ts',
+    'engines/docker': 'src/engines/entries/docker.ts',
+    'engines/swarm': 'src/engines/entries/swarm.ts',
+    'engines/kubernetes': 'src/engines/entries/kubernetes.ts',
+    // For bench/ only: no key of package.json "exports" names it (src/internals.ts).
+    internals: 'src/internals.ts',
   },
   splitting: true,
   dts: true,
@@ -70,7 +76,8 @@ export default defineConfig([
     ...shared,
     splitting: false,
     // cli.js turns Node's compile cache on, then loads cli-main.js (src/cli/entry.ts).
-    entry: { cli: 'src/cli/entry.ts', 'cli-main': 'src/cli/main.ts' },
+    // cli-resolve-hooks.js is loaded by module.register, in Node's hooks thread (src/cli/running-runplan.ts).
+    entry: { cli: 'src/cli/entry.ts', 'cli-main': 'src/cli/main.ts', 'cli-resolve-hooks': 'src/cli/resolve-hooks.ts' },
     format: ['esm'],
     // Bundled into the CLI: resolving and loading their many small files from
     // node_modules is a large share of a cold `runplan plan` (ini and ignore from

@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     // test/cluster/ needs a Kubernetes cluster: it runs when KUBECONFIG names one (the global
     // setup reports it as not run otherwise); `npm run test:cluster` runs it alone.
-    include: process.env.RUNPLAN_TEST_CLUSTER === '1' ? ['test/cluster/**/*.test.ts'] : ['test/**/*.test.ts'],
+    include: process.env.RUNPLAN_TEST_CLUSTER === '1' ? ['test/cluster/**/*.test.ts'] : ['test/**/*.test.ts', 'host/test/**/*.test.ts'],
     // RUNPLAN_TEST_ENGINE=off: a focused run without a Docker engine (the setup starts none, test/engines/ is left out).
     exclude: [
       'node_modules/**',

@@ -32,7 +32,8 @@ export async function run({ args }) {
   const express = join(root, 'fixtures', 'node', 'express');
   const scratch = join(cache, 'image-bench');
   try {
-    const { DockerCli, STACKS, ensureStackImage, ensureTree } = await import(join(root, 'dist', 'index.js'));
+    const { DockerCli, STACKS, ensureStackImage } = await import(join(root, 'dist', 'engines', 'docker.js'));
+    const { ensureTree } = await import(join(root, 'dist', 'internals.js'));
     const docker = await DockerCli.connect({ host: env.DOCKER_HOST });
     const base = await ensureStackImage(docker, STACKS.node);
     // The hand-written build's context: the same Node.js, unpacked from runplan's verified cache.

@@ -17,6 +17,15 @@ export function percentile(xs, p) {
   return [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 }
 
+/**
+ * The moment a deployment is healthy: its health check passed. runplan accepts it
+ * ("deployment healthy") once the web process has also stayed up the stability
+ * window (3 s by default, docs/service.md): a wait by design, not a cost of the
+ * runner, so the benches stop the clock at the check (with a window of 0, at
+ * "deployment healthy", which then follows at once).
+ */
+export const HEALTHY = /health check passed; the deployment is accepted once|==> deployment healthy/;
+
 export const ms = (x) => `${x.toFixed(3)} ms`;
 export const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
 

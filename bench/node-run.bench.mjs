@@ -8,7 +8,7 @@ import { cpSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, freePort, median, reachableTemp, root, rssMb, spread, target } from './lib.mjs';
+import { cli, freePort, median, reachableTemp, root, rssMb, spread, target, HEALTHY } from './lib.mjs';
 
 export const title = 'node: time to healthy and runner memory';
 
@@ -26,7 +26,7 @@ async function runplanRun(cacheDir, workDir) {
     child.stdout.on('data', (chunk) => {
       output += chunk;
       if (webStarted === undefined && /started web \(pid/.test(output)) webStarted = mark();
-      if (output.includes('==> deployment healthy')) resolve(mark());
+      if (HEALTHY.test(output)) resolve(mark());
     });
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('exit', (code) => reject(new Error(`runplan run exited with ${code}:\n${output}`)));

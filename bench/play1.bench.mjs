@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, median, root, reachableTemp } from './lib.mjs';
+import { cli, median, root, reachableTemp, HEALTHY } from './lib.mjs';
 
 export const title = 'Play 1.x framework install and start';
 
@@ -40,7 +40,8 @@ function syntheticDistribution(dir, version) {
 
 export async function run({ args }) {
   const runs = Number(args['play1-runs'] ?? 5);
-  const { StepBuilder, Logger, assembleEnvironment, resolveHostSettings } = await import(join(root, 'dist', 'index.js'));
+  const { Logger } = await import(join(root, 'dist', 'index.js'));
+  const { StepBuilder, assembleEnvironment, resolveHostSettings } = await import(join(root, 'dist', 'internals.js'));
   const work = reachableTemp(join(tmpdir(), 'runplan-bench-play1-'));
   try {
     const zip = syntheticDistribution(work, '9.9.9');
@@ -116,7 +117,7 @@ async function timeToHealthy(work, runs) {
       child.stdout.on('data', (c) => {
         out += c;
         if (builtAt === undefined && out.includes('==> build succeeded')) builtAt = Number(process.hrtime.bigint() - t) / 1e6;
-        if (out.includes('==> deployment healthy')) resolve();
+        if (HEALTHY.test(out)) resolve();
       });
       child.on('exit', () => reject(new Error(`runplan exited before being healthy:\n${out}`)));
     });

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
-import { cli, median, ms, root, timeCommand, reachableTemp } from './lib.mjs';
+import { cli, median, ms, root, timeCommand, reachableTemp, HEALTHY } from './lib.mjs';
 
 export const title = 'ruby';
 
@@ -29,15 +29,16 @@ async function timeToHealthy(appDir, cacheDir) {
   const workDir = reachableTemp(join(tmpdir(), 'runplan-bench-work-'));
   const port = await freePort();
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [cli, 'run', appDir, '--port', String(port), '--env', 'SECRET_KEY_BASE=bench-secret-key-base-0123456789'], {
-    env: { ...process.env, ...HOST_ENV, RUNPLAN_WORK_DIR: workDir, RUNPLAN_CACHE_DIR: cacheDir },
+  // The secret from runplan's environment, never its arguments (docs/security.md).
+  const child = spawn(process.execPath, [cli, 'run', appDir, '--port', String(port), '--env', 'SECRET_KEY_BASE'], {
+    env: { ...process.env, ...HOST_ENV, RUNPLAN_WORK_DIR: workDir, RUNPLAN_CACHE_DIR: cacheDir, SECRET_KEY_BASE: 'bench-secret-key-base-0123456789' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   const elapsed = await new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      if (output.includes('==> deployment healthy')) resolve(Number(process.hrtime.bigint() - started) / 1e6);
+      if (HEALTHY.test(output)) resolve(Number(process.hrtime.bigint() - started) / 1e6);
     });
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('exit', (code) => reject(new Error(`runplan run exited with ${code}:\n${output}`)));
@@ -62,7 +63,8 @@ export async function run({ args }) {
     console.log(`time to healthy, \`runplan run fixtures/ruby/rails-puma-config\` (Rails 6.1, Puma 1 worker behind nginx), ${runs} warm runs`);
     console.log(`  empty cache ${ms(cold)}   warm cache median ${ms(median(warm))}   (min ${ms(Math.min(...warm))}, max ${ms(Math.max(...warm))})`);
 
-    const { buildApp, defaultRegistry, fillPlaceholders } = await import(join(root, 'dist', 'index.js'));
+    const { buildApp, defaultRegistry } = await import(join(root, 'dist', 'index.js'));
+    const { fillPlaceholders } = await import(join(root, 'dist', 'internals.js'));
     const build = async (workDir) =>
       buildApp({
         registry: defaultRegistry({ ruby: { gemSource: 'local' } }),

@@ -4,7 +4,8 @@
 // installs what the test suite needs from Debian (see test-prerequisites.mjs).
 // Only node, npm and git are assumed present.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,9 +16,9 @@ if (major < 20) {
   process.exit(1);
 }
 
-function run(cmd, args) {
-  console.log(`==> ${cmd} ${args.join(' ')}`);
-  execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+function run(cmd, args, cwd = root, env = process.env) {
+  console.log(`==> ${cmd} ${args.join(' ')}${cwd === root ? '' : ` (in ${cwd})`}`);
+  execFileSync(cmd, args, { cwd, stdio: 'inherit', env });
 }
 
 function newest(path) {
@@ -28,17 +29,56 @@ function newest(path) {
   return max;
 }
 
-export function ensureDependencies() {
+export async function ensureDependencies() {
   const installed = join(root, 'node_modules', '.package-lock.json');
   if (!existsSync(installed) || statSync(join(root, 'package-lock.json')).mtimeMs > statSync(installed).mtimeMs) {
-    run('npm', ['ci', '--no-audit', '--no-fund']);
+    // runplan-host's better-sqlite3 is compiled by its install (no prebuilt binary can be downloaded here).
+    const { BUILD_TOOLS, ensureDebianPackages } = await import('./test-prerequisites.mjs');
+    ensureDebianPackages(BUILD_TOOLS);
+    run('npm', ['ci', '--no-audit', '--no-fund'], root, { ...process.env, npm_config_nodedir: nodeHeaders() });
   }
+}
+
+/**
+ * A folder holding this Node.js's own headers (include/node/common.gypi), which
+ * node-gyp compiles against: npm's configured nodedir or Node's prefix when they
+ * have them; otherwise Node.js of this very version from the npm registry (the
+ * node-<os>-<arch> package carries its headers), unpacked once into the test
+ * cache. node-gyp's own download of headers cannot work here (only the npm
+ * registry is reachable), and headers of another version would build a module
+ * that fails to load.
+ */
+function nodeHeaders() {
+  const has = (dir) => dir && existsSync(join(dir, 'include', 'node', 'common.gypi'));
+  let configured = '';
+  try {
+    configured = execFileSync('npm', ['config', 'get', 'nodedir'], { cwd: root, encoding: 'utf8' }).trim();
+  } catch {}
+  const prefix = join(dirname(process.execPath), '..');
+  if (has(configured) && existsSync(join(configured, 'bin', 'node')) && execFileSync(join(configured, 'bin', 'node'), ['-v'], { encoding: 'utf8' }).trim() === process.version) return configured;
+  if (has(prefix)) return prefix;
+  const cache = process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');
+  const dir = join(cache, 'node-headers', `${process.version}-${process.platform}-${process.arch}`);
+  const unpacked = join(dir, 'package');
+  if (has(unpacked)) return unpacked;
+  mkdirSync(dir, { recursive: true });
+  const name = `node-${process.platform}-${process.arch}@${process.versions.node}`;
+  console.log(`==> Node.js ${process.version}'s headers for node-gyp: ${name} from the npm registry into ${dir}`);
+  const tarball = execFileSync('npm', ['pack', name, '--pack-destination', dir, '--silent'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop();
+  execFileSync('tar', ['-xzf', join(dir, tarball), '-C', dir, 'package/include']);
+  rmSync(join(dir, tarball), { force: true });
+  return unpacked;
 }
 
 export function ensureBuilt() {
   const cli = join(root, 'dist', 'cli.js');
   const sources = Math.max(...['src', 'buildpacks', 'tsup.config.ts', 'package.json'].map((p) => newest(join(root, p))));
   if (!existsSync(cli) || sources > statSync(cli).mtimeMs) run('npx', ['tsup', '--silent']);
+  // runplan-host (host/), built on runplan's dist/ like any other user of the package.
+  const host = join(root, 'host');
+  const hostCli = join(host, 'dist', 'cli.js');
+  const hostSources = Math.max(...['src', 'tsup.config.ts', 'package.json'].map((p) => newest(join(host, p))), statSync(cli).mtimeMs);
+  if (!existsSync(hostCli) || hostSources > statSync(hostCli).mtimeMs) run('npx', ['tsup', '--silent'], host);
 }
 
 /**
@@ -58,10 +98,13 @@ export function ensureRootSearchable() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   ensureRootSearchable();
-  ensureDependencies();
+  await ensureDependencies();
   ensureBuilt();
   if (process.argv.includes('--for-tests')) {
     const { ensureTestPrerequisites } = await import('./test-prerequisites.mjs');
     await ensureTestPrerequisites();
+  } else if (process.argv.includes('--for-host')) {
+    const { HOST_PACKAGES, ensureDebianPackages } = await import('./test-prerequisites.mjs');
+    ensureDebianPackages(HOST_PACKAGES);
   }
 }

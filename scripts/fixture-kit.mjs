@@ -18,7 +18,8 @@ export function listFixtures(type) {
     .filter((e) => e.isDirectory())
     .map((e) => e.name)
     .sort()) {
-    if (type !== undefined && t !== type) continue;
+    // fixtures/host/ holds runplan-host's fixtures, checked through its edge by host/test, not by runplan's fixture runner.
+    if (type === undefined ? t === 'host' : t !== type) continue;
     for (const name of readdirSync(join(FIXTURES_ROOT, t)).sort()) {
       const dir = join(FIXTURES_ROOT, t, name);
       if (!existsSync(join(dir, 'expect.json'))) continue;

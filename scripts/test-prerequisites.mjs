@@ -2,8 +2,35 @@
 // Debian packages here; they are installed only when missing.
 import { execFileSync } from 'node:child_process';
 
+/**
+ * What `npm ci` needs to build native npm packages (better-sqlite3 for runplan-host;
+ * fixtures/node/native-module and the real apps' sqlite3 in the tests): node-gyp compiles
+ * with make and g++ and runs python3. Debian 12 as installed has none of them.
+ */
+export const BUILD_TOOLS = [
+  { name: 'python3', command: 'python3' },
+  { name: 'make', command: 'make' },
+  { name: 'g++', command: 'g++' },
+];
+
+/** What runplan-host runs: git pushes over sshd, and the HTTPS edge (and curl, to try it). */
+export const HOST_PACKAGES = [
+  { name: 'curl', command: 'curl' },
+  { name: 'git', command: 'git' },
+  { name: 'openssh-client', command: 'ssh-keygen' },
+  { name: 'openssh-server', command: 'test -x /usr/sbin/sshd' },
+  // The HTTPS edge: the host runs its own Caddy. Debian's package also enables a caddy.service
+  // (ports 80/443, admin localhost:2019); it starts only where systemd runs (not here, and policy-rc.d refuses it).
+  { name: 'caddy', command: 'caddy' },
+  // Add-ons: the host makes its own PostgreSQL cluster with Debian's initdb (/usr/lib/postgresql/<major>/bin,
+  // whichever major Debian ships) and runs one redis-server per Redis add-on (host/src/addons/).
+  { name: 'postgresql', command: 'ls /usr/lib/postgresql/*/bin/initdb' },
+  { name: 'redis-server', command: 'redis-server' },
+];
+
 /** Debian packages the tests need, each with a command that succeeds only when it is installed. */
 export const DEBIAN_PACKAGES = [
+  ...BUILD_TOOLS,
   // Ruby buildpack: the interpreter, bundler, Rails, the servers it runs, and the
   // gems `rails new` applications need in their development group (bundler
   // resolves every group of the lock file, even those it does not install).
@@ -17,10 +44,9 @@ export const DEBIAN_PACKAGES = [
   { name: 'ruby-byebug', command: 'byebug' },
   { name: 'ruby-web-console', command: 'ruby -e "require %q(web-console)"' },
   { name: 'nginx', command: 'nginx' },
-  { name: 'redis-server', command: 'redis-server' },
-  // Play 1.x: the stand-in framework is compiled with javac (and jar) and run with java; its launcher is Python 3, like Play's.
+  // redis-server (Sidekiq's fixtures) comes with HOST_PACKAGES below.
+  // Play 1.x: the stand-in framework is compiled with javac (and jar) and run with java; its launcher is Python 3 (BUILD_TOOLS), like Play's.
   { name: 'default-jdk-headless', command: 'javac' },
-  { name: 'python3', command: 'python3' },
   // Engines: Docker (Debian's client builds with BuildKit), stack images from Debian packages
   // (mmdebstrap), OCI layouts (skopeo), Kubernetes manifests run for real by podman; the test
   // engine gets its own bridge (iproute2).
@@ -32,12 +58,9 @@ export const DEBIAN_PACKAGES = [
   // podman kube play gives its pods a network with slirp4netns.
   { name: 'slirp4netns', command: 'slirp4netns' },
   { name: 'iproute2', command: 'ip' },
-  // The image's health-check script is also run on this machine by the tests.
-  { name: 'curl', command: 'curl' },
+  // The image's health-check script is also run on this machine by the tests (curl: HOST_PACKAGES).
   // Private SSH key (CC_SSH_PRIVATE_KEY): git dependencies over SSH from a real sshd on 127.0.0.1 (test/helpers/sshd.ts).
-  { name: 'git', command: 'git' },
-  { name: 'openssh-client', command: 'ssh-keygen' },
-  { name: 'openssh-server', command: 'test -x /usr/sbin/sshd' },
+  ...HOST_PACKAGES,
 ];
 
 function present(command) {
@@ -51,7 +74,12 @@ function present(command) {
 }
 
 export async function ensureTestPrerequisites() {
-  const missing = DEBIAN_PACKAGES.filter((p) => !present(p.command)).map((p) => p.name);
+  ensureDebianPackages(DEBIAN_PACKAGES);
+}
+
+/** Installs those of `packages` that are missing, with apt-get (as root, or through sudo). */
+export function ensureDebianPackages(packages) {
+  const missing = packages.filter((p) => !present(p.command)).map((p) => p.name);
   if (missing.length === 0) return;
   const asRoot = process.getuid?.() === 0 ? [] : ['sudo'];
   const apt = (...args) => {

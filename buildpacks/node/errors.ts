@@ -1,5 +1,6 @@
 import { defineErrors, defineWarnings } from '../../src/kit/index.js';
 
+/** The Node.js buildpack's error codes (RUNPLAN_E_NODE_…). */
 export const NodeErrors = defineErrors({
   NODE_PACKAGE_JSON_MISSING: {
     title: 'package.json is missing',
@@ -41,6 +42,16 @@ export const NodeErrors = defineErrors({
     kind: 'input',
     fix: 'Request a newer Node.js version (engines.node or CC_NODE_VERSION): no published npm declares support for this one.',
   },
+  NODE_NPM_VERSION_UNSATISFIABLE: {
+    title: 'No published npm matches package.json engines.npm',
+    kind: 'input',
+    fix: 'Write engines.npm as a version or range that a published npm satisfies (e.g. "^11.6.0"), or remove it to build with the npm the Node.js release ships.',
+  },
+  NODE_NATIVE_MODULES_NOT_BUILT: {
+    title: "Dependencies' native modules were not built",
+    kind: 'deployment',
+    fix: "Let the package manager run these dependencies' install scripts (npm 12: list them in package.json allowScripts, e.g. with `npm install-scripts approve <name>`; pnpm: onlyBuiltDependencies, e.g. with `pnpm approve-builds`; bun: trustedDependencies), and do not install with --ignore-scripts.",
+  },
   NODE_TOOL_VERSION_UNAVAILABLE: {
     title: 'The package manager version is not published on the registry',
     kind: 'input',
@@ -71,10 +82,15 @@ export const NodeErrors = defineErrors({
     kind: 'input',
     fix: 'Set CC_NPM_REGISTRY to a host such as registry.example.com or npm.example.com:4873 (optionally with a path), without credentials.',
   },
+  NODE_REGISTRY_ADDRESS_SECRET: {
+    title: "A registry address of the application's .npmrc or .yarnrc.yml takes a secret variable",
+    kind: 'input',
+    fix: "Write the registry's address itself there (or take it from a variable that is not a secret, such as ${CC_NPM_REGISTRY}): the token has its own line, which runplan writes from NPM_TOKEN (//host/:_authToken in .npmrc, npmRegistries in .yarnrc.yml).",
+  },
   NODE_NPM_TOKEN_INVALID: {
     title: 'NPM_TOKEN cannot go into .npmrc or .yarnrc.yml',
     kind: 'input',
-    fix: 'Set NPM_TOKEN to the token alone, on one line: without a line break or NUL byte (for Yarn 2+, also without a double quote, a backslash or "${").',
+    fix: 'Set NPM_TOKEN to the token alone, on one line: without a line break or NUL byte (for Yarn 2+, also without "${", which Yarn would replace by a variable).',
   },
   NODE_YARNRC_INVALID: {
     title: '.yarnrc.yml is not a YAML mapping of settings',
@@ -98,7 +114,16 @@ export const NodeErrors = defineErrors({
   },
 });
 
+/** The Node.js buildpack's warning codes (RUNPLAN_W_NODE_…). */
 export const NodeWarnings = defineWarnings({
+  NODE_INSTALL_SCRIPTS_BLOCKED: {
+    title: "npm blocked dependencies' install scripts",
+    fix: 'If the application needs what these scripts make, allow them: `npm install-scripts approve <name>` writes them into package.json allowScripts; commit package.json. Or build with npm 11 (engines.npm ^11), which runs them.',
+  },
+  NODE_OPTIONAL_DEPENDENCY_SKIPPED: {
+    title: 'Optional dependencies were left out of node_modules',
+    fix: "An optional dependency whose install failed is dropped without an error: if the application needs it, find its install's failure in the build log (install it as a regular dependency to see it fail), or provide what it needs.",
+  },
   NODE_GITIGNORE_NODE_MODULES: {
     title: '/node_modules is not listed in .gitignore',
     fix: 'Add the line /node_modules to .gitignore and remove node_modules from the repository (git rm -r --cached node_modules).',
@@ -118,5 +143,17 @@ export const NodeWarnings = defineWarnings({
   NODE_DEV_ENGINES_MISMATCH: {
     title: 'package.json devEngines disagrees with what is deployed',
     fix: 'Make devEngines agree with what the service reads: engines.node or CC_NODE_VERSION for Node.js, the lockfile, packageManager or CC_NODE_BUILD_TOOL for the package manager.',
+  },
+  NODE_BUILD_NOT_RUN: {
+    title: 'package.json has a build script that the deployment never runs',
+    fix: "Set CC_POST_BUILD_HOOK to run it once the dependencies are installed, e.g. CC_POST_BUILD_HOOK='npm run build' (with the package manager that builds: yarn run build, pnpm run build, bun run build).",
+  },
+  NODE_VERSION_FILE_IGNORED: {
+    title: 'A version file names another Node.js than the one deployed',
+    fix: 'Write the version as engines.node in package.json (or CC_NODE_VERSION), which the service reads, and make .nvmrc, .node-version, .tool-versions or mise.toml name the same.',
+  },
+  NODE_TOOL_REQUEST_IGNORED: {
+    title: 'package.json asks for a package manager or version that does not run the build',
+    fix: 'Commit the lockfile of the tool you use (or set CC_NODE_BUILD_TOOL), and name its exact version in "packageManager" (e.g. "pnpm@10.34.8") so that engines.<tool> accepts it.',
   },
 });

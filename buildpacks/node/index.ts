@@ -16,6 +16,7 @@ export { resolveNodeOptions } from './resolve-node-options.js';
 export { NODE_LTS_LINES, latestLts, ltsCodename, type LtsLine } from './lts.js';
 export { registryInventory, staticInventory, NodeInventorySchema, type NodeInventory, type NodeInventoryData, type RegistryInventoryOptions } from './inventory.js';
 
+/** Options of createNodeBuildpack. */
 export interface NodeBuildpackOptions {
   /** Where the available Node.js versions and npm releases come from. Default: the registry npm is configured with, cached on disk for a day. */
   readonly inventory?: NodeInventory;
@@ -42,4 +43,5 @@ export function createNodeBuildpack(options: NodeBuildpackOptions = {}): Buildpa
   };
 }
 
+/** The Node.js buildpack with its default options. */
 export const nodeBuildpack: Buildpack = createNodeBuildpack();

@@ -23,6 +23,7 @@ export const NodeInventorySchema = z.object({
   npm: z.array(Published.extend({ engines: z.object({ node: z.string().optional() }).optional() })).describe('Stable npm releases with their engines.node.'),
   tools: z.record(z.string(), z.array(Published)).describe('Stable versions of each package-manager package (yarn, pnpm, @yarnpkg/cli-dist, @oven/bun-linux-x64).'),
 });
+/** The Node.js part of an inventory: the Node.js and npm releases, and those of each package manager. */
 export type NodeInventoryData = z.infer<typeof NodeInventorySchema>;
 export type PublishedVersion = z.infer<typeof Published>;
 
@@ -61,6 +62,7 @@ function standInIntegrity(name: string, version: string): string {
   return `sha512-${createHash('sha512').update(`stand-in ${name}@${version}`).digest('base64')}`;
 }
 
+/** Options of registryInventory. */
 export interface RegistryInventoryOptions {
   /** How long a fetched list is trusted. Default 24 hours: new releases appear a day late at worst. */
   readonly ttlMs?: number;

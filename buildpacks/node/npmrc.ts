@@ -17,6 +17,8 @@ export interface NpmrcInput {
    * such a line, since a committed file could send requests, and secrets, elsewhere).
    */
   readonly expandsRegistryVariables?: boolean;
+  /** Whether a variable is a secret: its value must not become part of a registry address, which plans and logs show. */
+  readonly isSecret?: (name: string) => boolean;
 }
 
 export interface NpmrcPlan {
@@ -47,15 +49,58 @@ export function parseRegistry(value: string, variable?: string): { scheme: strin
 }
 
 /**
- * The token is written into .npmrc's `//host/:_authToken=` line: a line break in it
- * would add lines of its own (`script-shell=…`, another registry). Refused by name only.
+ * The token is written into .npmrc's `//host/:_authToken=` line, quoted as npm reads
+ * it when it must be (the plan's `npmrc-value`): a line break in it would add lines
+ * of its own (`script-shell=…`, another registry), and `true`, `false`, `null` or
+ * `undefined` npm reads as such however written, never as a string. Refused by name only.
  */
 export function assertTokenFitsNpmrc(token: string): void {
-  if (!/[\r\n\0]/.test(token)) return;
+  const unreadable = ['true', 'false', 'null', 'undefined'].includes(token.trim());
+  if (!/[\r\n\0]/.test(token) && !unreadable) return;
   throw NodeErrors.NODE_NPM_TOKEN_INVALID.create({
-    message: 'NPM_TOKEN contains a line break or NUL byte, which would add lines of its own to the generated .npmrc; the value is not shown.',
+    message: unreadable
+      ? // Not the words themselves: the redactor hides the token's value, and this is it.
+        'NPM_TOKEN is a word that npm reads from .npmrc as a value of its own (a boolean, null or undefined), not as a token; the value is not shown.'
+      : 'NPM_TOKEN contains a line break or NUL byte, which would add lines of its own to the generated .npmrc; the value is not shown.',
     variable: 'NPM_TOKEN',
   });
+}
+
+// `${NAME}` as npm, pnpm and Yarn write a reference (Yarn's `${NAME:-fallback}` too).
+const REFERENCE = /\$\{(\w+)/g;
+
+/**
+ * A registry address of the application's `file` that takes a secret variable
+ * (`registry=https://${NPM_TOKEN}.example.com/`): the address is shown in the plan's
+ * decisions and in logs, and sent in every request's URL. Refused, naming the variable.
+ */
+export function assertNoSecretInAddress(value: string, key: string, file: string, isSecret: ((name: string) => boolean) | undefined): void {
+  for (const [, name] of value.matchAll(REFERENCE)) {
+    if (!isSecret?.(name as string)) continue;
+    throw NodeErrors.NODE_REGISTRY_ADDRESS_SECRET.create({
+      message: `${file} sets ${quoteExcerpt(key)} to an address that takes \${${name}}, a secret variable: the address would carry its value into the plan, the logs and the URL of every request.`,
+      file,
+      variable: name as string,
+    });
+  }
+}
+
+/**
+ * What is left of a file holding NPM_TOKEN once the build steps are done: the file
+ * as it is without NPM_TOKEN (`without`: the application's own, or runplan's file
+ * without the token; undefined: none, the file goes). The run phase does not
+ * install: the token only stays where the application committed it itself
+ * (the file then stays as written, the committed token in it).
+ */
+export function credentialsAfterBuild(path: string, without: string | undefined, token: string | undefined): Pick<PlannedFile, 'afterBuild'> {
+  if (token !== undefined && token !== '' && without?.includes(token)) return {};
+  const why = "the run phase installs nothing, and the built application's code can read (or serve) its files";
+  return {
+    afterBuild:
+      without === undefined
+        ? { action: 'remove', reason: `NPM_TOKEN is for the build steps only: ${path} is removed once they are done; ${why}` }
+        : { action: 'replace', text: without, reason: `NPM_TOKEN is for the build steps only: ${path} becomes what it is without NPM_TOKEN once they are done; ${why}` },
+  };
 }
 
 interface RegistryRoute {
@@ -85,10 +130,11 @@ function topLevelRegistries(lines: readonly string[]): [string, string][] {
 }
 
 /** Registry URLs an .npmrc routes packages to: `registry` and `@scope:registry` (hostPath undefined: routes nothing). */
-function registryRoutes(settings: readonly [string, string][], lookup: NpmrcInput['lookup'], expands: boolean): RegistryRoute[] {
+function registryRoutes(settings: readonly [string, string][], lookup: NpmrcInput['lookup'], expands: boolean, isSecret: NpmrcInput['isSecret']): RegistryRoute[] {
   return settings.flatMap(([key, value]): RegistryRoute[] => {
     if (!/^(?:@[^:\s]+:)?registry$/.test(key)) return [];
     if (!expands && value.includes('${')) return [{ key, url: undefined, hostPath: undefined, ignored: true }];
+    assertNoSecretInAddress(value, key, '.npmrc', isSecret);
     const url = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => lookup(name) ?? '');
     let hostPath: string | undefined;
     try {
@@ -110,7 +156,7 @@ function registryRoutes(settings: readonly [string, string][], lookup: NpmrcInpu
 export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
   const appLines = (input.appNpmrc ?? '').split(/\r?\n/).filter((l, i, all) => !(l === '' && i === all.length - 1));
   // Only the top-level settings route packages; runplan's lines go before the app's first `[name]` header.
-  const routes = registryRoutes(topLevelRegistries(appLines), input.lookup, input.expandsRegistryVariables ?? true);
+  const routes = registryRoutes(topLevelRegistries(appLines), input.lookup, input.expandsRegistryVariables ?? true, input.isSecret);
   const ignored = routes.filter((r) => r.ignored).length;
   const overridden: OverriddenSource[] = [];
   let scheme: string;
@@ -160,8 +206,10 @@ export async function planNpmrc(input: NpmrcInput): Promise<NpmrcPlan> {
       phase: 'build',
       mode: 0o600,
       secret: true,
-      content: [{ text: `${text}${tokenKey}=` }, { env: 'NPM_TOKEN' }, { text: ['', ...tail].map((l) => `${l}\n`).join('') }],
+      // Quoted for npm's ini parser when it must be: a token holding `#` or `;` was cut there.
+      content: [{ text: `${text}${tokenKey}=` }, { env: 'NPM_TOKEN', escape: 'npmrc-value' }, { text: ['', ...tail].map((l) => `${l}\n`).join('') }],
       reason: 'NPM_TOKEN is set: the registry address and its auth token line (specification, Node rule 9)',
+      ...credentialsAfterBuild('.npmrc', input.appNpmrc, input.lookup('NPM_TOKEN')),
     },
     decision: decide({
       id: 'node.npm-registry',

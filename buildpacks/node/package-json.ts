@@ -71,13 +71,18 @@ export function parsePackageJson(text: string): PackageJson {
   if (start !== undefined && typeof start !== 'string') {
     throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({ message: `package.json field "scripts.start" must be a string, not ${describeJson(start)}.`, file: PACKAGE_JSON });
   }
-  const engine = (pkg.engines as Record<string, unknown> | undefined)?.node;
-  if (engine !== undefined && typeof engine !== 'string') {
-    throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({
-      message: `package.json field "engines.node" must be a string such as "22.x", not ${describeJson(engine)}.`,
-      file: PACKAGE_JSON,
-      fix: 'Write engines.node as a string holding a version or range, e.g. "engines": { "node": "22.x" }.',
-    });
+  for (const [tool, example] of [
+    ['node', '22.x'],
+    ['npm', '^11.6.0'],
+  ] as const) {
+    const engine = (pkg.engines as Record<string, unknown> | undefined)?.[tool];
+    if (engine !== undefined && typeof engine !== 'string') {
+      throw NodeErrors.NODE_PACKAGE_JSON_INVALID.create({
+        message: `package.json field "engines.${tool}" must be a string such as "${example}", not ${describeJson(engine)}.`,
+        file: PACKAGE_JSON,
+        fix: `Write engines.${tool} as a string holding a version or range, e.g. "engines": { "${tool}": "${example}" }.`,
+      });
+    }
   }
   return pkg as PackageJson;
 }

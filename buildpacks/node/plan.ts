@@ -1,3 +1,4 @@
+import semver from 'semver';
 import {
   type BuildStep,
   CoreErrors,
@@ -7,6 +8,7 @@ import {
   DEFAULT_STOP_GRACE_MS,
   failureRule,
   type Install,
+  outputWarning,
   type Layer,
   lineExcerpt,
   MAX_LOCKFILE_BYTES,
@@ -15,14 +17,16 @@ import {
   type PlannedFile,
   type PlannedProcess,
   type PlanWarning,
+  placeholder,
   previousDefault,
   quoteExcerpt,
 } from '../../src/kit/index.js';
 import { readRootEvidence, resolveWorkspaceRoot } from './workspace-root.js';
-import { MAIN_OUTSIDE_MARK, mainCandidates, OMIT_DEV_DEPENDENCIES_SCRIPT, VERIFY_MAIN_SCRIPT } from './build-checks.js';
+import { MAIN_OUTSIDE_MARK, mainCandidates, NATIVE_MODULES_SCRIPT, NATIVE_UNBUILT_MARK, OMIT_DEV_DEPENDENCIES_SCRIPT, OPTIONAL_SKIPPED_MARK, VERIFY_MAIN_SCRIPT } from './build-checks.js';
 import { dependencyCacheKey, dependencyKeyInputs } from './cache-key.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { ignoresNodeModules } from './gitignore.js';
+import { applicationHints, findFramework, resolveStartWithAdvice } from './hints.js';
 import { installCommand } from './install-commands.js';
 import { versionsOf, type NodeInventoryData, type PublishedVersion } from './inventory.js';
 import type { LtsLine } from './lts.js';
@@ -32,10 +36,9 @@ import { LOCKFILES, resolveBuildTool, type BuildToolResolution, type PackageMana
 import { resolveDevDependencies } from './resolve-dev-dependencies.js';
 import { resolveNodeOptions } from './resolve-node-options.js';
 import { resolveNpm } from './resolve-npm.js';
-import { resolveStart } from './resolve-start.js';
 import { sshGitDependencies } from './ssh-dependencies.js';
 import { resolveNodeVersion } from './resolve-version.js';
-import { BIN_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
+import { BIN_DIR, RUNTIME_DIR, runtimeInstalls, TOOL_PACKAGES, toolInstall, yarnReleasePath, type InstalledTool } from './tools.js';
 import { devEnginesEvidence, ignoredVersionFiles } from './version-evidence.js';
 import { planYarnrc } from './yarnrc.js';
 import { assertTokenFitsYarnrc } from './yarnrc-registry.js';
@@ -74,24 +77,27 @@ export function lifecycleReplay(tool: BuildToolResolution['manager'], scripts: R
 export async function planNode({ files, repository, folder, env, host, inventory, previous }: PlanContext, deps: NodePlanDependencies): Promise<PlanContribution> {
   const published = inventory as NodeInventoryData;
   const pkg = await readPackageJson(files);
-  const start = resolveStart(pkg, env.get('CC_RUN_COMMAND'));
+  const framework = await findFramework(files, pkg);
+  const start = await resolveStartWithAdvice(files, pkg, env, framework);
   const warnings: PlanWarning[] = [];
 
+  const versionFiles = {
+    nvmrc: await files.readText('.nvmrc'),
+    nodeVersion: await files.readText('.node-version'),
+    toolVersions: await files.readText('.tool-versions'),
+    mise: await readMiseToml(files),
+  };
   const version = resolveNodeVersion({
     engines: pkg.engines?.node,
     ccNodeVersion: env.get('CC_NODE_VERSION'),
-    nvmrc: await files.readText('.nvmrc'),
+    nvmrc: versionFiles.nvmrc,
     available: versionsOf(published.node),
     ...(deps.ltsLines ? { ltsLines: deps.ltsLines } : {}),
     previousDefault: previousDefault(previous, 'node.version'),
   });
   warnings.push(...version.warnings);
-  const ignoredFiles = ignoredVersionFiles({
-    nodeVersion: await files.readText('.node-version'),
-    toolVersions: await files.readText('.tool-versions'),
-    mise: await readMiseToml(files),
-  });
-  const npm = resolveNpm(version.version, published.npm, previousDefault(previous, 'node.npm'));
+  const ignoredFiles = ignoredVersionFiles(versionFiles);
+  const npm = resolveNpm(version.version, published.npm, { enginesNpm: pkg.engines?.npm, previousDefault: previousDefault(previous, 'node.npm') });
 
   const ownLockfiles = (await Promise.all(LOCKFILES.map(async (l) => ((await files.exists(l.file)) ? l.file : undefined)))).filter((f): f is string => f !== undefined);
   // In a folder of the repository (APP_FOLDER) without a lock file: the root's, when it is a workspace root.
@@ -109,7 +115,10 @@ export async function planNode({ files, repository, folder, env, host, inventory
   const runEnv: Record<string, string> = nodeOptions.value === undefined ? {} : { NODE_OPTIONS: nodeOptions.value };
   // npm asks the registry for a newer npm whenever its HOME holds no record of the last check,
   // and a process's HOME is fresh at every start: ~150 ms (and a connection) per `npm start`.
-  if (!env.list().some((e) => e.name.toLowerCase() === 'npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
+  const appSets = (name: string) => env.list().some((e) => e.name.toLowerCase() === name);
+  if (!appSets('npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
+  const nodedir = nodedirEnvironment(npm.version, appSets('npm_config_nodedir') || appSets('npm_package_config_node_gyp_nodedir'));
+  Object.assign(runEnv, nodedir.commands);
 
   const nodeEnv = env.get('NODE_ENV');
   const mode: Decision = decide({
@@ -126,7 +135,12 @@ export async function planNode({ files, repository, folder, env, host, inventory
   const registryDecisions: Decision[] = [];
   const token = env.has('NPM_TOKEN') ? (env.get('NPM_TOKEN') ?? '') : undefined;
   if (token !== undefined) assertTokenFitsNpmrc(token);
-  const registry = { ccNpmRegistry: env.get('CC_NPM_REGISTRY'), configuredRegistry: async () => published.registry, lookup: (name: string) => env.get(name) };
+  const registry = {
+    ccNpmRegistry: env.get('CC_NPM_REGISTRY'),
+    configuredRegistry: async () => published.registry,
+    lookup: (name: string) => env.get(name),
+    isSecret: (name: string) => env.entry(name)?.secret === true,
+  };
   const npmrc = token === undefined ? undefined : await planNpmrc({ ...registry, appNpmrc: await files.readText('.npmrc'), expandsRegistryVariables: tool.manager !== 'pnpm' });
   if (npmrc) registryDecisions.push(npmrc.decision);
   let toolDecision = tool.decision;
@@ -143,6 +157,20 @@ export async function planNode({ files, repository, folder, env, host, inventory
   warnings.push(...devEngines.warnings);
   toolDecision = { ...toolDecision, overridden: [...toolDecision.overridden, ...devEngines.tool] };
   const versionDecision = { ...version.decision, overridden: [...version.decision.overridden, ...ignoredFiles, ...devEngines.node] };
+  warnings.push(
+    ...applicationHints({
+      pkg,
+      env,
+      framework,
+      tool,
+      devInstalled: dev.install,
+      start,
+      node: { version: version.version, source: version.decision.source, requested: version.decision.requested },
+      versionFiles,
+      tools: published.tools,
+      procfile: await files.readText('Procfile'),
+    }),
+  );
   const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision, ...registryDecisions, ...(workspace ? [workspace.decision] : [])];
 
   if (!ignoresNodeModules(await files.readText('.gitignore'))) {
@@ -203,9 +231,21 @@ export async function planNode({ files, repository, folder, env, host, inventory
     run: command.run,
     cwd: '.',
     // In a workspace npm and pnpm read the root's .npmrc as the project's: the planned one (NPM_TOKEN) is given as the user's.
-    env: { ...command.env, ...runEnv, ...(workspace && plannedFiles.some((f) => f.path === '.npmrc') ? { npm_config_userconfig: '${APP_HOME}/.npmrc' } : {}) },
+    env: { ...command.env, ...runEnv, ...nodedir.install, ...(workspace && plannedFiles.some((f) => f.path === '.npmrc') ? { npm_config_userconfig: '${APP_HOME}/.npmrc' } : {}) },
     pathPrepend: [BIN_DIR],
     layer: 'node_modules',
+    // npm 12 runs a dependency's install scripts only when allowScripts covers it, and says so only in a warning.
+    ...(tool.manager === 'npm'
+      ? {
+          warnOn: [
+            outputWarning(
+              NodeWarnings.NODE_INSTALL_SCRIPTS_BLOCKED,
+              '^npm warn install-scripts\\s{2,}(\\S+@\\S+) \\(',
+              'npm blocked the install scripts of {matches}: they are not covered by package.json allowScripts, so what they make (a build, a binary, a patch) is not in the build.',
+            ),
+          ],
+        }
+      : {}),
     onFailure: [
       ...(sshDependencies.length > 0
         ? [
@@ -242,15 +282,17 @@ export async function planNode({ files, repository, folder, env, host, inventory
         run: { kind: 'exec', argv },
         cwd: '.',
         // What the install step gives its tool (pnpm must not switch versions, Yarn's settings).
-        env: { ...command.env, ...runEnv },
+        env: { ...command.env, ...runEnv, ...nodedir.install },
         pathPrepend: [BIN_DIR],
         layer: null,
         onlyIfLayerRestored: 'node_modules',
       });
     }
   }
+  if (!custom) steps.push(nativeModulesStep(tool.manager, npm.version));
   if (start.mainFile !== undefined) {
     const main = start.mainFile;
+    const buildNotRunWarning = warnings.find((w) => w.code === NodeWarnings.NODE_BUILD_NOT_RUN.code);
     steps.push({
       ...nodeCommand('verify-main', 'check that the file named by main exists once the build is done', ['node', '-e', VERIFY_MAIN_SCRIPT, main]),
       onFailure: [
@@ -269,6 +311,8 @@ export async function planNode({ files, repository, folder, env, host, inventory
           {
             message: `package.json main is ${quoteExcerpt(main)} but none of ${mainCandidates(lineExcerpt(main)).join(', ')} exists after the build.`,
             file: 'package.json',
+            // main is often what the build script writes, which the service never runs: the fix is then the hook.
+            ...(buildNotRunWarning ? { fix: `${buildNotRunWarning.fix} The build script would write it, and nothing runs it (${buildNotRunWarning.code}).` } : {}),
           },
         ),
       ],
@@ -318,6 +362,70 @@ export async function planNode({ files, repository, folder, env, host, inventory
     warnings,
   };
 }
+
+/**
+ * Where node-gyp finds the headers it compiles native modules against: the
+ * installed runtime's own (include/node). Otherwise it downloads them, which a
+ * host without that network fails at (and a host's own nodedir, as in root's
+ * .npmrc, names another Node.js). node-gyp reads npm_config_nodedir; npm 11 and
+ * later warn on every call about that name (not one of npm's settings), so the
+ * application's commands get the name their node-gyp also reads
+ * (npm_package_config_node_gyp_nodedir), and the install both: a dependency may
+ * build with an older node-gyp of its own, which reads only the first.
+ */
+function nodedirEnvironment(npmVersion: string, appSetsOne: boolean): { commands: Record<string, string>; install: Record<string, string> } {
+  if (appSetsOne) return { commands: {}, install: {} };
+  const dir = `${placeholder('APP_HOME')}/${RUNTIME_DIR}`;
+  const commands: Record<string, string> = semver.major(npmVersion) >= 11 ? { npm_package_config_node_gyp_nodedir: dir } : { npm_config_nodedir: dir };
+  return { commands, install: { ...commands, npm_config_nodedir: dir } };
+}
+
+/**
+ * Checks that the install built every native module a dependency needs, and
+ * fails naming those it did not, with what lets that tool run their scripts.
+ */
+function nativeModulesStep(manager: PackageManager, npmVersion: string): BuildStep {
+  return {
+    ...nodeCommand('native-modules', "check that every dependency's native module was built (a tool that blocks install scripts would leave it out)", [
+      'node',
+      '-e',
+      NATIVE_MODULES_SCRIPT,
+      'node_modules',
+    ]),
+    // node_modules is cached only once it passed this check, so a build that restores it skips the check.
+    verifiesLayer: 'node_modules',
+    warnOn: [
+      outputWarning(
+        NodeWarnings.NODE_OPTIONAL_DEPENDENCY_SKIPPED,
+        `^${OPTIONAL_SKIPPED_MARK}(\\S+)$`,
+        'npm left out optional dependencies that package-lock.json lists for this system: {matches}. npm drops an optional dependency whose install failed without an error, so the application runs without it.',
+      ),
+    ],
+    onFailure: [
+      failureRule(
+        NodeErrors.NODE_NATIVE_MODULES_NOT_BUILT,
+        { kind: 'output', pattern: `${NATIVE_UNBUILT_MARK}(.+)` },
+        {
+          message: 'the install left native modules unbuilt: {output}. Their install scripts did not run, so the application would fail when it loads them.',
+          fix: NATIVE_MODULES_FIX[manager === 'npm' ? (semver.major(npmVersion) >= 12 ? 'npm12' : 'npm') : manager] ?? (NodeErrors.NODE_NATIVE_MODULES_NOT_BUILT.fix as string),
+          file: 'package.json',
+        },
+      ),
+    ],
+  };
+}
+
+/** How each tool is told to run a dependency's install scripts. */
+const NATIVE_MODULES_FIX: Readonly<Record<string, string>> = {
+  npm12:
+    "npm 12 runs a dependency's install scripts only when package.json allowScripts covers it: allow these with `npm install-scripts approve <name>` (or engines.npm ^11 to build with npm 11) and commit package.json.",
+  npm: 'npm ran no install script for them: remove ignore-scripts from the .npmrc, or find their build errors in the output above.',
+  pnpm: 'pnpm builds only the dependencies its onlyBuiltDependencies setting lists: run `pnpm approve-builds` (or add them to pnpm.onlyBuiltDependencies in package.json) and commit the change.',
+  bun: 'bun runs install scripts only of the dependencies package.json trustedDependencies lists: add these there (`bun pm trust <name>`) and commit package.json.',
+  yarn1: 'Yarn ran no install script for them: remove ignore-scripts from .yarnrc, or find their build errors in the output above.',
+  yarn2: 'Yarn ran no install script for them: remove enableScripts: false from .yarnrc.yml (or set dependenciesMeta.<name>.built to true), or find their build errors in the output above.',
+  'yarn-berry': 'Yarn ran no install script for them: remove enableScripts: false from .yarnrc.yml (or set dependenciesMeta.<name>.built to true), or find their build errors in the output above.',
+};
 
 function installStep(name: string, description: string, run: Install): BuildStep {
   return { name, description, run, cwd: '.', env: {}, pathPrepend: [], layer: null };

@@ -3,6 +3,7 @@ import { NodeErrors, NodeWarnings } from './errors.js';
 
 /** The values of CC_NODE_BUILD_TOOL: the specification's six and the newer service's three. */
 export const BUILD_TOOLS = ['npm-install', 'npm-ci', 'npm', 'yarn', 'yarn2', 'custom', 'yarn-berry', 'pnpm', 'bun'] as const;
+/** A value of CC_NODE_BUILD_TOOL. */
 export type BuildTool = (typeof BUILD_TOOLS)[number];
 
 /** The package manager that actually runs. */
@@ -36,6 +37,7 @@ export interface BuildToolInput {
   readonly packageManager?: string | undefined;
 }
 
+/** The package manager a Node.js plan installs and runs, and why. */
 export interface BuildToolResolution {
   readonly tool: BuildTool;
   readonly manager: PackageManager;

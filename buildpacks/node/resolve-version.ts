@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { decide, type Decision, keepPrevious, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
+import { decide, type Decision, keepPrevious, lineExcerpt, type OverriddenSource, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeErrors, NodeWarnings } from './errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
 
@@ -16,6 +16,7 @@ interface VersionRequest {
   readonly variable?: string;
 }
 
+/** Where a Node.js version may be asked for. */
 export interface NodeVersionInput {
   /** package.json engines.node. */
   readonly engines?: string | undefined;
@@ -30,6 +31,7 @@ export interface NodeVersionInput {
   readonly previousDefault?: string | undefined;
 }
 
+/** The Node.js version of a plan, the rule that chose it, and its decision. */
 export interface NodeVersionResolution {
   readonly version: string;
   readonly rule: VersionRule;
@@ -83,7 +85,7 @@ export function resolveNodeVersion(input: NodeVersionInput): NodeVersionResoluti
   }
   const nvmrc = input.nvmrc?.trim();
   if (nvmrc !== undefined) {
-    overridden.push({ source: '.nvmrc', value: nvmrc === '' ? null : nvmrc, reason: '.nvmrc is ignored, as on the service: set engines.node or CC_NODE_VERSION instead' });
+    overridden.push({ source: '.nvmrc', value: nvmrc === '' ? null : lineExcerpt(nvmrc), reason: '.nvmrc is ignored, as on the service: set engines.node or CC_NODE_VERSION instead' });
   }
 
   if (request === undefined) {

@@ -7,7 +7,7 @@ import { PINNED_TOOLS } from './resolve-build-tool.js';
  * application is self-contained and runs the same Node.js it was built with.
  * Steps and processes put BIN_DIR first on PATH.
  */
-const RUNTIME_DIR = '.runplan/node';
+export const RUNTIME_DIR = '.runplan/node';
 export const BIN_DIR = '.runplan/bin';
 const TOOLS_DIR = '.runplan/tools';
 
@@ -59,15 +59,19 @@ export function runtimeInstalls(node: PublishedVersion, npm: PublishedVersion): 
   ];
 }
 
-/** The install step of a package manager; Yarn 2+ gets no command (it runs through yarnPath). */
+/**
+ * The install step of a package manager, with its command in BIN_DIR: build
+ * steps, hooks, workers and CC_RUN_COMMAND call it by its usual name. Yarn 2+
+ * runs the project through yarnPath (the planned .yarnrc.yml names the same
+ * release), so its `yarn` is that release too.
+ */
 export function toolInstall(tool: InstalledTool, published: PublishedVersion): Install {
   const spec = TOOL_PACKAGES[tool];
-  const viaYarnPath = tool === 'yarn2' || tool === 'yarn-berry';
   return {
     kind: 'install',
     source: { type: 'npm', name: spec.package, version: published.version, integrity: published.integrity },
     target: toolDir(tool),
     executables: [spec.bin],
-    links: viaYarnPath ? [] : [{ path: `${BIN_DIR}/${spec.command}`, target: spec.bin }],
+    links: [{ path: `${BIN_DIR}/${spec.command}`, target: spec.bin }],
   };
 }

@@ -1,7 +1,7 @@
 import type { Document, Scalar, YAMLMap } from 'yaml';
 import { decide, type Decision, type OverriddenSource, type RunplanError } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
-import { parseRegistry } from './npmrc.js';
+import { assertNoSecretInAddress, parseRegistry } from './npmrc.js';
 
 export interface YarnRegistryInput {
   /** CC_NPM_REGISTRY: a host, optionally with port, path or scheme. */
@@ -10,6 +10,8 @@ export interface YarnRegistryInput {
   readonly configuredRegistry: () => Promise<string>;
   /** Variables for Yarn's ${NAME} references in the application's .yarnrc.yml. */
   readonly lookup: (name: string) => string | undefined;
+  /** Whether a variable is a secret: its value must not become part of a registry address. */
+  readonly isSecret?: (name: string) => boolean;
 }
 
 /**
@@ -19,16 +21,17 @@ export interface YarnRegistryInput {
 export const TOKEN_MARK = 'runplan-npm-token-mark-7c41e9';
 
 /**
- * The token goes between double quotes in .yarnrc.yml, and Yarn replaces ${NAME}
- * in every string it reads there: a quote, a backslash, "${", or a character YAML
- * does not allow as written (control characters, lone surrogates, U+FEFF/FFFE/FFFF)
- * would be read as something else than the token, or not at all. Refused by name
- * only, when planning.
+ * The token goes between double quotes in .yarnrc.yml, escaped as YAML reads it
+ * (a quote, a backslash, a control character: the plan's `yaml-double-quoted`).
+ * What no escape helps is refused by name only, when planning: Yarn replaces
+ * ${NAME} in every string it reads there, with no way to write a literal "${"; a
+ * lone surrogate is no character a UTF-8 file can hold; a line break or NUL is
+ * refused in any generated file.
  */
 export function assertTokenFitsYarnrc(token: string): void {
-  if (!/["\\\x00-\x08\x0a-\x1f\x7f-\x9f\ufeff\ufffe\uffff]|\p{Cs}|\$\{/u.test(token)) return;
+  if (!/[\r\n\0]|\p{Cs}|\$\{/u.test(token)) return;
   throw NodeErrors.NODE_NPM_TOKEN_INVALID.create({
-    message: 'NPM_TOKEN contains a double quote, a backslash, "${" or a control character, which Yarn would not read back as the token from the generated .yarnrc.yml; the value is not shown.',
+    message: 'NPM_TOKEN contains "${", a lone surrogate or a line break, which Yarn would not read back as the token from the generated .yarnrc.yml; the value is not shown.',
     variable: 'NPM_TOKEN',
   });
 }
@@ -83,6 +86,7 @@ export async function applyYarnRegistry(doc: Document, input: YarnRegistryInput,
 
   const explicit = input.ccNpmRegistry?.trim();
   const appServer = top.get('npmRegistryServer');
+  if (typeof appServer === 'string') assertNoSecretInAddress(appServer, 'npmRegistryServer', '.yarnrc.yml', input.isSecret);
   let scheme: string;
   let hostPath: string;
   let source: string;
@@ -104,6 +108,10 @@ export async function applyYarnRegistry(doc: Document, input: YarnRegistryInput,
 
   const scopes = single('npmScopes');
   const scopeMaps = isMap(scopes) ? scopes.items.filter((p) => isMap(p.value)).map((p) => ({ scope: name(p.key), map: p.value as YAMLMap })) : [];
+  for (const { scope, map } of scopeMaps) {
+    const server = map.get('npmRegistryServer');
+    if (typeof server === 'string') assertNoSecretInAddress(server, `npmScopes.${scope}.npmRegistryServer`, '.yarnrc.yml', input.isSecret);
+  }
   const routedScopes = scopeMaps.filter((s) => hostOf(s.map.get('npmRegistryServer'), input.lookup) === hostPath);
   const routed = hostOf(appServer, input.lookup) === hostPath || routedScopes.length > 0;
 

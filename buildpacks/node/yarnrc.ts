@@ -1,6 +1,7 @@
 import type { Decision, OverriddenSource, PlannedFile } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
 import { yarnReleasePath } from './tools.js';
+import { credentialsAfterBuild } from './npmrc.js';
 import { applyYarnRegistry, TOKEN_MARK, type YarnRegistryInput } from './yarnrc-registry.js';
 
 /** Top-level keys runplan sets for Yarn 2+; the application's own values for them are replaced. */
@@ -40,17 +41,23 @@ export async function planYarnrc(
   }
   doc.set('yarnPath', yarnReleasePath(tool));
   doc.set('nodeLinker', 'node-modules');
+  const written = () => {
+    let text: string;
+    try {
+      text = doc.toString();
+    } catch (cause) {
+      // An alias without its anchor ("key: *nowhere") is found only when the file is written out.
+      throw invalid(`cannot be written back: ${(cause as Error).message.split('\n')[0]?.slice(0, 200)}`);
+    }
+    // Odd comments (a lone CR) do not always survive yaml's writing: never hand Yarn a file it cannot parse.
+    const reread = parseDocument(text, { uniqueKeys: false }).errors[0];
+    if (reread) throw invalid(`cannot be written back as valid YAML (${reread.message.split('\n')[0]?.slice(0, 200)}); look for a carriage return or an unusual comment`);
+    return text;
+  };
+  // The file as it is without NPM_TOKEN: what the build leaves of it once its steps are done.
+  const withoutToken = registry === undefined ? undefined : written();
   const decision = registry === undefined ? undefined : await applyYarnRegistry(doc, registry, invalid);
-  let text: string;
-  try {
-    text = doc.toString();
-  } catch (cause) {
-    // An alias without its anchor ("key: *nowhere") is found only when the file is written out.
-    throw invalid(`cannot be written back: ${(cause as Error).message.split('\n')[0]?.slice(0, 200)}`);
-  }
-  // Odd comments (a lone CR) do not always survive yaml's writing: never hand Yarn a file it cannot parse.
-  const reread = parseDocument(text, { uniqueKeys: false }).errors[0];
-  if (reread) throw invalid(`cannot be written back as valid YAML (${reread.message.split('\n')[0]?.slice(0, 200)}); look for a carriage return or an unusual comment`);
+  const text = written();
   const reason = `Yarn ${version} through yarnPath, with the node-modules linker`;
   if (decision === undefined) {
     return { overridden, file: { path: '.yarnrc.yml', phase: 'build', mode: 0o644, secret: false, content: [{ text }], reason } };
@@ -68,8 +75,9 @@ export async function planYarnrc(
       phase: 'build',
       mode: 0o600,
       secret: true,
-      content: [{ text: text.slice(0, at) }, { env: 'NPM_TOKEN' }, { text: text.slice(at + TOKEN_MARK.length) }],
+      content: [{ text: text.slice(0, at) }, { env: 'NPM_TOKEN', escape: 'yaml-double-quoted' }, { text: text.slice(at + TOKEN_MARK.length) }],
       reason: `${reason}, and NPM_TOKEN for the registry ${decision.resolved} (specification, Node rule 9)`,
+      ...credentialsAfterBuild('.yarnrc.yml', withoutToken, registry?.lookup('NPM_TOKEN')),
     },
   };
 }

@@ -107,6 +107,7 @@ export interface ApplicationConf {
   readonly view: FrameworkIdView;
 }
 
+/** Reads conf/application.conf: its entries, what could not be read, and the view of the framework id's values. */
 export function readApplicationConf(text: string, id: string = FRAMEWORK_ID): ApplicationConf {
   const { entries, problems } = parseProperties(text);
   return { entries, problems, view: applyFrameworkId(entries, id) };

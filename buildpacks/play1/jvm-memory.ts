@@ -15,6 +15,7 @@ export interface JvmSizing {
   readonly minHeapMb: number;
 }
 
+/** How much of an instance's memory the JVM's heap gets by default. */
 export const DEFAULT_JVM_SIZING: JvmSizing = { reservePercent: 25, minReserveMb: 128, maxReserveMb: 1024, minHeapMb: 64 };
 
 export interface HeapSize {
@@ -24,6 +25,7 @@ export interface HeapSize {
   readonly initialHeapMb: number;
 }
 
+/** The JVM's heap for an instance's memory: what is reserved beside it, the maximum and the initial heap. */
 export function heapSize(memoryMb: number, sizing: JvmSizing = DEFAULT_JVM_SIZING): HeapSize {
   const reserveMb = Math.min(sizing.maxReserveMb, Math.max(sizing.minReserveMb, Math.round((memoryMb * sizing.reservePercent) / 100)));
   const maxHeapMb = Math.max(sizing.minHeapMb, memoryMb - reserveMb);

@@ -22,6 +22,7 @@ export interface Play1Options {
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
 }
 
+/** The variables of runplan's own environment that give a host's Play 1.x settings (mirror, checksums, default version), under the options' names. */
 export const HOST_VARIABLES = {
   mirror: 'RUNPLAN_PLAY1_MIRROR',
   checksums: 'RUNPLAN_PLAY1_CHECKSUMS',
@@ -50,6 +51,7 @@ export const Play1InventorySchema = z.object({
   java: z.object({ major: z.number().int().nullable(), banner: z.string() }).nullable().describe('`java -version` of the java on PATH, or null when there is none.'),
   python: z.object({ python2: z.string().nullable(), python3: z.string().nullable() }).describe("The versions of python2 and python3 on PATH (Play's launcher is a Python script)."),
 });
+/** The Play 1.x part of an inventory: the mirror settings, java and python. */
 export type Play1InventoryData = z.infer<typeof Play1InventorySchema>;
 
 /** Gathers the Play 1.x part of the inventory: the host's mirror settings, and asks java and python for their versions. */

@@ -27,6 +27,7 @@ export interface ParsedProperties {
 
 const BLANK = new Set([' ', '\t', '\f']);
 
+/** Parses a Java properties file as java.util.Properties does, with each entry's line, and what could not be read. */
 export function parseProperties(text: string): ParsedProperties {
   // A byte-order mark is kept, as java.util.Properties keeps it (it becomes part of the first key).
   const lines = text.split(/\r\n|\r|\n/);

@@ -17,6 +17,7 @@ export interface VersionInputs {
   readonly previousDefault?: string | undefined;
 }
 
+/** The Play 1.x series of a plan, and its decision. */
 export interface VersionResolution {
   readonly series: Play1Series;
   readonly decision: Decision;

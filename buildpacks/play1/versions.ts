@@ -36,6 +36,7 @@ const series = (name: string, release: string, java: [number, number], javaAbove
   pythonCommand: python === 2 ? 'python2' : 'python3',
 });
 
+/** The Play 1.x series runplan knows, oldest first, with their launcher and Java versions. */
 export const PLAY1_SERIES: readonly Play1Series[] = [
   // Launchers up to 1.6 are Python 2 (framework/pym uses print statements and
   // `except X, e`); 1.7.0's release notes: "#1355 Play scripts upgrade to Python 3".

@@ -1,5 +1,6 @@
 import { defineErrors, defineWarnings } from '../../src/kit/index.js';
 
+/** The Ruby buildpack's error codes (RUNPLAN_E_RUBY_…). */
 export const RubyErrors = defineErrors({
   RUBY_GEMFILE_MISSING: {
     title: 'Neither Gemfile nor gems.rb is present',
@@ -35,6 +36,11 @@ export const RubyErrors = defineErrors({
     title: 'No available Ruby matches the requested version',
     kind: 'deployment',
     fix: 'Request one of the available versions listed in the message (Gemfile ruby directive or CC_RUBY_VERSION).',
+  },
+  RUBY_NGINX_MISSING: {
+    title: 'nginx is not installed on this host',
+    kind: 'deployment',
+    fix: 'Install nginx on the host (Debian: apt-get install nginx), or give the Ruby buildpack the path of an nginx program (RubyBuildpackOptions.nginx).',
   },
   RUBY_ENV_INVALID: {
     title: 'RUBY_ENV is not an environment name',
@@ -98,10 +104,15 @@ export const RubyErrors = defineErrors({
   },
 });
 
+/** The Ruby buildpack's warning codes (RUNPLAN_W_RUBY_…). */
 export const RubyWarnings = defineWarnings({
   RUBY_VERSION_CONFLICT: {
     title: 'Sources of the Ruby version disagree',
-    fix: "Make the Gemfile ruby directive, CC_RUBY_VERSION, .ruby-version and the lock file's RUBY VERSION name the same Ruby.",
+    fix: "Make the Gemfile ruby directive, CC_RUBY_VERSION and the lock file's RUBY VERSION name the same Ruby.",
+  },
+  RUBY_VERSION_FILE_IGNORED: {
+    title: '.ruby-version names another Ruby, and the Gemfile does not read it',
+    fix: 'Make .ruby-version name the Ruby deployed, or add ruby file: ".ruby-version" to the Gemfile (or set CC_RUBY_VERSION) to deploy the Ruby it names.',
   },
   RUBY_SIDEKIQ_LOGFILE_IGNORED: {
     title: 'Sidekiq 6 ignores :logfile: and :pidfile:',

@@ -1,8 +1,9 @@
 import type { Buildpack } from '../../src/kit/index.js';
 import { rubyDetector } from './detect.js';
 import { RubyErrors, RubyWarnings } from './errors.js';
-import { type ResolvedRubyOptions, resolveRubyOptions, RubyInventorySchema, rubyInventoryProvider, type RubyBuildpackOptions } from './options.js';
+import { type ResolvedRubyOptions, resolveRubyOptions, type RubyInventoryData, RubyInventorySchema, rubyInventoryProvider, type RubyBuildpackOptions } from './options.js';
 import { planRuby } from './plan.js';
+import { rubyStackBindings } from './stack.js';
 
 export { RubyErrors, RubyWarnings } from './errors.js';
 export { RubyInventorySchema, type RubyBuildpackOptions, type RubyInventoryData } from './options.js';
@@ -28,6 +29,7 @@ export function createRubyBuildpack(options: RubyBuildpackOptions = {}): Buildpa
     detector: rubyDetector,
     planner: { plan: (context) => planRuby(context, settings()) },
     inventory: { schema: RubyInventorySchema, gather: (context) => rubyInventoryProvider(settings()).gather(context) },
+    stack: (plan, inventory) => rubyStackBindings(plan, inventory as RubyInventoryData, settings()),
     defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections (nginx opens it once Puma answers)' },
     errors: RubyErrors,
     warnings: RubyWarnings,

@@ -39,6 +39,7 @@ export const RubyInventorySchema = z.object({
     .boolean()
     .describe("Recorded for the plan's readers; it no longer changes the plan: as root, runplan runs nginx (master and workers) and every other process as its unprivileged user."),
 });
+/** The Ruby part of an inventory: the machine's rubies and nginx. */
 export type RubyInventoryData = z.infer<typeof RubyInventorySchema>;
 
 /** Gathers the Ruby part of the inventory: asks every interpreter for its version, finds nginx. */

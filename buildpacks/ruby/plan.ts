@@ -11,6 +11,7 @@ import {
   type PlannedProcess,
   type PlanWarning,
   previousDefault,
+  procfileIgnored,
   sshRemote,
   textChunks,
 } from '../../src/kit/index.js';
@@ -19,6 +20,8 @@ import { declaredGems, parseLockFile, parseRubyDirective } from './gemfile.js';
 import { HTTP_JSON, parseHttpJson, type HttpSettings } from './http-json.js';
 import { NGINX_CONF, NGINX_USERS, renderNginxConfig } from './nginx-config.js';
 import type { ResolvedRubyOptions, RubyInventoryData } from './options.js';
+import type { InstalledRuby } from './rubies.js';
+import { rubyProcfileReader } from './procfile-reader.js';
 import { readProject } from './project.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
 import { planBundle } from './resolve-bundle.js';
@@ -160,6 +163,10 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     });
   }
 
+  // A Procfile runs nothing here: say what its lines mean in this buildpack's variables.
+  const procfile = procfileIgnored(await files.readText('Procfile'), rubyProcfileReader({ env, sidekiqRuns: sidekiq.processes.length > 0, rakeGoals: rake.goals }));
+  if (procfile) warnings.push(procfile);
+
   // nginx in front (rules 6 and 7, http.json, basic auth, Limits).
   const timeout = resolveReadTimeout(env.get('NGINX_READ_TIMEOUT'));
   const staticFiles = await resolveStaticFiles(env.get('STATIC_FILES_PATH'), env.get('STATIC_URL_PREFIX'), (p) => files.isDirectory(p));
@@ -171,7 +178,9 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
 
   // In the executor's short run directory: unix socket paths are limited to 107 bytes, build directories are long.
   const socket = `${placeholder('RUN_DIR')}/puma.sock`;
-  const nginx = options.nginx ?? machine.nginx;
+  // By name, from its directory on the executor's stack (${NGINX_BIN}); where it is here is told in a decision.
+  const nginxPath = [placeholder('NGINX_BIN')];
+  decisions.push(programsDecision(version.ruby, options.nginx ?? machine.nginx));
   // No `user` directive by default: the executor starts nginx as the unprivileged user when it
   // runs as root (docs/security.md), so neither nginx's master nor its workers are ever root.
   const nginxUser = options.nginxUser ?? undefined;
@@ -225,10 +234,10 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   const hasPumaRb = await files.exists('config/puma.rb');
   const processes: PlannedProcess[] = [
     proc('puma', 'worker', ['bundle', 'exec', 'puma', ...(hasPumaRb ? ['-C', 'config/puma.rb'] : []), '-b', `unix://${socket}`, '-e', rubyEnv, ...sizing.args]),
-    proc('web', 'web', [nginx, ...nginxArgs], {
+    proc('web', 'web', ['nginx', ...nginxArgs], {
       port: host.port,
       env: {},
-      pathPrepend: [],
+      pathPrepend: nginxPath,
       // nginx opens the web port only once Puma answers: a port check then means the application is ready.
       startAfter: [{ kind: 'http-unix-socket', socket, path: '/' }],
     }),
@@ -262,10 +271,10 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
       {
         name: 'nginx-check',
         description: `check the generated ${NGINX_CONF} with nginx -t before anything starts`,
-        run: { kind: 'exec', argv: [nginx, '-t', '-q', ...nginxArgs] },
+        run: { kind: 'exec', argv: ['nginx', '-t', '-q', ...nginxArgs] },
         cwd: '.',
         env: {},
-        pathPrepend: [],
+        pathPrepend: nginxPath,
         layer: null,
       },
     ],
@@ -291,6 +300,21 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     ],
     defaultHealthCheck: { kind: 'port', reason: 'no CC_HEALTH_CHECK_PATH is set: the web port must accept connections; nginx opens it only once Puma answers, so this means the application is ready' },
   };
+}
+
+/**
+ * Which Ruby and nginx the plan runs, and where they were found here: the plan
+ * names them (`bundle`, `nginx`) and puts ${RUBY_BIN} and ${NGINX_BIN} on PATH,
+ * which each executor fills on its stack (stack.ts for this host's).
+ */
+function programsDecision(ruby: InstalledRuby, nginx: string): Decision {
+  return decide({
+    id: 'ruby.programs',
+    subject: 'Programs of the stack (Ruby, nginx)',
+    basis: 'inventory',
+    resolved: `ruby, bundle, rake from \${RUBY_BIN} (Ruby ${ruby.version}); nginx from \${NGINX_BIN}`,
+    reason: `the plan names its programs and each executor finds them on its stack: the local executor in its host's inventory (the Ruby of version ${ruby.version}, nginx), an image in its stack image (Debian's /usr/bin and /usr/sbin); where planning found them: Ruby ${ruby.version} in ${ruby.bindir} (${ruby.origin}), nginx ${nginx.startsWith('/') ? `at ${nginx}` : 'nowhere (not installed: the local executor refuses the plan, an image has its own)'}`,
+  });
 }
 
 function httpDecision(present: boolean, http: HttpSettings): Decision {

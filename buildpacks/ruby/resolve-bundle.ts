@@ -61,7 +61,8 @@ export function planBundle(input: BundleInput): BundlePlan {
     .update([input.lockFile, input.gemfile, input.ruby.version, input.ruby.origin, without, input.gemSource, input.ruby.gemsFingerprint ?? ''].join('\0'))
     .digest('hex');
   const env = { GEM_HOME: gemHome, BUNDLE_GEMFILE: `${appHome}/${input.gemfileName}` };
-  const pathPrepend = [`${GEM_HOME_DIR}/bin`, input.ruby.bindir];
+  // The chosen Ruby's bindir, where the executor's stack has it: the plan names no directory of the machine.
+  const pathPrepend = [`${GEM_HOME_DIR}/bin`, placeholder('RUBY_BIN')];
   return {
     env,
     pathPrepend,

@@ -3,6 +3,7 @@ import { RubyErrors, RubyWarnings } from './errors.js';
 import { compareVersions, formatRequirement, isVersion, parseRequirement, satisfiesAll, sortDescending, type Requirement } from './gem-version.js';
 import { parseVersionFile, type RubyDirective } from './gemfile.js';
 import type { InstalledRuby } from './rubies.js';
+import { dotRubyVersionFix, unavailableFix } from './version-advice.js';
 
 export interface RubyVersionInput {
   /** "Gemfile" or "gems.rb". */
@@ -65,11 +66,16 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
       ? input.previousDefault
       : undefined;
   const version = kept ?? greatest;
+  const dotUsed = fromGemfile?.file === '.ruby-version';
+  const dot = input.dotRubyVersion === undefined ? undefined : parseVersionFile(input.dotRubyVersion);
   if (version === undefined) {
+    const kind = chosen === fromGemfile ? 'gemfile' : chosen === fromEnv ? 'env' : 'default';
     throw RubyErrors.RUBY_VERSION_UNAVAILABLE.create({
       message: `${chosen.source} asks for Ruby ${quoteExcerpt(chosen.requested)} (${lineExcerpt(chosen.requirements.map(formatRequirement).join(', '))}), which matches none of the available versions: ${available.length > 0 ? available.join(', ') : 'none installed'}.`,
       ...(chosen.file ? { file: chosen.file } : {}),
-      ...(chosen.variable ? { variable: chosen.variable } : {}),
+      // The default is not the user's request, but CC_RUBY_VERSION is how they choose another.
+      ...(chosen.variable || kind === 'default' ? { variable: chosen.variable ?? 'CC_RUBY_VERSION' } : {}),
+      fix: unavailableFix({ kind, gemfileName: input.gemfileName, available, defaultSeries: input.defaultSeries, dotRubyVersion: dotUsed ? undefined : dot }),
       details: { requested: lineExcerpt(chosen.requested), available },
     });
   }
@@ -100,18 +106,15 @@ export function resolveRubyVersion(input: RubyVersionInput): RubyVersionResoluti
     if (compareVersions(input.lockVersion, version) === 0) overridden.push({ source: `${lockName} RUBY VERSION`, value: input.lockVersion, reason: 'evidence only; agrees' });
     else conflict(`${lockName} RUBY VERSION`, input.lockVersion, `${lockName} was locked with Ruby ${input.lockVersion} but Ruby ${version} is selected`, lockName);
   }
-  const dotUsed = fromGemfile?.file === '.ruby-version';
-  const dot = input.dotRubyVersion === undefined ? undefined : parseVersionFile(input.dotRubyVersion);
   if (dot !== undefined && !dotUsed) {
     if (isVersion(dot) && compareVersions(dot, version) === 0)
       overridden.push({ source: '.ruby-version', value: dot, reason: 'evidence only (the service reads the Gemfile and CC_RUBY_VERSION); agrees' });
-    else
-      conflict(
-        '.ruby-version',
-        dot,
-        `.ruby-version says ${dot} but Ruby ${version} is selected (.ruby-version is not read by the service unless the Gemfile says ruby file: ".ruby-version")`,
-        '.ruby-version',
-      );
+    else {
+      const message = `.ruby-version says ${lineExcerpt(dot)} but Ruby ${version} is selected (.ruby-version is not read by the service unless the Gemfile says ruby file: ".ruby-version").`;
+      const fix = dotRubyVersionFix({ gemfileName: input.gemfileName, gemfileRequest: fromGemfile?.requested, dotRubyVersion: dot, selected: version, available });
+      warnings.push(RubyWarnings.RUBY_VERSION_FILE_IGNORED.create({ message, file: '.ruby-version', ...(fromGemfile ? {} : { variable: 'CC_RUBY_VERSION' }), fix }));
+      overridden.push({ source: '.ruby-version', value: dot, reason: `ignored: ${message}` });
+    }
   }
 
   const decision: Decision = decide({

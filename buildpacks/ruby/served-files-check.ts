@@ -25,7 +25,7 @@ export function servedFilesStep(paths: readonly string[]): BuildStep {
   return {
     name: 'served-files-check',
     description: `check that what nginx serves (${paths.join(', ')}) stays inside the application once links are followed`,
-    run: { kind: 'exec', argv: ['/bin/sh', '-c', SERVED_FILES_SCRIPT, 'sh', ...paths] },
+    run: { kind: 'exec', argv: ['sh', '-c', SERVED_FILES_SCRIPT, 'sh', ...paths] },
     cwd: '.',
     env: {},
     pathPrepend: [],

@@ -1,4 +1,5 @@
-import { chmod, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { shellWord } from '../shell/shell-word.js';
+import { chmod, mkdir, mkdtemp, open, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Environment } from '../env/assemble.js';
@@ -13,10 +14,13 @@ import type { HostSettings } from '../host/host-settings.js';
 import type { Logger } from '../log/logger.js';
 import type { SshKeyPlan } from '../plan/schema.js';
 import { ownPath } from '../process/ownership.js';
+import { removeUserDirectory, UserFiles } from '../process/user-files.js';
 
 const KEY_FILE = 'id';
 const KNOWN_HOSTS_FILE = 'known_hosts';
 const KEYGEN_TIMEOUT_MS = 20_000;
+// ssh appends a line per new host; more than this is not a known_hosts file ssh wrote.
+const KNOWN_HOSTS_MAX_BYTES = 1024 * 1024;
 
 /** The build's SSH key, in place for its steps. */
 export interface SshSetup {
@@ -59,19 +63,22 @@ export async function prepareSsh(plan: SshKeyPlan, options: SshSetupOptions): Pr
   const remembered = plan.hostKeyChecking === 'trust-on-first-use' && options.trustedHostsFile ? await rememberedHosts(options.trustedHostsFile) : [];
   const initial = [...given, ...remembered];
 
+  // Once handed over, the directory is the user's: it is read and removed as the user (docs/security.md, "Privilege model").
+  const files = new UserFiles(user);
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'runplan-ssh-')));
-  const remove = () => rm(dir, { recursive: true, force: true });
+  const remove = () => removeUserDirectory(dir, files);
   try {
     if (options.dir !== undefined) {
       await remove();
       await mkdir(dir, { recursive: true, mode: 0o700 });
     }
     await chmod(dir, 0o700);
-    await ownPath(dir, user);
     const keyFile = join(dir, KEY_FILE);
     const hostsFile = join(dir, KNOWN_HOSTS_FILE);
+    // Written while the directory is still root's, and only then given to the user.
     await writePrivate(keyFile, key.text, user);
     await writePrivate(hostsFile, initial.map((l) => `${l}\n`).join(''), user);
+    await ownPath(dir, user);
     const publicKey = await checkKey(keyFile, plan.variable);
     const checking = plan.hostKeyChecking === 'strict' ? 'yes' : 'accept-new';
     const sources = [
@@ -84,10 +91,10 @@ export async function prepareSsh(plan: SshKeyPlan, options: SshSetupOptions): Pr
     );
     const command = [
       'ssh',
-      `-i ${sh(keyFile)}`,
+      `-i ${shellWord(keyFile)}`,
       '-o IdentitiesOnly=yes',
       '-o IdentityAgent=none',
-      `-o UserKnownHostsFile=${sh(hostsFile)}`,
+      `-o UserKnownHostsFile=${shellWord(hostsFile)}`,
       '-o GlobalKnownHostsFile=/dev/null',
       `-o StrictHostKeyChecking=${checking}`,
       '-o HashKnownHosts=no',
@@ -99,7 +106,7 @@ export async function prepareSsh(plan: SshKeyPlan, options: SshSetupOptions): Pr
       env: { GIT_SSH_COMMAND: command },
       async afterStep() {
         if (checking !== 'accept-new') return;
-        const added = (await readFile(hostsFile, 'utf8').catch(() => ''))
+        const added = ((await files.read(hostsFile, KNOWN_HOSTS_MAX_BYTES).catch(() => undefined)) ?? '')
           .split('\n')
           .map((l) => l.trim())
           .filter((l) => l !== '' && !reported.has(l));
@@ -183,15 +190,12 @@ async function checkKey(keyFile: string, variable: string): Promise<{ algorithm:
   if (ran === undefined) {
     throw CoreErrors.SSH_CLIENT_MISSING.create({ message: `the build needs the OpenSSH client for ${variable} (ssh, ssh-keygen), and ssh-keygen is not on PATH.` });
   }
+  // A key ssh-keygen hangs on is not a key this build can use, but the host is at fault: its own code says so.
+  if (ran.timeout) throw ran.timeout;
   const [algorithm, blob] = ran.stdout.trim().split(/\s+/);
   if (!ran.ok || !algorithm || !blob) {
     const said = (ran.stderr || `exit status ${ran.exitCode}`).replaceAll(keyFile, 'the key').trim().split('\n')[0]?.slice(0, 200);
     throw CoreErrors.SSH_KEY_INVALID.create({ message: `ssh-keygen cannot read the key of ${variable}${said ? ` (${said})` : ''}; the value is not shown.`, variable });
   }
   return { algorithm, fingerprint: publicKeyFingerprint(blob) };
-}
-
-/** A word for sh, as git runs GIT_SSH_COMMAND through the shell. */
-function sh(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,7 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readlink, realpath, rename, rm, symlink } from 'node:fs/promises';
+import { mkdir, readdir, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
+import { isInside } from '../files/app-path.js';
+import type { AppUser } from '../process/app-user.js';
+import { ownPath } from '../process/ownership.js';
+import { packOwnTree, removeUserDirectory, UserFiles } from '../process/user-files.js';
 
 /**
  * Builds never touch the application's own directory: the source is copied into a
@@ -54,7 +58,7 @@ export interface BuildDirectory {
   discard(): Promise<void>;
 }
 
-/** Copies the application's source into `dest`, without what is never part of a deployment. */
+/** Copies the application's source into `dest`, without what is never part of a deployment (an image's build context: runplan's own directory). */
 export async function copySource(appRoot: string, dest: string): Promise<void> {
   await mkdir(dest, { recursive: true });
   // Loaded on first use, like execa: planning alone never copies.
@@ -65,26 +69,44 @@ export async function copySource(appRoot: string, dest: string): Promise<void> {
   });
 }
 
-/** A fresh build of the repository at `appRoot`, whose application is its folder `folder` ('' for the root). */
-export async function createBuildDirectory(workspace: AppWorkspace, appRoot: string, folder = ''): Promise<BuildDirectory> {
+/**
+ * A fresh build of the repository at `appRoot`, whose application is its folder
+ * `folder` ('' for the root). The build directory is made by root in its own
+ * `builds/` and given to `user` empty; the source reaches it as a tar stream
+ * that the user unpacks, so the tree is the user's from its first file and root
+ * never walks it (docs/security.md, "Privilege model").
+ */
+export async function createBuildDirectory(workspace: AppWorkspace, appRoot: string, folder: string, user: AppUser): Promise<BuildDirectory> {
   const id = `${new Date().toISOString().replace(/[-:.TZ]/g, '')}-${randomBytes(3).toString('hex')}`;
   const dir = join(workspace.root, 'builds', id);
+  const files = new UserFiles(user);
+  const remove = () => removeUserDirectory(dir, files);
   try {
-    await copySource(appRoot, dir);
+    await mkdir(join(workspace.root, 'builds'), { recursive: true });
+    await mkdir(dir, { mode: 0o755 });
+    await ownPath(dir, user);
+    // The source is root's (or the host's: no application code has run on it).
+    const source = packOwnTree(resolve(appRoot), [...NEVER_COPIED]);
+    await Promise.all([files.unpack(dir, source.stream), source.done]);
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await remove().catch(() => undefined);
     throw CoreErrors.BUILD_WORKSPACE.create({ message: `cannot copy ${appRoot} into ${dir}: ${(error as Error).message}`, cause: error });
+  }
+  const appDir = folder === '' ? dir : join(dir, folder);
+  try {
+    await assertFolderInside(dir, folder);
+  } catch (error) {
+    await remove().catch(() => undefined);
+    throw error;
   }
   return {
     dir,
-    appDir: folder === '' ? dir : join(dir, folder),
+    appDir,
     async commit() {
       await (await makeCurrent())();
     },
     makeCurrent,
-    async discard() {
-      await rm(dir, { recursive: true, force: true });
-    },
+    discard: remove,
   };
 
   async function makeCurrent(): Promise<() => Promise<void>> {
@@ -99,9 +121,29 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
     return async () => {
       const buildsDir = join(workspace.root, 'builds');
       for (const name of await readdir(buildsDir)) {
-        if (!kept.has(name)) await rm(join(buildsDir, name), { recursive: true, force: true });
+        if (!kept.has(name)) await removeUserDirectory(join(buildsDir, name), files);
       }
     };
+  }
+}
+
+/**
+ * The application's folder in the build must be a folder of the build. Planning
+ * checked it in the repository; a saved plan, or a repository changed since,
+ * may name a folder that is now a link out of it.
+ */
+async function assertFolderInside(dir: string, folder: string): Promise<void> {
+  if (folder === '') return;
+  const real = await realpath(join(dir, folder)).catch(() => undefined);
+  const info = real === undefined ? undefined : await stat(real);
+  if (real === undefined || !info?.isDirectory()) {
+    throw CoreErrors.APP_FOLDER_NOT_FOUND.create({ message: `APP_FOLDER=${JSON.stringify(folder.slice(0, 200))} is not a folder of the repository being built.`, variable: 'APP_FOLDER' });
+  }
+  if (!isInside(await realpath(dir), real)) {
+    throw CoreErrors.APP_FOLDER_OUTSIDE.create({
+      message: `APP_FOLDER=${JSON.stringify(folder.slice(0, 200))} leads outside the repository being built (through a symbolic link).`,
+      variable: 'APP_FOLDER',
+    });
   }
 }
 
@@ -113,10 +155,11 @@ export const SSH_TRUSTED_HOSTS_FILE = 'ssh_known_hosts';
  * could remove their own — their TMPDIR (`build-*`) and the directory of their
  * SSH key (`ssh-*`). Called with the build lock held: no build runs.
  */
-export async function removeAbandonedBuildTemp(workspace: AppWorkspace): Promise<void> {
+export async function removeAbandonedBuildTemp(workspace: AppWorkspace, user: AppUser): Promise<void> {
   const tmp = join(workspace.root, 'tmp');
+  const files = new UserFiles(user);
   for (const name of await readdir(tmp).catch(() => [] as string[])) {
-    if (name.startsWith('build-') || name.startsWith('ssh-')) await rm(join(tmp, name), { recursive: true, force: true });
+    if (name.startsWith('build-') || name.startsWith('ssh-')) await removeUserDirectory(join(tmp, name), files);
   }
 }
 
@@ -137,9 +180,20 @@ export interface WorkspaceTempDir {
 /**
  * A private temporary directory of the workspace (`<root>/tmp/<name>`), given to a
  * build's steps or a run's processes as TMPDIR and removed when they are done.
+ * With `user`, it is that user's (0700), and removed as removeUserDirectory does;
+ * without, it is runplan's own (an image's secrets).
  */
-export async function workspaceTempDir(workspace: AppWorkspace, name: string): Promise<WorkspaceTempDir> {
+export async function workspaceTempDir(workspace: AppWorkspace, name: string, user?: AppUser): Promise<WorkspaceTempDir> {
   const dir = join(workspace.root, 'tmp', name);
-  await mkdir(dir, { recursive: true });
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  await mkdir(join(workspace.root, 'tmp'), { recursive: true });
+  if (user === undefined) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  }
+  const files = new UserFiles(user);
+  // A directory left by a killed run is the user's: emptied by the user before it is used again.
+  await removeUserDirectory(dir, files);
+  await mkdir(dir, { mode: 0o700 });
+  await ownPath(dir, user);
+  return { dir, remove: () => removeUserDirectory(dir, files) };
 }

@@ -12,10 +12,15 @@ import type { FileSource } from '../files/file-source.js';
 import type { HostSettings } from '../host/host-settings.js';
 import type { InventoryProvider } from '../inventory/inventory.js';
 import type { Logger } from '../log/logger.js';
-import type { BuildStep, Decision, HealthCheckPlan, Layer, PlannedFile, PlannedProcess, PlanWarning, RunPlan, Runtime } from '../plan/schema.js';
+import type { BuildStep, Decision, HealthCheckPlan, Layer, PlannedFile, PlannedProcess, PlanWarning, RunPlan, Runtime, StackPlaceholder } from '../plan/schema.js';
 
+/** A detector's answer: `pass` (the buildpack applies), `skip` (it does not), `error` (it should apply but cannot; DetectResult.error says why). */
 export type DetectStatus = 'pass' | 'skip' | 'error';
 
+/** Absolute directories of one host (or image) for the stack placeholders, e.g. `{ RUBY_BIN: '/usr/bin' }`. */
+export type StackBindings = Readonly<Partial<Record<StackPlaceholder, string>>>;
+
+/** What a Detector found, with the evidence that decided. */
 export interface DetectResult {
   readonly status: DetectStatus;
   /** What decided: files found or missing, e.g. "package.json found". */
@@ -24,10 +29,12 @@ export interface DetectResult {
   readonly error?: RunplanError;
 }
 
+/** Says whether a buildpack applies to an application's files (reading them only). */
 export interface Detector {
   detect(files: FileSource): Promise<DetectResult>;
 }
 
+/** What a Planner is given: the application's files, the environment, the host, its part of the inventory and a previous plan. */
 export interface PlanContext {
   /** The application's files: those of its folder when APP_FOLDER names one. */
   readonly files: FileSource;
@@ -105,10 +112,12 @@ export interface SshGitDependency {
   readonly file: string;
 }
 
+/** Resolves everything a buildpack decides into its part of the run plan. */
 export interface Planner {
   plan(context: PlanContext): Promise<PlanContribution>;
 }
 
+/** A buildpack: its detector and planner, and what the core asks of it (default health check, inventory, stack programs, codes). Written with the kit, `runplan/buildpack`. */
 export interface Buildpack {
   /** Also the application type: "node", "ruby", "play1". */
   readonly id: string;
@@ -121,6 +130,15 @@ export interface Buildpack {
   readonly defaultHealthCheck: DefaultHealthCheck;
   /** How the buildpack learns what its planner needs from the machine and the network. */
   readonly inventory?: InventoryProvider;
+  /**
+   * Where a host keeps the programs this buildpack's plans name but do not
+   * install (docs/plan.md, "Programs of the stack"): the directories of the stack
+   * placeholders a plan of its type puts on PATH (`${RUBY_BIN}`: the bindir of the
+   * Ruby of the plan's version), read from this buildpack's part of the host's
+   * inventory. The local executor asks it before it carries a plan out; an image
+   * has its stack image's. A coded error when the host lacks one.
+   */
+  readonly stack?: (plan: RunPlan, inventory: unknown) => StackBindings | PromiseLike<StackBindings>;
   /** The error codes this buildpack raises, for documentation. */
   readonly errors?: Readonly<Record<string, ErrorType>>;
   /** The warning codes this buildpack emits, for documentation. */
@@ -133,12 +151,14 @@ export interface Buildpack {
   readonly secretVariables?: readonly string[];
 }
 
+/** How one build step ended: run, or restored from the layer cache, and how long it took. */
 export interface StepReport {
   readonly name: string;
   readonly status: 'succeeded' | 'cached';
   readonly durationMs: number;
 }
 
+/** What a Builder is given: the plan, the directory to build in, the environment and the host. */
 export interface BuildOptions {
   readonly plan: RunPlan;
   /** Absolute path of the directory being built (a copy of the source): the application's folder in it with APP_FOLDER. */
@@ -163,12 +183,16 @@ export interface BuildOptions {
   readonly sshDir?: string;
   /** Host keys trusted on first use by earlier builds of the application, kept between its builds (without it, each build trusts anew). */
   readonly sshTrustedHostsFile?: string;
+  /** Where this host keeps the programs the plan names (hostStackBindings): the values of its stack placeholders. */
+  readonly stack?: StackBindings;
 }
 
+/** Carries out a plan's build steps in a directory (the local executor's default: the StepBuilder with the layer cache). */
 export interface Builder {
   build(options: BuildOptions): Promise<readonly StepReport[]>;
 }
 
+/** One process of a running application as its runner sees it now. */
 export interface ProcessState {
   readonly name: string;
   readonly pid: number | undefined;
@@ -176,23 +200,71 @@ export interface ProcessState {
   readonly running: boolean;
 }
 
+/** What a Runner is given to start a built application's processes. */
 export interface RunOptions {
   readonly plan: RunPlan;
   readonly appDir: string;
   readonly env: Environment;
   readonly logger: Logger;
+  /**
+   * Interrupts the start (SIGINT/SIGTERM to runplan): a pre-run hook still
+   * running is stopped with everything it started, and start() rejects.
+   */
+  readonly signal?: AbortSignal;
+  /** How long each pre-run hook may run before it is stopped (the host's step timeout, `buildStepTimeoutMs`). */
+  readonly hookTimeoutMs?: number;
+  /** Where this host keeps the programs the plan names (hostStackBindings): the values of its stack placeholders. */
+  readonly stack?: StackBindings;
 }
 
+/** One exit of a process of a running application, as its runner saw it. */
+export interface ProcessExit {
+  readonly process: string;
+  readonly role: 'web' | 'worker';
+  /** Exit status, or null when a signal ended it. */
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** Why it could not be started at all, when that is what happened (a program gone since the last start). */
+  readonly error?: string;
+  /** How long that run lasted. */
+  readonly ranMs: number;
+  /** How many times the process had been restarted before this exit. */
+  readonly restarts: number;
+  /** Exits in a row, each soon after its start (the restart policy's `resetAfterMs`): 1 for a first or lone exit. */
+  readonly inARow: number;
+  /** Whether the runner restarts it (its restart policy). */
+  readonly willRestart: boolean;
+  /** Its last lines of output (both streams), redacted and bounded. */
+  readonly output: readonly string[];
+}
+
+/** A started application: its processes' state, how to stop them all, and (optionally) each exit as it happens. */
 export interface RunningApp {
   processes(): readonly ProcessState[];
   /** Stops every process (SIGTERM, grace period, SIGKILL) and resolves once none is left. */
   stop(): Promise<void>;
+  /**
+   * Tells `listener` each time a process exits by itself (not when stop() ends
+   * it); returns the function that stops telling. A deployment uses it to say
+   * what its web process did when it fails; a runner without it is watched
+   * through processes() only.
+   */
+  onExit?(listener: (exit: ProcessExit) => void): () => void;
+  /**
+   * Brings what onExit told and processes() show up to date now, for a runner
+   * that learns of exits by asking its engine every so often rather than being
+   * told at once (swarm's task states): the stability window's verdict waits
+   * for it, so that an exit just before the window closed is not missed.
+   */
+  refresh?(): Promise<void>;
 }
 
+/** Starts the processes of a built application (the local executor's default: supervised processes on this machine). */
 export interface Runner {
   start(options: RunOptions): Promise<RunningApp>;
 }
 
+/** Where and how a health checker reaches a deployment. */
 export interface HealthTarget {
   /** e.g. http://127.0.0.1:8080 */
   readonly baseUrl: string;
@@ -207,6 +279,7 @@ export interface HealthTarget {
   readonly portProbe?: 'tcp' | 'http';
 }
 
+/** The answer to one configured health-check path. */
 export interface PathResult {
   readonly path: string;
   /** The HTTP status, or a readable reason when there was no response. */
@@ -214,6 +287,7 @@ export interface PathResult {
   readonly ok: boolean;
 }
 
+/** A health check's outcome: healthy or not, each path's answer, or why none could answer. */
 export interface HealthReport {
   readonly ok: boolean;
   readonly results: readonly PathResult[];
@@ -221,6 +295,7 @@ export interface HealthReport {
   readonly problem?: { readonly kind: 'not-listening' | 'loopback-only'; readonly message: string };
 }
 
+/** Checks a started deployment the way its plan's health check says (the default: HTTP on the plan's port). */
 export interface HealthChecker {
   check(target: HealthTarget, logger: Logger, signal?: AbortSignal): Promise<HealthReport>;
 }

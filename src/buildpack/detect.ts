@@ -1,6 +1,10 @@
 import { CoreErrors } from '../errors/core-errors.js';
+import { listIssues } from '../errors/issues.js';
 import type { FileSource } from '../files/file-source.js';
+import { buildpackLimits } from '../host/host-settings.js';
 import type { Detection } from '../plan/schema.js';
+import { type CallLimit, callBuildpack } from './call-buildpack.js';
+import { DetectResultSchema } from './contribution-schema.js';
 import type { Buildpack, DetectResult } from './contract.js';
 import type { BuildpackRegistry } from './registry.js';
 
@@ -12,8 +16,9 @@ export interface Selection {
 /**
  * Chooses the buildpack: the one named by `type`, which must still pass its own
  * detection, or else the highest-priority buildpack whose detection passes.
+ * Each detector is called within `limit` (default: the host's buildpack timeout).
  */
-export async function selectBuildpack(registry: BuildpackRegistry, files: FileSource, type?: string): Promise<Selection> {
+export async function selectBuildpack(registry: BuildpackRegistry, files: FileSource, type?: string, limit: CallLimit = { timeoutMs: buildpackLimits().buildpackTimeoutMs }): Promise<Selection> {
   if (type !== undefined) {
     const buildpack = registry.get(type);
     if (!buildpack) {
@@ -21,7 +26,7 @@ export async function selectBuildpack(registry: BuildpackRegistry, files: FileSo
         message: `unknown application type "${type}"; registered types: ${registry.ids().join(', ')}.`,
       });
     }
-    const result = await buildpack.detector.detect(files);
+    const result = await detect(buildpack, files, limit);
     if (result.status === 'error' && result.error) throw result.error;
     if (result.status === 'skip') {
       throw CoreErrors.DETECT_REJECTED.create({
@@ -43,7 +48,7 @@ export async function selectBuildpack(registry: BuildpackRegistry, files: FileSo
   let chosenEvidence: readonly string[] = [];
   // Detectors only read files: ask them all at once, then weigh the answers in priority order.
   const buildpacks = registry.list();
-  const results = await Promise.all(buildpacks.map((bp) => bp.detector.detect(files)));
+  const results = await Promise.all(buildpacks.map((bp) => detect(bp, files, limit)));
   for (const [i, buildpack] of buildpacks.entries()) {
     const result = results[i] as DetectResult;
     candidates.push({ buildpack: buildpack.id, status: result.status, evidence: [...result.evidence] });
@@ -64,4 +69,17 @@ export async function selectBuildpack(registry: BuildpackRegistry, files: FileSo
     });
   }
   return { buildpack: chosen, detection: { selectedBy: 'detection', evidence: [...chosenEvidence], candidates } };
+}
+
+/** One buildpack's detection, bounded in time and checked against the contract. */
+async function detect(buildpack: Buildpack, files: FileSource, limit: CallLimit): Promise<DetectResult> {
+  const result = await callBuildpack(buildpack.id, 'detect', limit, () => buildpack.detector.detect(files));
+  const parsed = DetectResultSchema.safeParse(result);
+  if (!parsed.success) {
+    throw CoreErrors.BUILDPACK_RESULT_INVALID.create({
+      message: `buildpack "${buildpack.id}" returned from detect() something that is not a detection result ({ status: "pass" | "skip" | "error", evidence: [...] }): ${listIssues(parsed.error.issues)}.`,
+      details: { buildpack: buildpack.id, phase: 'detect' },
+    });
+  }
+  return parsed.data;
 }

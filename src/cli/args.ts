@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseAssignment, parseEnvFile, type Assignment } from '../env/assignments.js';
+import { parseEnvFile, parseOptionAssignment, type Assignment } from '../env/assignments.js';
 import type { EnvironmentInput, LinkedVariables } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { assertPort, parseMemory, type HostSettings } from '../host/host-settings.js';
@@ -34,7 +34,7 @@ export interface CliArguments {
   readonly oci: string | undefined;
   /** --runner local|docker (run). */
   readonly runner: 'local' | 'docker';
-  /** --engine swarm (deploy), --replicas N. */
+  /** --engine swarm|podman (deploy), --replicas N. */
   readonly engine: string | undefined;
   readonly replicas: number | undefined;
   /** --image REF (deploy, k8s): an image already built. */
@@ -46,7 +46,11 @@ export interface CliArguments {
   /** --no-cache (build, run, image): build without the build cache. */
   readonly noCache: boolean;
   readonly env: EnvironmentInput;
+  /** The variables whose value was written in the arguments (--env NAME=VALUE), not taken from runplan's environment or a file. */
+  readonly valuesInArguments: readonly Assignment[];
   readonly host: Partial<HostSettings>;
+  /** What --cpus and --memory gave (host.instance fills the other from this machine): a saved plan fills it from its own instance instead. */
+  readonly instanceGiven: { readonly cpus?: number; readonly memoryMb?: number };
 }
 
 export const USAGE = `Usage:
@@ -60,6 +64,9 @@ export const USAGE = `Usage:
                                            one swarm service per process; updates keep serving
   runplan deploy <dir> --engine swarm --remove
                                            remove the application's services, network, secrets
+  runplan deploy <dir> --engine podman [options]
+                                           the Kubernetes manifests played by podman kube play;
+                                           serves until Ctrl-C, then removes what it made
   runplan k8s   <dir> --out DIR [--image REF] [--replicas N] [options]
                                            Kubernetes manifests of the plan (and its image)
   runplan stack [--type T] [--rebuild]     build the stack images (from this machine's Debian)
@@ -72,13 +79,17 @@ Options:
                                one given with --buildpack
   --buildpack MODULE           add a host's buildpack (a path, or a package installed where runplan
                                runs; repeatable): plan, build, run, check, inventory, image, deploy, k8s
-  --env NAME=VALUE             an application variable (repeatable)
+  --env NAME=VALUE             an application variable (repeatable); never a secret: arguments are
+                               readable by every process of the machine
+  --env NAME                   the same, its value taken from runplan's own environment (for secrets)
   --app-env-file FILE          application variables from a NAME=VALUE file (repeatable; not
                                --env-file, which Node.js itself reads when started as node cli.js)
-  --addon-env ADDON:NAME=VALUE a variable injected by a linked add-on (repeatable)
+  --addon-env ADDON:NAME=VALUE a variable injected by a linked add-on (repeatable);
+                               ADDON:NAME takes the value from runplan's own environment
   --addon-env-file ADDON=FILE  the variables of a linked add-on, from a file (repeatable)
   --port N                     web port (default 8080)
-  --cpus N, --memory SIZE      instance size declared by the host (default: this machine)
+  --cpus N, --memory SIZE      instance size declared by the host (default: this machine;
+                               with --plan: the one the plan was sized for)
   --cache-dir DIR              runtimes, downloads and dependency layers, shared by all apps
                                (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
   --work-dir DIR               where builds are made and run (default $RUNPLAN_WORK_DIR or <cache-dir>/apps)
@@ -87,6 +98,12 @@ Options:
                                (default $RUNPLAN_BUILD_STEP_TIMEOUT or 1800)
   --lock-wait SECONDS          build, run: wait this long for another build of the app; 0 fails at once
                                (default $RUNPLAN_BUILD_LOCK_WAIT or 600)
+  --stability-window SECONDS   run, deploy: once healthy, the web process must stay up this long more
+                               before the deployment is accepted; 0 accepts at once
+                               (default $RUNPLAN_STABILITY_WINDOW or 3)
+  --buildpack-timeout SECONDS  how long one call into a buildpack's code (loading it, detect, plan) may
+                               take (default $RUNPLAN_BUILDPACK_TIMEOUT or 60; gathering an inventory:
+                               $RUNPLAN_INVENTORY_TIMEOUT or 600)
   --ssh-known-hosts FILE       the host's known_hosts for git over SSH during builds (CC_SSH_PRIVATE_KEY);
                                default $RUNPLAN_SSH_KNOWN_HOSTS, else host keys are trusted on first use
   --json                       machine-readable output: plan and diff print their JSON; the other
@@ -98,13 +115,14 @@ Options:
   --inventory FILE             plan from a saved inventory: runs no program, opens no connection
   --previous FILE              keep what a previous plan took from defaults (latest LTS…) while still available
   --plan FILE                  build or run a saved plan as made, without planning again; give
-                               the values of its secret variables with --env / --addon-env
+                               the values of its secret variables with --env NAME / --app-env-file
   --out FILE|DIR               where \`inventory\` (default: standard output), \`image\` (the context,
                                without building) and \`k8s\` write
   --runner local|docker        run: processes here (default) or one container each
   --tag T, --base IMAGE        image: its name, the image it builds on (default: the type's stack)
   --oci DIR                    image: also write an OCI layout
-  --engine swarm, --replicas N deploy: the engine and the web service's replicas (default 2);
+  --engine swarm|podman        deploy: the engine (podman: \`podman kube play\` of the manifests)
+  --replicas N                 deploy --engine swarm: the web service's replicas (default 2);
                                k8s: the web Deployment's replicas (default 2)
   --image REF                  deploy, k8s: an image already built (default: build it)
   --remove                     deploy: remove what runplan made in the swarm for the application
@@ -151,7 +169,8 @@ function secondsOption(option: string, text: string, zeroAllowed: boolean): numb
   return Math.round(seconds * 1000);
 }
 
-export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
+/** `environment`: runplan's own, where `--env NAME` and `--addon-env ADDON:NAME` take their values. */
+export async function parseCli(argv: readonly string[], environment: NodeJS.ProcessEnv = process.env): Promise<CliArguments> {
   assertNoNodeOption(argv);
   const parsed = usageErrors(() =>
     parseArgs({
@@ -172,6 +191,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
         timeout: { type: 'string' },
         'step-timeout': { type: 'string' },
         'lock-wait': { type: 'string' },
+        'stability-window': { type: 'string' },
+        'buildpack-timeout': { type: 'string' },
         'ssh-known-hosts': { type: 'string' },
         json: { type: 'boolean' },
         events: { type: 'boolean' },
@@ -227,9 +248,15 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   only('remove', ['deploy']);
   only('rebuild', ['stack']);
   only('buildpack', ['plan', 'check', 'inventory', ...carriers]);
+  only('buildpack-timeout', ['plan', 'check', 'inventory', ...carriers]);
   if (v.json && v.events) throw CoreErrors.CLI_USAGE.create({ message: '--json and --events are two output formats: choose one.' });
   if (v.runner !== undefined && v.runner !== 'local' && v.runner !== 'docker') throw CoreErrors.CLI_USAGE.create({ message: `--runner is local or docker, not ${quoteArgument(v.runner)}.` });
-  if (command === 'deploy' && v.engine !== 'swarm') throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm${v.engine ? `, not "${v.engine}"` : ''}.` });
+  if (command === 'deploy' && v.engine !== 'swarm' && v.engine !== 'podman') {
+    throw CoreErrors.CLI_USAGE.create({ message: `deploy needs --engine swarm or --engine podman${v.engine ? `, not ${quoteArgument(v.engine)}` : ''}.` });
+  }
+  if (v.engine === 'podman' && (v.remove || v.replicas !== undefined || v.image !== undefined)) {
+    throw CoreErrors.CLI_USAGE.create({ message: 'deploy --engine podman builds the image and runs one replica until stopped: --remove, --replicas and --image are options of --engine swarm.' });
+  }
   if (command === 'k8s' && v.out === undefined) throw CoreErrors.CLI_USAGE.create({ message: 'k8s needs --out DIR, where the manifests are written.' });
   const replicas = v.replicas === undefined ? undefined : Number(v.replicas);
   if (replicas !== undefined && (!Number.isInteger(replicas) || replicas < 1))
@@ -239,8 +266,14 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   }
 
   const application: Assignment[] = [];
+  const valuesInArguments: Assignment[] = [];
+  const fromOption = (text: string, origin: string): Assignment => {
+    const { inArguments, ...assignment } = parseOptionAssignment(text, origin, environment);
+    if (inArguments) valuesInArguments.push(assignment);
+    return assignment;
+  };
   for (const file of v['app-env-file'] ?? []) application.push(...parseEnvFile(await readEnvFile(file), file));
-  for (const text of v.env ?? []) application.push(parseAssignment(text, '--env'));
+  for (const text of v.env ?? []) application.push(fromOption(text, '--env'));
 
   const links = new Map<string, Record<string, string>>();
   const link = (name: string) => links.get(name) ?? links.set(name, {}).get(name)!;
@@ -257,7 +290,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     if (colon <= 0 || (eq >= 0 && eq < colon)) {
       throw CoreErrors.CLI_USAGE.create({ message: `--addon-env expects ADDON:NAME=VALUE, got ${spec.length} character(s) without "ADDON:" before the name (not shown: they may hold a secret).` });
     }
-    const a = parseAssignment(spec.slice(colon + 1), `--addon-env ${spec.slice(0, colon)}`);
+    const a = fromOption(spec.slice(colon + 1), `--addon-env ${spec.slice(0, colon)}`);
     link(spec.slice(0, colon))[a.name] = a.value;
   }
   const linkList: LinkedVariables[] = [...links].map(([name, variables]) => ({ name, variables }));
@@ -270,6 +303,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     }
     assertPort(host.port, '--port');
   }
+  let instanceGiven: CliArguments['instanceGiven'] = {};
   if (v.cpus !== undefined || v.memory !== undefined) {
     if (v.cpus !== undefined && !/^[1-9]\d{0,3}$/.test(v.cpus)) {
       throw CoreErrors.HOST_INVALID_SETTING.create({ message: `--cpus must be a positive integer, got ${quoteArgument(v.cpus)}.` });
@@ -278,6 +312,7 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     const memoryMb = v.memory === undefined ? undefined : parseMemory(v.memory);
     const { availableParallelism, totalmem } = await import('node:os');
     host.instance = { cpus: cpus ?? availableParallelism(), memoryMb: memoryMb ?? Math.floor(totalmem() / 1048576) };
+    instanceGiven = { ...(cpus === undefined ? {} : { cpus }), ...(memoryMb === undefined ? {} : { memoryMb }) };
   }
   if (v['cache-dir'] !== undefined) host.cacheDir = v['cache-dir'];
   if (v['work-dir'] !== undefined) host.workDir = v['work-dir'];
@@ -288,6 +323,8 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
   }
   if (v['step-timeout'] !== undefined) host.buildStepTimeoutMs = secondsOption('--step-timeout', v['step-timeout'], false);
   if (v['lock-wait'] !== undefined) host.buildLockWaitMs = secondsOption('--lock-wait', v['lock-wait'], true);
+  if (v['stability-window'] !== undefined) host.stabilityWindowMs = secondsOption('--stability-window', v['stability-window'], true);
+  if (v['buildpack-timeout'] !== undefined) host.buildpackTimeoutMs = secondsOption('--buildpack-timeout', v['buildpack-timeout'], false);
   if (v['ssh-known-hosts'] !== undefined) {
     if (v['ssh-known-hosts'] === '') throw CoreErrors.CLI_USAGE.create({ message: '--ssh-known-hosts needs the path of a known_hosts file.' });
     host.sshKnownHostsFile = v['ssh-known-hosts'];
@@ -316,7 +353,9 @@ export async function parseCli(argv: readonly string[]): Promise<CliArguments> {
     rebuild: v.rebuild ?? false,
     noCache: v['no-cache'] ?? false,
     env: { application, links: linkList },
+    valuesInArguments,
     host,
+    instanceGiven,
   };
 }
 

@@ -1,10 +1,14 @@
+import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { type CallLimit, callBuildpack, describeThrown } from '../buildpack/call-buildpack.js';
 import type { Buildpack } from '../buildpack/contract.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { quoteExcerpt } from '../errors/excerpt.js';
+import { packageEntry } from './package-entry.js';
+import { shareRunningRunplan } from './running-runplan.js';
 
 /**
  * Adds the buildpacks of `--buildpack <module>` to the registry, in the order
@@ -14,37 +18,97 @@ import { quoteExcerpt } from '../errors/excerpt.js';
  * that returns one. Its id must be new: replacing a built-in buildpack is the
  * library's `registry.replace`, not a command-line accident.
  */
-export async function loadBuildpacks(registry: BuildpackRegistry, specs: readonly string[], cwd = process.cwd()): Promise<BuildpackRegistry> {
-  for (const spec of specs) registry.register(await loadBuildpack(spec, cwd));
+export async function loadBuildpacks(registry: BuildpackRegistry, specs: readonly string[], limit: CallLimit, cwd = process.cwd()): Promise<BuildpackRegistry> {
+  for (const spec of specs) registry.register(await loadBuildpack(spec, limit, cwd));
   return registry;
 }
 
-async function loadBuildpack(spec: string, cwd: string): Promise<Buildpack> {
-  const invalid = (why: string, cause?: unknown) => CoreErrors.BUILDPACK_MODULE_INVALID.create({ message: `--buildpack ${quoteExcerpt(spec)} ${why}`, ...(cause === undefined ? {} : { cause }) });
-  let path: string;
-  try {
-    const local = spec.startsWith('.') || isAbsolute(spec);
-    path = local ? resolve(cwd, spec) : createRequire(join(cwd, 'package.json')).resolve(spec);
-  } catch (error) {
-    throw invalid(`cannot be found from ${quoteExcerpt(cwd)} (${(error as NodeJS.ErrnoException).code ?? 'not found'}).`, error);
+type Invalid = (why: string, cause?: unknown) => Error;
+
+/**
+ * The file `spec` names: a path (a directory is a package: its package.json's
+ * `exports` or `main`, as importing it by name would load), or a package name
+ * resolved from the working directory.
+ */
+async function modulePath(spec: string, cwd: string, invalid: Invalid): Promise<string> {
+  const notFound = (error: unknown) => invalid(`cannot be found from ${quoteExcerpt(cwd)} (${(error as NodeJS.ErrnoException).code ?? 'not found'}).`, error);
+  if (!spec.startsWith('.') && !isAbsolute(spec)) {
+    try {
+      return createRequire(join(cwd, 'package.json')).resolve(spec);
+    } catch (error) {
+      throw notFound(error);
+    }
   }
+  const path = resolve(cwd, spec);
+  const isDirectory = await stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  return isDirectory ? packageDirectoryEntry(path, invalid) : path;
+}
+
+async function packageDirectoryEntry(dir: string, invalid: Invalid): Promise<string> {
+  const manifestPath = join(dir, 'package.json');
+  let text: string;
+  try {
+    text = await readFile(manifestPath, 'utf8');
+  } catch (error) {
+    throw invalid(
+      `is a directory without a readable package.json (${(error as NodeJS.ErrnoException).code ?? 'unreadable'}): name its module file, or give the directory a package.json whose "exports" or "main" names it.`,
+      error,
+    );
+  }
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch (error) {
+    throw invalid(`has a package.json that is not JSON: ${quoteExcerpt((error as Error).message)}.`, error);
+  }
+  const entry = packageEntry(manifest);
+  if (entry.kind === 'invalid') throw invalid(`is a package directory, but ${entry.why}.`);
+  if (entry.kind === 'exports') return join(dir, entry.target);
+  try {
+    // Node's rules for "main" (and index.js without one): extensions tried, a directory's index.
+    return createRequire(manifestPath).resolve(resolve(dir, entry.main));
+  } catch (error) {
+    throw invalid(`is a package directory whose "main" (${quoteExcerpt(entry.main)}) names no module (${(error as NodeJS.ErrnoException).code ?? 'not found'}).`, error);
+  }
+}
+
+/** Its module's top level and its factory are its code: each runs within `limit` (a module that awaits for ever would end the CLI as if it had succeeded). */
+async function loadBuildpack(spec: string, limit: CallLimit, cwd: string): Promise<Buildpack> {
+  const invalid = (why: string, cause?: unknown) => CoreErrors.BUILDPACK_MODULE_INVALID.create({ message: `--buildpack ${quoteExcerpt(spec)} ${why}`, ...(cause === undefined ? {} : { cause }) });
+  const path = await modulePath(spec, cwd, invalid);
+  // Registered before its first import: the module (and what it imports) gets this runplan when it names `runplan`.
+  shareRunningRunplan();
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    module = await callBuildpack(spec, 'import', limit, () => import(pathToFileURL(path).href) as Promise<Record<string, unknown>>);
   } catch (error) {
-    throw invalid(`cannot be loaded: ${quoteExcerpt((error as Error).message ?? String(error))}.`, error);
+    if (CoreErrors.BUILDPACK_TIMEOUT.is(error) || CoreErrors.BUILD_INTERRUPTED.is(error)) throw error;
+    const cause = CoreErrors.BUILDPACK_FAILED.is(error) ? error.cause : error;
+    throw invalid(`cannot be loaded: ${quoteExcerpt(describeThrown(cause).message)}.`, cause);
   }
   let exported = module.default ?? module.buildpack;
   // A CommonJS module's exports arrive as `default`; its own `default` or `buildpack` may be inside.
   if (exported && typeof exported === 'object' && !('id' in exported)) exported = (exported as Record<string, unknown>).default ?? (exported as Record<string, unknown>).buildpack;
   if (typeof exported === 'function') {
+    const factory = exported as () => unknown;
     try {
-      exported = await (exported as () => unknown)();
+      exported = await callBuildpack(spec, 'factory', limit, () => factory());
     } catch (error) {
-      throw invalid(`has a factory function that failed: ${quoteExcerpt((error as Error).message ?? String(error))}.`, error);
+      if (CoreErrors.BUILDPACK_TIMEOUT.is(error) || CoreErrors.BUILD_INTERRUPTED.is(error)) throw error;
+      const cause = CoreErrors.BUILDPACK_FAILED.is(error) ? error.cause : error;
+      throw invalid(`has a factory function that failed: ${quoteExcerpt(describeThrown(cause).message)}.`, cause);
     }
   }
-  const problem = shapeProblem(exported);
+  let problem: string | undefined;
+  try {
+    problem = shapeProblem(exported);
+  } catch (error) {
+    // A getter of its own may throw.
+    problem = `reading it failed: ${quoteExcerpt(describeThrown(error).message)}`;
+  }
   if (problem) throw invalid(`does not export a buildpack: ${problem}.`);
   return exported as Buildpack;
 }

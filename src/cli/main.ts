@@ -1,19 +1,24 @@
-import { readFile } from 'node:fs/promises';
+import { formatLogLine } from '../log/format-line.js';
+import { readFile, stat } from 'node:fs/promises';
 import type { LogLine } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
 import { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
-import { defaultCacheDir } from '../host/host-settings.js';
+import { buildpackLimits, defaultCacheDir } from '../host/host-settings.js';
 import { gatherInventory, parseInventory } from '../planning/gather-inventory.js';
 import { diffPlans, formatDiff } from '../plan/diff.js';
 import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
 import { createPlan, parsePlan } from '../planning/create-plan.js';
+import { APP_FOLDER_VARIABLE, normaliseAppFolder } from '../planning/app-folder.js';
 import { buildApp, deployApp, healthError, redactError } from '../deploy/deploy.js';
 import { defaultRegistry } from '../compose/default-registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import { lineExcerpt } from '../errors/excerpt.js';
 import { isRunplanError } from '../errors/runplan-error.js';
 import { assembleEnvironment } from '../env/assemble.js';
+import { secretsOnCommandLine } from '../env/command-line-secrets.js';
+import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
 import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { formatSeconds } from '../health/probes.js';
@@ -22,6 +27,7 @@ import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';
 import { formatPlan } from './format-plan.js';
 import { cliOutput, type CliOutput, formatError } from './output.js';
 import { terminalSafe } from './terminal-text.js';
+import { untilFinished } from './unfinished.js';
 
 type Write = (text: string) => void;
 
@@ -30,67 +36,91 @@ export const EXIT = { ok: 0, deploymentFailed: 1, input: 2, internal: 70, interr
 
 export async function main(argv: readonly string[], out: Write = stdout, err: Write = stderr): Promise<number> {
   if (argv.includes('-h') || argv.includes('--help') || argv.length === 0) {
-    out(`runplan ${RUNPLAN_VERSION}: plan, build, run and health-check Node.js, Ruby on Rails and Play 1.x applications.\n\n${USAGE}\n`);
+    const help = `runplan ${RUNPLAN_VERSION}: plan, build, run and health-check Node.js, Ruby on Rails and Play 1.x applications.\n\n${USAGE}\n`;
+    // --json: a document, as every command gives.
+    out(argv.includes('--json') ? `${JSON.stringify({ ok: true, command: 'help', version: RUNPLAN_VERSION, usage: USAGE }, null, 2)}\n` : help);
     return argv.length === 0 ? EXIT.input : EXIT.ok;
   }
   if (argv.includes('-v') || argv.includes('--version')) {
-    out(`${RUNPLAN_VERSION}\n`);
+    out(argv.includes('--json') ? `${JSON.stringify({ ok: true, command: 'version', version: RUNPLAN_VERSION }, null, 2)}\n` : `${RUNPLAN_VERSION}\n`);
     return EXIT.ok;
   }
   // Known before the arguments are parsed, so that a usage error is machine-readable too.
-  const o = cliOutput(argv.includes('--events') ? 'events' : argv.includes('--json') ? 'json' : 'human', out, err, formatLine);
+  const o = cliOutput(argv.includes('--events') ? 'events' : argv.includes('--json') ? 'json' : 'human', out, err, formatLogLine);
   try {
-    const args = await parseCli(argv);
-    switch (args.command) {
-      case 'schema':
-        out(`${JSON.stringify(runPlanJsonSchema(), null, 2)}\n`);
-        return EXIT.ok;
-      case 'plan':
-        return await planCommand(args, o);
-      case 'build':
-        return await buildCommand(args, o);
-      case 'run':
-        return await runCommand(args, o);
-      case 'check':
-        return await checkCommand(args, o);
-      case 'inventory':
-        return await inventoryCommand(args, o);
-      case 'image':
-        return await imageCommand(args, o);
-      case 'stack':
-        return await stackCommand(args, o);
-      case 'deploy':
-        return await deployCommand(args, o);
-      case 'k8s':
-        return await k8sCommand(args, o);
-      case 'diff':
-        return await diffCommand(args, o);
-    }
+    // Exit status 0 only for a command that did its work: one left waiting for ever is an error, not an empty success.
+    return await untilFinished(command(argv, out, o));
   } catch (error) {
     return reportError(error, o);
   }
 }
 
+async function command(argv: readonly string[], out: Write, o: CliOutput): Promise<number> {
+  const args = await parseCli(argv);
+  switch (args.command) {
+    case 'schema':
+      out(`${JSON.stringify(runPlanJsonSchema(), null, 2)}\n`);
+      return EXIT.ok;
+    case 'plan':
+      return await planCommand(args, o);
+    case 'build':
+      return await buildCommand(args, o);
+    case 'run':
+      return await runCommand(args, o);
+    case 'check':
+      return await checkCommand(args, o);
+    case 'inventory':
+      return await inventoryCommand(args, o);
+    case 'image':
+      return await imageCommand(args, o);
+    case 'stack':
+      return await stackCommand(args, o);
+    case 'deploy':
+      return await deployCommand(args, o);
+    case 'k8s':
+      return await k8sCommand(args, o);
+    case 'diff':
+      return await diffCommand(args, o);
+  }
+}
+
 /** What every command that plans passes to the library: the saved inventory, previous plan or plan it names, read and validated. */
-async function appOptions(args: CliArguments) {
+async function appOptions(args: CliArguments, o: CliOutput, signal?: AbortSignal) {
+  const registry = await cliRegistry(args, signal);
+  warnOfSecretArguments(args, registry, o);
+  const plan = args.plan ? parsePlan(await readJson(args.plan, 'plan'), args.plan) : undefined;
   return {
-    registry: await cliRegistry(args),
+    registry,
     appDir: args.target as string,
     env: args.env,
-    host: args.host,
+    host: hostForPlan(args, plan),
     ...(args.type ? { type: args.type } : {}),
     ...(args.inventory ? { inventory: parseInventory(await readJson(args.inventory, 'inventory'), args.inventory) } : {}),
     ...(args.previous ? { previous: parsePlan(await readJson(args.previous, 'plan'), args.previous) } : {}),
-    ...(args.plan ? { plan: parsePlan(await readJson(args.plan, 'plan'), args.plan) } : {}),
+    ...(plan ? { plan } : {}),
   };
 }
 
+/** With a saved plan, `--cpus` alone (or `--memory` alone) keeps the plan's other half rather than this machine's: only what was given is compared with the plan. */
+function hostForPlan(args: CliArguments, plan: RunPlan | undefined): CliArguments['host'] {
+  if (plan?.instance === undefined || args.host.instance === undefined) return args.host;
+  const { cpus = plan.instance.cpus, memoryMb = plan.instance.memoryMb } = args.instanceGiven;
+  return { ...args.host, instance: { cpus, memoryMb } };
+}
+
+/** A coded warning line for each secret whose value was written in runplan's arguments, before anything else is said. */
+function warnOfSecretArguments(args: CliArguments, registry: BuildpackRegistry, o: CliOutput): void {
+  for (const w of secretsOnCommandLine(args.valuesInArguments, new Set(registry.secretVariables()))) {
+    o.line({ origin: { kind: 'runplan' }, level: 'warn', text: `${w.code}: ${w.message} ${w.fix}` });
+  }
+}
+
 /** The built-in buildpacks, and the host's given with --buildpack (loaded only then). */
-async function cliRegistry(args: CliArguments) {
+async function cliRegistry(args: CliArguments, signal?: AbortSignal) {
   const registry = defaultRegistry();
   if (args.buildpacks.length === 0) return registry;
   const { loadBuildpacks } = await import('./load-buildpacks.js');
-  return loadBuildpacks(registry, args.buildpacks);
+  return loadBuildpacks(registry, args.buildpacks, { timeoutMs: buildpackLimits(args.host).buildpackTimeoutMs, ...(signal ? { signal } : {}) });
 }
 
 /** ...and what building commands add: printed lines, the plan shown first (with its digest), Ctrl-C. */
@@ -99,22 +129,35 @@ async function buildOptions(args: CliArguments, o: CliOutput, signal: AbortSigna
     if (o.mode === 'events') o.event('plan', { digest: planDigest(plan), plan });
     else o.progress(`${formatPlan(plan, args.target)}\n\n==> ${args.plan ? `carrying out ${args.plan}` : 'carrying out the plan above'}: ${planDigest(plan)}\n`);
   };
-  return { ...(await appOptions(args)), sink: (line: LogLine) => o.line(line), signal, onPlan, ...(args.noCache ? { noCache: true } : {}) };
+  return { ...(await appOptions(args, o, signal)), sink: (line: LogLine) => o.line(line), signal, onPlan, ...(args.noCache ? { noCache: true } : {}) };
 }
+
+/**
+ * The largest plan and inventory runplan reads back. A plan is tens of kilobytes and
+ * an inventory hundreds: these leave room for growth, not for a file that would
+ * take the machine's memory before it is even checked.
+ */
+const MAX_SAVED_DOCUMENT_BYTES = { plan: 16 * 1024 * 1024, inventory: 64 * 1024 * 1024 } as const;
 
 /** A JSON document named on the command line, or the coded error saying why it cannot be used. */
 async function readJson(path: string, what: 'plan' | 'inventory'): Promise<unknown> {
   const invalid = what === 'plan' ? CoreErrors.PLAN_DOCUMENT_INVALID : CoreErrors.INVENTORY_INVALID;
   let text: string;
   try {
+    // A FIFO would block the read for ever, a device never end: only a regular file of bounded size is read.
+    const info = await stat(path);
+    if (!info.isFile()) throw invalid.create({ message: `${path} is not a regular file.`, file: path });
+    const max = MAX_SAVED_DOCUMENT_BYTES[what];
+    if (info.size > max) throw invalid.create({ message: `${path} holds ${info.size} bytes; a saved ${what} is at most ${max} bytes.`, file: path });
     text = await readFile(path, 'utf8');
   } catch (error) {
+    if (invalid.is(error)) throw error;
     throw invalid.create({ message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`, file: path });
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw invalid.create({ message: `${path} is not JSON: ${(error as Error).message}.`, file: path });
+    throw invalid.create({ message: `${path} is not JSON: ${lineExcerpt((error as Error).message)}.`, file: path });
   }
 }
 
@@ -141,7 +184,7 @@ async function withSignals<T>(work: (signal: AbortSignal, stopRequested: Promise
 }
 
 async function planCommand(args: CliArguments, o: CliOutput): Promise<number> {
-  const { plan } = await createPlan(await appOptions(args));
+  const { plan } = await createPlan(await appOptions(args, o));
   // plan --json prints the plan itself: the artifact that build --plan and run --plan read.
   if (o.mode === 'events') o.result('', { command: 'plan', digest: planDigest(plan), plan });
   else o.document(o.mode === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : `${formatPlan(plan, args.target)}\n\nplan digest: ${planDigest(plan)}\n`);
@@ -190,11 +233,16 @@ async function stackCommand(args: CliArguments, o: CliOutput): Promise<number> {
 }
 
 async function deployCommand(args: CliArguments, o: CliOutput): Promise<number> {
+  // Kubernetes under podman serves until stopped, as `run` does: its pods live as long as runplan.
+  if (args.engine === 'podman') return runCommand(args, o);
   const started = Date.now();
-  const { deployToSwarm, removeSwarmApp, swarmAppName } = await import('../engines/swarm.js');
+  const { deployToSwarm, removeSwarmApp } = await import('../engines/swarm.js');
   if (args.remove) {
     const { DockerCli } = await import('../engines/docker-cli.js');
-    const app = swarmAppName(args.target as string);
+    const { appName } = await import('../engines/app-name.js');
+    // The name deploy gave it: its folder's when APP_FOLDER is given, as it was to deploy.
+    const folder = assembleEnvironment(args.env).entry(APP_FOLDER_VARIABLE)?.value.trim() ?? '';
+    const app = appName(args.target as string, folder === '' ? '' : normaliseAppFolder(folder));
     const removed = await removeSwarmApp(await DockerCli.connect(), app, { log: (line) => o.progress(`==> ${line}\n`) });
     const count = removed.services.length + removed.networks.length + removed.secrets.length + removed.configs.length;
     o.result(count === 0 ? `==> nothing of ${app} in the swarm\n` : `==> removed ${app} from the swarm\n`, { command: 'deploy', app, removed });
@@ -210,23 +258,19 @@ async function deployCommand(args: CliArguments, o: CliOutput): Promise<number> 
       });
       const what = deployment.changed.length === 0 ? 'already deployed as planned' : `deployed (${deployment.changed.join(', ')})`;
       o.result(
-        `==> ${deployment.app} ${what} in ${formatSeconds(Date.now() - started)}: services ${deployment.services.join(', ')}${deployment.url ? `; ${deployment.url} (published on every address of this host)` : ''}\n`,
+        // "deployment healthy", as `run` says it: the health gate passed, whatever the engine.
+        `==> deployment healthy: ${deployment.app} ${what} in ${formatSeconds(Date.now() - started)}: services ${deployment.services.join(', ')}${deployment.url ? `; ${deployment.url} (published on every address of this host)` : ''}\n`,
         { command: 'deploy', app: deployment.app, changed: deployment.changed, services: deployment.services, url: deployment.url ?? null, durationMs: Date.now() - started },
       );
       return EXIT.ok;
     } catch (error) {
       if (!signal.aborted) throw error;
-      o.progress(`==> interrupted by ${String(signal.reason)}; swarm finishes or rolls back what was started (docker service ls)\n`);
-      return EXIT.interrupted;
+      return interrupted(o, signal, 'swarm finishes or rolls back what was started (docker service ls)');
     }
   });
 }
 
 async function k8sCommand(args: CliArguments, o: CliOutput): Promise<number> {
-  // A saved plan does not record the instance it was made for, which sizes the Pods (docs/engines.md).
-  if (args.plan !== undefined && args.host.instance === undefined) {
-    throw CoreErrors.CLI_USAGE.create({ message: 'k8s --plan needs --cpus and --memory: the plan does not record the instance it was made for, which sizes the Pods.' });
-  }
   const { exportToKubernetes } = await import('../engines/kubernetes-export.js');
   return withSignals(async (signal) => {
     const result = await exportToKubernetes({
@@ -253,7 +297,11 @@ async function inventoryCommand(args: CliArguments, o: CliOutput): Promise<numbe
   if (args.type !== undefined && !registry.get(args.type)) {
     throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
   }
-  const inventory = await gatherInventory(registry, { cacheDir: args.host.cacheDir ?? defaultCacheDir(), ...(args.type ? { ids: [args.type] } : {}) });
+  const inventory = await gatherInventory(registry, {
+    cacheDir: args.host.cacheDir ?? defaultCacheDir(),
+    timeoutMs: buildpackLimits(args.host).inventoryTimeoutMs,
+    ...(args.type ? { ids: [args.type] } : {}),
+  });
   const text = `${JSON.stringify(inventory, null, 2)}\n`;
   if (args.out === undefined) {
     if (o.mode === 'events') o.result('', { command: 'inventory', inventory });
@@ -290,40 +338,43 @@ async function buildCommand(args: CliArguments, o: CliOutput): Promise<number> {
       return EXIT.ok;
     } catch (error) {
       if (!signal.aborted) throw error;
-      o.progress(`==> interrupted by ${String(signal.reason)}; the unfinished build was removed\n`);
-      return EXIT.interrupted;
+      return interrupted(o, signal, 'the unfinished build was removed');
     }
   });
 }
 
 async function runCommand(args: CliArguments, o: CliOutput): Promise<number> {
   return withSignals(async (signal, stopRequested) => {
-    const options = await buildOptions(args, o, signal);
-    const docker = args.runner === 'docker';
-    const deploy = docker ? (await import('../engines/docker-deploy.js')).deployToDocker(options) : deployApp(options);
-    const deployment = await deploy.catch((error: unknown) => {
+    const engine = args.command === 'deploy' ? 'podman' : args.runner;
+    const deploy = async () => {
+      const options = await buildOptions(args, o, signal);
+      if (engine === 'podman') return (await import('../engines/podman-kube.js')).deployToPodman(options);
+      return engine === 'docker' ? (await import('../engines/docker-deploy.js')).deployToDocker(options) : deployApp(options);
+    };
+    const deployment = await deploy().catch((error: unknown) => {
       if (signal.aborted) return undefined;
       throw error;
     });
-    if (!deployment) {
-      o.progress(`==> interrupted by ${String(signal.reason)}; nothing left running\n`);
-      return EXIT.interrupted;
+    if (!deployment) return interrupted(o, signal, 'nothing left running');
+    if (signal.aborted) {
+      // Healthy, but stopped before the host was told: it did not serve, and the result says so.
+      await deployment.stop();
+      return interrupted(o, signal, 'the deployment was stopped as it became healthy; nothing left running');
     }
-    if (!signal.aborted) {
-      const where = docker ? `published on 127.0.0.1 by ${deployment.running.processes().length} container(s)` : 'listening on 0.0.0.0';
-      const url = `http://127.0.0.1:${deployment.plan.healthCheck.port}/`;
-      // Printed while the deployment runs: a host reads it, then stops runplan with SIGTERM when it is done.
-      o.result(`==> deployment healthy: ${url} (${where}); Ctrl-C stops it\n`, {
-        command: 'run',
-        status: 'healthy',
-        appType: deployment.plan.app.type,
-        digest: planDigest(deployment.plan),
-        url,
-        ...('appDir' in deployment ? { appDir: deployment.appDir, steps: deployment.steps } : {}),
-        processes: deployment.running.processes().map((p) => ({ name: p.name, pid: p.pid ?? null })),
-        health: deployment.health.results,
-      });
-    }
+    const containers = `${deployment.running.processes().length} container(s)`;
+    const where = engine === 'podman' ? `published on 127.0.0.1 by podman kube play, ${containers}` : engine === 'docker' ? `published on 127.0.0.1 by ${containers}` : 'listening on 0.0.0.0';
+    const url = `http://127.0.0.1:${deployment.plan.healthCheck.port}/`;
+    // Printed while the deployment runs: a host reads it, then stops runplan with SIGTERM when it is done.
+    o.result(`==> deployment healthy: ${url} (${where}); Ctrl-C stops it\n`, {
+      command: args.command,
+      status: 'healthy',
+      appType: deployment.plan.app.type,
+      digest: planDigest(deployment.plan),
+      url,
+      ...('appDir' in deployment ? { appDir: deployment.appDir, steps: deployment.steps } : {}),
+      processes: deployment.running.processes().map((p) => ({ name: p.name, pid: p.pid ?? null })),
+      health: deployment.health.results,
+    });
     o.progress(`==> ${await stopRequested}: stopping\n`);
     await deployment.stop();
     o.progress('==> stopped; nothing left running\n');
@@ -341,6 +392,7 @@ async function checkCommand(args: CliArguments, o: CliOutput): Promise<number> {
     throw CoreErrors.CLI_USAGE.create({ message: `check needs an http:// or https:// base URL, got ${quoteArgument(args.target as string)}.` });
   }
   const registry = await cliRegistry(args);
+  warnOfSecretArguments(args, registry, o);
   const buildpack = args.type === undefined ? undefined : registry.get(args.type);
   if (args.type !== undefined && !buildpack) {
     throw CoreErrors.DETECT_UNKNOWN_TYPE.create({ message: `unknown application type "${args.type}"; registered types: ${registry.ids().join(', ')}.` });
@@ -363,17 +415,20 @@ async function checkCommand(args: CliArguments, o: CliOutput): Promise<number> {
 }
 
 /** How each kind of line is shown: health-check lines exactly as the specification words them. */
-export function formatLine(line: LogLine): string {
-  switch (line.origin.kind) {
-    case 'runplan':
-      return `==> ${line.level === 'info' ? '' : `${line.level}: `}${line.text}`;
-    case 'step':
-      return `[${line.origin.name}] ${line.text}`;
-    case 'process':
-      return `${line.origin.name} | ${line.text}`;
-    case 'health':
-      return line.text;
+
+/**
+ * A command stopped by SIGINT or SIGTERM: exit status 130, and for programs an
+ * error document (RUNPLAN_E_CLI_INTERRUPTED) rather than none, so that --json
+ * always ends with exactly one.
+ */
+function interrupted(o: CliOutput, signal: AbortSignal, outcome: string): number {
+  const reason = String(signal.reason);
+  if (o.mode === 'human') o.progress(`==> interrupted by ${reason}; ${outcome}\n`);
+  else {
+    const error = CoreErrors.CLI_INTERRUPTED.create({ message: `interrupted by ${reason}; ${outcome}.`, details: { signal: reason } });
+    o.error(formatError(error), error);
   }
+  return EXIT.interrupted;
 }
 
 function reportError(error: unknown, o: CliOutput): number {
@@ -396,9 +451,16 @@ function stderr(text: string): void {
 
 // Run when executed as the `runplan` binary (not when imported by tests).
 if (process.argv[1] && /(?:^|[\\/])(cli\.js|runplan)$/.test(process.argv[1])) {
-  main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-    // Anything still holding the event loop open must not keep the CLI alive.
-    setTimeout(() => process.exit(code), 2_000).unref();
-  });
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+      // Anything still holding the event loop open must not keep the CLI alive.
+      setTimeout(() => process.exit(code), 2_000).unref();
+    },
+    (error: unknown) => {
+      // main reports every error itself; this is a failure of the reporting, never a success.
+      process.stderr.write(`internal error: ${terminalSafe(String((error as Error)?.stack ?? error))}\n`);
+      process.exitCode = EXIT.internal;
+    },
+  );
 }

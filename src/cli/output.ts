@@ -1,3 +1,4 @@
+import { lineExcerpt } from '../errors/excerpt.js';
 import { isRunplanError, type RunplanError } from '../errors/runplan-error.js';
 import type { LogLine } from '../log/logger.js';
 
@@ -5,9 +6,9 @@ type Write = (text: string) => void;
 
 /**
  * How the CLI speaks. `human`: lines for people on stdout, errors on stderr.
- * `json` (--json): stdout holds one JSON document — the command's result, or
- * `{ "ok": false, "error": … }` — and the lines for people (the error's too) go
- * to stderr.
+ * `json` (--json): stdout holds exactly one JSON document — the command's
+ * result, or `{ "ok": false, "error": … }` — and the lines for people (the
+ * error's too) go to stderr.
  * `events` (--events): stdout is NDJSON, one event per line (every log line,
  * step and process events, health-check results, then `result` or `error`), for
  * hosts that show their own progress.
@@ -45,7 +46,14 @@ export function cliOutput(mode: OutputMode, out: Write, err: Write, formatLine: 
         document: out,
         error: (human) => err(human),
       };
-    case 'json':
+    case 'json': {
+      // Exactly one document on stdout: a failure after the result (stopping a deployment that was
+      // reported healthy) is told on stderr and by the exit status, never as a second document.
+      let printed = false;
+      const once = (text: string) => {
+        if (!printed) out(text);
+        printed = true;
+      };
       return {
         mode,
         progress: err,
@@ -53,14 +61,15 @@ export function cliOutput(mode: OutputMode, out: Write, err: Write, formatLine: 
           if (line.text !== '' || line.event === undefined) err(`${formatLine(line)}\n`);
         },
         event: () => undefined,
-        result: (_human, data) => out(`${JSON.stringify({ ok: true, ...data }, null, 2)}\n`),
-        document: out,
+        result: (_human, data) => once(`${JSON.stringify({ ok: true, ...data }, null, 2)}\n`),
+        document: once,
         error: (human, error) => {
           // For the person watching too, where the other lines for people go.
           err(human);
-          out(`${JSON.stringify({ ok: false, error: errorData(error) }, null, 2)}\n`);
+          once(`${JSON.stringify({ ok: false, error: errorData(error) }, null, 2)}\n`);
         },
       };
+    }
     case 'events':
       return {
         mode,
@@ -79,11 +88,14 @@ export function cliOutput(mode: OutputMode, out: Write, err: Write, formatLine: 
   }
 }
 
+const SUBJECT_MAX_CHARS = 500;
+
 /** A coded error as people read it: the message, the file or variable at fault, the fix (and a bug's stack). */
 export function formatError(error: RunplanError): string {
   const lines = [`error ${error.message}`];
-  if (error.file) lines.push(`  file: ${error.file}`);
-  if (error.variable) lines.push(`  variable: ${error.variable}`);
+  // A path or name of the application's choosing, on a line of its own: bounded, and no line break of its own.
+  if (error.file) lines.push(`  file: ${lineExcerpt(error.file, SUBJECT_MAX_CHARS)}`);
+  if (error.variable) lines.push(`  variable: ${lineExcerpt(error.variable, SUBJECT_MAX_CHARS)}`);
   lines.push(`  fix: ${error.fix}`);
   if (error.kind === 'internal' && error.stack) lines.push(error.stack);
   return `${lines.join('\n')}\n`;

@@ -1,29 +1,31 @@
-import { chmod } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { Builder, HealthChecker, HealthReport, Runner, RunningApp, StepReport } from '../buildpack/contract.js';
+import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StackBindings, StepReport } from '../buildpack/contract.js';
+import type { Executor, ExecutorStartOptions } from '../executor/contract.js';
+import { deploy } from '../executor/deploy-flow.js';
+import { healthError } from '../executor/health-gate.js';
+import { lowerPlan } from '../executor/lower.js';
 import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
 import { acquireBuildLock } from '../build/build-lock.js';
 import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
-import { CoreErrors } from '../errors/core-errors.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
-import { ownPath } from '../process/ownership.js';
 import { appUser } from '../process/app-user.js';
 import { runHookSteps } from '../run/run-hooks.js';
 import { localBindings } from '../process/run-dir.js';
-import { isRunplanError, type RunplanError } from '../errors/runplan-error.js';
+import { isRunplanError } from '../errors/runplan-error.js';
 import { redactError } from '../env/redact-error.js';
-import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probePort } from '../health/probes.js';
 import { DEFAULT_BUILD_LOCK_WAIT_MS, type HostSettings } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import type { RunPlan } from '../plan/schema.js';
 import type { CreatePlanOptions } from '../planning/create-plan.js';
-import { planToCarryOut } from '../planning/plan-to-carry-out.js';
+import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
+import { hostStackBindings } from '../planning/stack-bindings.js';
 import { LocalProcessRunner } from '../run/local-process-runner.js';
 import type { Clock } from '../time/clock.js';
 
+/** Options of buildApp (and deployApp): the planning options, or a plan made earlier, and where the lines go. */
 export interface BuildAppOptions extends CreatePlanOptions {
   readonly appDir: string;
   /**
@@ -45,6 +47,7 @@ export interface BuildAppOptions extends CreatePlanOptions {
   readonly noCache?: boolean;
 }
 
+/** A finished, current build of an application: the plan it carried out and the directory its processes run in. */
 export interface BuiltApp {
   /** The plan that was carried out. */
   readonly plan: RunPlan;
@@ -55,6 +58,8 @@ export interface BuiltApp {
   readonly appDir: string;
   readonly steps: readonly StepReport[];
   readonly logger: Logger;
+  /** Where this host keeps the programs the plan names (its stack placeholders' values). */
+  readonly stack: StackBindings;
 }
 
 /**
@@ -63,16 +68,24 @@ export interface BuiltApp {
  * one stays.
  */
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
-  const { promote, discard: _discard, workspace: _workspace, ...built } = await buildCandidate(options);
+  const { promote, discard: _discard, workspace: _workspace, ...built } = await buildCandidate(options, await planToCarryOut(options));
   await (await promote()).settled;
   return built;
 }
 
+type LocalBuildOptions = Pick<BuildAppOptions, 'appDir' | 'registry' | 'sink' | 'builder' | 'signal' | 'clock' | 'onPlan' | 'noCache'>;
+
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
-async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
-  const { plan, environment, host } = await planToCarryOut(options);
+async function buildCandidate(
+  options: LocalBuildOptions,
+  { plan, environment, host, inventory }: PlanToCarryOut,
+): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
   const logger = new Logger(options.sink, environment.redactor);
   options.onPlan?.(plan);
+  // Before anything is copied: a host without the plan's Ruby refuses it here.
+  const stack = await hostStackBindings(plan, { registry: options.registry, inventory, host, signal: options.signal }).catch((error: unknown) => {
+    throw redactError(error, environment.redactor);
+  });
   // One application per folder: two folders of one repository (APP_FOLDER) are two applications.
   const workspace = appWorkspace(host.workDir, join(resolve(options.appDir), plan.app.folder ?? ''));
   // Held until the build is promoted or discarded: two builds of one application
@@ -95,14 +108,17 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
   let buildDir: Awaited<ReturnType<typeof createBuildDirectory>> | undefined;
   let temp: Awaited<ReturnType<typeof workspaceTempDir>>;
   try {
-    await removeAbandonedBuildTemp(workspace);
-    buildDir = await createBuildDirectory(workspace, options.appDir, plan.app.folder ?? '');
-    temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`);
+    const user = await appUser();
+    await removeAbandonedBuildTemp(workspace, user);
+    buildDir = await createBuildDirectory(workspace, options.appDir, plan.app.folder ?? '', user);
+    temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`, user);
   } catch (error) {
-    await released(async () => buildDir?.discard())();
+    await released(async () => buildDir?.discard().catch(() => undefined))();
     throw error;
   }
   const build = buildDir;
+  // A failed build that cannot be removed (its application made part of it unremovable) must not hide why it failed.
+  const discard = () => build.discard().catch((error: Error) => logger.warn(`could not remove the failed build ${build.dir}: ${error.message}`));
   try {
     const appKey = appCacheKey(workspace);
     // npm's cache is this application's own (never the user's shared ~/.npm), kept between its builds.
@@ -120,6 +136,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       // Beside the build's temporary directory, outside the build: removed when the build ends, or by the next build after a crash.
       sshDir: join(workspace.root, 'tmp', `ssh-${basename(build.dir)}`),
       sshTrustedHostsFile: join(workspace.root, SSH_TRUSTED_HOSTS_FILE),
+      stack,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     logger.info(`build succeeded: ${build.appDir}`);
@@ -130,6 +147,7 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
       appDir: build.appDir,
       steps,
       logger,
+      stack,
       workspace,
       async promote() {
         let prune: () => Promise<void>;
@@ -150,21 +168,23 @@ async function buildCandidate(options: BuildAppOptions): Promise<BuiltApp & { wo
         })();
         return { settled };
       },
-      discard: released(() => build.discard()),
+      discard: released(discard),
     };
   } catch (error) {
-    await released(() => build.discard())();
+    await released(discard)();
     throw redactError(error, environment.redactor);
   } finally {
     await temp.remove();
   }
 }
 
+/** Options of deployApp and LocalExecutor: those of buildApp, and the runner and health checker to use instead of the defaults. */
 export interface DeployOptions extends BuildAppOptions {
   readonly runner?: Runner;
   readonly healthChecker?: HealthChecker;
 }
 
+/** A healthy deployment on this machine (deployApp): its build, its running processes and its health report. */
 export interface Deployment extends BuiltApp {
   readonly running: RunningApp;
   readonly health: HealthReport;
@@ -178,50 +198,72 @@ export interface Deployment extends BuiltApp {
 }
 
 /**
- * What the service does on a push: build, start the processes, run the health
- * check. Only a healthy deployment's build becomes current. When the check fails,
- * everything started is stopped, the build is removed and a coded error is
- * thrown: a failed deployment leaves nothing running.
+ * What the service does on a push, on this machine: the one deploy flow
+ * (src/executor/deploy-flow.ts) with the local executor. Only a healthy
+ * deployment's build becomes current; a failed one leaves nothing running, its
+ * build removed and the previous one current, and throws the coded error.
  */
 export async function deployApp(options: DeployOptions): Promise<Deployment> {
-  const { promote, discard, workspace, ...built } = await buildCandidate(options);
-  const { plan, environment, logger } = built;
-  const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
-    await running?.stop();
-    // CC_RUN_FAILED_HOOK: in the failed build, before it is removed; it cannot change the outcome.
-    await runOutcomeHooks('failed', built, workspace);
-    // The failed build is not kept: the previous good build remains current.
-    await discard();
-    throw redactError(error, environment.redactor);
-  };
+  const { built, running, health, settled, stop } = await deploy(await planToCarryOut(options), new LocalExecutor(options), options);
+  const { promote: _promote, discard: _discard, workspace: _workspace, ...app } = built;
+  return { ...app, running, health, settled, stop };
+}
 
-  // Another program on the port would answer the health check in the application's place.
-  const { port } = plan.healthCheck;
-  if (await probePort('127.0.0.1', port, 1_000)) {
-    return fail(CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already accepts connections before the application has started.`, details: { port } }));
+type LocalBuild = Awaited<ReturnType<typeof buildCandidate>>;
+
+/** How this machine builds and runs a plan: where the application's files are, where lines go, and the parts a host may replace. */
+export type LocalExecutorOptions = LocalBuildOptions & Pick<DeployOptions, 'runner'>;
+
+/**
+ * This machine as an executor: the build in a fresh copy of the source under
+ * the work directory, the processes as local child processes of the
+ * LocalProcessRunner (or the runner given), the health check on 127.0.0.1 with
+ * the listen address verified, the outcome hooks in the build, and a healthy
+ * build made current.
+ */
+export class LocalExecutor implements Executor<LocalBuild> {
+  readonly name = 'local';
+
+  constructor(private readonly options: LocalExecutorOptions) {}
+
+  build(toCarryOut: PlanToCarryOut, { signal }: ExecutorStartOptions): Promise<LocalBuild> {
+    return buildCandidate({ ...this.options, ...(signal ? { signal } : {}) }, toCarryOut);
   }
-  const runner = options.runner ?? new LocalProcessRunner(options.clock ? { clock: options.clock } : {});
-  const running = await runner.start({ plan, appDir: built.appDir, env: environment, logger }).catch((error: unknown) => fail(error));
-  let health: HealthReport;
-  try {
-    const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});
-    health = await checker.check({ baseUrl: `http://127.0.0.1:${plan.healthCheck.port}`, check: plan.healthCheck, verifyListenAddress: true }, logger, options.signal);
-  } catch (error) {
-    return fail(error, running);
+
+  portInUse(built: LocalBuild): Promise<boolean> {
+    return probePort('127.0.0.1', built.plan.healthCheck.port, 1_000);
   }
-  if (!health.ok) return fail(healthError(health), running);
-  const { settled } = await promote();
-  await runOutcomeHooks('succeeded', built, workspace);
-  return {
-    ...built,
-    running,
-    health,
-    settled,
-    stop: async () => {
-      await running.stop();
-      await settled;
-    },
-  };
+
+  start(built: LocalBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
+    const runner = this.options.runner ?? new LocalProcessRunner(this.options.clock ? { clock: this.options.clock } : {});
+    return runner.start({
+      plan: built.plan,
+      appDir: built.appDir,
+      env: built.environment,
+      logger: built.logger,
+      stack: built.stack,
+      ...(signal ? { signal } : {}),
+      ...(built.host.buildStepTimeoutMs ? { hookTimeoutMs: built.host.buildStepTimeoutMs } : {}),
+    });
+  }
+
+  healthTarget(built: LocalBuild): HealthTarget {
+    return { baseUrl: `http://127.0.0.1:${built.plan.healthCheck.port}`, check: built.plan.healthCheck, verifyListenAddress: true };
+  }
+
+  // CC_RUN_FAILED_HOOK runs in the failed build, before it is removed.
+  outcomeHooks(built: LocalBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
+    return runOutcomeHooks(which, built, { workspace: built.workspace, timeoutMs: built.host.buildStepTimeoutMs, signal });
+  }
+
+  accept(built: LocalBuild): Promise<{ settled: Promise<void> }> {
+    return built.promote();
+  }
+
+  // The failed build is not kept: the previous good build remains current.
+  discard(built: LocalBuild): Promise<void> {
+    return built.discard();
+  }
 }
 
 /**
@@ -229,16 +271,26 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
  * the application's environment: the service runs them after the outcome is
  * known, and they never change it — a failure is logged as RUNPLAN_W_HOOK_FAILED.
  */
-async function runOutcomeHooks(which: 'succeeded' | 'failed', built: BuiltApp, workspace: AppWorkspace): Promise<void> {
-  const steps = built.plan.runHooks?.[which] ?? [];
-  if (steps.length === 0) return;
+async function runOutcomeHooks(
+  which: 'succeeded' | 'failed',
+  built: BuiltApp,
+  { workspace, timeoutMs, signal }: { workspace: AppWorkspace; timeoutMs: number | undefined; signal: AbortSignal | undefined },
+): Promise<void> {
+  if ((built.plan.runHooks?.[which] ?? []).length === 0) return;
+  const bindings = localBindings(built.appDir, built.stack);
   let temp: Awaited<ReturnType<typeof workspaceTempDir>> | undefined;
   try {
-    temp = await workspaceTempDir(workspace, `hook-${which}-${basename(built.appDir)}`);
     const user = await appUser();
-    await ownPath(temp.dir, user);
-    await chmod(temp.dir, 0o700);
-    await runHookSteps(steps, { appDir: built.appDir, env: built.environment.bound(localBindings(built.appDir)), bindings: localBindings(built.appDir), logger: built.logger, user, home: temp.dir });
+    temp = await workspaceTempDir(workspace, `hook-${which}-${basename(built.appDir)}`, user);
+    // Bounded by the step timeout as every hook is; SIGINT/SIGTERM stops it too.
+    await runHookSteps(lowerPlan(built.plan, bindings).runHooks[which], {
+      env: built.environment.bound(bindings),
+      logger: built.logger,
+      user,
+      home: temp.dir,
+      timeoutMs,
+      signal,
+    });
   } catch (error) {
     const redacted = redactError(error, built.environment.redactor);
     const reason = isRunplanError(redacted) ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
@@ -248,17 +300,5 @@ async function runOutcomeHooks(which: 'succeeded' | 'failed', built: BuiltApp, w
   }
 }
 
-export function healthError(health: HealthReport): RunplanError {
-  const details = { results: health.results };
-  if (health.problem?.kind === 'not-listening') {
-    return CoreErrors.HEALTH_NOT_LISTENING.create({ message: `the deployment failed: ${health.problem.message}.`, details });
-  }
-  if (health.problem?.kind === 'loopback-only') {
-    return CoreErrors.HEALTH_LOOPBACK_ONLY.create({ message: `the deployment failed: ${health.problem.message}.`, details });
-  }
-  const failing = health.results.filter((r) => !r.ok).map((r) => `GET ${r.path} returned ${r.status}`);
-  return CoreErrors.HEALTH_CHECK_FAILED.create({ message: `the deployment failed its health check: ${failing.join('; ')}.`, details });
-}
-
-// Kept here too: hosts and engines import it from the deploy module.
-export { redactError };
+// Kept here for hosts that import them from the deploy module.
+export { redactError, healthError };

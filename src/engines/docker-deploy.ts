@@ -1,10 +1,13 @@
-import type { HealthChecker, HealthReport, RunningApp } from '../buildpack/contract.js';
-import { healthError, redactError } from '../deploy/deploy.js';
-import { CoreErrors } from '../errors/core-errors.js';
+import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../buildpack/contract.js';
+import type { Built, Executor, ExecutorStartOptions } from '../executor/contract.js';
+import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';
+import type { PlanWarning, RunPlan } from '../plan/schema.js';
+import { processesApart } from '../executor/process-groups.js';
+import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import type { Clock } from '../time/clock.js';
 import { DockerCli } from './docker-cli.js';
-import { checkContainerHealth, DockerRunner, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
+import { containerHealthTarget, DockerRunner, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
 import { buildImage, type BuiltImage, type ImageOptions } from './image/build-image.js';
 
 export interface DockerDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
@@ -18,38 +21,66 @@ export interface DockerDeployment extends BuiltImage {
   stop(): Promise<void>;
 }
 
+type DockerBuild = BuiltImage & Built & { readonly docker: DockerCli; readonly image: string };
+
 /**
- * `runplan run --runner docker`: the plan as an image, its processes as
- * containers, the same health check and log lines as the local runner. A
- * failed health check stops and removes every container it started.
+ * `runplan run --runner docker`: the one deploy flow with the Docker executor.
+ * A failed deployment stops and removes every container it started.
  */
 export async function deployToDocker(options: DockerDeployOptions): Promise<DockerDeployment> {
-  const docker = options.docker ?? (await DockerCli.connect());
-  const built = await buildImage({ ...options, docker });
-  const logger = new Logger(options.sink, built.environment.redactor);
-  const { port } = built.plan.healthCheck;
-  if (await portAnswers(port)) {
-    throw CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already answers on 127.0.0.1 before the application has started.`, details: { port } });
+  const { built, running, health } = await deploy(await planToCarryOut(options), new DockerExecutor(options), options);
+  const { docker: _docker, image: _image, logger: _logger, ...image } = built;
+  return { ...image, running, health, stop: () => running.stop() };
+}
+
+/**
+ * A Docker engine as an executor: the plan built as an image, its processes as
+ * containers of it (DockerRunner), the health check on the published port —
+ * "accepts connections" told by an HTTP answer, since docker-proxy accepts
+ * connections before the application listens — and the outcome hooks in
+ * throw-away containers. The image stays whatever the outcome: accepting or
+ * discarding a deployment changes nothing in the engine but its containers.
+ */
+export class DockerExecutor implements Executor<DockerBuild> {
+  readonly name = 'docker';
+
+  constructor(private readonly options: DockerDeployOptions) {}
+
+  async build(toCarryOut: PlanToCarryOut, { signal }: ExecutorStartOptions): Promise<DockerBuild> {
+    const docker = this.options.docker ?? (await DockerCli.connect());
+    const built = await buildImage({ ...this.options, docker, ...(signal ? { signal } : {}) }, toCarryOut);
+    return { ...built, docker, image: built.tag as string, logger: new Logger(this.options.sink, built.environment.redactor) };
   }
-  const image = built.tag as string;
-  // CC_RUN_FAILED_HOOK once everything started is stopped; it cannot change the outcome.
-  const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
-    await running?.stop();
-    await runImageOutcomeHooks(docker, image, built.plan, built.environment, 'failed', logger);
-    throw redactError(error, built.environment.redactor);
-  };
-  const running = await new DockerRunner({ docker, image }).start({ plan: built.plan, appDir: options.appDir, env: built.environment, logger }).catch((error: unknown) => fail(error));
-  let health: HealthReport;
-  try {
-    health = await checkContainerHealth(built.plan, logger, {
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.healthChecker ? { healthChecker: options.healthChecker } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
+
+  unhonoured(plan: RunPlan): PlanWarning[] {
+    return processesApart(plan, 'Docker', 'processes');
+  }
+
+  portInUse(built: DockerBuild): Promise<boolean> {
+    return portAnswers(built.plan.healthCheck.port);
+  }
+
+  start(built: DockerBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
+    return new DockerRunner({ docker: built.docker, image: built.image }).start({
+      plan: built.plan,
+      appDir: this.options.appDir,
+      env: built.environment,
+      logger: built.logger,
+      ...(signal ? { signal } : {}),
     });
-  } catch (error) {
-    return fail(error, running);
   }
-  if (!health.ok) return fail(healthError(health), running);
-  await runImageOutcomeHooks(docker, image, built.plan, built.environment, 'succeeded', logger);
-  return { ...built, running, health, stop: () => running.stop() };
+
+  healthTarget(built: DockerBuild): HealthTarget {
+    return containerHealthTarget(built.plan);
+  }
+
+  outcomeHooks(built: DockerBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
+    return runImageOutcomeHooks(built.docker, built.image, built.plan, built.environment, which, built.logger, { timeoutMs: built.host.buildStepTimeoutMs, signal });
+  }
+
+  async accept(): Promise<{ settled: Promise<void> }> {
+    return { settled: Promise.resolve() };
+  }
+
+  async discard(): Promise<void> {}
 }

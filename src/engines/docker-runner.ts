@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type { HealthChecker, HealthReport, ProcessState, Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
+import type { HealthTarget, Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
 import type { Environment } from '../env/assemble.js';
-import { HttpHealthChecker } from '../health/http-health-checker.js';
 import { probeHttp } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';
 import type { RestartPolicy, RunPlan } from '../plan/schema.js';
-import type { Clock } from '../time/clock.js';
 import type { DockerCli } from './docker-cli.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { describeStep } from '../plan/describe.js';
+import { formatSeconds } from '../health/probes.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
+import { ContainerExits, type ContainerEvent } from './container-exits.js';
+import type { EngineCli } from './engine-cli.js';
 
 /** Labels on everything runplan creates in an engine; only what carries them is ever removed. */
 export const MANAGED_LABEL = 'io.runplan.managed';
@@ -84,6 +86,9 @@ export class DockerRunner implements Runner {
       })());
 
     const secrets = secretVariables(plan, env);
+    // Exits are told by the engine's events, followed before any container starts so that none is missed.
+    const exits = new ContainerExits(docker, plan, logger, 'Docker restarts it with its own back-off, 100 ms doubling up to 1 min');
+    logs.push(followDockerExits(docker, exits, id));
     try {
       await docker.ok(['volume', 'create', ...labelArgs(), volume]);
       for (const proc of plan.processes) {
@@ -115,19 +120,58 @@ export class DockerRunner implements Runner {
         });
       }
     } catch (error) {
+      exits.stopping = true;
       await stop();
       throw error;
     }
 
-    let states: ProcessState[] = plan.processes.map((p) => ({ name: p.name, pid: undefined, restarts: 0, running: true }));
     return {
-      processes: () => states,
+      processes: () => plan.processes.map((p) => ({ name: p.name, pid: undefined, restarts: exits.restartsOf(p.name), running: !exits.stopping && exits.runningOf(p.name) })),
       stop: async () => {
-        states = states.map((s) => ({ ...s, running: false }));
+        exits.stopping = true;
         await stop();
       },
+      onExit: (listener) => exits.listen(listener),
     };
   }
+}
+
+interface EngineEvent {
+  readonly Action?: string;
+  readonly status?: string;
+  readonly timeNano?: number;
+  readonly Actor?: { readonly Attributes?: Readonly<Record<string, string>> };
+}
+
+/** A line of `docker events --format '{{json .}}'` as a container's start or exit. */
+function dockerEvent(line: string): ContainerEvent | undefined {
+  let event: EngineEvent;
+  try {
+    event = JSON.parse(line) as EngineEvent;
+  } catch {
+    return undefined;
+  }
+  const attributes = event.Actor?.Attributes ?? {};
+  const action = event.Action ?? event.status;
+  const process = attributes[PROCESS_LABEL];
+  if (process === undefined || (action !== 'start' && action !== 'die')) return undefined;
+  const exitCode = Number(attributes.exitCode ?? 'NaN');
+  return { process, container: attributes.name, action, timeNs: event.timeNano, exitCode: Number.isInteger(exitCode) ? exitCode : undefined };
+}
+
+/** The exits of a deployment's containers, from `docker events` (`die` and `start`). */
+function followDockerExits(docker: DockerCli, exits: ContainerExits, deployment: string): AbortController {
+  const controller = new AbortController();
+  const args = ['events', '--format', '{{json .}}', '--filter', 'type=container', '--filter', `label=${DEPLOYMENT_LABEL}=${deployment}`, '--filter', 'event=start', '--filter', 'event=die'];
+  void docker.stream(
+    args,
+    (line) => {
+      const event = dockerEvent(line);
+      if (event) void exits.seen(event);
+    },
+    { signal: controller.signal },
+  );
+  return controller;
 }
 
 /**
@@ -136,17 +180,38 @@ export class DockerRunner implements Runner {
  * the plan's environment and secrets. They never change the outcome: a failure
  * is logged as RUNPLAN_W_HOOK_FAILED.
  */
-export async function runImageOutcomeHooks(docker: DockerCli, image: string, plan: RunPlan, env: Environment, which: 'succeeded' | 'failed', logger: Logger): Promise<void> {
+export async function runImageOutcomeHooks(
+  engine: EngineCli,
+  image: string,
+  plan: RunPlan,
+  env: Environment,
+  which: 'succeeded' | 'failed',
+  logger: Logger,
+  bounds: { readonly timeoutMs?: number | undefined; readonly signal?: AbortSignal | undefined; readonly runArgs?: readonly string[] } = {},
+): Promise<void> {
   const secrets = secretVariables(plan, env);
+  const timeoutMs = bounds.timeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS;
   for (const hook of plan.runHooks?.[which] ?? []) {
+    if (bounds.signal?.aborted) return;
     logger.info(`hook ${hook.name}: ${describeStep(hook)} (in a container of ${image})`);
-    const args = ['run', '--rm', '--label', `${MANAGED_LABEL}=true`, ...Object.keys(secrets).flatMap((n) => ['--env', n]), image, '--hook', hook.name];
-    const code = await docker.stream(args, (line, stream) => logger.emit({ kind: 'step', name: hook.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { env: secrets }).catch(() => -1);
-    if (code !== 0) {
+    // Named, so that the step timeout (or an interruption) can remove it with everything it runs.
+    const container = `rp-hook-${randomBytes(4).toString('hex')}`;
+    const args = ['run', '--rm', '--name', container, '--label', `${MANAGED_LABEL}=true`, ...(bounds.runArgs ?? []), ...Object.keys(secrets).flatMap((n) => ['--env', n]), image, '--hook', hook.name];
+    let stopped: string | undefined;
+    const stop = (why: string) => {
+      stopped ??= why;
+      void engine.run(['rm', '--force', container]);
+    };
+    const timer = setTimeout(() => stop(`did not finish within ${formatSeconds(timeoutMs)} and was stopped`), timeoutMs);
+    const interrupt = () => stop('was interrupted');
+    bounds.signal?.addEventListener('abort', interrupt, { once: true });
+    const code = await engine.stream(args, (line, stream) => logger.emit({ kind: 'step', name: hook.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { env: secrets }).catch(() => -1);
+    clearTimeout(timer);
+    bounds.signal?.removeEventListener('abort', interrupt);
+    if (code !== 0 || stopped !== undefined) {
       const rule = hook.onFailure?.[0]?.error;
-      logger.warn(
-        `${CoreWarnings.HOOK_FAILED.code}: ${rule?.code ?? 'RUNPLAN_E_HOOK_FAILED'}: ${rule?.message ?? `hook ${hook.name} failed`} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`,
-      );
+      const reason = stopped === undefined ? (rule?.message ?? `hook ${hook.name} failed`) : `hook ${hook.name} ${stopped}.`;
+      logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${rule?.code ?? 'RUNPLAN_E_HOOK_FAILED'}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
     }
   }
 }
@@ -157,13 +222,12 @@ async function imageDigest(docker: DockerCli, image: string): Promise<string> {
 }
 
 /**
- * The health check of a deployment in containers: the plan's, against the
- * published port. docker-proxy accepts connections before the application
- * listens, so "the port accepts connections" is told by an HTTP answer.
+ * Where a deployment in containers is health-checked: the published port on
+ * 127.0.0.1. docker-proxy accepts connections before the application listens,
+ * so "the port accepts connections" is told by an HTTP answer.
  */
-export async function checkContainerHealth(plan: RunPlan, logger: Logger, options: { clock?: Clock; healthChecker?: HealthChecker; signal?: AbortSignal } = {}): Promise<HealthReport> {
-  const checker = options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {});
-  return checker.check({ baseUrl: `http://127.0.0.1:${plan.healthCheck.port}`, check: plan.healthCheck, portProbe: 'http' }, logger, options.signal);
+export function containerHealthTarget(plan: RunPlan): HealthTarget {
+  return { baseUrl: `http://127.0.0.1:${plan.healthCheck.port}`, check: plan.healthCheck, portProbe: 'http' };
 }
 
 /** Whether anything answers HTTP on the web port already (another program would answer the health check). */

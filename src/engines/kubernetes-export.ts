@@ -1,17 +1,16 @@
-import { basename, resolve } from 'node:path';
-import { CoreErrors } from '../errors/core-errors.js';
-import { resolveHostSettings, type HostSettings, type InstanceSize } from '../host/host-settings.js';
+import type { HostSettings, InstanceSize } from '../host/host-settings.js';
 import { Logger } from '../log/logger.js';
 import { planDigest } from '../plan/digest.js';
 import type { RunPlan } from '../plan/schema.js';
 import { assembleEnvironment } from '../env/assemble.js';
 import { parsePlan } from '../planning/create-plan.js';
-import { planToCarryOut } from '../planning/plan-to-carry-out.js';
+import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import { secretVariables } from './docker-runner.js';
 import { buildImage, type ImageOptions } from './image/build-image.js';
-import { kubernetesManifests, kubernetesName, type KubernetesManifests } from './kubernetes.js';
+import { kubernetesManifests, type KubernetesManifests } from './kubernetes.js';
+import { appName } from './app-name.js';
 import { manifestFiles, writeManifestFiles, type ManifestFile } from './kubernetes-files.js';
-import { planHeap } from './plan-memory.js';
+import { plannedInstance } from './plan-memory.js';
 
 export interface KubernetesExportOptions extends Omit<ImageOptions, 'out' | 'oci'> {
   /** Where the manifests are written. */
@@ -33,52 +32,68 @@ export interface KubernetesExport {
 }
 
 /**
- * `runplan k8s`: the plan (made now, or the saved one given), its image (the
- * one given, or built), and the manifests written into `outDir`. The Pods get
- * the instance the plan was made for (`host.instance`); a saved plan does not
- * record it, so its heap settings are checked against the memory given.
+ * `runplan k8s`: the plan (the one carried, else made now or the saved one
+ * given), its image (the one given, or built), and the manifests written into `outDir`. The Pods get
+ * the instance the plan records it was sized for; a host that declares another
+ * is refused (planToCarryOut), so a saved plan needs no --cpus nor --memory.
+ * A carried plan (`toCarryOut`) is used as it is; without one, a saved plan
+ * exported for an image already built may lack its secret values.
  */
-export async function exportToKubernetes(options: KubernetesExportOptions): Promise<KubernetesExport> {
-  // A saved plan is checked before its image is built: the instance is the one given, not the plan's.
+export async function exportToKubernetes(options: KubernetesExportOptions, toCarryOut?: PlanToCarryOut): Promise<KubernetesExport> {
+  // Before its image is built: a saved plan that does not say its size cannot size the Pods.
   const onPlan = (plan: RunPlan) => {
-    if (options.plan !== undefined) assertHeapFits(plan, resolveHostSettings(options.host).instance);
+    plannedInstance(plan);
     options.onPlan?.(plan);
   };
   let plan: RunPlan;
   let image: string;
   let carried: Awaited<ReturnType<typeof planToCarryOut>>;
   if (options.image === undefined) {
-    const result = await buildImage({ ...options, onPlan });
+    const result = await buildImage({ ...options, onPlan }, toCarryOut);
     carried = result;
     plan = result.plan;
     image = result.tag as string;
   } else {
-    carried = await carryOutWithoutSecrets(options);
+    carried = toCarryOut ?? (await carryOutWithoutSecrets(options));
     plan = carried.plan;
     onPlan(plan);
     image = options.image;
   }
   const { host, environment } = carried;
-  assertHeapFits(plan, host.instance);
-  const manifests = kubernetesManifests(plan, {
-    image,
-    appName: options.appName ?? kubernetesName(basename(resolve(options.appDir, plan.app.folder ?? ''))),
-    instance: host.instance,
-    secretValues: secretVariables(plan, environment),
-    ...(options.namespace ? { namespace: options.namespace } : {}),
-    ...(options.replicas ? { replicas: options.replicas } : {}),
-  });
+  const manifests = planManifests({ plan, environment }, image, { ...options, instance: plannedInstance(plan) });
   const files = await manifestFiles(manifests, planDigest(plan));
   await writeManifestFiles(options.outDir, files);
   const logger = new Logger(options.sink, environment.redactor);
   for (const f of files) logger.info(`wrote ${f.name}: ${f.object.kind} ${f.object.metadata.name}`);
-  for (const w of manifests.warnings) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
+  warnOfUnhonoured(manifests, logger);
   if (manifests.missingSecrets.length > 0) {
     logger.warn(
-      `no value was given for ${manifests.missingSecrets.join(', ')}: secret.yaml does not hold ${manifests.missingSecrets.length === 1 ? 'it' : 'them'}, and the Pods do not start until the Secret does (--env NAME=VALUE, or edit secret.yaml).`,
+      `no value was given for ${manifests.missingSecrets.join(', ')}: secret.yaml does not hold ${manifests.missingSecrets.length === 1 ? 'it' : 'them'}, and the Pods do not start until the Secret does (--env NAME with the value in runplan's environment, --app-env-file FILE, or edit secret.yaml).`,
     );
   }
   return { plan, image, host, manifests, files };
+}
+
+/** The manifests of a carried plan and its image, named after the application's directory unless named otherwise. */
+export function planManifests(
+  carried: Pick<PlanToCarryOut, 'plan' | 'environment'>,
+  image: string,
+  options: Pick<KubernetesExportOptions, 'appDir' | 'appName' | 'namespace' | 'replicas'> & { readonly instance: InstanceSize },
+): KubernetesManifests {
+  const { plan, environment } = carried;
+  return kubernetesManifests(plan, {
+    image,
+    appName: options.appName ?? appName(options.appDir, plan.app.folder),
+    instance: options.instance,
+    secretValues: secretVariables(plan, environment),
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+    ...(options.replicas ? { replicas: options.replicas } : {}),
+  });
+}
+
+/** What the manifests cannot honour of the plan, said as warnings (never silently different). */
+function warnOfUnhonoured(manifests: KubernetesManifests, logger: Logger): void {
+  for (const w of manifests.warnings) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
 }
 
 /**
@@ -97,14 +112,4 @@ async function carryOutWithoutSecrets(options: KubernetesExportOptions): ReturnT
   const keyGiven = sshKey !== undefined && assembled.withheld(sshKey.variable) !== undefined;
   const carried = await planToCarryOut({ ...options, plan: { ...plan, build: keyGiven ? plan.build : build, environment: { ...plan.environment, variables } } });
   return { ...carried, plan };
-}
-
-function assertHeapFits(plan: RunPlan, instance: InstanceSize): void {
-  const heap = planHeap(plan);
-  if (heap && heap.megabytes >= instance.memoryMb) {
-    throw CoreErrors.K8S_MEMORY_BELOW_HEAP.create({
-      message: `the plan sets a heap of ${heap.megabytes} MB (${heap.setting}), but its Pods would get ${instance.memoryMb} MiB of memory: they would be killed once the heap fills.`,
-      details: { heapMb: heap.megabytes, memoryMb: instance.memoryMb },
-    });
-  }
 }

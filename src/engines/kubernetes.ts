@@ -6,7 +6,8 @@ import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { MANAGED_LABEL, DEPLOYMENT_LABEL } from './docker-runner.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR } from './image/scripts.js';
-import { processGroups, type ProcessGroup } from './process-groups.js';
+import { processGroups, type ProcessGroup } from '../executor/process-groups.js';
+import { dnsLabel } from './app-name.js';
 
 /**
  * The plan as Kubernetes objects: one Deployment per process group, a Service
@@ -19,7 +20,7 @@ import { processGroups, type ProcessGroup } from './process-groups.js';
 export interface KubernetesOptions {
   /** The application image (`runplan image`), as the cluster pulls it. */
   readonly image: string;
-  /** Name of the objects and value of app.kubernetes.io/name: a DNS label (see kubernetesName). */
+  /** Name of the objects and value of app.kubernetes.io/name: a DNS label (see dnsLabel, src/engines/app-name.ts). */
   readonly appName: string;
   readonly namespace?: string;
   /** Replicas of the web process's group (default 2); the other groups run one each. */
@@ -60,7 +61,8 @@ export interface KubernetesManifests {
  * (CC_WORKER_RESTART=no) is restarted after any exit, with Kubernetes' own
  * back-off (10 s doubling to 5 min) instead of the plan's delay. Said, not hidden.
  */
-function unhonouredRestarts(plan: RunPlan): PlanWarning[] {
+/** The processes whose restart policy a Deployment's Pods cannot honour (restartPolicy Always only). */
+export function unhonouredRestarts(plan: RunPlan): PlanWarning[] {
   return plan.processes
     .filter((p) => p.restart.policy !== 'always')
     .map((p) =>
@@ -86,21 +88,6 @@ export const ANNOTATIONS = {
 } as const;
 /** The image's non-root user (src/engines/image/dockerfile.ts). */
 const APP_UID = 1000;
-
-/**
- * A DNS-1035 label from a directory or application name: lower case letters,
- * digits and '-', starting with a letter, short enough for "<name>-<group>" and
- * the suffixes Kubernetes adds to Pod names.
- */
-export function kubernetesName(text: string): string {
-  const name = text
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^[^a-z]+/, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  return name || 'app';
-}
 
 /**
  * What rolls the Pods when the configuration changes: the plan's digest (its
@@ -196,7 +183,7 @@ function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sO
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: ctx.meta(`${ctx.appName}-${kubernetesName(group.name)}`, labels, { [ANNOTATIONS.planDigest]: ctx.digest }),
+    metadata: ctx.meta(`${ctx.appName}-${dnsLabel(group.name)}`, labels, { [ANNOTATIONS.planDigest]: ctx.digest }),
     spec: {
       replicas: group.web ? (ctx.replicas ?? DEFAULT_WEB_REPLICAS) : 1,
       selector: { matchLabels: selector(ctx.common, group.name) },
@@ -223,8 +210,8 @@ function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sO
 function containerNames(group: ProcessGroup): string[] {
   const seen = new Set<string>();
   return group.processes.map((p) => {
-    let name = kubernetesName(p.name).slice(0, 63);
-    for (let i = 2; seen.has(name); i++) name = `${kubernetesName(p.name).slice(0, 58)}-${i}`;
+    let name = dnsLabel(p.name).slice(0, 63);
+    for (let i = 2; seen.has(name); i++) name = `${dnsLabel(p.name).slice(0, 58)}-${i}`;
     seen.add(name);
     return name;
   });

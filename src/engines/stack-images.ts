@@ -1,9 +1,11 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import { formatSeconds } from '../health/probes.js';
+import { runProgram, startProgram } from '../process/run-program.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import type { StackBindings } from '../buildpack/contract.js';
 import type { DockerCli } from './docker-cli.js';
 import { hostNetworkBuildArgs } from './host-network.js';
 
@@ -25,6 +27,8 @@ export interface StackDefinition {
 }
 
 const ROOTFS_PACKAGES = ['ca-certificates', 'curl', 'tini', 'passwd'];
+/** The label of an imported root: the tag it was made for. */
+const ROOTFS_LABEL = 'io.runplan.stack-rootfs';
 
 export const STACKS: Readonly<Record<string, StackDefinition>> = {
   node: { name: 'node', packages: [], description: 'Node.js applications: the plan installs Node.js, npm and the package manager' },
@@ -38,6 +42,13 @@ export const STACKS: Readonly<Record<string, StackDefinition>> = {
   proxy: { name: 'proxy', packages: ['nginx'], description: 'the proxy in front of a swarm service: nginx' },
 };
 
+/**
+ * Where the programs a plan names but does not install are in every stack image
+ * (the plan's stack placeholders): Debian's packages put Ruby, bundler and rake
+ * in /usr/bin and nginx in /usr/sbin. A `--base` image must keep them there.
+ */
+export const STACK_IMAGE_PROGRAMS = { RUBY_BIN: '/usr/bin', NGINX_BIN: '/usr/sbin' } as const satisfies StackBindings;
+
 /** The stack an application type runs on. */
 export function stackForType(type: string): StackDefinition | undefined {
   return STACKS[type];
@@ -47,6 +58,12 @@ export interface StackOptions {
   readonly log?: (line: string) => void;
   /** Rebuild even when an image with the tag exists. */
   readonly rebuild?: boolean;
+  /** Images are tagged `<repository>/stack-<name>`; default `runplan` (tests use their own, never a machine's images). */
+  readonly repository?: string;
+  /** The environment mmdebstrap is looked up and run with; default runplan's own. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** What the build times are read from (default the system's). */
+  readonly clock?: Clock;
 }
 
 interface DebianRelease {
@@ -85,39 +102,64 @@ LABEL io.runplan.stack="${stack.name}" io.runplan.stack-packages="${stack.packag
 `;
 
 /** The tag of a stack image on this machine (it changes with the Debian release, the apt sources and the stack's packages). */
-export async function stackImageTag(stack: StackDefinition): Promise<string> {
-  const release = await debianRelease();
-  const rootfs = rootfsTag(release);
-  return `runplan/stack-${stack.name}:${release.codename}-${digest(rootfs, STACK_DOCKERFILE(rootfs, stack))}`;
+export async function stackImageTag(stack: StackDefinition, options: Pick<StackOptions, 'repository'> = {}): Promise<string> {
+  return stackTags(await debianRelease(), stack, options).stack;
 }
 
-function rootfsTag(release: DebianRelease): string {
-  return `runplan/stack-rootfs:${release.codename}-${digest(release.codename, release.sourcesText, ROOTFS_PACKAGES.join(','))}`;
+/** The tag of the minimal root every stack image starts from. */
+export async function rootfsImageTag(options: Pick<StackOptions, 'repository'> = {}): Promise<string> {
+  return rootfsTag(await debianRelease(), options);
 }
 
-async function imageExists(docker: DockerCli, tag: string): Promise<boolean> {
-  return (await docker.run(['image', 'inspect', '--format', '{{.Id}}', tag])).code === 0;
+function stackTags(release: DebianRelease, stack: StackDefinition, options: Pick<StackOptions, 'repository'>): { rootfs: string; stack: string } {
+  const rootfs = rootfsTag(release, options);
+  return { rootfs, stack: `${options.repository ?? 'runplan'}/stack-${stack.name}:${release.codename}-${digest(rootfs, STACK_DOCKERFILE(rootfs, stack))}` };
+}
+
+function rootfsTag(release: DebianRelease, options: Pick<StackOptions, 'repository'>): string {
+  return `${options.repository ?? 'runplan'}/stack-rootfs:${release.codename}-${digest(release.codename, release.sourcesText, ROOTFS_PACKAGES.join(','))}`;
+}
+
+/** A label of a local image; undefined when there is no such image. */
+async function imageLabel(docker: DockerCli, ref: string, label: string): Promise<string | undefined> {
+  const inspected = await docker.run(['image', 'inspect', '--format', `{{index .Config.Labels ${JSON.stringify(label)}}}`, ref]);
+  return inspected.code === 0 ? inspected.stdout.trim() : undefined;
+}
+
+/**
+ * Whether `ref` is a root a stack can be built on: a shell and the root's programs
+ * run in it. An image left by an interrupted or failed import (an empty file
+ * system, whose builds fail with "/bin/sh: no such file") is not. Run only when a
+ * stack image is to be built, which takes minutes anyway.
+ */
+async function rootfsUsable(docker: DockerCli, ref: string): Promise<boolean> {
+  const probe = await docker.run(['run', '--rm', '--pull', 'never', '--network', 'none', '--entrypoint', '/bin/sh', ref, '-c', 'command -v tini && command -v curl && command -v useradd']);
+  return probe.code === 0;
 }
 
 /**
  * The stack image for `stack`, built when this machine does not have it yet
  * (minutes the first time: mmdebstrap, then apt inside a build; nothing after).
- * Returns its tag.
+ * Returns its tag. An image is tagged only once completely built: the root is
+ * imported untagged and tagged once mmdebstrap and the import succeeded and a
+ * shell runs in it; `docker build -t` tags only a build that succeeded. A tagged
+ * root that does not work (left by an older runplan) is untagged and rebuilt.
  */
 export async function ensureStackImage(docker: DockerCli, stack: StackDefinition, options: StackOptions = {}): Promise<string> {
   const log = options.log ?? (() => undefined);
+  const clock = options.clock ?? systemClock;
   const release = await debianRelease();
-  const rootfs = rootfsTag(release);
-  const tag = `runplan/stack-${stack.name}:${release.codename}-${digest(rootfs, STACK_DOCKERFILE(rootfs, stack))}`;
-  if (!options.rebuild && (await imageExists(docker, tag))) return tag;
+  const { rootfs, stack: tag } = stackTags(release, stack, options);
+  if (!options.rebuild && (await imageLabel(docker, tag, 'io.runplan.stack')) === stack.name) return tag;
 
-  if (options.rebuild || !(await imageExists(docker, rootfs))) {
-    const started = Date.now();
+  if (options.rebuild || !(await reusableRootfs(docker, rootfs, log))) {
+    const started = clock.now();
+    await requireRootfsTools(options.env);
     log(`building ${rootfs}: mmdebstrap --variant=minbase ${release.codename} (from ${release.sourceFiles.join(', ')})`);
-    await importRootfs(docker, release, rootfs);
-    log(`built ${rootfs} in ${formatSeconds(Date.now() - started)}`);
+    await buildRootfs(docker, release, rootfs, options.env);
+    log(`built ${rootfs} in ${formatSeconds(clock.now() - started)}`);
   }
-  const started = Date.now();
+  const started = clock.now();
   log(`building ${tag}: ${stack.description}`);
   const output: string[] = [];
   // `docker build -`: the Dockerfile on standard input, no build context.
@@ -130,29 +172,88 @@ export async function ensureStackImage(docker: DockerCli, stack: StackDefinition
     { input: STACK_DOCKERFILE(rootfs, stack) },
   );
   if (code !== 0) throw CoreErrors.STACK_BUILD_FAILED.create({ message: `docker build of ${tag} failed (exit status ${code}): ${output.slice(-3).join(' ')}` });
-  log(`built ${tag} in ${formatSeconds(Date.now() - started)}`);
+  log(`built ${tag} in ${formatSeconds(clock.now() - started)}`);
   return tag;
 }
 
-/** mmdebstrap's minimal root, streamed into `docker import`. */
-function importRootfs(docker: DockerCli, release: DebianRelease, tag: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const mm = spawn('mmdebstrap', ['--variant=minbase', '--quiet', `--include=${ROOTFS_PACKAGES.join(',')}`, release.codename, '-', ...release.sourceFiles], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const imp = spawn(docker.binary, ['import', '--change', 'CMD ["/bin/sh"]', '-', tag], { stdio: ['pipe', 'ignore', 'pipe'], env: docker.env });
-    let errors = '';
-    mm.stderr.on('data', (c: Buffer) => (errors += c));
-    imp.stderr.on('data', (c: Buffer) => (errors += c));
-    mm.stdout.pipe(imp.stdin);
-    mm.on('error', (e) =>
-      reject(
-        CoreErrors.STACK_BUILD_FAILED.create({ message: `mmdebstrap cannot be run (${(e as NodeJS.ErrnoException).code ?? e.message}).`, fix: 'Install mmdebstrap (apt-get install mmdebstrap).' }),
-      ),
-    );
-    let mmCode: number | null = null;
-    mm.on('close', (c) => (mmCode = c));
-    imp.on('close', (c) => {
-      if (mmCode === 0 && c === 0) resolve();
-      else reject(CoreErrors.STACK_BUILD_FAILED.create({ message: `building ${tag} failed (mmdebstrap ${mmCode}, docker import ${c}): ${errors.trim().split('\n').slice(-3).join(' ')}` }));
-    });
-  });
+/** Whether the root is there and works; a tagged root that does not work loses its tag, so that it is never built on. */
+async function reusableRootfs(docker: DockerCli, rootfs: string, log: (line: string) => void): Promise<boolean> {
+  if ((await docker.run(['image', 'inspect', '--format', '{{.Id}}', rootfs])).code !== 0) return false;
+  if (await rootfsUsable(docker, rootfs)) return true;
+  log(`${rootfs} is tagged but no shell runs in it (an incomplete build): untagging and rebuilding it`);
+  await docker.ok(['image', 'rm', '--force', rootfs]);
+  return false;
 }
+
+/** Programs that make the root, besides docker, with the Debian package each comes in. */
+const ROOTFS_TOOLS = [{ program: 'mmdebstrap', debianPackage: 'mmdebstrap' }] as const;
+
+/** Checked before anything is built: a missing tool is named with its package, and nothing is left half-made. */
+async function requireRootfsTools(env: NodeJS.ProcessEnv | undefined): Promise<void> {
+  for (const { program, debianPackage } of ROOTFS_TOOLS) {
+    if ((await runProgram(program, ['--version'], { env: env ?? process.env, timeoutMs: 60_000 })) !== undefined) continue;
+    throw CoreErrors.STACK_TOOL_MISSING.create({
+      message: `${program} is not installed (not found on PATH): the stack images' minimal root is made with it. Nothing was built or tagged.`,
+      fix: `Install Debian's ${debianPackage} package (apt-get install ${debianPackage}), then run \`runplan stack\` (npm run stack-images) again.`,
+      details: { program, package: debianPackage },
+    });
+  }
+}
+
+/**
+ * mmdebstrap's minimal root, streamed into `docker import` as an untagged image,
+ * tagged only when both succeeded and a shell runs in it; otherwise the untagged
+ * image is removed and the failure is RUNPLAN_E_STACK_BUILD_FAILED.
+ */
+async function buildRootfs(docker: DockerCli, release: DebianRelease, tag: string, env: NodeJS.ProcessEnv | undefined): Promise<void> {
+  const imported = await importRootfs(docker, release, tag, env);
+  const fail = async (why: string): Promise<never> => {
+    if (imported.id) await docker.run(['image', 'rm', imported.id]);
+    throw CoreErrors.STACK_BUILD_FAILED.create({ message: `building ${tag} failed (${why}); nothing was tagged.` });
+  };
+  if (imported.mmdebstrap !== 0 || imported.import !== 0 || !imported.id) {
+    await fail(`mmdebstrap ${imported.mmdebstrap}, docker import ${imported.import}: ${imported.errors.trim().split('\n').slice(-3).join(' ')}`);
+  }
+  if (!(await rootfsUsable(docker, imported.id))) await fail('mmdebstrap succeeded, but no shell runs in the root it made');
+  await docker.ok(['tag', imported.id, tag]);
+}
+
+interface ImportedRootfs {
+  /** The untagged image `docker import` made, if it made one. */
+  readonly id: string;
+  /** Exit statuses; null for a program ended by a signal, -1 for one that could not start. */
+  readonly mmdebstrap: number | null;
+  readonly import: number | null;
+  readonly errors: string;
+}
+
+/** Both programs run to their end, whatever one of them does: the caller decides from both statuses. */
+async function importRootfs(docker: DockerCli, release: DebianRelease, tag: string, env: NodeJS.ProcessEnv | undefined): Promise<ImportedRootfs> {
+  // Minutes on a slow mirror: no time limit of their own, like the image builds that follow.
+  const mm = startProgram('mmdebstrap', ['--variant=minbase', '--quiet', `--include=${ROOTFS_PACKAGES.join(',')}`, release.codename, '-', ...release.sourceFiles], {
+    env: env ?? process.env,
+    timeoutMs: 0,
+    stdoutStream: true,
+    keepLast: true,
+    maxBufferBytes: IMPORT_ERRORS_KEPT,
+  });
+  // Labelled with the tag it is made for: an import that is not tagged can still be found (and is removed).
+  const imp = startProgram(docker.binary, ['import', '--change', 'CMD ["/bin/sh"]', '--change', `LABEL ${ROOTFS_LABEL}=${tag}`, '-'], {
+    env: docker.env,
+    timeoutMs: 0,
+    input: mm.stdout,
+    keepLast: true,
+    maxBufferBytes: IMPORT_ERRORS_KEPT,
+  });
+  const [made, imported] = await Promise.all([mm.done, imp.done]);
+  const cannotRun = (name: string, ran: { startError: string | undefined }) => (ran.startError === undefined ? '' : `${name} cannot be run (${ran.startError})\n`);
+  return {
+    id: imported.stdout.trim(),
+    mmdebstrap: made.startError === undefined ? made.exitCode : -1,
+    import: imported.startError === undefined ? imported.exitCode : -1,
+    errors: made.stderr + cannotRun('mmdebstrap', made) + imported.stderr + cannotRun('docker import', imported),
+  };
+}
+
+/** What the two programs' errors keep: their last lines are what the failure says. */
+const IMPORT_ERRORS_KEPT = 64 * 1024;

@@ -44,6 +44,7 @@ export interface EnvironmentInput {
   readonly secretNames?: readonly string[];
 }
 
+/** One variable of the deployment environment: its value, where it came from, and whether it is a secret. */
 export interface EnvEntry {
   readonly name: string;
   readonly value: string;

@@ -1,7 +1,8 @@
 import dotenv from 'dotenv';
 import { CoreErrors } from '../errors/core-errors.js';
-import { assertValidVariableName } from './names.js';
+import { assertValidVariableName, isValidVariableName } from './names.js';
 
+/** One variable read from a file or an option: its name, value, and where it was read (never printed with the value). */
 export interface Assignment {
   readonly name: string;
   readonly value: string;
@@ -21,6 +22,33 @@ export function parseAssignment(text: string, origin: string): Assignment {
   const name = text.slice(0, eq);
   assertValidVariableName(name, origin);
   return { name, value: text.slice(eq + 1), origin };
+}
+
+/** How the option that gave `name` is written: `--env NAME`, `--addon-env ADDON:NAME` (origin "--addon-env ADDON"). */
+export function optionSpelling(origin: string, name: string): string {
+  return origin.startsWith('--addon-env ') ? `--addon-env ${origin.slice('--addon-env '.length)}:${name}` : `${origin} ${name}`;
+}
+
+/**
+ * `NAME=VALUE`, or a bare `NAME` whose value is taken from `environment` (runplan's
+ * own), as `docker run -e NAME` does: the value then is in no process's arguments,
+ * which every user of the machine can read in /proc/PID/cmdline. `inArguments`
+ * says which form it was.
+ */
+export function parseOptionAssignment(text: string, origin: string, environment: NodeJS.ProcessEnv): Assignment & { readonly inArguments: boolean } {
+  if (text.includes('=') || !isValidVariableName(text)) return { ...parseAssignment(text, origin), inArguments: true };
+  const value = environment[text];
+  if (value === undefined) {
+    // A token pasted alone can look like a name (ghp_…): only a conventional upper-case name is shown.
+    const shown = /^[A-Z_][A-Z0-9_]{0,63}$/.test(text);
+    throw CoreErrors.ENV_NOT_SET.create({
+      message: `${optionSpelling(origin, shown ? text : 'NAME')}${shown ? '' : ` (${text.length} characters, not shown: they may hold a secret)`} takes the value from runplan's own environment, which has no variable ${shown ? 'of that name' : 'so named'}.`,
+      ...(shown
+        ? { variable: text, fix: `Export ${text} to runplan before starting it (\`export ${text}\` in the script or service unit that runs runplan), or give it in a file with --app-env-file FILE.` }
+        : {}),
+    });
+  }
+  return { name: text, value, origin, inArguments: false };
 }
 
 /**

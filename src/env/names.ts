@@ -4,6 +4,7 @@ import { CoreErrors } from '../errors/core-errors.js';
 // POSIX shells (which run `npm start` scripts and rake tasks) cannot read such a name.
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Whether `name` may name a variable: ASCII letters, digits and "_", not starting with a digit. */
 export function isValidVariableName(name: string): boolean {
   return VALID_NAME.test(name);
 }

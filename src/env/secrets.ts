@@ -22,6 +22,7 @@ const SECRET_NAME_PATTERN = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|_PASS$|_PW
 
 const NO_NAMES: ReadonlySet<string> = new Set();
 
+/** Why a variable is secret: a name the specification or a buildpack declares, a credential-like name, or a URL with a password. */
 export type SecretReason = 'known' | 'name' | 'url-credentials';
 
 /**
@@ -43,7 +44,7 @@ function urlPassword(value: string): string | undefined {
 
 // Shorter values would turn ordinary words into "***" all over the output.
 const MIN_REDACTED_LENGTH = 3;
-export const REDACTED = '***';
+const REDACTED = '***';
 
 // A line of a multi-line secret (an SSH key) is printed on its own by line-based output.
 const MIN_REDACTED_LINE_LENGTH = 8;

@@ -17,6 +17,16 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Remove the NUL byte from the value (no process environment can hold one), and line breaks from a value runplan writes into a file (NPM_TOKEN into .npmrc).',
   },
+  ENV_NOT_SET: {
+    title: "--env NAME names a variable runplan's own environment does not have",
+    kind: 'input',
+    fix: 'Export the variable to runplan before starting it (`export NAME` in the script or service unit that runs runplan), or give it in a file with --app-env-file FILE.',
+  },
+  ENV_SECRET_COPIED: {
+    title: 'A variable that is not secret holds the value of a secret variable',
+    kind: 'input',
+    fix: 'Keep the value in the secret variable only and reference it by name: in a command (CC_RUN_COMMAND, a hook, a worker) write $NAME, which the shell expands when the command runs; elsewhere have the application read the secret variable.',
+  },
   ENV_FILE_UNREADABLE: {
     title: 'Environment file cannot be read',
     kind: 'input',
@@ -65,7 +75,22 @@ export const CoreErrors = defineErrors({
   BUILDPACK_MODULE_INVALID: {
     title: 'A buildpack module given with --buildpack cannot be used',
     kind: 'input',
-    fix: 'Name a module (a path, or a package installed where runplan runs) whose default export is a buildpack — an object with id, name, priority, detector.detect(), planner.plan() and defaultHealthCheck — or a function returning one; see docs/buildpack-authors.md.',
+    fix: 'Name a module (a file, a package directory whose package.json "exports" or "main" names its entry, or a package installed where runplan runs) whose default export is a buildpack — an object with id, name, priority, detector.detect(), planner.plan() and defaultHealthCheck — or a function returning one; see docs/buildpack-authors.md.',
+  },
+  BUILDPACK_TIMEOUT: {
+    title: "A buildpack's code did not finish in time",
+    kind: 'deployment',
+    fix: "Find why the buildpack named in the message hangs in the phase named (its module's top level, its factory, detect, its inventory provider's gather, or plan): a promise it never settles, a connection or program it waits on. If it only needs longer, raise the limit: --buildpack-timeout SECONDS or RUNPLAN_BUILDPACK_TIMEOUT (default 60 s), or RUNPLAN_INVENTORY_TIMEOUT for gathering an inventory (default 600 s).",
+  },
+  BUILDPACK_FAILED: {
+    title: "A buildpack's code failed",
+    kind: 'deployment',
+    fix: "This is a bug of the buildpack named in the message: its code threw an error that is not one of runplan's coded errors (the error is in the message, and in details.cause with --json and --events). Report it to the buildpack's author, or remove the --buildpack that adds it.",
+  },
+  BUILDPACK_RESULT_INVALID: {
+    title: 'A buildpack returned something its contract does not allow',
+    kind: 'deployment',
+    fix: "This is a bug of the buildpack named in the message: what its detect() or plan() returned does not match the contract (docs/buildpack-authors.md); the message lists the fields at fault. Report it to the buildpack's author, or remove the --buildpack that adds it.",
   },
   APP_FILE_NOT_REGULAR: {
     title: 'A file the application must provide is not a regular file',
@@ -87,6 +112,11 @@ export const CoreErrors = defineErrors({
     kind: 'internal',
     fix: 'This is a bug in the buildpack named in the message; report it with the plan output.',
   },
+  PLAN_STACK_UNRESOLVED: {
+    title: 'This host cannot say where the programs the plan names are',
+    kind: 'deployment',
+    fix: "Carry the plan out with the buildpack of its type registered (the built-in buildpacks say where their programs are), or in an image of the plan's stack (runplan image).",
+  },
   PLAN_DOCUMENT_INVALID: {
     title: 'A run plan read from JSON does not match the schema',
     kind: 'input',
@@ -101,6 +131,11 @@ export const CoreErrors = defineErrors({
     title: 'A saved run plan has a schema version this runplan does not carry out',
     kind: 'input',
     fix: 'Plan again with this runplan (`runplan plan --json`), or carry the plan out with the runplan version named in it.',
+  },
+  PLAN_SECRET_VALUE: {
+    title: 'The plan would hold the value of a secret variable',
+    kind: 'input',
+    fix: "Find where the application's files copy the secret's value (a script of package.json, a configuration file the buildpack reads) and reference the variable by name there ($NAME in a shell command); if the application holds no copy, it is a bug of the buildpack named in the message: report it.",
   },
   PLAN_SECRET_MISSING: {
     title: 'A saved run plan needs the value of a secret variable',
@@ -232,6 +267,11 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Check free disk space, and that the work directory (--work-dir or RUNPLAN_WORK_DIR, default <cache-dir>/apps) is a directory this user can write.',
   },
+  BUILD_TREE_CHANGED: {
+    title: 'The application changed its build under runplan',
+    kind: 'input',
+    fix: "Let hooks, install scripts and the application write their own files only: do not replace folders of the build (the application's folder, node_modules, .runplan, a cached folder) by links, remove them or make them unreadable while runplan works in them. The message names the path and what runplan was doing.",
+  },
   BUILD_FILE_ESCAPES_APP: {
     title: 'A file runplan writes into the build would land outside the application',
     kind: 'input',
@@ -241,6 +281,11 @@ export const CoreErrors = defineErrors({
     title: 'A process could not be started',
     kind: 'deployment',
     fix: 'Check that the command exists in the built application (for example the file named by main).',
+  },
+  RUN_PROCESS_EXITED: {
+    title: 'The web process exited before the deployment was accepted',
+    kind: 'deployment',
+    fix: 'Read the process\'s last lines of output (in the error\'s details and in the log above it) and fix what made it exit: a program not found (exit status 127) must be installed by the build; a file the build should have made (dist/, .next/) needs the build script run (CC_POST_BUILD_HOOK, e.g. "npm run build"); the web command must keep the server running in the foreground.',
   },
   RUN_PORT_IN_USE: {
     title: 'The web port is already in use',
@@ -272,10 +317,10 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: "Check that mmdebstrap and the Debian mirror of this host's apt sources work (apt-get update), then run `runplan stack` again.",
   },
-  K8S_MEMORY_BELOW_HEAP: {
-    title: 'The Pods would get less memory than the heap the plan sets',
-    kind: 'input',
-    fix: 'Give --cpus and --memory of the instance the plan was made for (or more memory), or plan again for the size the Pods get.',
+  STACK_TOOL_MISSING: {
+    title: 'A program that builds the stack images is not installed',
+    kind: 'deployment',
+    fix: 'Install the Debian package the message names (apt-get install mmdebstrap), then run `runplan stack` (npm run stack-images) again.',
   },
   SWARM_NOT_MANAGER: {
     title: 'The Docker engine is not a swarm manager',
@@ -287,11 +332,6 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Read the task errors and the health check above (`docker service ps --no-trunc SERVICE`, `docker service logs SERVICE`); fix the application or its variables and deploy again. An update that failed was rolled back: the previous version keeps serving.',
   },
-  SWARM_PROCESS_GROUP: {
-    title: 'Processes that must share a container cannot be grouped',
-    kind: 'input',
-    fix: "A process that waits on a unix socket or a port on 127.0.0.1 must be grouped with the process that opens it: name the socket path (or port) in that process's command, or run the application with `runplan run`.",
-  },
   SWARM_IMAGE_MISMATCH: {
     title: 'The image was built from another plan',
     kind: 'input',
@@ -302,10 +342,25 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: 'Run `runplan --help` for the commands and options.',
   },
+  CLI_UNFINISHED: {
+    title: 'The command stopped before it finished',
+    kind: 'deployment',
+    fix: 'Nothing was done to completion: runplan was left waiting on something nothing would ever finish (a promise no program, timer or connection settles), which is a bug of runplan or of a --buildpack module. Run the command again with --events to see how far it got, and report it.',
+  },
+  CLI_INTERRUPTED: {
+    title: 'The command was interrupted',
+    kind: 'deployment',
+    fix: 'A signal (SIGINT or SIGTERM) stopped the command before it finished; what it started was stopped and an unfinished build removed. Run it again.',
+  },
   HOST_INVALID_SETTING: {
     title: 'Invalid host setting',
     kind: 'input',
     fix: 'Give the port as an integer 1–65535, CPUs as a positive integer and memory as e.g. 512M or 2G.',
+  },
+  HOST_PROGRAM_TIMEOUT: {
+    title: 'A program of this host did not finish in time',
+    kind: 'deployment',
+    fix: 'Find why the program named in the message hangs on this host (a prompt waiting for input, an unreachable engine or mirror, a full disk) and run the command again.',
   },
   HOST_APP_USER: {
     title: 'The unprivileged user cannot be used',

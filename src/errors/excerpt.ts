@@ -12,6 +12,14 @@ export const EXCERPT_MAX_CHARS = 120;
 // C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+/** Whether `text` holds a character escapeControls would escape: a line break, a control, an invisible or reordering character. */
+export function hasUnsafeCharacters(text: string): boolean {
+  UNSAFE.lastIndex = 0;
+  const found = UNSAFE.test(text);
+  UNSAFE.lastIndex = 0;
+  return found;
+}
+
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
 
 /** `text` with every control or invisible character written as an escape (`\n`, `\u001b`). */
@@ -56,4 +64,15 @@ export function quoteJsonValue(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   return String(typeof value);
+}
+
+/**
+ * `NAME='value'`: a variable assignment a fix tells the user to make, quoted for
+ * a POSIX shell (`--env NAME='…'`), so that a `$PORT` in it reaches the
+ * application instead of being expanded by the user's shell. The value comes
+ * from the application's files: bounded and escaped as lineExcerpt does.
+ */
+export function assignmentExcerpt(name: string, value: string, max = EXCERPT_MAX_CHARS): string {
+  const shown = lineExcerpt(value, max);
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(shown) ? `${name}=${shown}` : `${name}='${shown.replace(/'/g, `'\\''`)}'`;
 }

@@ -32,6 +32,7 @@ export interface ErrorOccurrence {
 
 const RUNPLAN_ERROR_BRAND = Symbol.for('runplan.error');
 
+/** An error with a stable code (RUNPLAN_E_… or a buildpack's prefix): the cause, how to fix it, and the file or variable at fault. Created from a definition (defineErrors), never directly. */
 export class RunplanError extends Error {
   /** The same in every copy of runplan loaded in a process (isRunplanError). */
   readonly [RUNPLAN_ERROR_BRAND] = true;
@@ -82,16 +83,20 @@ export interface ErrorType extends ErrorDefinition {
 
 /** How codes begin: `RUNPLAN` for runplan and its buildpacks; a host's buildpack chooses its own. */
 export interface CodeOptions {
-  /** Upper-case letters and digits, e.g. "ACME" for codes `ACME_E_<AREA>_<WHAT>` and `ACME_W_<AREA>_<WHAT>`. */
+  /**
+   * Upper-case letters and digits, e.g. "ACME" for codes `ACME_E_<AREA>_<WHAT>` and
+   * `ACME_W_<AREA>_<WHAT>`; words may be joined by "_" ("RUNPLAN_HOST": a host on runplan).
+   */
   readonly prefix?: string;
 }
 
-const PREFIX_PATTERN = /^[A-Z][A-Z0-9]*$/;
+// Never ending in _E or _W, which would make a code read as another prefix's.
+const PREFIX_PATTERN = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]{2,})*$/;
 
 /** The full code of `key`, or a thrown Error (a programming mistake of the buildpack's author, caught by its first test). */
 export function codeOf(key: string, kind: 'E' | 'W', options: CodeOptions = {}): string {
   const prefix = options.prefix ?? 'RUNPLAN';
-  if (!PREFIX_PATTERN.test(prefix)) throw new Error(`invalid code prefix ${JSON.stringify(prefix)}: expected upper-case letters and digits, e.g. ACME`);
+  if (!PREFIX_PATTERN.test(prefix)) throw new Error(`invalid code prefix ${JSON.stringify(prefix)}: expected upper-case letters and digits (words joined by "_"), e.g. ACME`);
   const code = `${prefix}_${kind}_${key}`;
   const what = kind === 'E' ? 'error' : 'warning';
   if (!/^[A-Z0-9]+_[A-Z0-9_]+$/.test(key) || key.endsWith('_')) throw new Error(`invalid ${what} code ${code}: expected ${prefix}_${kind}_<AREA>_<WHAT>`);
@@ -117,6 +122,7 @@ export function defineErrors<K extends string>(definitions: Record<K, Omit<Error
   return out;
 }
 
+/** Whether a value is a RunplanError, also one from another copy of runplan loaded in the process (it is told by a brand, not by class). */
 export function isRunplanError(error: unknown): error is RunplanError {
   // By brand, not by class: a host's buildpack may load runplan's ES module build while the CLI runs its
   // own bundle (or the CommonJS build), each with a RunplanError class of its own.

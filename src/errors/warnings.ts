@@ -16,6 +16,7 @@ export interface Warning {
   readonly fix?: string;
 }
 
+/** A declared warning code (defineWarnings), which creates plan warnings with that code. */
 export interface WarningType extends WarningDefinition {
   /** A plan warning with this code; `fix` defaults to the definition's. */
   create(occurrence: { message: string; file?: string; variable?: string; fix?: string }): Warning;
@@ -45,6 +46,7 @@ export function defineWarnings<K extends string>(definitions: Record<K, Omit<War
   return out;
 }
 
+/** Lists the definitions of one or more groups of warnings, for documentation and catalogues. */
 export function listWarningDefinitions(...groups: Array<Record<string, WarningType>>): WarningDefinition[] {
   return groups.flatMap((g) => Object.values(g).map(({ code, title, fix }) => ({ code, title, fix })));
 }

@@ -3,11 +3,13 @@ import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { thawDirectories } from './freeze.js';
 
+/** Options of ensureCached. */
 export interface EnsureCachedOptions {
   /** Put a new copy in place of an existing entry (a layer saved again) rather than use it. */
   readonly replace?: boolean;
 }
 
+/** A complete entry of the shared cache (ensureCached): its directory, and whether it was there already. */
 export interface CachedEntry {
   readonly dir: string;
   /** True when the entry was there already and `fill` did not run. */

@@ -32,6 +32,7 @@ export const MAX_APP_FILE_BYTES = 4 * 1024 * 1024;
 /** Lock files of large applications reach tens of megabytes; only hashed, never printed. */
 export const MAX_LOCKFILE_BYTES = 128 * 1024 * 1024;
 
+/** Options of FileSource reads. */
 export interface ReadOptions {
   /** Largest size accepted, in bytes (default MAX_APP_FILE_BYTES). */
   readonly maxBytes?: number;

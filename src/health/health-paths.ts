@@ -1,8 +1,9 @@
 import type { DefaultHealthCheck } from '../buildpack/contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import { hasUnsafeCharacters, quoteExcerpt } from '../errors/excerpt.js';
 import type { HealthCheckPlan } from '../plan/schema.js';
 
-export const HEALTH_DEFAULTS = {
+const HEALTH_DEFAULTS = {
   readyTimeoutMs: 60_000,
   requestTimeoutMs: 5_000,
   retryDelayMs: 1_000,
@@ -45,14 +46,18 @@ export function healthPathsFromEnv(lookup: Iterable<[string, string]>): HealthPa
 
 function validatePath(raw: string, variable: string): string {
   const path = raw.trim();
-  // eslint-disable-next-line no-control-regex
-  if (!path.startsWith('/') || /[\s\x00-\x1f\x7f]/.test(path) || path.startsWith('//')) {
+  if (!isHealthPath(path)) {
     throw CoreErrors.HEALTH_CHECK_PATH_INVALID.create({
-      message: `${variable}=${JSON.stringify(raw)} is not a URL path: it must start with a single "/" and contain no spaces or control characters.`,
+      message: `${variable}=${quoteExcerpt(raw)} is not a URL path: it must start with a single "/" and contain no spaces or control characters.`,
       variable,
     });
   }
   return path;
+}
+
+/** A URL path runplan requests and prints on a line of its own: one "/" first, no space, no control or invisible character. */
+export function isHealthPath(path: string): boolean {
+  return path.startsWith('/') && !path.startsWith('//') && !/\s/.test(path) && !hasUnsafeCharacters(path);
 }
 
 /** The plan's health check: configured paths, else the buildpack's default behaviour. */

@@ -40,10 +40,12 @@ export class HttpHealthChecker implements HealthChecker {
     const host = base.hostname.replace(/^\[|\]$/g, '');
     const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
 
+    const started = this.clock.now();
     const portOpen = await this.waitForPort(host, port, deadline, signal, target.portProbe === 'http' ? base : undefined);
     if (check.kind === 'port') {
       if (!portOpen) {
-        return this.fail(logger, 'not-listening', `port ${port} did not accept connections within ${formatSeconds(check.readyTimeoutMs)}`);
+        const waited = signal?.aborted ? `; the check stopped after ${formatSeconds(this.clock.now() - started)}: ${whyStopped(signal.reason)}` : ` within ${formatSeconds(check.readyTimeoutMs)}`;
+        return this.fail(logger, 'not-listening', `port ${port} did not accept connections${waited}`);
       }
       const scope = target.verifyListenAddress ? await listenScope(port) : 'unknown';
       if (scope === 'loopback-only') {
@@ -98,6 +100,12 @@ export class HttpHealthChecker implements HealthChecker {
     logger.health(HEALTH_CLOSING_LINE, 'error');
     return { ok: false, results: [], problem: { kind, message } };
   }
+}
+
+/** Why the caller stopped the check early: an interruption, or what its abort reason says (the web process exited). */
+function whyStopped(reason: unknown): string {
+  if (typeof reason === 'string') return /^SIG[A-Z]+$/.test(reason) ? `interrupted by ${reason}` : reason;
+  return reason instanceof Error && !(reason.name === 'AbortError') ? reason.message : 'interrupted';
 }
 
 function toResult(path: string, outcome: ProbeOutcome): PathResult & { transient: boolean } {

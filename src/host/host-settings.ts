@@ -41,20 +41,41 @@ export interface HostSettings {
    */
   readonly buildLockWaitMs?: number;
   /**
+   * How long the web process must stay up once its health check passed before
+   * the deployment is accepted: one that exits meanwhile fails it
+   * (RUNPLAN_E_RUN_PROCESS_EXITED). 0 accepts at once. Default 3 s, or
+   * $RUNPLAN_STABILITY_WINDOW (seconds).
+   */
+  readonly stabilityWindowMs?: number;
+  /**
    * A known_hosts file of the host: the SSH host keys that git over SSH
    * (CC_SSH_PRIVATE_KEY) trusts during builds, with the deployment's
    * CC_SSH_KNOWN_HOSTS. Default $RUNPLAN_SSH_KNOWN_HOSTS; without either, host
    * keys are trusted on first use (docs/service.md, "Private SSH key").
    */
   readonly sshKnownHostsFile?: string;
+  /**
+   * How long one call into a buildpack's code may take — loading its module,
+   * its factory, `detect`, `plan` — before it is abandoned with
+   * RUNPLAN_E_BUILDPACK_TIMEOUT. Default 60 s, or $RUNPLAN_BUILDPACK_TIMEOUT (seconds).
+   */
+  readonly buildpackTimeoutMs?: number;
+  /**
+   * The same for an inventory provider's `gather`, which may run programs and
+   * fetch from the network. Default 600 s, or $RUNPLAN_INVENTORY_TIMEOUT (seconds).
+   */
+  readonly inventoryTimeoutMs?: number;
 }
 
 export const DEFAULT_BUILD_STEP_TIMEOUT_MS = 30 * 60_000;
 export const DEFAULT_BUILD_LOCK_WAIT_MS = 10 * 60_000;
+export const DEFAULT_STABILITY_WINDOW_MS = 3_000;
+const DEFAULT_BUILDPACK_TIMEOUT_MS = 60_000;
+const DEFAULT_INVENTORY_TIMEOUT_MS = 10 * 60_000;
 // setTimeout's limit (about 24 days): longer would fire at once.
 const MAX_DURATION_MS = 2 ** 31 - 1;
 
-export const DEFAULT_PORT = 8080;
+const DEFAULT_PORT = 8080;
 
 export { defaultCacheDir };
 
@@ -75,11 +96,14 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
     ...(partial.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: partial.healthTimeoutMs }),
     buildStepTimeoutMs: partial.buildStepTimeoutMs ?? secondsFromEnv('RUNPLAN_BUILD_STEP_TIMEOUT', 1) ?? DEFAULT_BUILD_STEP_TIMEOUT_MS,
     buildLockWaitMs: partial.buildLockWaitMs ?? secondsFromEnv('RUNPLAN_BUILD_LOCK_WAIT', 0) ?? DEFAULT_BUILD_LOCK_WAIT_MS,
+    stabilityWindowMs: partial.stabilityWindowMs ?? secondsFromEnv('RUNPLAN_STABILITY_WINDOW', 0) ?? DEFAULT_STABILITY_WINDOW_MS,
+    ...buildpackLimits(partial),
   };
   const knownHosts = partial.sshKnownHostsFile ?? (process.env.RUNPLAN_SSH_KNOWN_HOSTS || undefined);
   if (knownHosts !== undefined) settings = { ...settings, sshKnownHostsFile: knownHosts };
   assertDuration(settings.buildStepTimeoutMs as number, 'the build step timeout', 1);
   assertDuration(settings.buildLockWaitMs as number, 'the build lock wait', 0);
+  assertDuration(settings.stabilityWindowMs as number, 'the stability window', 0);
   assertPort(settings.port, 'port');
   if (!Number.isInteger(settings.instance.cpus) || settings.instance.cpus < 1) {
     throw CoreErrors.HOST_INVALID_SETTING.create({ message: `instance CPUs must be a positive integer, got ${settings.instance.cpus}.` });
@@ -115,6 +139,17 @@ function assertDuration(ms: number, what: string, minMs: number): void {
   if (!Number.isInteger(ms) || ms < minMs || ms > MAX_DURATION_MS) {
     throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${what} must be a whole number of milliseconds from ${minMs} to ${MAX_DURATION_MS}, got ${ms}.` });
   }
+}
+
+/** The limits of calls into buildpacks' code, from the host's settings or runplan's environment; known before anything else is resolved (loading a --buildpack). */
+export function buildpackLimits(partial: Partial<HostSettings> = {}): Required<Pick<HostSettings, 'buildpackTimeoutMs' | 'inventoryTimeoutMs'>> {
+  const limits = {
+    buildpackTimeoutMs: partial.buildpackTimeoutMs ?? secondsFromEnv('RUNPLAN_BUILDPACK_TIMEOUT', 1) ?? DEFAULT_BUILDPACK_TIMEOUT_MS,
+    inventoryTimeoutMs: partial.inventoryTimeoutMs ?? secondsFromEnv('RUNPLAN_INVENTORY_TIMEOUT', 1) ?? DEFAULT_INVENTORY_TIMEOUT_MS,
+  };
+  assertDuration(limits.buildpackTimeoutMs, 'the buildpack timeout', 1);
+  assertDuration(limits.inventoryTimeoutMs, 'the inventory timeout', 1);
+  return limits;
 }
 
 /** Parses "512M", "2G", "2048" (megabytes) into megabytes. */

@@ -14,6 +14,7 @@ const InstanceSizeSchema = z.object({
   memoryMb: z.number().int().positive(),
 });
 
+/** The schema of an inventory: what runplan learned from a machine for planning (`runplan inventory`). */
 export const InventorySchema = z
   .object({
     schemaVersion: z.literal(INVENTORY_SCHEMA_VERSION),
@@ -22,6 +23,7 @@ export const InventorySchema = z
   })
   .describe('What runplan learned from a machine for planning.');
 
+/** What runplan learned from a machine for planning: its size and each buildpack's part (gatherInventory, parseInventory). */
 export type Inventory = z.infer<typeof InventorySchema>;
 
 /** What a buildpack's inventory provider may use while gathering. */

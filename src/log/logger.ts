@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { Redactor } from '../env/secrets.js';
 
 /** Where a line came from: runplan itself, a build step, a process, or the health check. */
@@ -19,6 +18,7 @@ export type RunEvent =
   | { readonly type: 'process-exited'; readonly process: string; readonly code: number | null; readonly signal: string | null }
   | { readonly type: 'health-check'; readonly path: string; readonly status: number | null; readonly ok: boolean };
 
+/** One line of a build or a deployment, already redacted: where it came from, its level, its text and, for some, an event. */
 export interface LogLine {
   readonly origin: LineOrigin;
   readonly level: 'info' | 'warn' | 'error';
@@ -27,6 +27,7 @@ export interface LogLine {
   readonly event?: RunEvent;
 }
 
+/** Where a Logger sends every line (already redacted). */
 export type LogSink = (line: LogLine) => void;
 
 /**
@@ -40,7 +41,7 @@ export class Logger {
   ) {}
 
   emit(origin: LineOrigin, text: string, level: LogLine['level'] = 'info', event?: RunEvent): void {
-    const redacted = this.redactor ? this.redactor.redact(text) : text;
+    const redacted = this.redact(text);
     this.sink(event === undefined ? { origin, level, text: redacted } : { origin, level, text: redacted, event: this.redactEvent(event) });
   }
 
@@ -63,6 +64,11 @@ export class Logger {
       case 'health-check':
         return { ...event, path: r(event.path) };
     }
+  }
+
+  /** `text` as the sink would receive it: for what is kept and reported later (a process's last lines). */
+  redact(text: string): string {
+    return this.redactor ? this.redactor.redact(text) : text;
   }
 
   info(text: string): void {
@@ -92,26 +98,5 @@ export function memorySink(): LogSink & { lines: LogLine[] } {
   return sink;
 }
 
-/** Splits a stream of chunks into lines; a partial line is kept until completed or flushed. */
-export class LineSplitter {
-  private pending = '';
-  // A multi-byte character split across chunks must not become two broken ones.
-  private readonly decoder = new StringDecoder('utf8');
-  constructor(private readonly onLine: (line: string) => void) {}
-
-  push(chunk: string | Uint8Array): void {
-    this.pending += typeof chunk === 'string' ? chunk : this.decoder.write(Buffer.from(chunk));
-    let nl = this.pending.indexOf('\n');
-    while (nl >= 0) {
-      this.onLine(this.pending.slice(0, nl).replace(/\r$/, ''));
-      this.pending = this.pending.slice(nl + 1);
-      nl = this.pending.indexOf('\n');
-    }
-  }
-
-  flush(): void {
-    this.pending += this.decoder.end();
-    if (this.pending !== '') this.onLine(this.pending);
-    this.pending = '';
-  }
-}
+// Kept here too: engines and hosts import it from the logger.
+export { LineSplitter } from './line-splitter.js';

@@ -6,6 +6,7 @@ export interface DecisionRequest {
   readonly value: string | null | undefined;
 }
 
+/** What decide() is given: the decision, the places that may ask, strongest first, and the default. */
 export interface DecideInput {
   /** Stable identifier, e.g. "node.version". */
   readonly id: string;

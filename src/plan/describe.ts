@@ -1,14 +1,25 @@
 import type { BuildStep, Command } from './schema.js';
 
-/** A command as the user would type it. */
-export function describeCommand(command: Command): string {
-  return command.kind === 'exec' ? command.argv.map(quoteArg).join(' ') : command.script;
+export interface DescribeOptions {
+  /** Every argument whole: a plan diff must see a change anywhere in an inline script. */
+  readonly full?: boolean;
+}
+
+/** A command as the user would type it; an argument of several lines (a `node -e` script) as its first line and how many follow, unless `full`. */
+export function describeCommand(command: Command, options: DescribeOptions = {}): string {
+  if (command.kind !== 'exec') return command.script;
+  return command.argv.map((arg) => quoteArg(options.full ? arg : firstLine(arg))).join(' ');
+}
+
+function firstLine(arg: string): string {
+  const lines = arg.split('\n');
+  return lines.length > 1 ? `${lines[0]} … (${lines.length - 1} more lines)` : arg;
 }
 
 /** What a build step does, in one line. */
-export function describeStep(step: BuildStep): string {
+export function describeStep(step: BuildStep, options: DescribeOptions = {}): string {
   const run = step.run;
-  if (run.kind !== 'install') return describeCommand(run);
+  if (run.kind !== 'install') return describeCommand(run, options);
   const from = run.source.type === 'npm' ? `${run.source.name}@${run.source.version} from the npm registry` : run.source.url;
   return `install ${from} into ${run.target}`;
 }

@@ -31,6 +31,7 @@ function compare<T>(area: PlanChange['area'], before: Keyed<T>, after: Keyed<T>,
 }
 
 const explain = (d: Decision) => `${d.source}: ${d.reason}`;
+const decisionsOf = (plan: RunPlan): Decision[] => [...(plan.instance ? [plan.instance.decision] : []), ...plan.decisions];
 
 /**
  * What changed from `before` to `after` and why: runtimes, decisions, build
@@ -50,8 +51,9 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
     ),
     ...compare(
       'decision',
-      byKey(before.decisions, (d) => d.id),
-      byKey(after.decisions, (d) => d.id),
+      // The instance it was sized for is a decision too, kept beside them as data.
+      byKey(decisionsOf(before), (d) => d.id),
+      byKey(decisionsOf(after), (d) => d.id),
       (d) => d.resolved,
       explain,
     ),
@@ -59,7 +61,7 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
       'step',
       byKey(before.build.steps, (s) => s.name),
       byKey(after.build.steps, (s) => s.name),
-      (s) => `${describeStep(s)}${envNames(s.env)}`,
+      (s) => `${describeStep(s, { full: true })}${envNames(s.env)}`,
       (s) => s.description,
     ),
     ...compare(
@@ -72,13 +74,13 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
       'process',
       byKey(before.processes, (p) => p.name),
       byKey(after.processes, (p) => p.name),
-      (p) => `${describeCommand(p.command)}${p.port ? ` on port ${p.port}` : ''}; restart ${p.restart.policy}${envNames(p.env)}`,
+      (p) => `${describeCommand(p.command, { full: true })}${p.port ? ` on port ${p.port}` : ''}; restart ${p.restart.policy}${envNames(p.env)}`,
     ),
     ...compare(
       'run-hook',
       byKey(runHookSteps(before), (s) => s.name),
       byKey(runHookSteps(after), (s) => s.name),
-      (s) => `${describeStep(s)}${envNames(s.env)}`,
+      (s) => `${describeStep(s, { full: true })}${envNames(s.env)}`,
       (s) => s.description,
     ),
     ...compare('health-check', new Map([['health check', before.healthCheck]]), new Map([['health check', after.healthCheck]]), (h) =>
@@ -94,7 +96,8 @@ export function diffPlans(before: RunPlan, after: RunPlan): PlanChange[] {
       'file',
       byKey(before.files, (f) => f.path),
       byKey(after.files, (f) => f.path),
-      (f) => `mode ${f.mode.toString(8)}, ${f.phase} phase, ${JSON.stringify(f.content).length} characters of content ${digest(JSON.stringify(f.content))}`,
+      (f) =>
+        `mode ${f.mode.toString(8)}, ${f.phase} phase, ${JSON.stringify(f.content).length} characters of content ${digest(JSON.stringify(f.content))}${f.afterBuild ? `, ${f.afterBuild.action === 'remove' ? 'removed' : 'rewritten'} after the build` : ''}`,
     ),
     ...compare(
       'warning',

@@ -1,5 +1,6 @@
 import type { ErrorType } from '../errors/runplan-error.js';
-import type { StepFailureRule } from './schema.js';
+import type { WarningDefinition } from '../errors/warnings.js';
+import type { OutputWarningRule, StepFailureRule } from './schema.js';
 
 /**
  * An onFailure rule raising one of a buildpack's documented codes: how a plan
@@ -22,4 +23,13 @@ export function failureRule(
       ...(occurrence.variable === undefined ? {} : { variable: occurrence.variable }),
     },
   };
+}
+
+/**
+ * A warnOn rule raising one of a buildpack's documented warning codes when a
+ * step that succeeded prints a line matching `pattern` (its first group names
+ * what was skipped; `{matches}` in the message lists them).
+ */
+export function outputWarning(type: WarningDefinition, pattern: string, message: string, fix: string = type.fix): OutputWarningRule {
+  return { pattern, warning: { code: type.code, message, fix } };
 }

@@ -2,7 +2,7 @@ import { decide } from '../plan/decide.js';
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
-import { quoteExcerpt } from '../errors/excerpt.js';
+import { hasUnsafeCharacters, quoteExcerpt } from '../errors/excerpt.js';
 import { isInside, isMissing, unreadable } from '../files/app-path.js';
 import type { FileSource } from '../files/file-source.js';
 import type { Decision } from '../plan/schema.js';
@@ -18,6 +18,13 @@ export const APP_FOLDER_VARIABLE = 'APP_FOLDER';
 export function normaliseAppFolder(value: string): string {
   const outside = (why: string) => CoreErrors.APP_FOLDER_OUTSIDE.create({ message: `APP_FOLDER=${quoteExcerpt(value)} ${why}.`, variable: APP_FOLDER_VARIABLE });
   if (value.includes('\0')) throw outside('holds a NUL byte, which no path can');
+  // runplan prints the folder (in build directories, plans, messages): a line break would forge a line of its output.
+  if (hasUnsafeCharacters(value.trim())) {
+    throw CoreErrors.APP_FOLDER_NOT_FOUND.create({
+      message: `APP_FOLDER=${quoteExcerpt(value)} holds a line break, control or invisible character: runplan deploys no folder of such a name (the repository root is not deployed instead).`,
+      variable: APP_FOLDER_VARIABLE,
+    });
+  }
   if (isAbsolute(value) || /^[A-Za-z]:[\\/]/.test(value)) throw outside('is an absolute path; the folder is named relative to the repository root');
   const parts: string[] = [];
   for (const part of value.trim().split(/[\\/]+/)) {
@@ -56,6 +63,22 @@ export function checkAppFolderOnDisk(repositoryRoot: string, folder: string): st
   }
   if (!statSync(real).isDirectory()) throw notFound(folder, 'is a file, not a folder');
   return abs;
+}
+
+/**
+ * The application as planning finds it on disk: the repository a directory
+ * (RUNPLAN_E_APP_DIR_NOT_FOUND), and APP_FOLDER's folder a directory reached
+ * inside it (checkAppFolderOnDisk). Returns the application's directory.
+ */
+export function checkApplicationOnDisk(repositoryRoot: string, folder: string): string {
+  let info: ReturnType<typeof statSync> | undefined;
+  try {
+    info = statSync(repositoryRoot);
+  } catch {
+    info = undefined;
+  }
+  if (!info?.isDirectory()) throw CoreErrors.APP_DIR_NOT_FOUND.create({ message: `${repositoryRoot} is not a directory.`, file: repositoryRoot });
+  return checkAppFolderOnDisk(repositoryRoot, folder);
 }
 
 /** The same checks on any FileSource (an in-memory tree): its own reads refuse paths that leave it. */

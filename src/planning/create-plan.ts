@@ -1,26 +1,33 @@
-import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Buildpack } from '../buildpack/contract.js';
+import { callBuildpack } from '../buildpack/call-buildpack.js';
+import type { Buildpack, PlanContext, PlanContribution } from '../buildpack/contract.js';
+import { PlanContributionSchema } from '../buildpack/contribution-schema.js';
 import { selectBuildpack } from '../buildpack/detect.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { redactError } from '../env/redact-error.js';
 import { addServiceVariables, assembleEnvironment, type Environment, type EnvironmentInput } from '../env/assemble.js';
+import { assertNoSecretCopied, MIN_COPIED_SECRET_LENGTH } from '../env/copied-secrets.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import { lineExcerpt, quoteJsonValue } from '../errors/excerpt.js';
+import { listIssues } from '../errors/issues.js';
 import { DirectorySource } from '../files/directory-source.js';
 import type { FileSource } from '../files/file-source.js';
 import { SubdirectorySource } from '../files/sub-source.js';
 import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
-import { defaultCacheDir, resolveHostSettings, serviceVariables, type HostSettings } from '../host/host-settings.js';
+import { buildpackLimits, defaultCacheDir, resolveHostSettings, serviceVariables, type HostSettings } from '../host/host-settings.js';
 import { gatherInventory, inventoryPart } from './gather-inventory.js';
 import type { Inventory } from '../inventory/inventory.js';
 import { PLAN_SCHEMA_VERSION, RunPlanSchema, type Decision, type RunPlan } from '../plan/schema.js';
-import { APP_FOLDER_VARIABLE, appFolderDecision, checkAppFolderInSource, checkAppFolderOnDisk, normaliseAppFolder } from './app-folder.js';
+import { APP_FOLDER_VARIABLE, appFolderDecision, checkAppFolderInSource, checkApplicationOnDisk, normaliseAppFolder } from './app-folder.js';
 import { RUNPLAN_VERSION } from '../version.js';
+import { checkPlanValues } from './check-plan.js';
 import { resolveBuildCache } from './resolve-build-cache.js';
 import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
+import { planInstance } from './resolve-instance.js';
 import { resolveSshKey, SSH_KEY_VARIABLE, SSH_KNOWN_HOSTS_VARIABLE } from './resolve-ssh-key.js';
 import { resolveWorkers } from './resolve-workers.js';
 
+/** Options of createPlan: the buildpacks, the application, its environment, the host, the inventory and a previous plan. */
 export interface CreatePlanOptions {
   /** The buildpacks to choose from. */
   readonly registry: BuildpackRegistry;
@@ -41,8 +48,11 @@ export interface CreatePlanOptions {
   readonly inventory?: Inventory;
   /** A plan made earlier: defaults stay what it resolved while still available and allowed. */
   readonly previous?: RunPlan;
+  /** Stops waiting for a buildpack's code (RUNPLAN_E_BUILD_INTERRUPTED). */
+  readonly signal?: AbortSignal;
 }
 
+/** What createPlan returns: the secret-free plan, and the full environment it was made with. */
 export interface PlanResult {
   /** The plan: secret-free by construction, to show, store, send or carry out. */
   readonly plan: RunPlan;
@@ -65,21 +75,31 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
   // application's setting, is known before anything is read.
   const environment = assembleEnvironment({ ...options.env, service: {}, secretNames: [...(options.env?.secretNames ?? []), ...options.registry.secretVariables()] });
   const { files, repository, folder, decision: folderDecision } = await applicationFiles(options, environment);
-  const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type);
-  const inventory = options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id] }));
+  // Known before anything else of the host: every call into a buildpack's code is bounded by them.
+  const limits = buildpackLimits(options.host);
+  const signal = options.signal ? { signal: options.signal } : {};
+  const call = { timeoutMs: limits.buildpackTimeoutMs, ...signal };
+  const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type, call);
+  const inventory =
+    options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id], timeoutMs: limits.inventoryTimeoutMs, ...signal }));
   const host = resolveHostSettings({ ...options.host, instance: options.host?.instance ?? inventory.host.instance });
   addServiceVariables(environment, { ...serviceVariables(host), ...options.env?.service });
+  assertNoSecretCopied(
+    environment.list().filter((e) => !e.secret),
+    [...environment.list(), ...environment.withheldList()].filter((e) => e.secret),
+  );
 
   // Errors of the buildpack's resolution may quote a variable's value: they leave redacted.
   try {
-    const contribution = await buildpack.planner.plan({
+    const context: PlanContext = {
       files,
       ...(folder === '' ? {} : { repository, folder }),
       env: environment,
       host,
       inventory: inventoryPart(inventory, buildpack),
       ...(options.previous ? { previous: options.previous } : {}),
-    });
+    };
+    const contribution = contributionOf(buildpack, await callBuildpack(buildpack.id, 'plan', call, () => buildpack.planner.plan(context)));
     for (const d of contribution.envDefaults ?? []) environment.putDefault(d.name, d.value, `${buildpack.id} buildpack: ${d.reason}`);
 
     const healthCheck = planHealthCheck(healthPathsFromEnv(environment.list().map((e) => [e.name, e.value])), contribution.defaultHealthCheck ?? buildpack.defaultHealthCheck, host.port, {
@@ -110,6 +130,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       runplanVersion: RUNPLAN_VERSION,
       app: { type: buildpack.id, detection, ...(folder === '' ? {} : { folder }) },
       runtimes: [...contribution.runtimes],
+      instance: planInstance(host.instance, options.host?.instance),
       decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions, ...cache.decisions, ...(ssh.decision ? [ssh.decision] : [])],
       environment: environment.toPlan(),
       build: { steps: hooks.steps, ...(ssh.sshKey ? { sshKey: ssh.sshKey } : {}) },
@@ -122,10 +143,9 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     };
     const parsed = RunPlanSchema.safeParse(candidate);
     if (!parsed.success) {
-      throw CoreErrors.PLAN_INVALID.create({
-        message: `buildpack "${buildpack.id}" produced an invalid plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      });
+      throw CoreErrors.PLAN_INVALID.create({ message: `buildpack "${buildpack.id}" produced an invalid plan: ${listIssues(parsed.error.issues)}.` });
     }
+    checkPlanValues(parsed.data, { label: `the plan of buildpack "${buildpack.id}"`, structural: CoreErrors.BUILDPACK_RESULT_INVALID });
     assertNoSecretValue(parsed.data, environment, buildpack.id);
     return { plan: parsed.data, environment, host, buildpack, inventory };
   } catch (error) {
@@ -133,21 +153,49 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
   }
 }
 
-// Shorter secret values could occur in a plan by coincidence ("prod"); a longer one there was copied in.
-const MIN_CHECKED_SECRET_LENGTH = 8;
+/** What plan() returned, checked against the contract before the core uses any of it. */
+function contributionOf(buildpack: Buildpack, returned: unknown): PlanContribution {
+  const parsed = PlanContributionSchema.safeParse(returned);
+  if (!parsed.success) {
+    throw CoreErrors.BUILDPACK_RESULT_INVALID.create({
+      message: `buildpack "${buildpack.id}" returned from plan() something that is not its part of a plan: ${listIssues(parsed.error.issues)}.`,
+      details: { buildpack: buildpack.id, phase: 'plan' },
+    });
+  }
+  return parsed.data;
+}
 
 /**
- * Plans hold secrets only by name. A buildpack that copied a secret value into
- * its plan (a token in a command, say) is a bug, stopped here before the plan is
- * shown, stored or carried out.
+ * Plans hold secrets only by name; this is the last check before the plan is
+ * shown, stored or carried out. The value may have come from the application's own
+ * files (a token in a script of package.json, or lower-cased in an address the
+ * buildpack read from them), or from a buildpack's bug: the error names the
+ * variable and where in the plan it is, never the value. A value lower-cased on
+ * the way (host names are) is found too.
  */
 function assertNoSecretValue(plan: RunPlan, environment: Environment, buildpackId: string): void {
   const text = JSON.stringify(plan);
+  const lower = text.toLowerCase();
   for (const e of [...environment.list(), ...environment.withheldList()]) {
-    if (e.secret && e.value.length >= MIN_CHECKED_SECRET_LENGTH && text.includes(e.value)) {
-      throw CoreErrors.PLAN_INVALID.create({ message: `buildpack "${buildpackId}" put the value of the secret variable ${e.name} into the plan; plans may only name secrets.`, variable: e.name });
-    }
+    if (!e.secret || e.value.length < MIN_COPIED_SECRET_LENGTH) continue;
+    if (!text.includes(e.value) && !lower.includes(e.value.toLowerCase())) continue;
+    const at = pathOfValue(plan, e.value.toLowerCase()) ?? 'the plan';
+    throw CoreErrors.PLAN_SECRET_VALUE.create({
+      message: `the plan of buildpack "${buildpackId}" would hold the value of the secret variable ${e.name}, at ${at}; plans only name secrets.`,
+      variable: e.name,
+    });
   }
+}
+
+/** Where in `value` a string holds `needle` (compared lower-cased), as `processes[0].command.script`. */
+function pathOfValue(value: unknown, needle: string, path = ''): string | undefined {
+  if (typeof value === 'string') return value.toLowerCase().includes(needle) ? path || '(the plan)' : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const found = pathOfValue(child, needle, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**
@@ -165,41 +213,30 @@ async function applicationFiles(options: CreatePlanOptions, environment: Environ
     return { files: folder === '' ? options.files : new SubdirectorySource(options.files, folder), repository: options.files, folder, decision };
   }
   const root = resolve(options.appDir ?? '.');
-  const repository = await directorySource(root);
-  if (folder === '') return { files: repository, repository, folder, decision };
-  return { files: new DirectorySource(checkAppFolderOnDisk(root, folder)), repository, folder, decision };
-}
-
-async function directorySource(appRoot: string): Promise<FileSource> {
   // Synchronous, as DirectorySource's own calls (src/files/directory-source.ts).
-  let info: ReturnType<typeof statSync> | undefined;
-  try {
-    info = statSync(appRoot);
-  } catch {
-    info = undefined;
-  }
-  if (!info?.isDirectory()) {
-    throw CoreErrors.APP_DIR_NOT_FOUND.create({ message: `${appRoot} is not a directory.`, file: appRoot });
-  }
-  return new DirectorySource(appRoot);
+  const appDir = checkApplicationOnDisk(root, folder);
+  const repository = new DirectorySource(root);
+  return { files: folder === '' ? repository : new DirectorySource(appDir), repository, folder, decision };
 }
 
-/** Validates a plan read from JSON (e.g. made on another machine, or by another runplan version). */
+/**
+ * Validates a plan read from JSON (e.g. made on another machine, or by another
+ * runplan version) as strictly as a fresh one: the schema, then what
+ * checkPlanValues checks, with the codes planning gives the same values.
+ */
 export function parsePlan(json: unknown, origin = 'the plan'): RunPlan {
   const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (version !== PLAN_SCHEMA_VERSION) {
     const made = (json as { runplanVersion?: unknown } | null)?.runplanVersion;
     throw CoreErrors.PLAN_SCHEMA_UNSUPPORTED.create({
-      message: `${origin} has schema version ${JSON.stringify(version ?? null)}${typeof made === 'string' ? ` (made by runplan ${made})` : ''}; runplan ${RUNPLAN_VERSION} carries out schema version ${PLAN_SCHEMA_VERSION}.`,
+      message: `${origin} has schema version ${quoteJsonValue(version ?? null)}${typeof made === 'string' ? ` (made by runplan ${lineExcerpt(made)})` : ''}; runplan ${RUNPLAN_VERSION} carries out schema version ${PLAN_SCHEMA_VERSION}.`,
       file: origin,
     });
   }
   const parsed = RunPlanSchema.safeParse(json);
   if (!parsed.success) {
-    throw CoreErrors.PLAN_DOCUMENT_INVALID.create({
-      message: `${origin} is not a valid run plan: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      file: origin,
-    });
+    throw CoreErrors.PLAN_DOCUMENT_INVALID.create({ message: `${origin} is not a valid run plan: ${listIssues(parsed.error.issues)}.`, file: origin });
   }
+  checkPlanValues(parsed.data, { label: origin, file: origin, structural: CoreErrors.PLAN_DOCUMENT_INVALID });
   return parsed.data;
 }

@@ -1,9 +1,14 @@
 import { availableParallelism, totalmem } from 'node:os';
 import type { Buildpack } from '../buildpack/contract.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
+import { buildpackFailed, callBuildpack } from '../buildpack/call-buildpack.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import { quoteJsonValue } from '../errors/excerpt.js';
+import { listIssues } from '../errors/issues.js';
+import { buildpackLimits } from '../host/host-settings.js';
 import { INVENTORY_SCHEMA_VERSION, InventorySchema, type Inventory } from '../inventory/inventory.js';
 
+/** Options of gatherInventory. */
 export interface GatherOptions {
   /** The host's cache, where providers keep what they fetched. */
   readonly cacheDir: string;
@@ -11,6 +16,10 @@ export interface GatherOptions {
   readonly ids?: readonly string[];
   /** Parts already known: kept, not gathered again. */
   readonly base?: Inventory;
+  /** How long one provider may take (default: the host's inventory timeout, RUNPLAN_INVENTORY_TIMEOUT or 600 s). */
+  readonly timeoutMs?: number;
+  /** Stops waiting for a provider (RUNPLAN_E_BUILD_INTERRUPTED). */
+  readonly signal?: AbortSignal;
 }
 
 /** This machine's size, as the inventory records it. */
@@ -27,9 +36,11 @@ export function machineInstance(): Inventory['host']['instance'] {
 export async function gatherInventory(registry: BuildpackRegistry, options: GatherOptions): Promise<Inventory> {
   const parts: Record<string, unknown> = { ...options.base?.buildpacks };
   const wanted = registry.list().filter((bp) => bp.inventory && (options.ids === undefined || options.ids.includes(bp.id)));
+  const limit = { timeoutMs: options.timeoutMs ?? buildpackLimits().inventoryTimeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
   for (const bp of wanted) {
     if (bp.id in parts) continue;
-    parts[bp.id] = validatePart(bp, await bp.inventory!.gather({ cacheDir: options.cacheDir }), 'its provider');
+    const gathered = await callBuildpack(bp.id, 'gather', limit, () => bp.inventory!.gather({ cacheDir: options.cacheDir }));
+    parts[bp.id] = validatePart(bp, gathered, 'its provider');
   }
   const buildpacks = Object.fromEntries(
     Object.keys(parts)
@@ -43,11 +54,11 @@ export async function gatherInventory(registry: BuildpackRegistry, options: Gath
 export function parseInventory(json: unknown, origin = 'the inventory'): Inventory {
   const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (version !== undefined && version !== INVENTORY_SCHEMA_VERSION) {
-    throw CoreErrors.INVENTORY_INVALID.create({ message: `${origin} has schema version ${JSON.stringify(version)}; this runplan reads version ${INVENTORY_SCHEMA_VERSION}.`, file: origin });
+    throw CoreErrors.INVENTORY_INVALID.create({ message: `${origin} has schema version ${quoteJsonValue(version)}; this runplan reads version ${INVENTORY_SCHEMA_VERSION}.`, file: origin });
   }
   const parsed = InventorySchema.safeParse(json);
   if (!parsed.success) {
-    throw CoreErrors.INVENTORY_INVALID.create({ message: `${origin} is not a valid inventory: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, file: origin });
+    throw CoreErrors.INVENTORY_INVALID.create({ message: `${origin} is not a valid inventory: ${listIssues(parsed.error.issues)}.`, file: origin });
   }
   return parsed.data;
 }
@@ -92,9 +103,15 @@ function validatePart(bp: Buildpack, value: unknown, origin: string): unknown {
   const schema = bp.inventory!.schema;
   const known = remembered(value, schema);
   if (known) return known.value;
-  const parsed = schema.safeParse(value);
+  let parsed: ReturnType<typeof schema.safeParse>;
+  try {
+    // The buildpack's own schema: its refinements are its code.
+    parsed = schema.safeParse(value);
+  } catch (error) {
+    throw buildpackFailed(bp.id, 'schema', error);
+  }
   if (!parsed.success) {
-    throw CoreErrors.INVENTORY_INVALID.create({ message: `the "${bp.id}" part of ${origin} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
+    throw CoreErrors.INVENTORY_INVALID.create({ message: `the "${bp.id}" part of ${origin} is not valid: ${listIssues(parsed.error.issues)}.` });
   }
   remember(value, schema, parsed.data);
   return parsed.data;

@@ -1,8 +1,8 @@
 import { decide } from '../plan/decide.js';
 import { createHash } from 'node:crypto';
 import { CoreErrors } from '../errors/core-errors.js';
-import { quoteExcerpt } from '../errors/excerpt.js';
-import type { Decision, Layer } from '../plan/schema.js';
+import { hasUnsafeCharacters, quoteExcerpt } from '../errors/excerpt.js';
+import { type Decision, type Layer, PLAN_PATH_MAX_CHARS } from '../plan/schema.js';
 
 const OVERRIDE_VARIABLE = 'CC_OVERRIDE_BUILDCACHE';
 const IGNORE_VARIABLE = 'CC_IGNORE_FROM_BUILDCACHE';
@@ -106,6 +106,9 @@ function pathList(variables: ReadonlyMap<string, string>, variable: string): { r
 export function normaliseCachePath(path: string, variable: string): string {
   const invalid = (why: string) => CoreErrors.BUILD_CACHE_PATH_INVALID.create({ message: `${variable} lists ${quoteExcerpt(path)}, which ${why}.`, variable });
   if (path.includes('\0')) throw invalid('holds a NUL byte');
+  // The path names a layer, which runplan prints on lines of its own.
+  if (hasUnsafeCharacters(path)) throw invalid('holds a line break, control or invisible character');
+  if (path.length > PLAN_PATH_MAX_CHARS) throw invalid(`is longer than ${PLAN_PATH_MAX_CHARS} characters`);
   if (path.startsWith('/')) throw invalid('is absolute: paths are relative to the application folder');
   const parts: string[] = [];
   for (const part of path.split(/[\\/]+/)) {

@@ -13,6 +13,7 @@ export interface SshRemote {
 /** Longer is no git URL anyone writes; a hostile one stays out of plans and messages. */
 const MAX_URL_LENGTH = 1024;
 
+/** The host and port of a git URL reached over SSH (`git+ssh://…`, `ssh://…`, `git@host:path`), or undefined for any other URL. */
 export function sshRemote(url: string): SshRemote | undefined {
   const text = url.trim().replace(/#.*$/, '');
   if (text.length > MAX_URL_LENGTH || /[^\x21-\x7e]/.test(text)) return undefined;

@@ -51,10 +51,17 @@ export function appUser(): Promise<AppUser> {
   return resolved;
 }
 
-async function resolveAppUser(): Promise<AppUser> {
+/** runplan's own user, for changes in its own trees (an image's build context) made the same way as in an application's. */
+export function runplanItself(): AppUser {
   const uid = process.getuid?.() ?? -1;
   const gid = process.getgid?.() ?? -1;
-  if (uid !== 0) return { name: process.env.USER ?? String(uid), uid, gid, dropped: false };
+  return { name: process.env.USER ?? String(uid), uid, gid, dropped: false };
+}
+
+async function resolveAppUser(): Promise<AppUser> {
+  // The user's PATH (RUNPLAN_APP_PATH) is refused before anything runs, not at the first step.
+  appUserPath();
+  if (process.getuid?.() !== 0) return runplanItself();
   const name = appUserName();
   let entry = await lookup(name);
   if (!entry && !process.env.RUNPLAN_APP_USER) {
@@ -99,11 +106,38 @@ export function spawnIdentity(user: AppUser | undefined): { uid?: number; gid?: 
   return user?.dropped ? { uid: user.uid, gid: user.gid } : {};
 }
 
+/** The system's standard folders of programs: Debian's PATH for root, and the default PATH of container images. */
+const SYSTEM_PATH: readonly string[] = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+/**
+ * The PATH of the dedicated user, before the plan's own folders (the runtime's
+ * and tools', which steps and processes put first): the folders the host names
+ * in RUNPLAN_APP_PATH (absolute, separated by ":"), then the system's. Nothing
+ * of the invoking user's PATH: its folders under root's home (~/.cargo/bin,
+ * ~/.pyenv/shims…) are not the application's, and the user cannot even search
+ * them, so `sh` would say "Permission denied" for a command that is missing.
+ */
+export function appUserPath(env: NodeJS.ProcessEnv = process.env): string {
+  const text = env.RUNPLAN_APP_PATH?.trim() ?? '';
+  const added = text === '' ? [] : text.split(':');
+  for (const dir of added) {
+    if (!dir.startsWith('/') || /[\0\n\r]/.test(dir)) {
+      throw CoreErrors.HOST_INVALID_SETTING.create({
+        message: `RUNPLAN_APP_PATH must list absolute folders separated by ":", and ${JSON.stringify(dir.slice(0, 60))} is not one.`,
+        variable: 'RUNPLAN_APP_PATH',
+        fix: 'Set RUNPLAN_APP_PATH to absolute folders separated by ":" (e.g. /opt/tools/bin), or unset it.',
+      });
+    }
+  }
+  return [...new Set([...added, ...SYSTEM_PATH])].join(':');
+}
+
 /**
  * Variables that name the user: HOME is a private, writable directory when
  * the user is the dedicated one (it has no home; tools keep their caches and
- * configuration there for the length of the build or run).
+ * configuration there for the length of the build or run), and PATH its own
+ * (appUserPath). Running as the invoking user, they stay that user's.
  */
-export function userEnvironment(user: AppUser | undefined, home: string): Record<string, string> {
-  return user?.dropped ? { HOME: home, USER: user.name, LOGNAME: user.name } : {};
+export function userEnvironment(user: AppUser | undefined, home: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return user?.dropped ? { HOME: home, USER: user.name, LOGNAME: user.name, PATH: appUserPath(env) } : {};
 }

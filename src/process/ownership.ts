@@ -4,14 +4,19 @@ import { CoreErrors } from '../errors/core-errors.js';
 import type { AppUser } from './app-user.js';
 
 /**
- * Files of a build belong to the user its steps and processes run as, so that
- * they can write their own build (node_modules, GEM_HOME, nginx's temporary
- * files) and nothing else. Nothing to do when that user is runplan's own.
+ * Gives the user a tree that runplan made (a directory a host prepared for
+ * StepBuilder, an npm cache made before builds dropped privileges). Safe
+ * because it only ever descends into directories that are still root's: no
+ * entry of those can be swapped by the user, and each directory is handed over
+ * only after everything below it (post-order). A directory that is the user's
+ * already is left as it is, with all it holds: the user could change it while
+ * root walked it. Nothing to do when the user is runplan's own.
  */
-export async function ownTree(path: string, user: AppUser | undefined): Promise<void> {
+export async function handOver(path: string, user: AppUser | undefined): Promise<void> {
   if (!user?.dropped) return;
   const info = await lstat(path);
-  if (info.isDirectory()) for (const name of await readdir(path)) await ownTree(join(path, name), user);
+  if (info.uid === user.uid) return;
+  if (info.isDirectory() && info.uid === process.getuid?.()) for (const name of await readdir(path)) await handOver(join(path, name), user);
   await lchown(path, user.uid, user.gid);
 }
 

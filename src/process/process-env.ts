@@ -1,5 +1,6 @@
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Environment } from '../env/assemble.js';
+import { mergeEnvironment } from '../executor/lower.js';
 
 /**
  * Variables of the machine runplan runs on that builds and processes need
@@ -50,8 +51,10 @@ export function systemEnvironment(from: NodeJS.ProcessEnv = process.env, tempDir
 }
 
 /**
- * The environment of a step or process: system variables, then the deployment
- * environment, then the plan's overrides, with `pathPrepend` directories first on PATH.
+ * The environment of a step or process on this machine: system variables, then
+ * the deployment environment, then the plan's overrides, with `pathPrepend`
+ * directories (relative ones in `appDir`) first on PATH — mergeEnvironment's
+ * rule (src/executor/lower.ts), for a step that was not lowered.
  */
 export function childEnvironment(
   appDir: string,
@@ -60,10 +63,7 @@ export function childEnvironment(
   pathPrepend: readonly string[],
   system: Record<string, string> = systemEnvironment(),
 ): Record<string, string> {
-  const merged: Record<string, string> = { ...system, ...env.toRecord(), ...overrides };
-  const extra = pathPrepend.map((p) => resolve(appDir, p));
-  if (extra.length > 0) merged.PATH = [...extra, merged.PATH ?? ''].filter(Boolean).join(delimiter);
-  return merged;
+  return mergeEnvironment(system, env.toRecord(), { env: overrides, pathPrepend: pathPrepend.map((p) => resolve(appDir, p)) });
 }
 
 const PACKAGE_MANAGER_CACHES: readonly (readonly [string, string])[] = [

@@ -3,6 +3,7 @@ import { lstat, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
+import type { StackBindings } from '../buildpack/contract.js';
 import type { Bindings } from '../plan/placeholders.js';
 
 /**
@@ -42,15 +43,17 @@ export async function ensureRunDirParent(runDir: string): Promise<void> {
 }
 
 /**
- * What the local builder and runner fill the plan's placeholders with. Plans put
+ * What the local builder and runner fill the plan's placeholders with: the
+ * build's directories, and the directories of this host's programs the plan
+ * names (`stack`, from hostStackBindings). Plans put
  * them into configuration files (nginx's, quoted) and commands, so a directory
  * whose name would need escaping there is refused rather than written.
  */
-export function localBindings(appDir: string): Bindings {
+export function localBindings(appDir: string, stack: StackBindings = {}): Bindings {
   if (/["$\\`]/.test(appDir) || /[\x00-\x1f\x7f]/.test(appDir)) {
     throw CoreErrors.HOST_INVALID_SETTING.create({
       message: `the build directory ${JSON.stringify(appDir)} contains '"', '$', '\\', '\`' or a control character, which plans cannot carry into configuration files; choose a work directory (--work-dir, RUNPLAN_WORK_DIR) without them.`,
     });
   }
-  return { APP_HOME: appDir, RUN_DIR: localRunDir(appDir) };
+  return { ...stack, APP_HOME: appDir, RUN_DIR: localRunDir(appDir) };
 }

@@ -1,52 +1,239 @@
-import { execFile } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
+import { CoreErrors } from '../errors/core-errors.js';
+import type { RunplanError } from '../errors/runplan-error.js';
+import { LineSplitter, type LineSplitterOptions } from '../log/line-splitter.js';
 import { systemEnvironment } from './process-env.js';
+
+/**
+ * The one way runplan runs a short-lived program (a probe, a build step, a hook,
+ * `docker …`, tar as the application's user, mmdebstrap): every other module
+ * asks this one, and only this one imports execa (a test checks it). Programs
+ * that live as long as a deployment are kept by src/run/supervised-process.ts.
+ */
 
 /** What a short-lived program printed and how it ended. */
 export interface ProgramResult {
+  /** What it printed, up to maxBufferBytes each; empty when the output went to onLine or to a stream. */
   readonly stdout: string;
   readonly stderr: string;
-  /** Exit status; null when a signal (or the timeout) ended it. */
+  /** Exit status; null when a signal (or the timeout) ended it, or it never started. */
   readonly exitCode: number | null;
+  /** The signal that ended it, if one did. */
+  readonly signal?: NodeJS.Signals | null;
   /** Exited 0 within the time allowed. */
   readonly ok: boolean;
+  /** Set when it was stopped for running past timeoutMs: RUNPLAN_E_HOST_PROGRAM_TIMEOUT, for the caller to throw or tell. */
+  readonly timeout?: RunplanError;
 }
 
+/** How a program ended, with what runProgram alone does not tell. */
+export interface ProgramOutcome extends ProgramResult {
+  readonly signal: NodeJS.Signals | null;
+  /** Why it could not be started ('ENOENT': not found, 'EACCES': not executable…); undefined once it ran. */
+  readonly startError: string | undefined;
+  /** Stopped because options.signal was aborted. */
+  readonly interrupted: boolean;
+  /** The error of options.input, when the stream of it failed (the program was then killed). */
+  readonly inputError: Error | undefined;
+  /** Bytes of output past maxBufferBytes, dropped (the program went on). */
+  readonly droppedBytes: number;
+}
+
+/** Options of runProgram. */
 export interface RunProgramOptions {
-  /** Default: the machine's own variables only (systemEnvironment), never the deployment's. */
+  /** Its whole environment (never extended). Default: the machine's own variables only (systemEnvironment), never the deployment's. */
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
-  /** Killed after this long (default 30 s): a probe that hangs must not hang planning or a build. */
+  /** Killed after this long (default 30 s; 0: never): a probe that hangs must not hang planning or a build. */
   readonly timeoutMs?: number;
+  /** Output kept of each stream (default 64 MiB); the rest is dropped and counted, and the program goes on. */
   readonly maxBufferBytes?: number;
 }
 
+export interface StartProgramOptions extends RunProgramOptions {
+  /** Run with this user's ids (spawnIdentity()); default: runplan's own. */
+  readonly uid?: number;
+  readonly gid?: number;
+  /** Its standard input: a text, bytes or a stream (piped; a stream that fails kills the program). Default: none. */
+  readonly input?: string | Uint8Array | Readable;
+  /** Stops the program when aborted (killSignal). */
+  readonly signal?: AbortSignal;
+  /** How a timeout or `signal` stops it (default SIGTERM, then SIGKILL 5 s later). */
+  readonly killSignal?: NodeJS.Signals;
+  /** Each line of output as it comes, instead of keeping the output. */
+  readonly onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** Bounds of those lines (longest line, budget shared by both streams). */
+  readonly lineOptions?: LineSplitterOptions;
+  /** Standard output as a stream (RunningProgram.stdout) instead of keeping it. */
+  readonly stdoutStream?: boolean;
+  /** Keep the last maxBufferBytes of the output rather than the first (the end of an error). */
+  readonly keepLast?: boolean;
+  /** Its own process group, led by it (process-tree.ts stops such a tree). */
+  readonly detached?: boolean;
+  /** Told its pid once it started. */
+  readonly onStart?: (pid: number) => void;
+  /** Told when it exited, before its output pipes close (a daemon it left may hold them). */
+  readonly onExit?: () => void;
+}
+
+export interface RunningProgram {
+  /** Its standard output, when started with stdoutStream (otherwise an ended stream). */
+  readonly stdout: Readable;
+  readonly done: Promise<ProgramOutcome>;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
+
 /**
  * Runs a program of the host to read what it prints (a version banner, `npm pack`,
- * `ssh-keygen -y`): one way to do it everywhere outside build steps (which stream
- * through command-step.ts) and supervised processes. Resolves with undefined when
- * the program is missing or not executable, so a probe can tell "absent" from "failed".
+ * `ssh-keygen -y`). Resolves with undefined when the program is missing or not
+ * executable, so a probe can tell "absent" from "failed".
  */
-export function runProgram(file: string, args: readonly string[], options: RunProgramOptions = {}): Promise<ProgramResult | undefined> {
-  return new Promise((resolve) => {
-    execFile(
-      file,
-      [...args],
-      {
-        env: options.env ?? systemEnvironment(),
-        timeout: options.timeoutMs ?? 30_000,
-        maxBuffer: options.maxBufferBytes ?? 64 * 1024 * 1024,
-        encoding: 'utf8',
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      },
-      (error, stdout, stderr) => {
-        const code = (error as NodeJS.ErrnoException | null)?.code;
-        if (code === 'ENOENT' || code === 'EACCES') {
-          resolve(undefined);
-          return;
-        }
-        const exitCode = error === null ? 0 : typeof code === 'number' ? code : null;
-        resolve({ stdout, stderr, exitCode, ok: error === null });
-      },
-    );
+export async function runProgram(file: string, args: readonly string[], options: RunProgramOptions = {}): Promise<ProgramResult | undefined> {
+  const outcome = await startProgram(file, args, options).done;
+  if (outcome.startError === 'ENOENT' || outcome.startError === 'EACCES') return undefined;
+  const { stdout, stderr, exitCode, signal, ok, timeout } = outcome;
+  return { stdout, stderr, exitCode, signal, ok, ...(timeout ? { timeout } : {}) };
+}
+
+/** Starts a program; `done` resolves however it ends (never rejects): the caller decides from the outcome. */
+export function startProgram(file: string, args: readonly string[], options: StartProgramOptions = {}): RunningProgram {
+  const stdout = new PassThrough();
+  if (!options.stdoutStream) stdout.end();
+  return { stdout, done: run(file, args, options, stdout) };
+}
+
+async function run(file: string, args: readonly string[], options: StartProgramOptions, stdoutStream: PassThrough): Promise<ProgramOutcome> {
+  // Loaded on first use: planning never runs a program, and execa is a third of the CLI's start-up time.
+  const { execa } = await import('execa');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const child = execa(file, [...args], {
+    env: options.env ?? systemEnvironment(),
+    extendEnv: false,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid }),
+    stdin: options.input === undefined ? 'ignore' : 'pipe',
+    buffer: false,
+    reject: false,
+    timeout: timeoutMs,
+    killSignal: options.killSignal ?? 'SIGTERM',
+    ...(options.signal ? { cancelSignal: options.signal } : {}),
+    ...(options.detached ? { detached: true } : {}),
   });
+  child.once('spawn', () => {
+    if (child.pid !== undefined) options.onStart?.(child.pid);
+  });
+  if (options.onExit) child.once('exit', options.onExit);
+
+  let inputError: Error | undefined;
+  feed(child.stdin, options.input, (error) => {
+    inputError = error;
+    child.kill('SIGKILL');
+  });
+  const max = options.maxBufferBytes ?? DEFAULT_MAX_BUFFER;
+  const out = collect(child.stdout, 'stdout', options, max);
+  const err = collect(child.stderr, 'stderr', options, max);
+  if (options.stdoutStream) {
+    if (child.stdout) child.stdout.pipe(stdoutStream);
+    else stdoutStream.end();
+  }
+
+  const result = await child;
+  stdoutStream.end();
+  if (isStream(options.input)) {
+    // Whatever it did not read is drained: the program writing it (a tar, mmdebstrap) finishes instead of blocking for ever.
+    if (child.stdin) options.input.unpipe(child.stdin);
+    options.input.resume();
+  }
+  const exitCode = result.exitCode ?? null;
+  const startError = result.exitCode === undefined && result.signal === undefined && typeof result.code === 'string' && child.pid === undefined ? result.code : undefined;
+  return {
+    stdout: out.text(),
+    stderr: err.text(),
+    exitCode,
+    signal: (result.signal as NodeJS.Signals | undefined) ?? null,
+    ok: exitCode === 0 && !result.timedOut && inputError === undefined,
+    ...(result.timedOut ? { timeout: timeoutError(file, timeoutMs) } : {}),
+    startError,
+    interrupted: result.isCanceled === true,
+    inputError,
+    droppedBytes: out.dropped() + err.dropped(),
+  };
+}
+
+function timeoutError(file: string, timeoutMs: number): RunplanError {
+  return CoreErrors.HOST_PROGRAM_TIMEOUT.create({
+    message: `${file} did not finish within ${timeoutMs / 1000} s and was stopped.`,
+    details: { program: file, timeoutMs },
+  });
+}
+
+/** Gives the program its input; a broken pipe (it stopped reading) is told by its exit status, not here. */
+function feed(stdin: NodeJS.WritableStream | null, input: StartProgramOptions['input'], failed: (error: Error) => void): void {
+  if (stdin === null || input === undefined) return;
+  stdin.on('error', () => undefined);
+  if (!isStream(input)) {
+    stdin.end(input);
+    return;
+  }
+  input.once('error', failed);
+  input.pipe(stdin);
+}
+
+function isStream(input: StartProgramOptions['input']): input is Readable {
+  return input !== undefined && typeof input !== 'string' && !(input instanceof Uint8Array);
+}
+
+interface Collected {
+  text(): string;
+  dropped(): number;
+}
+
+/** One output stream: split into lines for onLine, or kept (within the cap), or left to the caller's stream. */
+function collect(stream: Readable | null, name: 'stdout' | 'stderr', options: StartProgramOptions, max: number): Collected {
+  const none: Collected = { text: () => '', dropped: () => 0 };
+  if (stream === null || (name === 'stdout' && options.stdoutStream)) return none;
+  const { onLine } = options;
+  if (onLine) {
+    const lines = new LineSplitter((line) => onLine(line, name), options.lineOptions);
+    stream.on('data', (chunk: Buffer) => lines.push(chunk));
+    // A last line without a newline is still a line (flushing twice emits nothing more).
+    const flushed = () => {
+      lines.flush();
+      return '';
+    };
+    return { text: flushed, dropped: () => 0 };
+  }
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let dropped = 0;
+  stream.on('data', (chunk: Buffer) => {
+    if (options.keepLast) {
+      chunks.push(chunk);
+      kept += chunk.length;
+      while (kept - (chunks[0]?.length ?? 0) >= max && chunks.length > 1) {
+        const first = chunks.shift() as Buffer;
+        kept -= first.length;
+        dropped += first.length;
+      }
+      return;
+    }
+    const room = max - kept;
+    if (room <= 0) {
+      dropped += chunk.length;
+      return;
+    }
+    chunks.push(room >= chunk.length ? chunk : chunk.subarray(0, room));
+    kept += Math.min(room, chunk.length);
+    dropped += Math.max(0, chunk.length - room);
+  });
+  return {
+    text: () => {
+      const all = Buffer.concat(chunks);
+      return (options.keepLast && all.length > max ? all.subarray(all.length - max) : all).toString('utf8');
+    },
+    dropped: () => dropped,
+  };
 }

@@ -14,3 +14,20 @@ export const DEFAULT_RESTART: RestartPolicy = {
 };
 
 export const DEFAULT_STOP_GRACE_MS = 10_000;
+
+/** The floor of the restart delay: 100 ms for the second exit in a row, doubling… */
+const FLOOR_FIRST_MS = 100;
+/** …up to this. */
+export const FLOOR_MAX_MS = 10_000;
+
+/**
+ * The least delay before a restart, whatever the plan says: none after a lone
+ * exit (CC_WORKER_RESTART_DELAY=0 restarts at once), then 100 ms, 200 ms, 400 ms…
+ * up to 10 s for exits in a row, each soon after its start. A process that exits
+ * at once under a zero delay would otherwise be restarted some two hundred times
+ * a second, for ever (1,533 times in 8 s, issue 21).
+ */
+export function minimumRestartDelay(inARow: number): number {
+  if (inARow < 2) return 0;
+  return Math.min(FLOOR_MAX_MS, FLOOR_FIRST_MS * 2 ** Math.min(inARow - 2, 30));
+}

@@ -1,17 +1,18 @@
-import { chown, mkdir, rm, rmdir } from 'node:fs/promises';
+import { mkdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
-import { bindProcess } from '../plan/placeholders.js';
+import { lowerPlan } from '../executor/lower.js';
 import { materialiseFiles } from '../process/materialise-files.js';
-import { writablePathInside } from '../files/app-path.js';
 import { formatSeconds } from '../health/probes.js';
 import { type AppUser, appUser } from '../process/app-user.js';
 import { ownPath } from '../process/ownership.js';
+import { removeUserDirectory, UserFiles } from '../process/user-files.js';
 import { systemClock, type Clock } from '../time/clock.js';
-import { describeReadiness, waitUntilReady } from './readiness.js';
+import { describeReadiness, waitUntilReady } from '../health/readiness.js';
 import { ensureRunDirParent, localBindings } from '../process/run-dir.js';
 import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { CoreErrors } from '../errors/core-errors.js';
 
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
@@ -45,37 +46,40 @@ export class LocalProcessRunner implements Runner {
     this.user = options.user;
   }
 
-  async start({ plan, appDir, env: planned, logger }: RunOptions): Promise<RunningApp> {
-    const bindings = localBindings(appDir);
+  async start({ plan, appDir, env: planned, logger, signal, hookTimeoutMs, stack }: RunOptions): Promise<RunningApp> {
+    const bindings = localBindings(appDir, stack);
+    const lowered = lowerPlan(plan, bindings);
     const runDir = bindings.RUN_DIR as string;
     const user = this.user ?? (await appUser());
+    // What is made or removed in the build or the run directory, the user does (docs/security.md, "Privilege model").
+    const files = new UserFiles(user);
     // A run that was killed may have left its sockets: start from an empty directory,
     // private to the processes' user (Puma's socket, nginx's way to it, HOME).
-    await makeRunDir(runDir);
-    if (user.dropped) await chown(runDir, user.uid, user.gid);
+    await makeRunDir(runDir, user, files);
     const env = planned.bound(bindings);
     // Secret files of the run (basic-auth users) live only while the processes do: the
     // build left on disk afterwards holds no password (docs/security.md, "Secrets").
     // Only files runplan wrote, whose paths it checked stay inside the build.
     const secretRunFiles: string[] = [];
     const removeRunDir = async () => {
-      // Checked again: the application's processes could have replaced a folder of the path by a link meanwhile.
-      await Promise.all(secretRunFiles.map(async (path) => rm(await writablePathInside(appDir, path, 'run file'), { force: true }).catch(() => undefined)));
-      await rm(runDir, { recursive: true, force: true });
+      // As the user: a folder of the path the application replaced by a link meanwhile leads only where it could write itself.
+      await Promise.all(secretRunFiles.map((path) => files.remove(join(appDir, path)).catch(() => undefined)));
+      await removeUserDirectory(runDir, files).catch(() => undefined);
       // The shared parent goes with the last run (another one starting now makes it again).
       await rmdir(dirname(runDir)).catch(() => undefined);
     };
     let processes: SupervisedProcess[];
     try {
       // Files of the run (basic-auth users, 0600) are read by the processes, so they are theirs.
-      const secret = new Set(plan.files.filter((f) => f.secret).map((f) => f.path));
-      for (const path of await materialiseFiles(plan.files, 'run', appDir, env, bindings)) {
+      const secret = new Set(lowered.files.filter((f) => f.secret).map((f) => f.path));
+      for (const path of await materialiseFiles(lowered.files, 'run', appDir, env, files)) {
         if (secret.has(path)) secretRunFiles.push(path);
-        await ownPath(join(appDir, path), user);
       }
       // CC_PRE_RUN_HOOK: before any process starts; its failure (RUNPLAN_E_HOOK_FAILED) starts none.
-      await runHookSteps(plan.runHooks?.preRun ?? [], { appDir, env, bindings, logger, user, home: runDir });
-      processes = plan.processes.map((spec) => new SupervisedProcess(bindProcess(spec, bindings), appDir, env, logger, this.clock, runDir, user));
+      // Bounded as build steps are (the step timeout), and stopped with all it started on SIGINT/SIGTERM.
+      await runHookSteps(lowered.runHooks.preRun, { env, logger, user, home: runDir, timeoutMs: hookTimeoutMs, signal });
+      if (signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the deployment was interrupted before its processes started.' });
+      processes = lowered.processes.map((spec) => new SupervisedProcess(spec, env, logger, this.clock, runDir, user));
     } catch (error) {
       await removeRunDir();
       throw error;
@@ -118,6 +122,12 @@ export class LocalProcessRunner implements Runner {
     let stopping: Promise<void> | undefined;
     return {
       processes: () => processes.map((p) => p.state()),
+      onExit: (listener) => {
+        const stops = processes.map((p) => p.onExit(listener));
+        return () => {
+          for (const s of stops) s();
+        };
+      },
       stop: () =>
         (stopping ??= (async () => {
           stopWaiting.abort();
@@ -129,13 +139,14 @@ export class LocalProcessRunner implements Runner {
   }
 }
 
-/** A fresh, empty run directory (0700) in its checked parent, which a run stopping at the same moment may remove once. */
-async function makeRunDir(runDir: string): Promise<void> {
+/** A fresh, empty run directory (0700, the user's) in its checked parent, which a run stopping at the same moment may remove once. */
+async function makeRunDir(runDir: string, user: AppUser, files: UserFiles): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     await ensureRunDirParent(runDir);
-    await rm(runDir, { recursive: true, force: true });
+    await removeUserDirectory(runDir, files);
     try {
       await mkdir(runDir, { mode: 0o700 });
+      await ownPath(runDir, user);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw error;

@@ -1,15 +1,22 @@
+// The one spawn() outside the program runner (src/process/run-program.ts): a
+// supervised process lives as long as the deployment, and its supervision reads
+// the live ChildProcess (its pid and exit state for state(), the 'spawn' event
+// that start() waits on, restarts of the same spec), which a runner of
+// short-lived programs, resolving once they end, does not give.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
-import type { ProcessState } from '../buildpack/contract.js';
+import type { ProcessExit, ProcessState } from '../buildpack/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
-import type { PlannedProcess } from '../plan/schema.js';
-import { childEnvironment, systemEnvironment } from '../process/process-env.js';
+import { type LoweredProcess, mergeEnvironment } from '../executor/lower.js';
+import { systemEnvironment } from '../process/process-env.js';
 import { formatSeconds } from '../health/probes.js';
 import { type AppUser, spawnIdentity, userEnvironment } from '../process/app-user.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import { CoreWarnings } from '../errors/core-warnings.js';
+import { OutputTail } from '../log/output-tail.js';
 import type { Clock } from '../time/clock.js';
-import { restartDelay } from './backoff.js';
+import { FLOOR_MAX_MS, minimumRestartDelay, restartDelay } from './backoff.js';
+import { CRASH_LOOP_EXITS } from '../executor/web-watch.js';
 import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from '../process/process-tree.js';
 
 /**
@@ -24,13 +31,14 @@ export class SupervisedProcess {
   private restarts = 0;
   private consecutiveCrashes = 0;
   private stopping = false;
+  private readonly tail = new OutputTail();
+  private readonly exitListeners = new Set<(exit: ProcessExit) => void>();
   private readonly stopController = new AbortController();
   private exitWaiters: Array<() => void> = [];
   private loop: Promise<void> | undefined;
 
   constructor(
-    readonly spec: PlannedProcess,
-    private readonly appDir: string,
+    readonly spec: LoweredProcess,
     private readonly env: Environment,
     private readonly logger: Logger,
     private readonly clock: Clock,
@@ -55,6 +63,12 @@ export class SupervisedProcess {
     this.loop = this.superviseFrom(spawned);
   }
 
+  /** Tells `listener` each exit the process makes by itself; returns the function that stops telling. */
+  onExit(listener: (exit: ProcessExit) => void): () => void {
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
+  }
+
   state(): ProcessState {
     return { name: this.spec.name, pid: this.child?.pid, restarts: this.restarts, running: this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null };
   }
@@ -64,13 +78,10 @@ export class SupervisedProcess {
     const [file, ...args] = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
     const tag = newTreeTag();
     const child = spawn(file as string, args, {
-      cwd: resolve(this.appDir, this.spec.cwd),
+      cwd: this.spec.cwd,
       // HOME of the unprivileged user: the private run directory (it has no home of its own).
       env: {
-        ...childEnvironment(this.appDir, this.env, this.spec.env, this.spec.pathPrepend, {
-          ...systemEnvironment(process.env, this.tempDir),
-          ...(this.tempDir === undefined ? {} : userEnvironment(this.user, this.tempDir)),
-        }),
+        ...mergeEnvironment({ ...systemEnvironment(process.env, this.tempDir), ...(this.tempDir === undefined ? {} : userEnvironment(this.user, this.tempDir)) }, this.env.toRecord(), this.spec),
         ...tag.env,
       },
       ...spawnIdentity(this.user),
@@ -79,7 +90,10 @@ export class SupervisedProcess {
     });
     this.child = child;
     this.tree = child.pid === undefined ? undefined : { pgid: child.pid, tag: tag.tag };
-    const emit = (stream: 'stdout' | 'stderr') => (line: string) => this.logger.emit({ kind: 'process', name: this.spec.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
+    const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
+      this.tail.push(this.logger.redact(line));
+      this.logger.emit({ kind: 'process', name: this.spec.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
+    };
     const out = new LineSplitter(emit('stdout'));
     const err = new LineSplitter(emit('stderr'));
     child.stdout?.on('data', (c: Buffer) => out.push(c));
@@ -117,18 +131,23 @@ export class SupervisedProcess {
       const how = result.error ? `could not start: ${result.error.message}` : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
       const { restart } = this.spec;
       const failed = result.error !== undefined || result.signal !== null || result.code !== 0;
-      if (restart.policy === 'never' || (restart.policy === 'on-failure' && !failed)) {
+      const willRestart = !(restart.policy === 'never' || (restart.policy === 'on-failure' && !failed));
+      // An exit soon after the start continues a loop; one after a good run starts counting again.
+      this.consecutiveCrashes = ranMs >= restart.resetAfterMs ? 1 : this.consecutiveCrashes + 1;
+      this.tellExit({ code: result.code, signal: result.signal, ranMs, willRestart, ...(result.error ? { error: result.error.message } : {}) });
+      if (!willRestart) {
         this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; not restarted (policy ${restart.policy})`);
         return;
       }
-      this.consecutiveCrashes = ranMs >= restart.resetAfterMs ? 1 : this.consecutiveCrashes + 1;
-      const delay = restartDelay(restart, this.consecutiveCrashes);
+      // The plan's delay, but never a tight loop: a zero delay would restart an instant crash hundreds of times a second.
+      const delay = Math.max(restartDelay(restart, this.consecutiveCrashes), minimumRestartDelay(this.consecutiveCrashes));
       this.restarts += 1;
       this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; restarting in ${formatSeconds(delay)} (restart ${this.restarts})`);
-      // Once, when the back-off reaches its cap: from here on it is a crash loop, not a hiccup.
-      if (delay >= restart.maxDelayMs && this.consecutiveCrashes > 1 && restartDelay(restart, this.consecutiveCrashes - 1) < restart.maxDelayMs) {
-        this.logger.error(
-          `${this.spec.name} is crash-looping: ${this.consecutiveCrashes} crashes in a row, each within ${formatSeconds(restart.resetAfterMs)} of starting; restarting every ${formatSeconds(restart.maxDelayMs)} until it stays up ${formatSeconds(restart.resetAfterMs)}`,
+      // Once per loop: from here on it is a crash loop, not a hiccup.
+      if (this.consecutiveCrashes === CRASH_LOOP_EXITS) {
+        const spacing = Math.max(restart.maxDelayMs, FLOOR_MAX_MS);
+        this.logger.warn(
+          `${CoreWarnings.RUN_CRASH_LOOP.code}: ${this.spec.name} is crash-looping: ${this.consecutiveCrashes} exits in a row, each within ${formatSeconds(restart.resetAfterMs)} of starting (last: ${how}); restarts are spaced out up to ${formatSeconds(spacing)} apart until it stays up ${formatSeconds(restart.resetAfterMs)}`,
         );
       }
       await this.clock.sleep(delay, this.stopController.signal);
@@ -136,6 +155,11 @@ export class SupervisedProcess {
       current = this.spawnOnce();
       await current.ready;
     }
+  }
+
+  private tellExit(exit: Pick<ProcessExit, 'code' | 'signal' | 'ranMs' | 'willRestart' | 'error'>): void {
+    const told: ProcessExit = { process: this.spec.name, role: this.spec.role, restarts: this.restarts, inARow: this.consecutiveCrashes, output: this.tail.snapshot(), ...exit };
+    for (const listener of this.exitListeners) listener(told);
   }
 
   private notifyExit(): void {

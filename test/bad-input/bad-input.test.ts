@@ -3,6 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { appendFile, lstat, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
+import { secretReason } from '../../src/env/secrets.js';
 import { ROOT, runCli, startCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { appFilesCases } from './cases/app-files.js';
@@ -97,7 +99,7 @@ async function basePlan(): Promise<Record<string, unknown>> {
   if (savedPlan) return savedPlan;
   const app = join(root, 'plan-source');
   await materialise(app, BASE_APPS.node, {});
-  const r = await runCli(['plan', app, '--inventory', INVENTORY, '--json', '--env', 'NPM_TOKEN=x'], HOST_ENV);
+  const r = await runCli(['plan', app, '--inventory', INVENTORY, '--json', '--env', 'NPM_TOKEN'], { ...HOST_ENV, NPM_TOKEN: 'x' });
   expect(r.code, r.output).toBe(0);
   savedPlan = JSON.parse(r.stdout) as Record<string, unknown>;
   return savedPlan;
@@ -132,7 +134,10 @@ async function runCase(c: BadInputCase) {
     await writeFile(join(caseDir, 'markers.env'), `${lines.join('\n')}\n`);
     markerArgs.push('--app-env-file', join(caseDir, 'markers.env'));
   }
-  const envArgs = Object.entries(c.env ?? {}).flatMap(([k, v]) => ['--env', `${k}=${fill(v, vars)}`]);
+  // Secrets as a host should give them: in runplan's environment, named by --env NAME (a value in the arguments is warned of).
+  const secretNames = new Set(defaultRegistry().secretVariables());
+  const inEnvironment = Object.entries(c.env ?? {}).filter(([k, v]) => secretReason(k, v, secretNames) !== undefined);
+  const envArgs = Object.entries(c.env ?? {}).flatMap(([k, v]) => ['--env', inEnvironment.some(([n]) => n === k) ? k : `${k}=${fill(v, vars)}`]);
   const extra = (c.args ?? []).map((a) => fill(a, vars));
   const command = c.command ?? 'plan';
   // Builds use the test run's shared cache (runtimes already downloaded) and a work directory of their own.
@@ -143,7 +148,7 @@ async function runCase(c: BadInputCase) {
       : command === 'build'
         ? ['build', app, ...(extra.includes('--plan') ? [] : ['--inventory', INVENTORY]), ...dirs, ...markerArgs, ...envArgs, ...extra]
         : ['plan', app, '--inventory', INVENTORY, ...(command === 'plan-json' ? ['--json'] : []), ...markerArgs, ...envArgs, ...extra];
-  const hostEnv = { ...HOST_ENV, HOME: home, TMPDIR: tmp, XDG_CACHE_HOME: join(home, '.cache'), ...(c.hostEnv ?? {}) };
+  const hostEnv = { ...HOST_ENV, HOME: home, TMPDIR: tmp, XDG_CACHE_HOME: join(home, '.cache'), ...Object.fromEntries(inEnvironment), ...(c.hostEnv ?? {}) };
   const run = startCli(args, Object.fromEntries(Object.entries(hostEnv).map(([k, v]) => [k, fill(v, vars)])));
   // A hang (a FIFO read, a lock never released) is a failure too: killed after CASE_TIMEOUT_MS, it exits with no status.
   const timer = setTimeout(() => run.child.kill('SIGKILL'), CASE_TIMEOUT_MS);

@@ -41,7 +41,10 @@ export interface BadInputCase {
   readonly files?: Readonly<Record<string, Entry>>;
   /** Files in the case's own directory, outside the application (`{case}/…`): env files, plans, inventories. */
   readonly outside?: Readonly<Record<string, Entry>>;
-  /** Application variables, each given as `--env NAME=VALUE`. */
+  /**
+   * Application variables: those runplan takes for secrets given as `--env NAME` with the value in
+   * runplan's own environment, as the docs say to (never in the arguments), the others as `--env NAME=VALUE`.
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** runplan's own process environment (host settings such as RUNPLAN_RUBY_DEFAULT_SERIES). */
   readonly hostEnv?: Readonly<Record<string, string>>;

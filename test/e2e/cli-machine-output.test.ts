@@ -15,6 +15,14 @@ const events = (stdout: string): Event[] =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as Event);
 
+/** A host's buildpack whose detect() says it started, then never settles. */
+const HANGING_BUILDPACK = `export default {
+  id: 'hang', name: 'Hang', priority: 100, defaultHealthCheck: { kind: 'port', reason: 'test' },
+  detector: { detect: () => { process.stderr.write('hang: detecting\\n'); return new Promise(() => {}); } },
+  planner: { plan: async () => { throw new Error('not reached'); } },
+};
+`;
+
 async function app(files: Record<string, string>): Promise<string> {
   const dir = await tempDir('runplan-app-');
   for (const [path, text] of Object.entries(files)) {
@@ -35,7 +43,7 @@ describe('machine-readable output', () => {
     expect(result.code, result.output).toBe(0);
     const doc = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(doc).toMatchObject({ ok: true, command: 'build', appType: 'node', digest: expect.stringMatching(/^sha256:/) });
-    expect((doc.steps as Array<{ name: string; status: string; durationMs: number }>).map((s) => s.name)).toEqual(['runtime', 'npm', 'install']);
+    expect((doc.steps as Array<{ name: string; status: string; durationMs: number }>).map((s) => s.name)).toEqual(['runtime', 'npm', 'install', 'native-modules']);
     expect(result.stderr).toContain('==> carrying out the plan above');
     expect(result.stderr).toContain('==> step runtime:');
   });
@@ -45,7 +53,8 @@ describe('machine-readable output', () => {
     const secret = 'evt_secret_4b1d9a77c2';
     // A new application: nothing of it in the layer cache, so that every step runs.
     const dir = await app({ 'package.json': JSON.stringify({ name: 'events', version: '1.0.0', main: 'a.js' }), 'a.js': '', '.gitignore': 'node_modules\n' });
-    const result = await runCli(['build', dir, '--events', '--env', `API_TOKEN=${secret}`, '--env', 'CC_PRE_BUILD_HOOK=echo "token $API_TOKEN"'], dirs.env);
+    // The secret from runplan's environment, as a host gives one (in the arguments it would be warned of first).
+    const result = await runCli(['build', dir, '--events', '--env', 'API_TOKEN', '--env', 'CC_PRE_BUILD_HOOK=echo "token $API_TOKEN"'], { ...dirs.env, API_TOKEN: secret });
     expect(result.code, result.output).toBe(0);
     expect(result.output).not.toContain(secret);
     const list = events(result.stdout);
@@ -60,6 +69,8 @@ describe('machine-readable output', () => {
       'step-finished pre-build-hook',
       'step-started install',
       'step-finished install',
+      'step-started native-modules',
+      'step-finished native-modules',
       'step-started verify-main',
       'step-finished verify-main',
     ]);
@@ -110,6 +121,41 @@ describe('machine-readable output', () => {
     const usage = await runCli(['plan', EXPRESS, '--json', '--events']);
     expect(usage.code).toBe(2);
     expect(events(usage.stdout).at(-1)).toMatchObject({ type: 'error', error: { code: 'RUNPLAN_E_CLI_USAGE', message: '--json and --events are two output formats: choose one.' } });
+  });
+
+  it('a buildpack whose detect() never settles: build --json and run --json end with exit 1 and exactly one JSON document', async () => {
+    // Before: the pending promise did not keep Node.js alive, and both ended with exit 0 and no output.
+    const dirs = await deploymentDirs();
+    const module = join(await tempDir('runplan-bp-'), 'hang.mjs');
+    await writeFile(module, HANGING_BUILDPACK);
+    for (const command of ['build', 'run']) {
+      const result = await runCli([command, EXPRESS, '--json', '--buildpack', module, '--buildpack-timeout', '0.5'], dirs.env);
+      expect(result.code, result.output).toBe(1);
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        ok: false,
+        error: { code: 'RUNPLAN_E_BUILDPACK_TIMEOUT', details: { buildpack: 'hang', phase: 'detect', timeoutMs: 500 } },
+      });
+    }
+  });
+
+  it('build --json interrupted while a buildpack hangs: exit 130 and exactly one JSON document, the interruption', async () => {
+    const dirs = await deploymentDirs();
+    const module = join(await tempDir('runplan-bp-'), 'hang.mjs');
+    await writeFile(module, HANGING_BUILDPACK);
+    const build = startCli(['build', EXPRESS, '--json', '--buildpack', module], dirs.env);
+    await build.waitFor('hang: detecting');
+    build.child.kill('SIGTERM');
+    expect(await build.exited).toBe(130);
+    expect(JSON.parse(build.stdout())).toMatchObject({ ok: false, error: { code: 'RUNPLAN_E_CLI_INTERRUPTED', details: { signal: 'SIGTERM' } } });
+  });
+
+  it('--version --json and --help --json are JSON documents too', async () => {
+    const version = await runCli(['--version', '--json']);
+    expect(version.code).toBe(0);
+    expect(JSON.parse(version.stdout)).toEqual({ ok: true, command: 'version', version: expect.any(String) });
+    const help = await runCli(['build', '--help', '--json']);
+    expect(help.code).toBe(0);
+    expect(JSON.parse(help.stdout)).toMatchObject({ ok: true, command: 'help', usage: expect.stringContaining('--buildpack-timeout SECONDS') });
   });
 
   it('plan --events and check --json give their results as data', async () => {

@@ -78,7 +78,9 @@ describe('coded errors for bad input', () => {
     expect(bad.stderr).toContain('variable: MY-VAR');
     const usage = await runCli(['deploy', EXPRESS]);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('RUNPLAN_E_CLI_USAGE: deploy needs --engine swarm.');
+    expect(usage.stderr).toContain('RUNPLAN_E_CLI_USAGE: deploy needs --engine swarm or --engine podman.');
+    const podmanReplicas = await runCli(['deploy', EXPRESS, '--engine', 'podman', '--replicas', '2']);
+    expect(podmanReplicas.stderr).toContain('RUNPLAN_E_CLI_USAGE: deploy --engine podman builds the image and runs one replica until stopped');
     const unknown = await runCli(['launch', EXPRESS]);
     expect(unknown.stderr).toContain('RUNPLAN_E_CLI_USAGE: unknown command "launch"');
     const port = await runCli(['plan', EXPRESS, '--port', '99999']);

@@ -8,7 +8,9 @@ import { checkFixture, listFixtures } from '../helpers/fixtures.js';
  */
 describe('node fixtures', () => {
   for (const fixture of listFixtures('node').filter((f) => f.expect.setup === undefined)) {
-    it(`${fixture.name}: ${fixture.expect.rule}`, async () => {
+    // A fixture that compiles a native module says how long it may take (about a minute on 2 idle cores).
+    const timeout = typeof fixture.expect.timeoutSeconds === 'number' ? fixture.expect.timeoutSeconds * 1000 : undefined;
+    it(`${fixture.name}: ${fixture.expect.rule}`, { ...(timeout ? { timeout } : {}) }, async () => {
       await checkFixture(fixture);
     });
   }

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -42,7 +42,8 @@ describe('private registry with NPM_TOKEN', () => {
     await checkFixture({ ...wrong, expect: { ...wrong.expect, env: withoutToken } }, { placeholders: placeholders() });
   });
 
-  it('keeps the token out of the plan, and writes it only into the .npmrc of the build, mode 0600', async () => {
+  // Issue 21: the token stayed in the built application's .npmrc, readable by the running application.
+  it("keeps the token out of the plan, and in the build's .npmrc (mode 0600) only while the build steps run: the built application keeps its own .npmrc", async () => {
     const prepared = await prepareFixture(fixture('npm-token-cc-registry'));
     const args = ['--env', `NPM_TOKEN=${registry.token}`, '--env', `CC_NPM_REGISTRY=${registry.host}`];
     for (const json of [[], ['--json']]) {
@@ -55,10 +56,13 @@ describe('private registry with NPM_TOKEN', () => {
     const built = await runCli(['build', prepared.dir, ...args], dirs.env);
     expect(built.code, built.output).toBe(0);
     expect(built.output).not.toContain(registry.token);
+    // The build installed the private package, so npm had the token; then the file became the application's own again.
+    expect(built.output).toContain('==> rewrote .npmrc: NPM_TOKEN is for the build steps only');
     const [app] = readdirSync(dirs.workDir);
     const npmrc = join(dirs.workDir, app as string, 'current', '.npmrc');
     expect(statSync(npmrc).mode & 0o777).toBe(0o600);
-    expect(await readFile(npmrc, 'utf8')).toContain(`//${registry.host}/:_authToken=${registry.token}`);
+    expect(await readFile(npmrc, 'utf8')).toBe(await readFile(join(prepared.dir, '.npmrc'), 'utf8'));
+    expect(await secretsInTree(dirs.workDir, [registry.token])).toEqual([]);
   });
 
   // Issue 12, item 6: the same token and registry for every package manager, each with a lockfile it wrote against verdaccio.
@@ -70,7 +74,7 @@ describe('private registry with NPM_TOKEN', () => {
       if (tool === 'yarn-berry') {
         const yarnrc = files.find((f) => f.path === '.yarnrc.yml');
         expect(yarnrc).toMatchObject({ mode: 0o600, secret: true, phase: 'build' });
-        expect(yarnrc?.content).toContainEqual({ env: 'NPM_TOKEN' });
+        expect(yarnrc?.content).toContainEqual({ env: 'NPM_TOKEN', escape: 'yaml-double-quoted' });
         // The application's own scoped registry is kept as written.
         expect(yarnrc?.content.map((c) => ('text' in c ? c.text : '')).join('')).toContain('runplan-other:\n    npmRegistryServer: "https://npm.example.invalid"');
       }
@@ -86,7 +90,7 @@ describe('private registry with NPM_TOKEN', () => {
     });
   });
 
-  it("writes Yarn's token only into the build's .yarnrc.yml, mode 0600, never into the application's own", async () => {
+  it("writes Yarn's token only into the build's .yarnrc.yml, mode 0600, never into the application's own, and only while the build steps run", async () => {
     const given = fixture('npm-token-yarn-berry/cc-registry');
     const prepared = await prepareFixture(given, placeholders());
     const committed = await readFile(join(prepared.dir, '.yarnrc.yml'), 'utf8');
@@ -101,13 +105,19 @@ describe('private registry with NPM_TOKEN', () => {
     const [app] = readdirSync(dirs.workDir);
     const yarnrc = join(dirs.workDir, app as string, 'current', '.yarnrc.yml');
     expect(statSync(yarnrc).mode & 0o777).toBe(0o600);
-    const written = await readFile(yarnrc, 'utf8');
-    expect(written).toContain(`  //${registry.host}:\n    npmAlwaysAuth: true\n    npmAuthToken: "${registry.token}"\n`);
-    expect(written).toContain(committed.trim());
+    // Once the steps are done, the file is what it is without NPM_TOKEN: the committed settings, yarnPath and nodeLinker.
+    const left = await readFile(yarnrc, 'utf8');
+    const planned = (JSON.parse(plan.stdout) as RunPlan).files.find((f) => f.path === '.yarnrc.yml');
+    expect(planned?.afterBuild).toMatchObject({ action: 'replace', text: left });
+    expect(left).toContain(committed.trim());
+    expect(left).toContain('nodeLinker: node-modules');
+    expect(left).not.toContain('npmAuthToken');
+    expect(existsSync(join(dirs.workDir, app as string, 'current', '.npmrc'))).toBe(false);
+    expect(await secretsInTree(dirs.workDir, [registry.token])).toEqual([]);
     expect(await readFile(join(prepared.dir, '.yarnrc.yml'), 'utf8')).toBe(committed);
   });
 
-  it("gives an image build Yarn's .yarnrc.yml as a BuildKit secret, like .npmrc: the build context holds only the application's own copy (--out, no engine)", async () => {
+  it("gives an image build Yarn's .yarnrc.yml as a BuildKit secret, like .npmrc: the build context holds what a local build leaves of them (--out, no engine)", async () => {
     const prepared = await prepareFixture(fixture('npm-token-yarn-berry/cc-registry'), placeholders());
     const out = join(await tempDir('runplan-context-'), 'context');
     const args = ['--env', `NPM_TOKEN=${registry.token}`, '--env', `CC_NPM_REGISTRY=http://${registry.host}`];
@@ -116,7 +126,12 @@ describe('private registry with NPM_TOKEN', () => {
     expect(result.output).not.toContain(registry.token);
     const dockerfile = await readFile(join(out, 'Dockerfile'), 'utf8');
     for (const path of ['.yarnrc.yml', '.npmrc']) expect(dockerfile).toMatch(new RegExp(`--mount=type=secret,id=file-\\d,target=/app/${path.replace('.', '\\.')},uid=1000,gid=1000,mode=0600`));
-    expect(await readFile(join(out, 'app', '.yarnrc.yml'), 'utf8')).toBe(await readFile(join(prepared.dir, '.yarnrc.yml'), 'utf8'));
+    // The layers get the files as the plan says they are after the build: .yarnrc.yml without the token, no .npmrc (the application has none).
+    const plan = await runCli(['plan', prepared.dir, ...args, '--json']);
+    const after = (JSON.parse(plan.stdout) as RunPlan).files.find((f) => f.path === '.yarnrc.yml')?.afterBuild;
+    expect(after?.action).toBe('replace');
+    expect(await readFile(join(out, 'app', '.yarnrc.yml'), 'utf8')).toBe(after?.action === 'replace' ? after.text : '');
+    expect(existsSync(join(out, 'app', '.npmrc'))).toBe(false);
     expect(await secretsInTree(out, [registry.token])).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
@@ -32,24 +32,41 @@ describe('the published package', () => {
   it.each([
     ['ES module', `const load = (p) => import(p);`, ['--input-type=module']],
     ['CommonJS', `const load = async (p) => require(p);`, ['--no-experimental-require-module']],
-  ])('%s: the kit and each built-in buildpack are entry points of their own, sharing one copy of the core', (_name, loader, flags) => {
+  ])('%s: the kit, each built-in buildpack and each engine are entry points of their own, sharing one copy of the core', (_name, loader, flags) => {
     const code = `${loader}
 (async () => {
-  const [core, kit, node, ruby, play1] = await Promise.all(['runplan', 'runplan/buildpack', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1'].map(load));
+  const names = ['runplan', 'runplan/buildpack', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1', 'runplan/engines/docker', 'runplan/engines/swarm', 'runplan/engines/kubernetes'];
+  const [core, kit, node, ruby, play1, docker, swarm, kubernetes] = await Promise.all(names.map(load));
+  const internals = await load('runplan/internals').then(() => 'loaded', (e) => e.code);
   console.log(JSON.stringify({
     sameClass: core.RunplanError === kit.RunplanError,
     kit: ['decide', 'ensureCached', 'runProgram', 'defineErrors'].every((n) => typeof kit[n] === 'function'),
     buildpacks: [node.createNodeBuildpack().id, ruby.createRubyBuildpack().id, play1.createPlay1Buildpack().id],
+    engines: [docker.DockerExecutor, docker.buildImage, swarm.deployToSwarm, kubernetes.exportToKubernetes].map((f) => typeof f),
+    deployFlow: [core.deploy, core.healthGate, core.LocalExecutor, core.deployApp].map((f) => typeof f),
+    rootHoldsNoEngine: ['DockerCli', 'buildImage', 'deployToDocker', 'DockerExecutor'].filter((n) => n in core),
+    internals,
   }));
 })();`;
     // By the package's name, as a host resolves it: Node resolves a package's own name from inside it.
     const out = execFileSync(process.execPath, [...flags, '-e', code], { cwd: ROOT, encoding: 'utf8', env: env() });
-    expect(JSON.parse(out)).toEqual({ sameClass: true, kit: true, buildpacks: ['node', 'ruby', 'play1'] });
+    expect(JSON.parse(out)).toEqual({
+      sameClass: true,
+      kit: true,
+      buildpacks: ['node', 'ruby', 'play1'],
+      engines: ['function', 'function', 'function', 'function'],
+      deployFlow: ['function', 'function', 'function', 'function'],
+      rootHoldsNoEngine: [],
+      // dist/internals.js (for bench/) is no entry point of the package.
+      internals: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
+    });
   });
 
-  it('ships type declarations for both formats and an executable CLI', () => {
-    for (const file of ['index.d.ts', 'index.d.cts', 'buildpack.d.ts', 'buildpack.d.cts', 'buildpacks/node.d.ts', 'buildpacks/node.d.cts', 'cli.js'])
-      expect(existsSync(join(ROOT, 'dist', file)), file).toBe(true);
+  it('ships both formats with type declarations for every entry point, and an executable CLI', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, Record<string, string>>> };
+    const files = Object.values(pkg.exports).flatMap((target) => (typeof target === 'string' ? [target] : Object.values(target).flatMap((c) => [c.types, c.default])));
+    expect(files).toContain('./dist/engines/kubernetes.d.cts');
+    for (const file of [...files, './dist/cli.js']) expect(existsSync(join(ROOT, file as string)), file).toBe(true);
     expect(execFileSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), '--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

@@ -152,8 +152,38 @@ describe('a saved plan is carried out as made, or refused with a coded error', (
     expect(port.code).toBe(2);
     expect(port.stderr).toContain('the plan was made for port 8181, not 8182');
 
+    const { cpus, memoryMb } = json<RunPlan>(made.stdout).instance ?? { cpus: 0, memoryMb: 0 };
+    const size = await build(planFile, '--env', 'NPM_TOKEN=secret-token-for-plans-7c1f', '--cpus', String(cpus + 1));
+    expect(size.code).toBe(2);
+    expect(size.stderr).toContain(`RUNPLAN_E_HOST_INVALID_SETTING: the plan was sized for an instance of ${cpus} CPU`);
+    expect(size.stderr).toContain(`not ${cpus + 1} CPUs, ${memoryMb} MiB`);
+
     const mixed = await runCli(['build', EXPRESS, '--plan', planFile, '--inventory', inventoryFile], env);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('RUNPLAN_E_CLI_USAGE');
+  });
+});
+
+describe('a plan made on one host runs on another whose Ruby and nginx live elsewhere', () => {
+  it("names its programs, tells where planning found them, and is built here with this host's", async () => {
+    const here = json<Inventory & { buildpacks: { ruby: { rubies: { version: string; bindir: string; origin: string }[]; nginx: string } } }>(await readFile(inventoryFile, 'utf8'));
+    const there = structuredClone(here);
+    there.buildpacks.ruby.rubies = here.buildpacks.ruby.rubies.map((r) => ({ ...r, bindir: `/opt/elsewhere/ruby-${r.version}/bin`, origin: `host /opt/elsewhere/ruby-${r.version}/bin/ruby` }));
+    there.buildpacks.ruby.nginx = '/opt/elsewhere/nginx/sbin/nginx';
+    const thereFile = join(work, 'inventory-elsewhere.json');
+    await writeFile(thereFile, JSON.stringify(there));
+    const args = [ruby.dir, '--env', `CC_RUBY_VERSION=${fillPlaceholders(ruby.expect, {}).env?.CC_RUBY_VERSION}`];
+    const made = await runCli(['plan', ...args, '--json', '--inventory', thereFile], { ...env, ...RUBY_HOST });
+    expect(made.code, made.output).toBe(0);
+    const plan = json<RunPlan>(made.stdout);
+    expect(plan.decisions.find((d) => d.id === 'ruby.programs')?.reason).toContain('/opt/elsewhere/nginx/sbin/nginx');
+    expect(JSON.stringify([plan.build.steps, plan.processes])).not.toContain('/opt/elsewhere');
+    const planFile = join(work, 'ruby-elsewhere.json');
+    await writeFile(planFile, made.stdout);
+    // bundle install from ${RUBY_BIN}, nginx -t from ${NGINX_BIN}: this host's.
+    const built = await runCli(['build', ...args, '--plan', planFile], { ...env, ...RUBY_HOST });
+    expect(built.code, built.output).toBe(0);
+    expect(built.output).toMatch(/step bundle-install: .*bundle install --local/);
+    expect(built.output).toMatch(/step nginx-check: nginx -t/);
   });
 });

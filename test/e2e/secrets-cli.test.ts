@@ -74,6 +74,78 @@ describe('env files never reach Node (nodejs/node#54232)', () => {
   });
 });
 
+/** Runs the executable through bash, for redirections and process substitution as a host script writes them. */
+function runInBash(script: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+type PlanVariables = { environment: { variables: { name: string; secret: boolean; value?: string; origin: string }[] } };
+
+// Issue 21: `--env "CC_SSH_PRIVATE_KEY=$(cat key)"` put the key in runplan's arguments, which every process reads in /proc.
+describe("secret values stay out of runplan's arguments", () => {
+  const token = 'npm_from_environment_0042';
+
+  it("takes the value of --env NAME and --addon-env ADDON:NAME from runplan's own environment, as docker run -e NAME does", async () => {
+    const { code, stdout, stderr } = await runInBash(`"${CLI}" plan "${EXPRESS}" --json --env NPM_TOKEN --env PLAIN_SETTING --addon-env pg:PG_PASSWORD`, {
+      NPM_TOKEN: token,
+      PLAIN_SETTING: 'plain value 1',
+      PG_PASSWORD: 'pg_from_environment_0042',
+    });
+    expect(code, stderr).toBe(0);
+    const variables = (JSON.parse(stdout) as PlanVariables).environment.variables;
+    expect(variables.find((v) => v.name === 'PLAIN_SETTING')).toMatchObject({ value: 'plain value 1', origin: '--env', secret: false });
+    expect(variables.find((v) => v.name === 'NPM_TOKEN')).toMatchObject({ secret: true, origin: '--env' });
+    expect(variables.find((v) => v.name === 'PG_PASSWORD')).toMatchObject({ secret: true, origin: 'addon pg' });
+    // The plan names warning codes its steps may raise (warnOn): a warning raised now is in plan.warnings or on stderr.
+    expect((JSON.parse(stdout) as { warnings: unknown[] }).warnings).toEqual([]);
+    expect(stderr).not.toMatch(/RUNPLAN_W_/);
+    expect(`${stdout}${stderr}`).not.toMatch(/npm_from_environment|pg_from_environment/);
+  });
+
+  it('reads an env file given as a file descriptor or by process substitution: the value touches neither the arguments nor the disk', async () => {
+    const dir = await tempDir('runplan-fd-');
+    const file = join(dir, 'secrets.env');
+    await writeFile(file, `NPM_TOKEN=${token}\n`);
+    for (const script of [`"${CLI}" plan "${EXPRESS}" --json --app-env-file /dev/fd/3 3<"${file}"`, `"${CLI}" plan "${EXPRESS}" --json --app-env-file <(printf 'NPM_TOKEN=%s\\n' "$SECRET_SOURCE")`]) {
+      const { code, stdout, stderr } = await runInBash(script, { SECRET_SOURCE: token });
+      expect(code, stderr).toBe(0);
+      const npmToken = (JSON.parse(stdout) as PlanVariables).environment.variables.find((v) => v.name === 'NPM_TOKEN');
+      expect(npmToken, script).toMatchObject({ secret: true, origin: expect.stringMatching(/^\/dev\/fd\/\d+:1$/) });
+      expect(`${stdout}${stderr}`).not.toContain(token);
+    }
+  });
+
+  it('warns, naming the variable and never its value, when a secret is written in the arguments; --json keeps one document on stdout', async () => {
+    const json = await runCli(['plan', EXPRESS, '--json', '--env', `NPM_TOKEN=${token}`, '--addon-env', 'pg:DATABASE_URL=postgres://app:pw_in_argv_0042@db/app', '--env', 'NODE_ENV=production']);
+    expect(json.code, json.output).toBe(0);
+    expect(JSON.parse(json.stdout)).toHaveProperty('environment');
+    expect(json.stderr).toContain("RUNPLAN_W_ENV_SECRET_ON_COMMAND_LINE: the value of the secret variable NPM_TOKEN is written in runplan's arguments (--env NPM_TOKEN=…)");
+    expect(json.stderr).toContain('(--addon-env pg:DATABASE_URL=…)');
+    expect(json.stderr).toContain('Give --env NPM_TOKEN without "=…" and the value in runplan\'s own environment (export NPM_TOKEN)');
+    expect(json.stderr).not.toContain('NODE_ENV');
+    expect(json.output).not.toMatch(/npm_from_environment|pw_in_argv/);
+    const events = await runCli(['plan', EXPRESS, '--events', '--env', `NPM_TOKEN=${token}`]);
+    expect(events.code, events.output).toBe(0);
+    const warnings = events.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; level?: string; text?: string })
+      .filter((e) => e.level === 'warn');
+    expect(warnings).toEqual([expect.objectContaining({ type: 'log', text: expect.stringContaining('RUNPLAN_W_ENV_SECRET_ON_COMMAND_LINE') })]);
+  });
+
+  it("refuses --env NAME when runplan's environment has no such variable, with a coded error", async () => {
+    const { code, output } = await runCli(['plan', EXPRESS, '--env', 'RUNPLAN_TEST_UNSET_TOKEN']);
+    expect(code).toBe(2);
+    expect(output).toContain("RUNPLAN_E_ENV_NOT_SET: --env RUNPLAN_TEST_UNSET_TOKEN takes the value from runplan's own environment");
+    expect(output).toContain('export RUNPLAN_TEST_UNSET_TOKEN');
+  });
+});
+
 describe('command-line values are quoted bounded and escaped, secrets not at all', () => {
   it('says what --port was given instead of NaN', async () => {
     const { code, output } = await runCli(['plan', EXPRESS, '--port', `abc\u001b[31m${'x'.repeat(200)}`]);

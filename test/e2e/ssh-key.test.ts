@@ -59,7 +59,8 @@ describe.skipIf(!CAN_RUN_SSHD)('private SSH key (CC_SSH_PRIVATE_KEY) against a r
     const dirs = await deploymentDirs();
     // A pre-build hook is a build step: it sees what npm sees, and reports it (never the key) into the build.
     const hook = [
-      'key=$(printf %s "$GIT_SSH_COMMAND" | sed -n "s/^ssh -i \'\\([^\']*\\)\'.*/\\1/p")',
+      // The key's path, quoted for sh only when it needs to be.
+      'key=$(printf %s "$GIT_SSH_COMMAND" | sed -n "s/^ssh -i \'\\?\\([^\' ]*\\)\'\\? .*/\\1/p")',
       'stat -c "%a %u" "$key" "$(dirname "$key")" > ssh-facts.txt',
       'echo "$key" >> ssh-facts.txt',
     ].join('; ');
@@ -90,6 +91,9 @@ describe.skipIf(!CAN_RUN_SSHD)('private SSH key (CC_SSH_PRIVATE_KEY) against a r
   it('tells npm 12 refusing git dependencies (no allow-git in .npmrc) with its own code', async () => {
     const prepared = await prepareFixture(fixture('node', 'ssh-key-git-dependency/known-hosts'), server.placeholders());
     await rm(join(prepared.dir, '.npmrc'));
+    // Node.js ships npm 11, which fetches git dependencies: the application asks for npm 12.
+    const pkg = JSON.parse(await readFile(join(prepared.dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(prepared.dir, 'package.json'), JSON.stringify({ ...pkg, engines: { npm: '^12' } }));
     const dirs = await deploymentDirs();
     const built = await runCli(['build', prepared.dir, '--env', `CC_SSH_PRIVATE_KEY=${server.clientKey}`, '--env', `CC_SSH_KNOWN_HOSTS=${server.knownHosts}`], dirs.env);
     expect(built.code, built.output).toBe(2);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { planDigest } from '../../src/plan/digest.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { runCli } from '../helpers/cli.js';
-import { checkFixture, listFixtures, type Fixture } from '../helpers/fixtures.js';
+import { checkFixture, listFixtures, prepareFixture, type Fixture } from '../helpers/fixtures.js';
 import { standInDistributions, startPlay1Mirror, type Play1Mirror } from '../helpers/play1.js';
 import { deploymentDirs, tempDir } from '../helpers/temp.js';
 
@@ -28,10 +28,27 @@ const leftOf = async (output: string) => {
   return (await docker('ps', '-aq', '--filter', `label=io.runplan.deployment=${id}`)).trim();
 };
 
+/**
+ * What `argv` prints when run with `docker exec` in a container of `image` started as an engine starts it
+ * (its web process, through the entrypoint), or, where this engine's exec does not run inside
+ * containers, as the container's command without the entrypoint: either way with the image's own PATH.
+ */
+async function execInContainer(image: string, argv: string[]): Promise<string> {
+  if (inject('containerExecProblem') !== '') return (await docker('run', '--rm', '--network', 'none', '--entrypoint', argv[0] as string, image, ...argv.slice(1))).trim();
+  const container = (await docker('run', '--detach', '--network', 'none', image)).trim();
+  try {
+    return (await docker('exec', container, ...argv)).trim();
+  } finally {
+    await docker('rm', '--force', container);
+  }
+}
+
 beforeAll(() => {
   expect(dockerHost, 'the test setup starts a Docker engine (docker.io is one of the test prerequisites)').not.toBe('');
 });
 
+// The pre-run hook, a web process that exits before or after its health check, and the other rules every
+// executor honours alike are the conformance suite's (test/conformance/): here, what only an image has.
 describe('run --runner docker', () => {
   it("Express: the image runs exactly the plan's Node.js, carries the plan's digest, serves, and leaves no container", async () => {
     const result = await checkFixture(fixture('node', 'express'), { docker: dockerHost });
@@ -45,17 +62,15 @@ describe('run --runner docker', () => {
     );
     expect(result.run).toContain('Port ');
     expect(await leftOf(result.run)).toBe('');
+    // The image's configuration has the runtime on PATH: what runs without the entrypoint finds it too.
+    expect(await execInContainer(tag, ['node', '-v'])).toBe(`v${plan.runtimes[0]?.version}`);
   });
 
   it('Rails: Puma and nginx in two containers sharing the run directory; the health-check path goes through nginx', async () => {
     const result = await checkFixture(fixture('ruby', 'rails-puma-config'), { docker: dockerHost, hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' } });
     expect(result.run).toMatch(/started puma \(container rp-[0-9a-f]+-puma\)/);
     expect(await leftOf(result.run)).toBe('');
-  });
-
-  it("a pre-run hook runs in the web container before the app starts, as the image's user, with the run environment", async () => {
-    const result = await checkFixture(fixture('node', 'hook-pre-run'), { docker: dockerHost });
-    expect(await leftOf(result.run)).toBe('');
+    expect(await execInContainer(builtTag(result.build), ['ruby', '-v'])).toMatch(/^ruby \d+\.\d+/);
   });
 
   it('an npm workspace member (APP_FOLDER): the repository is in the image, /app is the folder, and the install fills the root node_modules', async () => {
@@ -101,6 +116,31 @@ describe('runplan image', () => {
     expect((await readdir(oci)).sort()).toEqual(['blobs', 'index.json', 'oci-layout']);
   });
 
+  it('calls every tool the plan chose by its usual name: Yarn 4 as yarn in the build hooks and as a command of the image', async () => {
+    const { env } = await deploymentDirs();
+    const app = fixture('node', 'tool-names-yarn-berry').dir;
+    const hooks = ['--env', 'CC_PRE_BUILD_HOOK=yarn --version > pre-build.txt', '--env', 'CC_POST_BUILD_HOOK=yarn run build'];
+    const built = await runCli(['image', app, ...hooks], { ...env, DOCKER_HOST: dockerHost });
+    expect(built.code, built.output).toBe(0);
+    const shown = await docker('run', '--rm', builtTag(built.output), 'sh', '-c', 'cat pre-build.txt; cat post-build.txt; echo; yarn --version; command -v yarn');
+    expect(shown).toBe('4.9.2\nbuilt by yarn/4.9.2\n4.9.2\n/app/.runplan/bin/yarn\n');
+  });
+
+  it('honours warm-start layers as a local build does: the next build that runs the custom command finds node_modules the last one left', async () => {
+    const { env } = await deploymentDirs();
+    const given = await prepareFixture(fixture('node', 'tool-custom-cached'));
+    const args = Object.entries(given.expect.env ?? {}).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
+    const first = await runCli(['image', given.dir, ...args], { ...env, DOCKER_HOST: dockerHost });
+    expect(first.code, first.output).toBe(0);
+    expect((await docker('run', '--rm', '--entrypoint', 'cat', builtTag(first.output), 'custom.txt')).trim()).toBe('cold');
+    // A change of the source: BuildKit runs the steps again, and the command meets the last build's node_modules.
+    await writeFile(join(given.dir, 'changed.txt'), 'x');
+    const second = await runCli(['image', given.dir, ...args], { ...env, DOCKER_HOST: dockerHost });
+    expect(second.code, second.output).toBe(0);
+    expect(second.output).toContain('restored node_modules from the build cache');
+    expect((await docker('run', '--rm', '--entrypoint', 'cat', builtTag(second.output), 'custom.txt')).trim()).toBe('warm');
+  });
+
   it('writes the build context and Dockerfile for another builder with --out, without an engine', async () => {
     const out = join(await tempDir('runplan-context-'), 'context');
     const result = await runCli(['image', fixture('node', 'express').dir, '--out', out], { DOCKER_HOST: 'unix:///nonexistent.sock' });
@@ -135,11 +175,5 @@ describe('engine errors', () => {
     const { DockerCli } = await import('../../src/engines/docker-cli.js');
     const cli = await DockerCli.connect({ host: dockerHost });
     await expect(cli.ok(['image', 'inspect', 'runplan-test/no-such-image:0'])).rejects.toMatchObject({ code: 'RUNPLAN_E_ENGINE_COMMAND_FAILED', message: expect.stringContaining('No such image') });
-  });
-
-  it('a stack image that cannot be built is a coded error (here: mmdebstrap not on PATH)', async () => {
-    const result = await runCli(['stack', '--type', 'node', '--rebuild'], { DOCKER_HOST: dockerHost, PATH: '/nonexistent' });
-    expect(result.code, result.output).toBe(1);
-    expect(result.stderr).toContain('RUNPLAN_E_STACK_BUILD_FAILED: mmdebstrap cannot be run (ENOENT)');
   });
 });

@@ -1,20 +1,28 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { DockerCli } from '../../src/engines/docker-cli.js';
+import type { PodmanCli } from '../../src/engines/podman-cli.js';
+import { PodmanKubeExecutor } from '../../src/engines/podman-kube.js';
+import { defaultRegistry } from '../../src/compose/default-registry.js';
+import type { RunplanError } from '../../src/errors/runplan-error.js';
+import { deploy } from '../../src/executor/deploy-flow.js';
+import { HEALTH_CLOSING_LINE } from '../../src/health/http-health-checker.js';
+import type { LogLine } from '../../src/log/logger.js';
+import { parseInventory } from '../../src/planning/gather-inventory.js';
+import { planToCarryOut } from '../../src/planning/plan-to-carry-out.js';
 import { renderHealthcheck } from '../../src/engines/image/scripts.js';
 import { ANNOTATIONS, kubernetesManifests, type K8sObject } from '../../src/engines/kubernetes.js';
-import { processGroups } from '../../src/engines/process-groups.js';
+import { processGroups } from '../../src/executor/process-groups.js';
 import { planDigest } from '../../src/plan/digest.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import type { RunPlan } from '../../src/plan/schema.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCli, startCli } from '../helpers/cli.js';
 import { get } from '../helpers/http.js';
 import { FieldChecker } from '../helpers/k8s-fields.js';
 import { podmanAvailable, startPodman } from '../helpers/podman.js';
@@ -88,13 +96,13 @@ describe('kubernetes manifests', () => {
     // Ruby fixtures are templates (Gemfile naming this machine's Ruby, a lock file made on it): their golden plan is the one made from the golden inventory.
     {
       name: 'ruby/rails-puma-config',
-      args: [fixture('ruby/rails-puma-config'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`],
+      args: [fixture('ruby/rails-puma-config'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--env', `SECRET_KEY_BASE=${SECRET}`],
       paths: ['/health'],
       groups: { web: ['puma', 'web'] },
     },
     {
       name: 'ruby/rails-sidekiq',
-      args: [fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--env', `SECRET_KEY_BASE=${SECRET}`],
+      args: [fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--env', `SECRET_KEY_BASE=${SECRET}`],
       paths: [],
       groups: { web: ['puma', 'web'], sidekiq: ['sidekiq'] },
     },
@@ -198,7 +206,7 @@ describe('kubernetes manifests', () => {
     }
 
     // Without its value, the Secret does not name it, and the command says so; the manifests are written again in place.
-    const again = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1'], {}, written.out);
+    const again = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--image', 'localhost/x/y:1'], {}, written.out);
     expect(again.code, again.output).toBe(0);
     expect(again.files['secret.yaml']?.object.stringData).toEqual({});
     expect(again.files['secret.yaml']?.text).toContain('add SECRET_KEY_BASE under stringData');
@@ -206,9 +214,9 @@ describe('kubernetes manifests', () => {
   });
 
   it('removes the manifests of a process group that is gone, and nothing else', async () => {
-    const first = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1']);
+    const first = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-sidekiq.json'), '--image', 'localhost/x/y:1']);
     await writeFile(join(first.out, 'ingress.yaml'), 'kind: Ingress\n');
-    const second = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1'], {}, first.out);
+    const second = await k8s([fixture('ruby/rails-sidekiq'), '--plan', join(GOLDEN, 'ruby/rails-puma-config.json'), '--image', 'localhost/x/y:1'], {}, first.out);
     expect(second.code, second.output).toBe(0);
     expect(Object.keys(second.files).sort()).toEqual(['deployment-web.yaml', 'ingress.yaml', 'secret.yaml', 'service.yaml']);
   });
@@ -225,17 +233,24 @@ describe('kubernetes manifests', () => {
     expect(template(web).metadata.annotations[ANNOTATIONS.instance]).toBe('2 CPU, 2048 MiB');
   });
 
-  it('refuses a saved plan whose heap does not fit in the memory given, and a saved plan without a size', async () => {
-    const small = await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--cpus', '1', '--memory', '1G', '--image', 'localhost/x/y:1']);
+  it('sizes the Pods of a saved plan as the instance it records, and refuses another size or a plan that records none', async () => {
+    const sized = await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--image', 'localhost/x/y:1']);
+    expect(sized.code, sized.output).toBe(0);
+    expect(sized.output).toContain('(each Pod: 2 CPU, 2048 MiB)');
+    expect(containers(sized.files['deployment-web.yaml']?.object as K8sObject)[0]?.resources).toEqual({ requests: { cpu: '2', memory: '2048Mi' }, limits: { cpu: '2', memory: '2048Mi' } });
+    // The same size given again is no change; --cpus alone keeps the plan's memory.
+    expect((await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--cpus', '2', '--image', 'localhost/x/y:1'])).code).toBe(0);
+    const small = await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--memory', '1G', '--image', 'localhost/x/y:1']);
     expect(small.code).toBe(2);
-    expect(small.output).toContain('RUNPLAN_E_K8S_MEMORY_BELOW_HEAP');
-    expect(small.output).toContain('NODE_OPTIONS --max-old-space-size=1536');
+    expect(small.output).toContain('RUNPLAN_E_HOST_INVALID_SETTING: the plan was sized for an instance of 2 CPUs, 2048 MiB (the size of the machine that planned it), not 2 CPUs, 1024 MiB');
     expect(Object.keys(small.files)).toEqual([]);
-    const play = await k8s([fixture('play1/health-root'), '--plan', join(GOLDEN, 'play1/health-root.json'), '--cpus', '2', '--memory', '1536M', '--image', 'localhost/x/y:1']);
-    expect(play.output).toContain('RUNPLAN_E_K8S_MEMORY_BELOW_HEAP: the plan sets a heap of 1536 MB (the command of web -Xmx1536m)');
-    const unsized = await k8s([fixture('node/express'), '--plan', join(GOLDEN, 'node/express.json'), '--image', 'localhost/x/y:1']);
+    const { instance: _, ...older } = await golden('play1/health-root');
+    const olderFile = join(await tempDir('rp-k8s-plan-'), 'older.json');
+    await writeFile(olderFile, JSON.stringify(older));
+    const unsized = await k8s([fixture('play1/health-root'), '--plan', olderFile, '--cpus', '2', '--memory', '2G', '--image', 'localhost/x/y:1']);
     expect(unsized.code).toBe(2);
-    expect(unsized.output).toContain('RUNPLAN_E_CLI_USAGE: k8s --plan needs --cpus and --memory');
+    expect(unsized.output).toContain('RUNPLAN_E_PLAN_DOCUMENT_INVALID: the plan (made by runplan');
+    expect(unsized.output).toContain('does not record the instance it was sized for');
   });
 
   it('rolls the Pods when the plan or the secret names change, not the secret values', async () => {
@@ -294,73 +309,87 @@ describe('kubernetes manifests', () => {
 const dockerHost = inject('dockerHost');
 const execProblem = inject('containerExecProblem');
 const canPlay = dockerHost !== '' && podmanAvailable();
+const skipped = canPlay ? '' : ' (skipped: needs the test Docker engine and podman)';
 
-describe('the Node.js Deployment in podman kube play', () => {
-  it.skipIf(!canPlay)(`answers as the fixture does${canPlay ? '' : ' (skipped: needs the test Docker engine and podman)'}`, { timeout: 600_000 }, async () => {
+describe('the Node.js Deployment in podman kube play, through the deploy flow', () => {
+  /** The express fixture deployed by PodmanKubeExecutor with a podman of the test's own, and the lines it logged. */
+  async function deployExpress(podman: PodmanCli, env: Record<string, string> = {}) {
     const { workDir, cacheDir } = await deploymentDirs();
-    const env = { DOCKER_HOST: dockerHost, RUNPLAN_CACHE_DIR: cacheDir, RUNPLAN_WORK_DIR: workDir };
-    const size = ['--cpus', '1', '--memory', '1G'];
-    // Without --image, k8s builds the image first.
-    const built = await k8s([fixture('node/express'), '--inventory', INVENTORY, ...size], env);
-    expect(built.code, built.output).toBe(0);
-    const tag = /manifests of image (\S+) in /.exec(built.output)?.[1] as string;
-    expect(containers(built.files['deployment-web.yaml']?.object as K8sObject)[0]).toMatchObject({ image: tag });
+    const port = await freePort();
+    const lines: LogLine[] = [];
+    const options = {
+      registry: defaultRegistry(),
+      appDir: fixture('node/express'),
+      inventory: parseInventory(JSON.parse(await readFile(INVENTORY, 'utf8')), INVENTORY),
+      host: { port, workDir, cacheDir, instance: { cpus: 1, memoryMb: 1024 }, stabilityWindowMs: 0 },
+      env: { application: Object.entries(env).map(([name, value]) => ({ name, value, origin: 'test' })) },
+      sink: (line: LogLine) => lines.push(line),
+      docker: await DockerCli.connect({ host: dockerHost }),
+      podman,
+    };
+    const outcome = await deploy(await planToCarryOut(options), new PodmanKubeExecutor(options)).catch((error: unknown) => error as RunplanError);
+    return { outcome, lines, port, health: () => lines.filter((l) => l.origin.kind === 'health').map((l) => l.text) };
+  }
 
-    // Named with its registry (localhost), so that podman looks it up without short-name resolution.
-    const docker = await DockerCli.connect({ host: dockerHost });
-    const local = `localhost/runplan-k8s-test/express:${randomBytes(4).toString('hex')}`;
-    await docker.ok(['tag', tag, local]);
+  it.skipIf(!canPlay)(`answers as the fixture does, as the manifest says, and stops leaving nothing${skipped}`, { timeout: 600_000 }, async () => {
     const podman = await startPodman();
     try {
-      // One replica: podman 4.3 runs each replica as a Pod, and a host port can be bound once.
-      const manifests = await k8s([fixture('node/express'), '--inventory', INVENTORY, ...size, '--replicas', '1', '--image', local], env);
-      expect(manifests.code, manifests.output).toBe(0);
-      const archive = join(podman.dir, 'image.tar');
-      await docker.ok(['save', '-o', archive, local]);
-      await podman.ok(['load', '--quiet', '--input', archive]);
-
-      // podman 4.3 has no `kube play --publish`: the same Deployment, its web port bound on 127.0.0.1 as a hostPort.
-      const port = await freePort();
-      const deployment = structuredClone(manifests.files['deployment-web.yaml']?.object as K8sObject);
-      (containers(deployment)[0] as unknown as { ports: object[] }).ports = [{ name: 'http', containerPort: 8080, protocol: 'TCP', hostIP: '127.0.0.1', hostPort: port }];
-      const file = join(podman.dir, 'deployment-web.yaml');
-      await writeFile(file, stringify(deployment));
-      const played = await podman.run(['kube', 'play', '--network', 'slirp4netns:port_handler=slirp4netns', file]);
-      expect(played.code, played.stderr).toBe(0);
+      const { outcome, port, health } = await deployExpress(podman);
+      if (outcome instanceof Error) throw outcome;
       try {
-        const body = await waitForJson(`http://127.0.0.1:${port}/`, 90_000);
+        expect(health()).toEqual([`Port ${port} accepts connections`]);
         // The container runs as the manifest says: user 1000, the plan's PORT, the instance's memory.
-        expect(body).toMatchObject({ app: 'express', installedBy: 'npm', uid: 1000 });
+        const root = await get(`http://127.0.0.1:${port}/`);
+        expect(root.status).toBe(200);
+        expect(JSON.parse(root.body)).toMatchObject({ app: 'express', installedBy: 'npm', uid: 1000, port: String(port) });
+        expect((await get(`http://127.0.0.1:${port}/redirect`)).status).toBe(302);
         const [container] = (await podman.ok(['ps', '--format', '{{.Names}}'])).split('\n').filter((n) => n.endsWith('-web'));
         expect(container).toBeDefined();
         // The probes' command, run where the kubelet would run it (exec lands outside the container under a chroot).
         if (execProblem === '') expect((await podman.ok(['exec', container as string, '/opt/runplan/healthcheck'])).trim()).toBe('');
         expect((await podman.ok(['inspect', '--format', '{{.HostConfig.Memory}}', container as string])).trim()).toBe(String(1024 * 1024 * 1024));
+        expect(outcome.running.processes()).toEqual([{ name: 'web', pid: undefined, restarts: 0, running: true }]);
       } finally {
-        const down = await podman.run(['kube', 'down', file]);
-        expect(down.code, down.stderr).toBe(0);
+        await outcome.stop();
       }
       expect((await podman.ok(['ps', '--all', '--quiet'])).trim()).toBe('');
+      expect((await podman.ok(['pod', 'ps', '--quiet'])).trim()).toBe('');
+      expect((await podman.ok(['secret', 'ls', '--quiet'])).trim()).toBe('');
     } finally {
-      const left = await podman.remove();
-      await docker.run(['rmi', local]);
-      expect(left).toEqual([]);
+      expect(await podman.remove()).toEqual([]);
+    }
+  });
+
+  it.skipIf(!canPlay)(`runplan deploy --engine podman serves until SIGTERM, then removes what it made${skipped}`, { timeout: 600_000 }, async () => {
+    const { workDir, cacheDir } = await deploymentDirs();
+    // podman's own directory goes under TMPDIR: empty again once runplan has stopped.
+    const tmp = await tempDir('rp-tmp-');
+    const port = await freePort();
+    const args = ['deploy', fixture('node/express'), '--engine', 'podman', '--inventory', INVENTORY, '--cpus', '1', '--memory', '1G', '--port', String(port), '--stability-window', '0'];
+    const run = startCli(args, { DOCKER_HOST: dockerHost, RUNPLAN_CACHE_DIR: cacheDir, RUNPLAN_WORK_DIR: workDir, TMPDIR: tmp });
+    try {
+      await run.waitFor('==> deployment healthy', 540_000);
+      expect(run.output()).toContain(`http://127.0.0.1:${port}/ (published on 127.0.0.1 by podman kube play, 1 container(s))`);
+      expect(JSON.parse((await get(`http://127.0.0.1:${port}/`)).body)).toMatchObject({ app: 'express', uid: 1000 });
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exited, run.output()).toBe(0);
+    expect(run.output()).toContain('stopped; nothing left running');
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it.skipIf(!canPlay)(`a failing health check fails the deployment with the specification's lines and leaves no pod nor container${skipped}`, { timeout: 600_000 }, async () => {
+    const podman = await startPodman();
+    try {
+      const { outcome, health } = await deployExpress(podman, { CC_HEALTH_CHECK_PATH: '/missing', CC_RUN_FAILED_HOOK: 'echo "run-failed hook in podman"' });
+      expect(outcome).toBeInstanceOf(Error);
+      expect((outcome as RunplanError).code).toBe('RUNPLAN_E_HEALTH_CHECK_FAILED');
+      expect(health()).toEqual(expect.arrayContaining(['Health check failed:', '- GET /missing returned 404.', HEALTH_CLOSING_LINE]));
+      expect((await podman.ok(['ps', '--all', '--quiet'])).trim()).toBe('');
+      expect((await podman.ok(['pod', 'ps', '--quiet'])).trim()).toBe('');
+    } finally {
+      expect(await podman.remove()).toEqual([]);
     }
   });
 });
-
-async function waitForJson(url: string, timeoutMs: number): Promise<unknown> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const answer = await get(url);
-      if (answer.status === 200) return JSON.parse(answer.body);
-      last = `status ${answer.status}`;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not answer 200 in ${timeoutMs / 1000} s (last: ${last})`);
-}

@@ -4,10 +4,12 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DockerCli } from '../../src/engines/docker-cli.js';
+import { appName } from '../../src/engines/app-name.js';
 import { removeSwarmApp } from '../../src/engines/swarm.js';
 import { ROOT, runCli, startCli } from '../helpers/cli.js';
 import { get } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
+import { holdSwarm } from '../helpers/swarm-lock.js';
 import { deploymentDirs, tempDir } from '../helpers/temp.js';
 
 /**
@@ -87,7 +89,12 @@ describe.skipIf(!dockerHost)('runplan deploy --engine swarm', () => {
   let port: number;
   let url: string;
 
+  let releaseSwarm: (() => Promise<void>) | undefined;
+  afterAll(async () => releaseSwarm?.());
+
   beforeAll(async () => {
+    // The conformance suite's Swarm cases use the same engine.
+    releaseSwarm = await holdSwarm();
     // The engine keeps its data root between runs: a run that stopped half-way may have left it in a swarm.
     await docker(['swarm', 'leave', '--force']);
     port = await freePort();
@@ -200,5 +207,29 @@ describe.skipIf(!dockerHost)('runplan deploy --engine swarm', () => {
       expect((await docker(['ps', '--all', '--quiet', '--filter', 'label=io.runplan.engine=swarm'])).stdout.trim()).toBe('');
       await expect(get(url)).rejects.toThrow();
     }, 120_000);
+
+    it('fails a first deployment whose web task exits within the stability window after the health check, and removes it (RUNPLAN_E_RUN_PROCESS_EXITED)', async () => {
+      // Its tasks pass the image's HEALTHCHECK; one exits once runplan's own check reached it through the proxy.
+      const dir = await tempDir('unstable-');
+      await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'unstable', version: '1.0.0', main: 'server.js' }));
+      await writeFile(join(dir, '.gitignore'), '/node_modules\n');
+      await writeFile(
+        join(dir, 'server.js'),
+        `require('http').createServer((q, s) => { s.end('ok'); if (q.headers['user-agent'] === 'runplan-health-check') setTimeout(() => { console.error('checked, leaving'); process.exit(3); }, 300); }).listen(+process.env.PORT, '0.0.0.0');`,
+      );
+      const app = appName(dir);
+      try {
+        const run = await runCli(['deploy', dir, '--engine', 'swarm', '--port', String(port), '--env', 'CC_HEALTH_CHECK_PATH=/'], env);
+        expect(run.code, run.output).toBe(1);
+        expect(run.stdout).toContain('Response from GET / is 200');
+        expect(run.stdout).toContain('(stability window)');
+        expect(run.stderr).toMatch(
+          /error RUNPLAN_E_RUN_PROCESS_EXITED: the deployment failed: the web process exited with status 3 .* after its health check passed, within the stability window of 3 s;.* "checked, leaving"/,
+        );
+        expect((await docker(['service', 'ls', '--quiet', '--filter', `label=io.runplan.deployment=${app}`])).stdout.trim()).toBe('');
+      } finally {
+        await removeSwarmApp(await DockerCli.connect({ host: dockerHost }), app);
+      }
+    }, 300_000);
   });
 });

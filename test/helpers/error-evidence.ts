@@ -27,6 +27,8 @@ import { listFixtures } from './fixtures.js';
  *   proves nothing about runplan.
  *
  * Mentions elsewhere (comments, definitions, messages built for other purposes) do not count.
+ * runplan-host's codes (RUNPLAN_HOST_E_…, `HostErrors.X`) count only in host/test, and
+ * runplan's only outside it (host/test/host-errors.test.ts checks the host's).
  */
 export interface Evidence {
   readonly code: string;
@@ -34,7 +36,8 @@ export interface Evidence {
   readonly where: string;
 }
 
-const CODE = /RUNPLAN_[EW]_[A-Z0-9_]+/g;
+/** runplan's codes, and runplan-host's (RUNPLAN_HOST_E_…, host/test is scanned too). */
+const CODE = /RUNPLAN_(?:HOST_)?[EW]_[A-Z0-9_]+/g;
 
 function badInputEvidence(): Evidence[] {
   return [...nodeCases, ...rubyCases, ...play1Cases, ...coreCases, ...appFilesCases]
@@ -84,12 +87,13 @@ function chainRoot(e: ts.Expression): string | undefined {
   return ts.isIdentifier(x) ? x.text : undefined;
 }
 
-/** `Group.KEY` when `Group` names a group of definitions (…Errors / …Warnings): the code it stands for. */
+/** `Group.KEY` when `Group` names a group of definitions (…Errors / …Warnings; HostErrors: runplan-host's): the code it stands for. */
 function groupCode(node: ts.Node): string | undefined {
   if (!ts.isPropertyAccessExpression(node) || !ts.isIdentifier(node.expression)) return undefined;
   const group = node.expression.text.match(/(Errors|Warnings)$/)?.[1];
   if (!group) return undefined;
-  return `RUNPLAN_${group === 'Errors' ? 'E' : 'W'}_${node.name.text}`;
+  const prefix = node.expression.text === 'HostErrors' ? 'RUNPLAN_HOST' : 'RUNPLAN';
+  return `${prefix}_${group === 'Errors' ? 'E' : 'W'}_${node.name.text}`;
 }
 
 type Verdict = 'asserted' | 'negated' | 'none';
@@ -136,13 +140,29 @@ function inDisabledTest(node: ts.Node): boolean {
 }
 
 /** Files that only deal with definitions (the registry's own tests) or with this scan. */
-const NOT_EVIDENCE = [join('test', 'unit', 'errors.test.ts'), join('test', 'unit', 'error-coverage.test.ts'), join('test', 'helpers', 'error-evidence.ts'), join('test', 'bad-input', 'cases')];
+const NOT_EVIDENCE = [
+  join('test', 'unit', 'errors.test.ts'),
+  join('test', 'unit', 'error-coverage.test.ts'),
+  join('test', 'helpers', 'error-evidence.ts'),
+  join('test', 'bad-input', 'cases'),
+  join('host', 'test', 'host-errors.test.ts'),
+];
 
+const HOST_CODE = /^RUNPLAN_HOST_/;
+
+/**
+ * runplan's tests for runplan's codes, and runplan-host's (host/test) for the host's
+ * own: each uses the other's codes only as data (a host code as a buildpack prefix, a
+ * runplan code recorded by the host's store).
+ */
 function testSourceEvidence(): Evidence[] {
-  return testFiles(join(ROOT, 'test'))
-    .map((file) => relative(ROOT, file))
-    .filter((rel) => !NOT_EVIDENCE.some((n) => rel === n || rel.startsWith(`${n}/`)))
-    .flatMap((rel) => sourceEvidence(rel, readFileSync(join(ROOT, rel), 'utf8')));
+  const scan = (dir: string, host: boolean) =>
+    testFiles(join(ROOT, dir))
+      .map((file) => relative(ROOT, file))
+      .filter((rel) => !NOT_EVIDENCE.some((n) => rel === n || rel.startsWith(`${n}/`)))
+      .flatMap((rel) => sourceEvidence(rel, readFileSync(join(ROOT, rel), 'utf8')))
+      .filter((e) => HOST_CODE.test(e.code) === host);
+  return [...scan('test', false), ...scan(join('host', 'test'), true)];
 }
 
 /** The assertions of one test source (`rel` names it in `where`). */

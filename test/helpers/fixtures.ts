@@ -12,6 +12,7 @@ import { appUser } from '../../src/process/app-user.js';
 import { nodePlaceholders } from './node-inventory.js';
 import { leaksIn, SCAN_VARIABLES, secretNeedles, secretsInTree } from './secret-scan.js';
 import { deploymentDirs, removeAfterFile } from './temp.js';
+import { dockerEngine, type EngineUnderTest, LOCAL_ENGINE } from './engines-under-test.js';
 
 /** What a fixture app must do, kept beside it in expect.json. */
 export interface FixtureExpectation {
@@ -50,6 +51,8 @@ export interface FixtureExpectation {
     readonly bodyExcludes?: readonly string[];
     readonly responseHeaders?: Readonly<Record<string, string>>;
   }[];
+  /** How long the test may take, when a build takes longer than the default 180 s allows (a native module compiled). */
+  readonly timeoutSeconds?: number;
   /** More arguments for `runplan run`, e.g. the instance size: ["--memory", "1G"]. */
   readonly args?: readonly string[];
   /** Environment of the runplan process itself: host-level settings, never the application's variables. */
@@ -98,9 +101,11 @@ export interface CheckOptions {
   /**
    * Where the saved plan is carried out: here (`build --plan`, `run --plan`, the
    * default), or in Docker (`image --plan`, `run --plan --runner docker`, with the
-   * engine at this DOCKER_HOST).
+   * engine at this DOCKER_HOST). Shorthand for `engine: dockerEngine(host)`.
    */
   readonly docker?: string;
+  /** The executor that carries out the saved plan (engines-under-test.ts); default this machine's. */
+  readonly engine?: EngineUnderTest;
   /** Called while the deployment is healthy, with its processes (run here, not in Docker). */
   readonly whileRunning?: (processes: ReturnType<typeof processOwnersUnder>) => void;
 }
@@ -153,12 +158,13 @@ export interface FixtureOutputs {
  */
 export async function checkFixture(given: Fixture, options: CheckOptions = {}): Promise<FixtureOutputs> {
   const fixture = await prepareFixture(given, options.placeholders);
+  const engine = options.engine ?? (options.docker === undefined ? LOCAL_ENGINE : dockerEngine(options.docker));
   const dirs = await deploymentDirs();
   const port = await freePort();
   const expectation = fillPlaceholders(fixture.expect, {
     ...options.placeholders,
     ...(await nodePlaceholders(fixture.expect)),
-    ...(await appUidPlaceholder(fixture.expect, options.docker !== undefined)),
+    ...(await appUidPlaceholder(fixture.expect, engine.inImage)),
     port: String(port),
   });
   // Every deployment also carries known secret values (test/helpers/secret-scan.ts); none may be printed or written.
@@ -172,8 +178,8 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
   const finish = async (): Promise<FixtureOutputs> => {
     for (const line of expectation.output ?? []) expect(all()).toContain(line);
     expect(leaksIn(`${all()}\n${outputs.planJson}`, needles), 'secret values printed or in the plan').toEqual([]);
-    // The build, its logs and the saved plan; the token file npm or Yarn must read is the one exception.
-    expect(await secretsInTree(dirs.workDir, needles, [expectation.env?.NPM_TOKEN ?? ''], fixture.dir), 'secret values in files the deployment wrote').toEqual([]);
+    // The build, its logs and the saved plan: the token file npm or Yarn read during the build steps is gone after them (issue 21).
+    expect(await secretsInTree(dirs.workDir, needles, fixture.dir), 'secret values in files the deployment wrote').toEqual([]);
     for (const text of expectation.notInOutput ?? []) expect(all()).not.toContain(text);
     expect(processesUnder(dirs.workDir)).toEqual([]);
     return { ...outputs, all: all() };
@@ -193,53 +199,63 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
   const planFile = join(dirs.workDir, 'plan.json');
   await writeFile(planFile, planned.stdout);
 
-  const docker: Record<string, string> = options.docker === undefined ? {} : { DOCKER_HOST: options.docker };
-  const built = await runCli([options.docker === undefined ? 'build' : 'image', ...inputs, '--plan', planFile], { ...env, ...docker });
+  const built = await runCli([engine.build, ...inputs, '--plan', planFile], { ...env, ...engine.env });
   outputs.build = built.output;
   expect(built.output).toContain(`==> carrying out ${planFile}: ${planDigest(JSON.parse(planned.stdout) as RunPlan)}`);
   if (built.code !== 0) return failedAsExpected(built);
 
-  const run = startCli(['run', ...inputs, '--plan', planFile, ...(options.docker === undefined ? [] : ['--runner', 'docker'])], { ...env, ...docker });
-  try {
-    if (expectation.deploy === 'fails') {
-      const code = await run.exited;
-      outputs.run = run.output();
-      return await failedAsExpected({ code, stderr: run.stderr(), output: run.output() });
-    }
-    await run.waitFor('==> deployment healthy');
-    for (const request of expectation.requests ?? []) {
-      const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
-      expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
-      if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
-      for (const [field, pattern] of Object.entries(request.match ?? {})) {
-        expect(String(JSON.parse(answer.body)[field]), `GET ${request.path} field ${field}`).toMatch(new RegExp(pattern));
+  const run = startCli([...engine.run, ...inputs, '--plan', planFile], { ...env, ...engine.env });
+  const deployed = async (): Promise<FixtureOutputs> => {
+    try {
+      if (expectation.deploy === 'fails' || !engine.foreground) {
+        const code = await run.exited;
+        outputs.run = run.output();
+        if (expectation.deploy === 'fails') return await failedAsExpected({ code, stderr: run.stderr(), output: run.output() });
+        expect(code, run.output()).toBe(0);
+      } else {
+        await run.waitFor('==> deployment healthy');
       }
-      if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
-      for (const text of request.bodyExcludes ?? []) expect(answer.body, `GET ${request.path}`).not.toContain(text);
-      for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
-        expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
+      for (const request of expectation.requests ?? []) {
+        const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
+        expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
+        if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
+        for (const [field, pattern] of Object.entries(request.match ?? {})) {
+          expect(String(JSON.parse(answer.body)[field]), `GET ${request.path} field ${field}`).toMatch(new RegExp(pattern));
+        }
+        if (request.bodyIncludes) expect(answer.body, `GET ${request.path}`).toContain(request.bodyIncludes);
+        for (const text of request.bodyExcludes ?? []) expect(answer.body, `GET ${request.path}`).not.toContain(text);
+        for (const [name, value] of Object.entries(request.responseHeaders ?? {})) {
+          expect(answer.headers[name.toLowerCase()], `GET ${request.path} header ${name}`).toBe(value);
+        }
       }
+      if (!engine.inImage) {
+        const processes = processOwnersUnder(dirs.workDir);
+        // As root, runplan runs every process of the application as its unprivileged user (docs/security.md).
+        if (process.getuid?.() === 0)
+          expect(
+            processes.filter((p) => p.uid === 0),
+            'processes of the deployment running as root',
+          ).toEqual([]);
+        options.whileRunning?.(processes);
+      }
+      if (engine.foreground) {
+        run.child.kill('SIGINT');
+        expect(await run.exited, run.output()).toBe(0);
+        outputs.run = run.output();
+      }
+      return await finish();
+    } finally {
+      if (run.child.exitCode === null) {
+        run.child.kill('SIGTERM');
+        await run.exited;
+      }
+      // What a deployment that outlives runplan's process (a Swarm service) left behind.
+      if (engine.remove) await runCli([...engine.remove, ...inputs], { ...env, ...engine.env });
     }
-    if (options.docker === undefined) {
-      const processes = processOwnersUnder(dirs.workDir);
-      // As root, runplan runs every process of the application as its unprivileged user (docs/security.md).
-      if (process.getuid?.() === 0)
-        expect(
-          processes.filter((p) => p.uid === 0),
-          'processes of the deployment running as root',
-        ).toEqual([]);
-      options.whileRunning?.(processes);
-    }
-    run.child.kill('SIGINT');
-    expect(await run.exited, run.output()).toBe(0);
-    outputs.run = run.output();
-    return await finish();
-  } finally {
-    if (run.child.exitCode === null) {
-      run.child.kill('SIGTERM');
-      await run.exited;
-    }
-  }
+  };
+  const result = await deployed();
+  expect(engine.leftBehind?.(`${outputs.build}\n${outputs.run}`) ?? [], `what the ${engine.name} deployment left in the engine`).toEqual([]);
+  return result;
 }
 
 /**

@@ -8,8 +8,8 @@
  *
  *   const { plan } = await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files, appDir: '/srv/app' });
  *
- * - node: TEST_INVENTORY of ./node-inventory.ts (Node.js 18–26, npm 10.9.2 and
- *   12.2.0, the package managers at runplan's pinned versions), with stand-in
+ * - node: TEST_INVENTORY of ./node-inventory.ts (Node.js 18–26, the npm each
+ *   ships and newer ones up to 12.2.0, the package managers at runplan's pinned versions), with stand-in
  *   integrities: fine for planning, refused by any build that installs them.
  * - ruby: Ruby 3.1.2 and 3.3.6 in /usr/bin, nginx in /usr/sbin, not root.
  * - play1: a mirror on mirror.example with checksums for 1.11.0 and 1.5.3,

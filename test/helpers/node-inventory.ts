@@ -8,8 +8,14 @@ import { defaultRegistry } from '../../src/compose/default-registry.js';
 /** Versions as the registry lists them, for plans made without the network. */
 export const TEST_INVENTORY = staticInventory({
   node: ['18.20.8', '20.19.6', '22.23.3', '24.10.0', '24.21.0', '26.10.0'],
+  // The npm each of those releases ships (bundled-npm.ts), and newer ones that would accept them.
   npm: [
+    { version: '10.8.2', engines: { node: '^18.17.0 || >=20.5.0' } },
     { version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } },
+    { version: '10.9.9', engines: { node: '^18.17.0 || >=20.5.0' } },
+    { version: '11.6.1', engines: { node: '^20.17.0 || >=22.9.0' } },
+    { version: '11.19.0', engines: { node: '^20.17.0 || >=22.9.0' } },
+    { version: '11.19.1', engines: { node: '^20.17.0 || >=22.9.0' } },
     { version: '12.2.0', engines: { node: '^22.22.2 || ^24.15.0 || >=26.0.0' } },
   ],
   registry: 'https://registry.example.org/',

@@ -43,12 +43,12 @@ const SCANNED_FILE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Files under `root` holding a secret (symbolic links not followed), as
- * "path: first characters of the value". The one exception is the file that
- * must hold a token: `.npmrc` (or `.yarnrc.yml`), readable by its owner only.
- * With `source`, a build's unchanged copy of the application's own file (a
- * fixture's expect.json names its secrets) is the application's, not a leak.
+ * "path: first characters of the value". No exception: the `.npmrc` (or
+ * `.yarnrc.yml`) holding NPM_TOKEN for the build steps is gone once they are
+ * done (issue 21). With `source`, a build's unchanged copy of the application's
+ * own file (a fixture's expect.json names its secrets) is the application's, not a leak.
  */
-export async function secretsInTree(root: string, needles: readonly string[], allowed: readonly string[] = [], source?: string): Promise<string[]> {
+export async function secretsInTree(root: string, needles: readonly string[], source?: string): Promise<string[]> {
   const found: string[] = [];
   const visit = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
@@ -61,8 +61,7 @@ export async function secretsInTree(root: string, needles: readonly string[], al
       const hits = leaksIn(content.toString('latin1'), needles);
       if (hits.length === 0) continue;
       if (source !== undefined && (await sameAsSource(relative(root, path), content, source))) continue;
-      const tokenFile = /\/\.(npmrc|yarnrc\.yml)$/.test(path) && (stats.mode & 0o077) === 0 && hits.every((h) => allowed.includes(h));
-      if (!tokenFile) found.push(`${relative(root, path)}: ${hits.map((h) => `${h.slice(0, 6)}…`).join(', ')}`);
+      found.push(`${relative(root, path)}: ${hits.map((h) => `${h.slice(0, 6)}…`).join(', ')}`);
     }
   };
   await visit(root);

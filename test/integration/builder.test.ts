@@ -19,6 +19,8 @@ import { Logger, memorySink } from '../../src/log/logger.js';
 import { failureRule } from '../../src/plan/failure-rule.js';
 import { BuildStepSchema, LayerSchema, PlannedFileSchema, type BuildStep, type Install, type PackageSource, type RunPlan, type StepFailureRule } from '../../src/plan/schema.js';
 import { localRunDir } from '../../src/process/run-dir.js';
+import { appUser } from '../../src/process/app-user.js';
+import { UserFiles } from '../../src/process/user-files.js';
 import { InstantClock } from '../../src/time/clock.js';
 import { play1InventoryPart, testInventory } from '../helpers/inventory.js';
 import { killAll, processesUnder, processesWithArgument, processTreeScript } from '../helpers/processes.js';
@@ -42,6 +44,9 @@ function planWith(steps: BuildStep[], extra: Partial<Pick<RunPlan, 'files' | 'la
     build: { steps: BuildStepSchema.array().parse(steps) },
     layers: LayerSchema.array().parse(extra.layers ?? []),
     files: PlannedFileSchema.array().parse(extra.files ?? []),
+    // The builder lowers the whole plan.
+    processes: [],
+    environment: { variables: [] },
   } as unknown as RunPlan;
 }
 
@@ -163,6 +168,23 @@ describe('StepBuilder', () => {
     expect(printed).toContain('token is ***');
   });
 
+  // Issue 21: the token stayed in the built application's .npmrc.
+  it('leaves of a build-phase secret file what the plan says once the steps are done: the steps read the token, the built application does not', async () => {
+    const file = { path: '.npmrc', phase: 'build' as const, mode: 0o600, secret: true, content: [{ text: '//host/:_authToken=' }, { env: 'NPM_TOKEN' }, { text: '\n' }], reason: 'r' };
+    const plan = planWith([step('reads', 'grep -c npm_SeCrEt_value_42 .npmrc > seen-by-step')], {
+      files: [
+        { ...file, afterBuild: { action: 'replace' as const, text: 'save-exact=true\n', reason: 'the application own' } },
+        { ...file, path: '.yarnrc.yml', afterBuild: { action: 'remove' as const, reason: 'none of its own' } },
+      ],
+    });
+    const { run, appDir, sink } = await build(plan, { env: { NPM_TOKEN: 'npm_SeCrEt_value_42' } });
+    await run;
+    expect(await readFile(join(appDir, 'seen-by-step'), 'utf8')).toBe('1\n');
+    expect(await readFile(join(appDir, '.npmrc'), 'utf8')).toBe('save-exact=true\n');
+    await expect(stat(join(appDir, '.yarnrc.yml'))).rejects.toThrow();
+    expect(sink.lines.map((l) => l.text)).toEqual(expect.arrayContaining(['rewrote .npmrc: the application own', 'removed .yarnrc.yml: none of its own']));
+  });
+
   it('writes only the requested part of a login:password variable', async () => {
     const plan = planWith([], {
       files: [
@@ -225,6 +247,47 @@ describe('StepBuilder', () => {
       ['redo', 'succeeded'],
     ]);
     expect(await readFile(join(second.appDir, 'side-effect'), 'utf8')).toBe('redone\n');
+  });
+
+  it('caches a layer a later step checks only once that check passed, and skips the check when the layer comes from the cache', async () => {
+    const layers = new LayerCache(await tempDir());
+    const fill = step('fill', 'mkdir -p deps && echo built > deps/marker', { layer: 'deps' });
+    const plan = (check: string) => planWith([fill, step('check', check, { verifiesLayer: 'deps' })], { layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'] }] });
+    const refused = await build(plan('exit 3'), { layers });
+    await expect(refused.run).rejects.toMatchObject({ code: CoreErrors.BUILD_STEP_FAILED.code });
+    expect(await layers.has('deps', 'k')).toBe(false);
+    const passed = await build(plan('test -f deps/marker'), { layers });
+    expect((await passed.run).map((r) => [r.name, r.status])).toEqual([
+      ['fill', 'succeeded'],
+      ['check', 'succeeded'],
+    ]);
+    expect(await layers.has('deps', 'k')).toBe(true);
+    // What the cache holds passed the check: a build that restores it does not run it again.
+    const restored = await build(plan('exit 3'), { layers });
+    expect((await restored.run).map((r) => [r.name, r.status])).toEqual([
+      ['fill', 'cached'],
+      ['check', 'cached'],
+    ]);
+    expect(restored.stepLines('check')).toEqual(['layer deps came from the cache, which holds it only once it passed this check']);
+  });
+
+  it("replays the warnings of a layer's check when a build restores the layer instead of checking it", async () => {
+    const layers = new LayerCache(await tempDir());
+    const fill = step('fill', 'mkdir -p deps && echo built > deps/marker', { layer: 'deps' });
+    const warnOn = [{ pattern: '^left out (\\S+)$', warning: { code: 'RUNPLAN_W_DEMO_LEFT_OUT', message: 'the install left out {matches}.', fix: 'Fix the dependency.' } }];
+    const plan = planWith([fill, step('check', 'echo left out opt@1.0.0', { verifiesLayer: 'deps', warnOn })], {
+      layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'] }],
+    });
+    const warned = (sink: ReturnType<typeof memorySink>) => sink.lines.filter((l) => l.text.includes('RUNPLAN_W_DEMO_LEFT_OUT')).map((l) => l.text);
+    const first = await build(plan, { layers });
+    await first.run;
+    expect(warned(first.sink)).toEqual(['RUNPLAN_W_DEMO_LEFT_OUT: the install left out opt@1.0.0. Fix: Fix the dependency.']);
+    const second = await build(plan, { layers });
+    expect((await second.run).map((r) => r.status)).toEqual(['cached', 'cached']);
+    expect(warned(second.sink)).toEqual(['RUNPLAN_W_DEMO_LEFT_OUT: the install left out opt@1.0.0. Fix: Fix the dependency. (found by step check when layer deps was cached)']);
+    // A copy saved again without warnings drops the old ones with it.
+    await layers.save('deps', 'k', join(second.appDir, 'deps'), new UserFiles(await appUser()));
+    expect(await layers.warnings('deps', 'k')).toEqual([]);
   });
 });
 

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { appendFile, chmod, chown, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LayerCache } from '../../src/build/layer-cache.js';
 import { assertReachable } from '../../src/process/ownership.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
-import { type AppUser, appUser } from '../../src/process/app-user.js';
+import { type AppUser, appUser, spawnIdentity } from '../../src/process/app-user.js';
+import { UserFiles } from '../../src/process/user-files.js';
 import { ensureRunDirParent, localRunDir } from '../../src/process/run-dir.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -48,35 +49,69 @@ describe('what the unprivileged user can reach and write', () => {
     await expect(ensureRunDirParent(localRunDir('/srv/app/builds/1'))).rejects.toMatchObject({ code: CoreErrors.HOST_INVALID_SETTING.code });
   });
 
-  it('freezes a saved layer: a build that writes into a restored file cannot change the cached layer', async () => {
-    const user = asRoot ? await appUser() : undefined;
-    const cache = new LayerCache(await tempDir());
+  it("seals a saved layer: a restored layer is the build's own writable copy, and writing it changes nothing cached", async () => {
+    const user = await appUser();
+    const files = new UserFiles(user);
+    const cacheRoot = await tempDir();
+    const cache = new LayerCache(join(cacheRoot, 'layers', 'app'));
     const build = await tempDir();
-    await mkdir(join(build, 'node_modules', 'dep'), { recursive: true });
-    await writeFile(join(build, 'node_modules', 'dep', 'index.js'), 'genuine\n');
+    await chmod(build, 0o777);
     // As root, npm ran as the unprivileged user, which owns what it installed.
-    if (user) await chown(join(build, 'node_modules', 'dep', 'index.js'), user.uid, user.gid);
-    await cache.save('node_modules', 'k1', join(build, 'node_modules'));
+    await files.write(join(build, 'node_modules', 'dep', 'index.js'), 'genuine\n', 0o644);
+    await cache.save('node_modules', 'k1', join(build, 'node_modules'), files);
+    // Nobody but runplan reads the cache, not even the application it belongs to.
+    expect((await stat(join(cacheRoot, 'layers', 'app'))).mode & 0o777).toBe(0o700);
 
     const next = await tempDir();
     await chmod(next, 0o777);
     const restored = join(next, 'node_modules');
-    await cache.restore('node_modules', 'k1', restored, user);
+    await cache.restore('node_modules', 'k1', restored, files);
     const file = join(restored, 'dep', 'index.js');
-    expect((await stat(file)).mode & 0o222).toBe(0);
-    if (user) {
-      // Directories are the build's (it may add files); the shared files are root's and read-only.
-      expect((await stat(join(restored, 'dep'))).uid).toBe(user.uid);
-      expect((await stat(file)).uid).toBe(0);
-      const attempt = spawnSync('/bin/sh', ['-c', `echo poisoned >> '${file}' || exit 3; chmod 666 '${file}' || exit 4`], { uid: user.uid, gid: user.gid });
-      expect(attempt.status).toBe(3);
-      const chmodAttempt = spawnSync('/bin/sh', ['-c', `chmod 666 '${file}'`], { uid: user.uid, gid: user.gid });
-      expect(chmodAttempt.status).not.toBe(0);
-    } else {
-      await expect(appendFile(file, 'poisoned\n')).rejects.toMatchObject({ code: 'EACCES' });
-    }
-    const second = join(await tempDir(), 'node_modules');
-    await cache.restore('node_modules', 'k1', second);
+    expect((await stat(file)).uid).toBe(user.uid);
+    expect((await stat(file)).mode & 0o777).toBe(0o644);
+    // A framework build that rewrites a file of node_modules (or a copy of one) may: the copy is the build's.
+    const rewrite = spawnSync('/bin/sh', ['-c', `echo rewritten > '${file}' && cp '${file}' '${file}.copy' && echo again >> '${file}.copy'`], spawnIdentity(user));
+    expect(rewrite.status).toBe(0);
+    const other = await tempDir();
+    await chmod(other, 0o777);
+    const second = join(other, 'node_modules');
+    await cache.restore('node_modules', 'k1', second, files);
     expect(await readFile(join(second, 'dep', 'index.js'), 'utf8')).toBe('genuine\n');
+  });
+
+  it('drops set-id bits and special files from a saved layer', async () => {
+    const user = await appUser();
+    const files = new UserFiles(user);
+    const cacheRoot = await tempDir();
+    const cache = new LayerCache(join(cacheRoot, 'app'));
+    const build = await tempDir();
+    await chmod(build, 0o777);
+    const made = spawnSync('/bin/sh', ['-c', `mkdir -p '${build}/deps' && cd '${build}/deps' && echo x > tool && chmod 6755 tool && mkfifo pipe && ln -s /etc/passwd link`], spawnIdentity(user));
+    expect(made.status).toBe(0);
+    await cache.save('deps', 'k', join(build, 'deps'), files);
+    const entry = join(cacheRoot, 'app', 'deps', 'k');
+    expect((await stat(join(entry, 'tool'))).mode & 0o7777).toBe(0o755);
+    expect((await readdir(entry)).sort()).toEqual(['link', 'tool']);
+    expect((await lstat(join(entry, 'link'))).isSymbolicLink()).toBe(true);
+  });
+
+  it('makes every change in a build as its user: a link the application made to a root-only folder is refused by the kernel (RUNPLAN_E_BUILD_TREE_CHANGED)', async () => {
+    const user = await appUser();
+    const files = new UserFiles(user);
+    const build = await tempDir();
+    await chmod(build, 0o777);
+    const host = await tempDir();
+    await writeFile(join(host, 'secret'), 'root only\n', { mode: 0o600 });
+    await chmod(host, 0o700);
+    await symlink(host, join(build, '.runplan'));
+    await expect(files.write(join(build, '.runplan', 'npmrc'), 'token\n', 0o600)).rejects.toMatchObject({ code: CoreErrors.BUILD_TREE_CHANGED.code });
+    await expect(files.apply([{ kind: 'symlink', target: '/nowhere', path: join(build, '.runplan', 'node') }])).rejects.toMatchObject({
+      code: CoreErrors.BUILD_TREE_CHANGED.code,
+    });
+    // Removing follows nothing: the link goes, the folder it pointed to stays as it was.
+    await files.remove(join(build, '.runplan'));
+    expect(await readdir(host)).toEqual(['secret']);
+    expect((await stat(join(host, 'secret'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(host, 'secret'))).uid).toBe(process.getuid?.());
   });
 });

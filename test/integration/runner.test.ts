@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
+import type { ProcessExit } from '../../src/buildpack/contract.js';
+import { localRunDir } from '../../src/process/run-dir.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LocalProcessRunner } from '../../src/run/local-process-runner.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
@@ -15,6 +18,8 @@ import { join } from 'node:path';
 import { isAlive, killAll, processesUnder, processesWithArgument, processTreeScript, statFields } from '../helpers/processes.js';
 import { tempDir, writableTempDir } from '../helpers/temp.js';
 
+/** What a plan holds besides its processes, empty: the runner lowers the whole plan. */
+const EMPTY_PARTS = { files: [], build: { steps: [] }, layers: [], environment: { variables: [] } };
 const proc = (name: string, script: string, extra: Partial<PlannedProcess> = {}): PlannedProcess => ({
   name,
   role: 'worker',
@@ -32,7 +37,7 @@ async function start(processes: PlannedProcess[], env: Record<string, string> = 
   const appDir = await tempDir();
   const sink = memorySink();
   const app = await new LocalProcessRunner({ clock }).start({
-    plan: { processes, files: [] } as unknown as RunPlan,
+    plan: { processes, ...EMPTY_PARTS } as unknown as RunPlan,
     appDir,
     env: assembleEnvironment({ application: env }),
     logger: new Logger(sink),
@@ -96,14 +101,42 @@ describe('LocalProcessRunner', () => {
     expect(texts).toContain('stubborn still running after 0.5 s; sending SIGKILL');
   });
 
-  it('caps the back-off of a crash loop and reports the loop once the cap is reached', async () => {
+  it('caps the back-off of a crash loop and reports the loop once, coded, at its third exit in a row', async () => {
     const restart = { policy: 'always' as const, initialDelayMs: 1_000, maxDelayMs: 4_000, resetAfterMs: 30_000 };
     const { app, sink, clock } = await start([proc('worker', 'echo crashing; exit 3', { restart })]);
     await until(() => (app.processes()[0]?.restarts ?? 0) >= 6);
     await app.stop();
     expect(clock.sleeps.slice(0, 6)).toEqual([1_000, 2_000, 4_000, 4_000, 4_000, 4_000]);
     const loops = sink.lines.filter((l) => l.text.includes('crash-looping'));
-    expect(loops.map((l) => [l.level, l.text])).toEqual([['error', 'worker is crash-looping: 3 crashes in a row, each within 30 s of starting; restarting every 4 s until it stays up 30 s']]);
+    expect(loops.map((l) => [l.level, l.text])).toEqual([
+      [
+        'warn',
+        'RUNPLAN_W_RUN_CRASH_LOOP: worker is crash-looping: 3 exits in a row, each within 30 s of starting (last: exited with code 3); restarts are spaced out up to 10 s apart until it stays up 30 s',
+      ],
+    ]);
+  });
+
+  it('tells each exit of a process: status, restarts so far, exits in a row, whether it comes back, and its last lines, redacted', async () => {
+    const secret = 'hunter2-very-secret';
+    const appDir = await tempDir();
+    const sink = memorySink();
+    const env = assembleEnvironment({ application: { API_TOKEN: secret } });
+    const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes: [proc('web', 'echo "token $API_TOKEN"; echo "boom" >&2; exit 4', { role: 'web' })], ...EMPTY_PARTS } as unknown as RunPlan,
+      appDir,
+      env,
+      logger: new Logger(sink, env.redactor),
+    });
+    const exits: ProcessExit[] = [];
+    const stopTelling = app.onExit?.((exit) => exits.push(exit));
+    await until(() => exits.length >= 2);
+    stopTelling?.();
+    await app.stop();
+    const [first, second] = exits;
+    expect(first).toMatchObject({ process: 'web', role: 'web', code: 4, signal: null, restarts: 0, inARow: 1, willRestart: true });
+    expect(second).toMatchObject({ restarts: 1, inARow: 2 });
+    expect(first?.output).toEqual(expect.arrayContaining(['token ***', 'boom']));
+    expect(JSON.stringify(exits)).not.toContain(secret);
   });
 
   it('leaves no process of the tree behind, not even a double-forked daemon in its own session that ignores SIGTERM', async () => {
@@ -204,7 +237,7 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
     const appDir = await writableTempDir();
     const sink = memorySink();
     const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({
-      plan: { processes, files: [] } as unknown as RunPlan,
+      plan: { processes, ...EMPTY_PARTS } as unknown as RunPlan,
       appDir,
       env: assembleEnvironment({}),
       logger: new Logger(sink),
@@ -243,13 +276,23 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
     const { app, clock } = await start([worker('exit 0', { CC_WORKER_RESTART: 'always', CC_WORKER_RESTART_DELAY: '0' })]);
     await until(() => (app.processes()[0]?.restarts ?? 0) >= 2);
     await app.stop();
-    expect(clock.sleeps.slice(0, 2)).toEqual([0, 0]);
+    // At once after a lone exit; the second in a row already waits the floor (next test).
+    expect(clock.sleeps.slice(0, 2)).toEqual([0, 100]);
+  });
+
+  it('never restarts in a tight loop: a zero delay gets a floor of 100 ms doubling up to 10 s, and the loop is reported once', async () => {
+    // CC_WORKER_RESTART=always with CC_WORKER_RESTART_DELAY=0 restarted an instant exit 1,533 times in 8 s (issue 21).
+    const { app, clock, sink } = await start([worker('exit 1', { CC_WORKER_RESTART: 'always', CC_WORKER_RESTART_DELAY: '0' })]);
+    await until(() => (app.processes()[0]?.restarts ?? 0) >= 10);
+    await app.stop();
+    expect(clock.sleeps.slice(0, 10)).toEqual([0, 100, 200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000]);
+    expect(sink.lines.filter((l) => l.text.startsWith('RUNPLAN_W_RUN_CRASH_LOOP: worker is crash-looping: 3 exits in a row'))).toHaveLength(1);
   });
 
   it('fails at once when a program cannot be spawned, and stops the processes already started', async () => {
     const appDir = await tempDir();
     const attempt = new LocalProcessRunner({ clock: new InstantClock() }).start({
-      plan: { processes: [proc('web', 'sleep 300'), proc('worker', '', { command: { kind: 'exec', argv: ['runplan-no-such-program'] } })], files: [] } as unknown as RunPlan,
+      plan: { processes: [proc('web', 'sleep 300'), proc('worker', '', { command: { kind: 'exec', argv: ['runplan-no-such-program'] } })], ...EMPTY_PARTS } as unknown as RunPlan,
       appDir,
       env: assembleEnvironment({}),
       logger: new Logger(memorySink()),
@@ -269,7 +312,7 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
     const { runHooks } = resolveHooks(new Map([['CC_PRE_RUN_HOOK', 'echo "prepared $GREETING" > pre-run.txt']]), [], {}, { env: {}, pathPrepend: [] });
     const env = assembleEnvironment({ application: { GREETING: 'hello' } });
     const app = await new LocalProcessRunner({ clock: new InstantClock() }).start({
-      plan: { processes: [proc('reader', 'cat pre-run.txt; sleep 300')], files: [], runHooks } as unknown as RunPlan,
+      plan: { processes: [proc('reader', 'cat pre-run.txt; sleep 300')], ...EMPTY_PARTS, runHooks } as unknown as RunPlan,
       appDir,
       env,
       logger: new Logger(sink),
@@ -279,7 +322,7 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
 
     const failing = resolveHooks(new Map([['CC_PRE_RUN_HOOK', 'exit 7']]), [], {}, { env: {}, pathPrepend: [] }).runHooks;
     const started = new LocalProcessRunner({ clock: new InstantClock() }).start({
-      plan: { processes: [proc('never', 'echo started > started.txt; sleep 300')], files: [], runHooks: failing } as unknown as RunPlan,
+      plan: { processes: [proc('never', 'echo started > started.txt; sleep 300')], ...EMPTY_PARTS, runHooks: failing } as unknown as RunPlan,
       appDir,
       env,
       logger: new Logger(memorySink()),
@@ -287,5 +330,45 @@ describe('LocalProcessRunner: workers (CC_WORKER_RESTART) and the pre-run hook',
     await expect(started).rejects.toMatchObject({ code: 'RUNPLAN_E_HOOK_FAILED', variable: 'CC_PRE_RUN_HOOK' });
     await expect(readFile(join(appDir, 'started.txt'), 'utf8')).rejects.toThrow();
     expect(processesUnder(appDir)).toEqual([]);
+  });
+
+  const hanging = (marker: string) => resolveHooks(new Map([['CC_PRE_RUN_HOOK', `echo waiting; sleep 300 & sh -c 'sleep 300' ${marker} & wait`]]), [], {}, { env: {}, pathPrepend: [] }).runHooks;
+
+  it('an interruption stops a pre-run hook with everything it started, starts no process and removes the run folder', async () => {
+    const appDir = await writableTempDir();
+    const marker = `runplan-hook-${process.pid}-${Date.now()}`;
+    onTestFinished(() => killAll(processesWithArgument(marker)));
+    const sink = memorySink();
+    const interrupt = new AbortController();
+    const started = new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes: [proc('never', 'echo started > started.txt; sleep 300')], ...EMPTY_PARTS, runHooks: hanging(marker) } as unknown as RunPlan,
+      appDir,
+      env: assembleEnvironment({}),
+      logger: new Logger(sink),
+      signal: interrupt.signal,
+    });
+    await until(() => sink.lines.some((l) => l.text === 'waiting') && processesWithArgument(marker).length > 0);
+    interrupt.abort('SIGTERM');
+    await expect(started).rejects.toMatchObject({ code: 'RUNPLAN_E_BUILD_INTERRUPTED' });
+    expect(processesWithArgument(marker)).toEqual([]);
+    expect(processesUnder(appDir)).toEqual([]);
+    expect(existsSync(localRunDir(appDir))).toBe(false);
+    await expect(readFile(join(appDir, 'started.txt'), 'utf8')).rejects.toThrow();
+  });
+
+  it('stops a pre-run hook that outlives the step timeout, with RUNPLAN_E_BUILD_STEP_TIMEOUT naming it', async () => {
+    const appDir = await writableTempDir();
+    const marker = `runplan-hook-timeout-${process.pid}-${Date.now()}`;
+    onTestFinished(() => killAll(processesWithArgument(marker)));
+    const started = new LocalProcessRunner({ clock: new InstantClock() }).start({
+      plan: { processes: [proc('never', 'sleep 300')], ...EMPTY_PARTS, runHooks: hanging(marker) } as unknown as RunPlan,
+      appDir,
+      env: assembleEnvironment({}),
+      logger: new Logger(memorySink()),
+      hookTimeoutMs: 500,
+    });
+    await expect(started).rejects.toMatchObject({ code: 'RUNPLAN_E_BUILD_STEP_TIMEOUT', details: { step: 'pre-run-hook', timeoutMs: 500 } });
+    expect(processesWithArgument(marker)).toEqual([]);
+    expect(existsSync(localRunDir(appDir))).toBe(false);
   });
 });

@@ -20,8 +20,8 @@ function runs(base: number): number {
   return Math.max(1, Math.round(base * (Number.isFinite(factor) && factor > 0 ? factor : 1)));
 }
 
-/** Runs for in-process properties (a few ms each) and for those that start nginx -t (≈ 20 ms each). */
-export const RUNS = { pure: runs(1000), plan: runs(300), nginx: runs(100) } as const;
+/** Runs for in-process properties (a few ms each), for those that start nginx -t (≈ 20 ms each), and for whole deployments (≈ 30 s each). */
+export const RUNS = { pure: runs(1000), plan: runs(300), nginx: runs(100), deploy: runs(4) } as const;
 
 /** True for what runplan may let escape: its own error, with a documented code. */
 export function isCoded(error: unknown): error is RunplanError {

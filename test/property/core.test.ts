@@ -235,7 +235,8 @@ describe('plan documents and placeholders', () => {
           .map((c) => ('text' in c ? c.text : `\${${c.placeholder}}`))
           .join('');
         expect(joined).toBe(t);
-        expect(fillPlaceholders(t, { APP_HOME: '/srv/app', RUN_DIR: '/run/x' })).not.toMatch(/\$\{(APP_HOME|RUN_DIR)\}/);
+        const filled = fillPlaceholders(t, { APP_HOME: '/srv/app', RUN_DIR: '/run/x', RUBY_BIN: '/opt/ruby/bin', NGINX_BIN: '/usr/sbin' });
+        expect(filled).not.toMatch(new RegExp(`\\$\\{(${PLACEHOLDERS.join('|')})\\}`));
       }),
       { numRuns: RUNS.pure },
     );

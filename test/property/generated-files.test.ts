@@ -43,7 +43,7 @@ async function npmrcFor(appLines: readonly string[] | undefined, registry: strin
     lookup: () => undefined,
   });
   const env = assembleEnvironment({ application: { NPM_TOKEN: tokenValue } });
-  return { plan, text: renderFile(plan.file, env, {}) };
+  return { plan, text: renderFile(plan.file, env) };
 }
 
 function expectIntended(appLines: readonly string[] | undefined, plan: Awaited<ReturnType<typeof planNpmrc>>, text: string, tokenValue: string) {
@@ -94,6 +94,32 @@ describe('.npmrc written for NPM_TOKEN', () => {
         { numRuns: RUNS.pure },
       );
     });
+  });
+});
+
+// Issue 21: a token holding "#" or ";" was written unquoted and read back cut there.
+describe('NPM_TOKEN of any text in .npmrc', () => {
+  it('is refused by name, or read back by ini, the parser npm reads .npmrc with, as exactly that token', async () => {
+    let checked = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(token, hostileString, fc.string({ unit: 'binary', maxLength: 40 }), fc.stringMatching(/^[#;"'\\ =[\]a-z]{1,12}$/)), async (tokenValue) => {
+        const refused = codedOr(() => {
+          assertTokenFitsNpmrc(tokenValue);
+          return false;
+        });
+        if (refused === undefined) return;
+        const { plan, text } = await npmrcFor(undefined, 'registry.example.com', tokenValue);
+        const read = readNpmrc(text);
+        const tokenKey = `//${plan.tokenHost}/:_authToken`;
+        expect(Object.keys(read).sort()).toEqual(['registry', tokenKey].sort());
+        // npm itself then trims the value and expands ${NAME} (escaped here): test/e2e/token-quoting.test.ts runs npm.
+        if (tokenValue.includes('${') || tokenValue !== tokenValue.trim()) return;
+        checked += 1;
+        expect(read[tokenKey]).toBe(tokenValue);
+      }),
+      { numRuns: RUNS.pure },
+    );
+    expect(checked).toBeGreaterThan(RUNS.pure / 4);
   });
 });
 
@@ -196,7 +222,7 @@ describe('.yarnrc.yml with NPM_TOKEN (Yarn 2+)', () => {
       lookup: (n) => (n === 'CC_NPM_REGISTRY' ? variable : undefined),
     });
     const env = assembleEnvironment({ application: { NPM_TOKEN: tokenValue } });
-    return { planned, text: renderFile(planned.file, env, {}) };
+    return { planned, text: renderFile(planned.file, env) };
   }
 
   it("holds the token for the registry's host only, and the application's settings, whatever the application wrote", async () => {

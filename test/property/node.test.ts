@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 import type { NodeInventoryData } from '../../buildpacks/node/inventory.js';
+import { bundledNpm } from '../../buildpacks/node/bundled-npm.js';
 import { latestLts } from '../../buildpacks/node/lts.js';
 import { parsePackageJson } from '../../buildpacks/node/package-json.js';
 import { BUILD_TOOLS, LOCKFILES, parsePackageManager, resolveBuildTool } from '../../buildpacks/node/resolve-build-tool.js';
@@ -81,12 +82,19 @@ describe('Node.js version resolution', () => {
     );
   });
 
-  it("chooses an npm whose engines.node accepts the Node.js version, from the inventory's releases", () => {
+  it("chooses the npm the release ships when published, else one whose engines.node accepts the Node.js version, from the inventory's releases", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...STABLE), (node) => {
-        const r = codedOr(() => resolveNpm(node, NODE.npm));
+      fc.property(fc.constantFrom(...STABLE), optional(nearly(fc.constantFrom('>=8', '^10', '11.x', '^12.2.0'))), (node, enginesNpm) => {
+        const r = codedOr(() => resolveNpm(node, NODE.npm, { enginesNpm }));
         if (r === undefined) return;
         const release = NODE.npm.find((n) => n.version === r.version);
+        expect(release).toBeDefined();
+        if (enginesNpm !== undefined) return;
+        const shipped = bundledNpm(node);
+        if (shipped.kind === 'known' && NODE.npm.some((n) => n.version === shipped.npm)) {
+          expect(r.version).toBe(shipped.npm);
+          return;
+        }
         expect(release?.engines?.node).toBeDefined();
         expect(semver.satisfies(node, release?.engines?.node as string)).toBe(true);
       }),

@@ -3,6 +3,8 @@ import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { materialiseFiles } from '../../src/process/materialise-files.js';
+import { runplanItself } from '../../src/process/app-user.js';
+import { UserFiles } from '../../src/process/user-files.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { escapeControls, lineExcerpt, quoteExcerpt } from '../../src/errors/excerpt.js';
@@ -140,7 +142,7 @@ describe('writes into a build directory stay inside it', () => {
     await symlink(host, join(app, '.yarn'));
     const env = assembleEnvironment({});
     const file = { path: '.yarn/releases/yarn.cjs', phase: 'build' as const, mode: 0o644, secret: false, content: [{ text: 'x' }], reason: 'test' };
-    await expect(materialiseFiles([file], 'build', app, env, {})).rejects.toMatchObject({ code: CoreErrors.BUILD_FILE_ESCAPES_APP.code });
+    await expect(materialiseFiles([file], 'build', app, env, new UserFiles(runplanItself()))).rejects.toMatchObject({ code: CoreErrors.BUILD_FILE_ESCAPES_APP.code });
     expect(await readdir(host)).toEqual(['shadow']);
   });
 });

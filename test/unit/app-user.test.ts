@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appUserName, parsePasswdEntry, spawnIdentity, userEnvironment, type AppUser } from '../../src/process/app-user.js';
+import { appUserName, appUserPath, parsePasswdEntry, spawnIdentity, userEnvironment, type AppUser } from '../../src/process/app-user.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 
 const dedicated: AppUser = { name: 'runplan', uid: 999, gid: 995, dropped: true };
@@ -23,10 +23,34 @@ describe('the unprivileged user', () => {
 
   it('gives processes its uid, gid and a private HOME only when runplan runs as root', () => {
     expect(spawnIdentity(dedicated)).toEqual({ uid: 999, gid: 995 });
-    expect(userEnvironment(dedicated, '/w/tmp/build-1')).toEqual({ HOME: '/w/tmp/build-1', USER: 'runplan', LOGNAME: 'runplan' });
+    expect(userEnvironment(dedicated, '/w/tmp/build-1', {})).toEqual({
+      HOME: '/w/tmp/build-1',
+      USER: 'runplan',
+      LOGNAME: 'runplan',
+      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    });
     // Not root: the processes are the invoking user's, with its own HOME (the weaker isolation of docs/security.md).
     expect(spawnIdentity(invoking)).toEqual({});
     expect(userEnvironment(invoking, '/w/tmp/build-1')).toEqual({});
     expect(spawnIdentity(undefined)).toEqual({});
+  });
+});
+
+describe("the unprivileged user's PATH", () => {
+  it("is the system's folders, nothing of the invoking user's PATH", () => {
+    const env = { PATH: '/root/.cargo/bin:/root/.pyenv/shims:/usr/bin:/bin' };
+    expect(appUserPath(env)).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+    expect(userEnvironment(dedicated, '/w/tmp/run-1', env).PATH).not.toContain('/root');
+  });
+
+  it('adds the folders the host names in RUNPLAN_APP_PATH first, each once', () => {
+    expect(appUserPath({ RUNPLAN_APP_PATH: '/opt/tools/bin:/usr/bin' })).toBe('/opt/tools/bin:/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/sbin:/bin');
+    expect(appUserPath({ RUNPLAN_APP_PATH: ' ' })).toBe('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+  });
+
+  it('refuses a RUNPLAN_APP_PATH folder that is not absolute, naming the variable', () => {
+    for (const bad of ['bin', '/opt/bin::/usr/bin', '/opt/a\nb']) {
+      expect(() => appUserPath({ RUNPLAN_APP_PATH: bad }), bad).toThrow(expect.objectContaining({ code: CoreErrors.HOST_INVALID_SETTING.code, variable: 'RUNPLAN_APP_PATH' }));
+    }
   });
 });

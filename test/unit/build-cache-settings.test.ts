@@ -85,15 +85,34 @@ describe('CC_OVERRIDE_BUILDCACHE and CC_IGNORE_FROM_BUILDCACHE (resolveBuildCach
 
 describe('build cache settings in an image', () => {
   const app = { 'package.json': JSON.stringify({ name: 'x', main: 'server.js', dependencies: { ms: '2.1.3' } }), 'package-lock.json': '{}', 'server.js': '', '.gitignore': 'node_modules\n' };
-  const dockerfile = async (env: Record<string, string>, noCache = false) => {
+  const dockerfile = async (env: Record<string, string>, noCache = false, appScope = 'app') => {
     const { plan } = await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(app), appDir: '/srv/app', env: { application: env } });
-    return renderDockerfile({ plan, digest: 'sha256:0', base: 'base', secretFiles: [], hostCa: false, hostNpmrc: false, noCache });
+    return renderDockerfile({ plan, digest: 'sha256:0', base: 'base', secretFiles: [], hostCa: false, hostNpmrc: false, noCache, appScope });
   };
 
-  it("keeps node_modules in BuildKit's layer cache unless --no-cache or the settings leave it out; warm-start paths are not carried into images", async () => {
+  it("keeps node_modules in BuildKit's layer cache unless --no-cache or the settings leave it out", async () => {
     expect(await dockerfile({})).toContain('runplan-layer-node_modules');
     expect(await dockerfile({}, true)).not.toContain('runplan-layer-');
     expect(await dockerfile({ CC_IGNORE_FROM_BUILDCACHE: 'node_modules' })).not.toContain('runplan-layer-');
     expect(await dockerfile({ CC_OVERRIDE_BUILDCACHE: '.cache' })).not.toContain('runplan-layer-');
+  });
+
+  it('carries warm-start paths into images as the local builder has them: restored before the first step, saved after the last, in a cache of the application’s own', async () => {
+    const text = await dockerfile({ CC_OVERRIDE_BUILDCACHE: '.cache' });
+    const runs = text.split('\n').filter((l) => l.startsWith('RUN ') || l.startsWith('# '));
+    const restore = runs.findIndex((l) => l.startsWith('# restore .cache (warm start'));
+    const save = runs.findIndex((l) => l.startsWith('# save .cache (warm start'));
+    const steps = runs.map((l, i) => [l, i] as const).filter(([l]) => l.startsWith('# step '));
+    expect(restore).toBeGreaterThanOrEqual(0);
+    expect(steps.every(([, i]) => restore < i && i < save)).toBe(true);
+    expect(text).toContain('cp -a -n /tmp/runplan-layer/');
+    const id = (t: string) => t.match(/id=(runplan-warm-[0-9a-f]+)/)?.[1];
+    expect(id(text)).toBeDefined();
+    // Another application's build never gets this one's copy.
+    expect(id(await dockerfile({ CC_OVERRIDE_BUILDCACHE: '.cache' }, false, 'other'))).not.toBe(id(text));
+    // --no-cache restores nothing and saves all the same, as a local build does.
+    const fresh = await dockerfile({ CC_OVERRIDE_BUILDCACHE: '.cache' }, true);
+    expect(fresh).not.toContain('# restore .cache');
+    expect(fresh).toContain('# save .cache (warm start');
   });
 });

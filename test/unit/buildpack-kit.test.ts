@@ -119,7 +119,13 @@ describe('ensureCached()', () => {
 
 describe('runProgram()', () => {
   it('reads what a program prints and how it ended', async () => {
-    expect(await runProgram('node', ['-e', 'process.stdout.write("out"); process.stderr.write("err"); process.exitCode = 3'])).toEqual({ stdout: 'out', stderr: 'err', exitCode: 3, ok: false });
+    expect(await runProgram('node', ['-e', 'process.stdout.write("out"); process.stderr.write("err"); process.exitCode = 3'])).toEqual({
+      stdout: 'out',
+      stderr: 'err',
+      exitCode: 3,
+      signal: null,
+      ok: false,
+    });
     expect(await runProgram('node', ['-e', 'console.log(process.env.RUNPLAN_KIT_PROBE ?? "unset")'], { env: { PATH: process.env.PATH } })).toMatchObject({ stdout: 'unset\n', ok: true });
   });
 
@@ -127,8 +133,11 @@ describe('runProgram()', () => {
     expect(await runProgram('runplan-no-such-program', [])).toBeUndefined();
   });
 
-  it('ends a program that outlives its time', async () => {
-    expect(await runProgram('node', ['-e', 'setTimeout(() => {}, 60_000)'], { timeoutMs: 200 })).toMatchObject({ ok: false, exitCode: null });
+  it('ends a program that outlives its time, with the coded error for the caller to throw', async () => {
+    const ran = await runProgram('node', ['-e', 'setTimeout(() => {}, 60_000)'], { timeoutMs: 200 });
+    expect(ran).toMatchObject({ ok: false, exitCode: null, signal: 'SIGTERM' });
+    expect(ran?.timeout?.code).toBe('RUNPLAN_E_HOST_PROGRAM_TIMEOUT');
+    expect(ran?.timeout?.message).toContain('node did not finish within 0.2 s');
   });
 });
 
@@ -143,7 +152,10 @@ describe('codes with a prefix of the host', () => {
 
   it('refuses a prefix or a key that would make a code hard to recognise', () => {
     expect(() => defineErrors({ FILE_INVALID: { title: 't', kind: 'input', fix: 'f' } }, { prefix: 'acme' })).toThrow(/invalid code prefix/);
-    expect(() => defineErrors({ FILE_INVALID: { title: 't', kind: 'input', fix: 'f' } }, { prefix: 'AC_ME' })).toThrow(/invalid code prefix/);
+    expect(() => defineErrors({ FILE_INVALID: { title: 't', kind: 'input', fix: 'f' } }, { prefix: 'ACME_E' })).toThrow(/invalid code prefix/);
+    expect(() => defineErrors({ FILE_INVALID: { title: 't', kind: 'input', fix: 'f' } }, { prefix: 'ACME_' })).toThrow(/invalid code prefix/);
+    // A host's words joined by "_": runplan-host's RUNPLAN_HOST_E_….
+    expect(defineErrors({ APP_UNKNOWN: { title: 't', kind: 'input', fix: 'f' } }, { prefix: 'RUNPLAN_HOST' }).APP_UNKNOWN.code).toBe('RUNPLAN_HOST_E_APP_UNKNOWN');
     expect(() => defineWarnings({ INVALID: { title: 't', fix: 'f' } }, { prefix: 'ACME' })).toThrow(/invalid warning code ACME_W_INVALID/);
   });
 

@@ -75,7 +75,7 @@ describe('worker restart policies in the engines', () => {
 describe('workers and the pre-run hook in the image entrypoint', () => {
   it('starts every worker by name, with the environment and PATH of the application’s commands', () => {
     const script = renderEntrypoint(withWorkers({ CC_WORKER_COMMAND: 'node worker.js', CC_WORKER_COMMAND_2: 'exec ./other' }), 'sha256:x');
-    expect(script).toContain(`  worker)\n    write_files\n    pre_run\n    cd /app/.\n    export NODE_OPTIONS=`);
+    expect(script).toContain(`  worker)\n    write_files\n    pre_run\n    cd /app\n    export NODE_OPTIONS=`);
     expect(script).toContain('exec $(init) /bin/sh -c \'node worker.js\' "$@"');
     expect(script).toContain('  worker-2)\n');
     expect(script).toContain('exec $(init) /bin/sh -c \'exec ./other\' "$@"');
@@ -85,7 +85,7 @@ describe('workers and the pre-run hook in the image entrypoint', () => {
   it('runs the pre-run hook before each process (once for a group), and stops with RUNPLAN_E_HOOK_FAILED naming it when it fails', () => {
     const script = renderEntrypoint(withWorkers({ CC_WORKER_COMMAND: 'x', CC_PRE_RUN_HOOK: 'node migrate.js' }), 'sha256:x');
     const preRun = script.slice(script.indexOf('pre_run() {'), script.indexOf('\n}\n', script.indexOf('pre_run() {')));
-    expect(preRun).toContain('( cd /app/.; export NODE_OPTIONS=');
+    expect(preRun).toContain('( cd /app; export NODE_OPTIONS=');
     expect(preRun).toContain("/bin/sh -c 'node migrate.js' ) || { echo 'runplan: RUNPLAN_E_HOOK_FAILED: the pre-run hook (CC_PRE_RUN_HOOK, run before the processes start) failed");
     expect(preRun).toContain('exit 1; }');
     expect(script.match(/\n {4}pre_run\n/g)).toHaveLength(2);
@@ -97,9 +97,9 @@ describe('workers and the pre-run hook in the image entrypoint', () => {
 
   it('runs a run-succeeded or run-failed hook by name (`entrypoint --hook NAME`), as an engine does once the outcome is known', () => {
     const script = renderEntrypoint(withWorkers({ CC_RUN_SUCCEEDED_HOOK: 'curl -fsS "$NOTIFY_URL"', CC_RUN_FAILED_HOOK: 'echo failed' }), 'sha256:x');
-    expect(script).toContain('if [ "${1:-}" = --hook ]; then\n  case "${2:-}" in\n    run-succeeded-hook) ( cd /app/.;');
+    expect(script).toContain('if [ "${1:-}" = --hook ]; then\n  case "${2:-}" in\n    run-succeeded-hook) ( cd /app;');
     expect(script).toContain(`/bin/sh -c 'curl -fsS "$NOTIFY_URL"' ) || { echo 'runplan: RUNPLAN_E_HOOK_FAILED: the run-succeeded hook (CC_RUN_SUCCEEDED_HOOK`);
-    expect(script).toContain('    run-failed-hook) ( cd /app/.;');
+    expect(script).toContain('    run-failed-hook) ( cd /app;');
     expect(script).toContain('*) echo "runplan: the plan has no run hook named ${2:-}" >&2; exit 2 ;;');
   });
 });

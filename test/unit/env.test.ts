@@ -256,7 +256,7 @@ describe('values that cannot be passed on', () => {
   it('refuses a line break or NUL in a value written into a generated file, without the value', () => {
     const env = assembleEnvironment({ application: { NPM_TOKEN: 'tok\nscript-shell=/tmp/evil' } });
     const file: PlannedFile = { path: '.npmrc', phase: 'build', mode: 0o600, secret: true, content: [{ text: '//r/:_authToken=' }, { env: 'NPM_TOKEN' }, { text: '\n' }], reason: 'test' };
-    const attempt = () => renderFile(file, env, {});
+    const attempt = () => renderFile(file, env);
     expect(attempt).toThrowError(expect.objectContaining({ code: CoreErrors.ENV_VALUE_INVALID.code, variable: 'NPM_TOKEN', file: '.npmrc' }));
     expect(attempt).not.toThrow(/script-shell/);
   });

@@ -132,7 +132,7 @@ const HOOK_ENV = {
 
 describe('hooks and workers in the plan of every type', () => {
   it.each([
-    ['node', ['runtime', 'npm', 'pre-build-hook', 'install', 'post-build-hook', 'verify-main']],
+    ['node', ['runtime', 'npm', 'pre-build-hook', 'install', 'native-modules', 'post-build-hook', 'verify-main']],
     ['ruby', ['pre-build-hook', 'bundle-install', 'post-build-hook', 'served-files-check', 'nginx-check']],
     ['play1', ['java', 'python', 'framework', 'pre-build-hook', 'deps', 'precompile', 'post-build-hook', 'precompile-check']],
   ])('%s', async (type, steps) => {
@@ -192,13 +192,18 @@ describe('plan differences of hooks and workers', () => {
         area: 'run-hook',
         subject: 'pre-run-hook',
         change: 'changed',
-        before: 'echo one; env NODE_OPTIONS, npm_config_update_notifier',
-        after: 'echo two; env NODE_OPTIONS, npm_config_update_notifier',
+        before: 'echo one; env NODE_OPTIONS, npm_config_update_notifier, npm_package_config_node_gyp_nodedir',
+        after: 'echo two; env NODE_OPTIONS, npm_config_update_notifier, npm_package_config_node_gyp_nodedir',
       }),
     );
     expect(changes).toContainEqual(expect.objectContaining({ area: 'run-hook', subject: 'run-failed-hook', change: 'added' }));
     expect(changes).toContainEqual(
-      expect.objectContaining({ area: 'process', subject: 'worker', change: 'added', after: 'node worker.js; restart on-failure; env NODE_OPTIONS, npm_config_update_notifier' }),
+      expect.objectContaining({
+        area: 'process',
+        subject: 'worker',
+        change: 'added',
+        after: 'node worker.js; restart on-failure; env NODE_OPTIONS, npm_config_update_notifier, npm_package_config_node_gyp_nodedir',
+      }),
     );
   });
 });

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
+import { readExportList } from '../helpers/public-api.js';
 
 /** Every relative import of the TypeScript sources under `dir`: [importing file, imported file], both relative to the root. */
 function imports(dir: string): Array<[string, string]> {
@@ -18,6 +19,22 @@ function imports(dir: string): Array<[string, string]> {
 
 const SRC = imports('src');
 const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
+
+/** How an executor carries a plan out: no name of these is the root's, but through the kit (src/kit/index.ts). */
+const EXECUTOR_INTERNALS = ['src/engines', 'src/run', 'src/build', 'src/process', 'src/health', 'src/env', 'src/cli'];
+
+/** The names the TypeScript files under `dir` declare with `export`: name -> the files declaring it. */
+function declaredNames(dir: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const file = join(entry.parentPath, entry.name);
+    for (const m of readFileSync(file, 'utf8').matchAll(/^export (?:declare )?(?:abstract )?(?:async )?(?:function|class|const|let|interface|type|enum) (\w+)/gm)) {
+      out.set(m[1] as string, [...(out.get(m[1] as string) ?? []), relative(ROOT, file)]);
+    }
+  }
+  return out;
+}
 
 /**
  * The shape the design promises (issue 13, item 5), checked on every run: the
@@ -48,6 +65,62 @@ describe('import direction', () => {
     const shared = ['src/process', 'src/plan', 'src/errors', 'src/env', 'src/files', 'src/log'];
     const above = ['src/build', 'src/run', 'src/deploy', 'src/engines', 'src/cli'];
     expect(SRC.filter(([from, to]) => shared.some((f) => inFolder(from, f)) && above.some((f) => inFolder(to, f)))).toEqual([]);
+  });
+
+  it('the engines reach the deploy flow through src/executor, never src/deploy (the local executor)', () => {
+    expect(SRC.filter(([from, to]) => inFolder(from, 'src/engines') && inFolder(to, 'src/deploy'))).toEqual([]);
+  });
+
+  it('src/executor (the contract, the deploy flow, the health gate) imports no executor: neither src/deploy, src/engines nor src/cli', () => {
+    expect(SRC.filter(([from, to]) => inFolder(from, 'src/executor') && ['src/deploy', 'src/engines', 'src/cli'].some((f) => inFolder(to, f)))).toEqual([]);
+  });
+
+  it('the root entry (src/index.ts) re-exports no module of an executor, the CLI or a buildpack: the engines and buildpacks are entries of their own', () => {
+    const internal = (to: string) => [...EXECUTOR_INTERNALS, 'buildpacks'].some((f) => inFolder(to, f));
+    expect(SRC.filter(([from, to]) => from === 'src/index.ts' && internal(to))).toEqual([]);
+  });
+
+  it("the root's reviewed export list (api/exports.txt) holds no executor internal: beside the kit's names, none is declared under src/engines, src/run, src/build, src/process, src/health, src/env or src/cli", () => {
+    const list = readExportList();
+    const names = (entry: string) => new Set((list[entry] ?? []).map((line) => line.split(' ')[0] as string));
+    const kit = names('runplan/buildpack');
+    const declared = new Map(EXECUTOR_INTERNALS.flatMap((dir) => [...declaredNames(dir)]));
+    const internals = [...names('runplan')].filter((name) => !kit.has(name) && declared.has(name)).map((name) => `${name} (${declared.get(name)?.join(', ')})`);
+    expect(internals).toEqual([]);
+    // What issue 23 found exported from the root, by name.
+    for (const name of [
+      'formatPlan',
+      'carryOutInstall',
+      'ensureTree',
+      'restartDelay',
+      'renderEntrypoint',
+      'IMAGE_BINDINGS',
+      'DockerCli',
+      'DockerRunner',
+      'deployToDocker',
+      'healthError',
+      'redactError',
+      'StepBuilder',
+      'LocalProcessRunner',
+    ])
+      expect(names('runplan').has(name), name).toBe(false);
+  });
+
+  it('only the program runner (src/process/run-program.ts) starts programs: no other module imports node:child_process or execa', () => {
+    // Supervised processes live as long as the deployment and keep their own spawn() (their comment says why).
+    const allowed = new Set(['src/process/run-program.ts', 'src/run/supervised-process.ts']);
+    const spawning = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"](?:node:)?(?:child_process|execa)['"]/m;
+    const offenders = ['src', 'buildpacks'].flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+        .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+        .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+        .filter((file) => !allowed.has(file) && spawning.test(readFileSync(join(ROOT, file), 'utf8'))),
+    );
+    expect(offenders).toEqual([]);
+    // The rule itself sees each form an import takes.
+    for (const form of ["import { spawn } from 'node:child_process';", 'const { execa } = await import("execa");', "import 'child_process';", "const cp = require('child_process');"]) {
+      expect(spawning.test(form), form).toBe(true);
+    }
   });
 
   it('a buildpack imports no other buildpack', () => {

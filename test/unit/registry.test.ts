@@ -92,37 +92,48 @@ describe('buildpack registry', () => {
     await expect(createPlan({ registry, files, appDir: '/srv/app', inventory: TEST_PLAN_INVENTORY })).rejects.toMatchObject({ code, kind: 'input', file });
   });
 
-  it('refuses a buildpack plan that breaks the schema', async () => {
+  it('refuses a buildpack plan that breaks the schema, naming the buildpack (a coded failure, not a bug of runplan)', async () => {
     const broken: Buildpack = {
       ...procfileBuildpack,
       id: 'broken',
       planner: { plan: async (ctx) => ({ ...(await procfileBuildpack.planner.plan(ctx)), processes: [{ name: '' } as never] }) },
     };
     const registry = new BuildpackRegistry([broken]);
-    await expect(createPlan({ registry, files: new MemorySource({ Procfile: 'web: x' }), appDir: '/a' })).rejects.toMatchObject({ code: CoreErrors.PLAN_INVALID.code });
+    await expect(createPlan({ registry, files: new MemorySource({ Procfile: 'web: x' }), appDir: '/a' })).rejects.toMatchObject({
+      code: CoreErrors.BUILDPACK_RESULT_INVALID.code,
+      kind: 'deployment',
+      reason: expect.stringMatching(/^buildpack "broken" returned from plan\(\) something that is not its part of a plan: processes\.0\.name: /),
+      details: { buildpack: 'broken', phase: 'plan' },
+    });
   });
 
-  it('stops a buildpack that copies a secret value into its plan, naming the variable but not the value', async () => {
-    const leaky: Buildpack = {
+  // Issue 21: the value may come from the application's own files (a script, an address): a coded input error, never exit 70.
+  it('stops a plan that would hold a secret value, as is or lower-cased, naming the variable and where, not the value', async () => {
+    const leaky = (copy: (token: string) => string): Buildpack => ({
       ...procfileBuildpack,
       id: 'leaky',
       planner: {
         plan: async (ctx) => {
           const base = await procfileBuildpack.planner.plan(ctx);
-          return { ...base, processes: base.processes.map((p) => ({ ...p, command: { kind: 'shell' as const, script: `deploy --token ${ctx.env.get('DEPLOY_TOKEN')}` } })) };
+          return { ...base, processes: base.processes.map((p) => ({ ...p, command: { kind: 'shell' as const, script: `deploy --token ${copy(ctx.env.get('DEPLOY_TOKEN') ?? '')}` } })) };
         },
       },
-    };
-    const registry = new BuildpackRegistry([leaky]);
-    const files = new MemorySource({ Procfile: 'web: x' });
-    const attempt = createPlan({ registry, files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: 'tok-12345678' } } });
-    await expect(attempt).rejects.toMatchObject({
-      code: CoreErrors.PLAN_INVALID.code,
-      kind: 'internal',
-      variable: 'DEPLOY_TOKEN',
-      message: expect.stringContaining('buildpack "leaky" put the value of the secret variable DEPLOY_TOKEN into the plan'),
     });
-    await expect(attempt).rejects.not.toMatchObject({ message: expect.stringContaining('tok-12345678') });
+    const registry = new BuildpackRegistry([leaky((t) => t)]);
+    const files = new MemorySource({ Procfile: 'web: x' });
+    for (const [buildpack, token] of [
+      [leaky((t) => t), 'tok-12345678'],
+      [leaky((t) => t.toLowerCase()), 'Tok-MixedCase-12345678'],
+    ] as const) {
+      const attempt = createPlan({ registry: new BuildpackRegistry([buildpack]), files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: token } } });
+      await expect(attempt).rejects.toMatchObject({
+        code: CoreErrors.PLAN_SECRET_VALUE.code,
+        kind: 'input',
+        variable: 'DEPLOY_TOKEN',
+        message: expect.stringContaining('the plan of buildpack "leaky" would hold the value of the secret variable DEPLOY_TOKEN, at processes[0].command.script'),
+      });
+      await expect(attempt).rejects.not.toMatchObject({ message: expect.stringMatching(new RegExp(token, 'i')) });
+    }
     // Values shorter than 8 characters could occur in a plan by coincidence: they are not checked.
     const { plan } = await createPlan({ registry, files, inventory: TEST_PLAN_INVENTORY, env: { application: { DEPLOY_TOKEN: 'tok-123' } } });
     expect(plan.processes[0]?.command).toEqual({ kind: 'shell', script: 'deploy --token tok-123' });

@@ -86,9 +86,10 @@ describe('ruby plan', () => {
       ['rake-2', 'bundle exec rake db:migrate'],
       ['nginx-check', 'nginx -t -q -e stderr -p ${APP_HOME}/ -c ${APP_HOME}/.runplan/nginx/nginx.conf'],
     ]);
-    // Absolute paths for bundler and nginx, filled by the executor: the plan names no directory of the application.
+    // Absolute paths for bundler and nginx, filled by the executor: the plan names no directory of the application,
+    // and finds Ruby on the executor's stack (${RUBY_BIN}), not where the planning machine had it.
     expect(p.build.steps[0]?.env).toMatchObject({ GEM_HOME: '${APP_HOME}/.runplan/gems', BUNDLE_GEMFILE: '${APP_HOME}/Gemfile' });
-    expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '/usr/bin']);
+    expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '${RUBY_BIN}']);
     const [puma, web] = p.processes;
     expect(puma?.command).toEqual({ kind: 'exec', argv: ['bundle', 'exec', 'puma', '-b', 'unix://${RUN_DIR}/puma.sock', '-e', 'production', '-w', '2', '-t', '5:5'] });
     expect(puma?.env).toEqual({ GEM_HOME: '${APP_HOME}/.runplan/gems', BUNDLE_GEMFILE: '${APP_HOME}/Gemfile' });
@@ -225,23 +226,47 @@ describe('ruby buildpack options (host level)', () => {
   });
 });
 
-describe('nginx from the inventory', () => {
-  it('runs the nginx the inventory found, never with `user root` (the executor starts it unprivileged)', async () => {
+describe('nginx and Ruby by name, found on the stack of whoever carries the plan out', () => {
+  const stack = (p: RunPlan, options: RubyBuildpackOptions, machine: Partial<RubyInventoryData>) =>
+    createRubyBuildpack(options).stack?.(p, RubyInventorySchema.parse({ rubies, nginx: 'nginx', runsAsRoot: true, ...machine }));
+
+  it('names nginx and puts ${NGINX_BIN} on its PATH, never with `user root` (the executor starts it unprivileged)', async () => {
     const { plan: p } = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
-    expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: ['/usr/sbin/nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
-    expect(p.build.steps.find((s) => s.name === 'nginx-check')?.run).toMatchObject({
-      argv: ['/usr/sbin/nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'],
-    });
+    const web = p.processes.find((x) => x.name === 'web');
+    expect(web?.command).toMatchObject({ argv: ['nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
+    expect(web?.pathPrepend).toEqual(['${NGINX_BIN}']);
+    const check = p.build.steps.find((s) => s.name === 'nginx-check');
+    expect(check?.run).toMatchObject({ argv: ['nginx', '-t', '-q', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] });
+    expect(check?.pathPrepend).toEqual(['${NGINX_BIN}']);
+    // Where planning found them is told, in the explanation only.
+    expect(p.decisions.find((d) => d.id === 'ruby.programs')?.reason).toContain('Ruby 3.1.2 in /usr/bin (test /usr/bin/ruby3.1), nginx at /usr/sbin/nginx');
     expect(nginxConf(p)).not.toMatch(/^user /m);
     const notRoot = await plan(APP, {}, { nginx: undefined, nginxUser: undefined }, { runsAsRoot: false });
     expect(nginxConf(notRoot.plan)).not.toMatch(/^user /m);
   });
 
-  it("follows the host's options over the inventory", async () => {
-    const { plan: p } = await plan(APP, {}, { nginx: '/opt/nginx/nginx', nginxUser: 'www-data' }, { nginx: '/usr/sbin/nginx', runsAsRoot: true });
-    expect(p.processes.find((x) => x.name === 'web')?.command).toMatchObject({ argv: expect.arrayContaining(['/opt/nginx/nginx']) });
+  it("fills ${RUBY_BIN} with the bindir of this host's Ruby of the plan's version, and ${NGINX_BIN} with nginx's directory (the host's option first)", async () => {
+    const { plan: p } = await plan(APP, {}, { nginx: undefined, nginxUser: 'www-data' });
     expect(nginxConf(p)).toMatch(/^user www-data;$/m);
-    expect(nginxConf((await plan(APP, {}, { nginxUser: null }, { runsAsRoot: true })).plan)).not.toMatch(/^user /m);
+    // Another host: its Ruby 3.1.2 lives elsewhere, beside another Ruby.
+    const elsewhere = [
+      { version: '3.3.0', bindir: '/opt/rubies/3.3.0/bin', origin: 'host /opt/rubies/3.3.0/bin/ruby' },
+      { version: '3.1.2', bindir: '/opt/rubies/3.1.2/bin', origin: 'host /opt/rubies/3.1.2/bin/ruby' },
+    ];
+    expect(await stack(p, {}, { rubies: elsewhere, nginx: '/usr/local/nginx/sbin/nginx' })).toEqual({ RUBY_BIN: '/opt/rubies/3.1.2/bin', NGINX_BIN: '/usr/local/nginx/sbin' });
+    expect(await stack(p, { nginx: '/opt/nginx/sbin/nginx' }, { nginx: '/usr/sbin/nginx' })).toEqual({ RUBY_BIN: '/usr/bin', NGINX_BIN: '/opt/nginx/sbin' });
+  });
+
+  it("refuses to carry a plan out on a host without the plan's Ruby or without nginx, saying what it has", async () => {
+    const { plan: p } = await plan(APP);
+    expect(() => stack(p, {}, { rubies: [{ version: '3.3.0', bindir: '/opt/rubies/3.3.0/bin', origin: 'o' }], nginx: '/usr/sbin/nginx' })).toThrow(
+      expect.objectContaining({
+        code: RubyErrors.RUBY_VERSION_UNAVAILABLE.code,
+        message: expect.stringContaining('the plan was made for Ruby 3.1.2, which this host does not have (installed: 3.3.0)'),
+      }),
+    );
+    expect(() => stack(p, {}, { nginx: 'nginx' })).toThrow(expect.objectContaining({ code: RubyErrors.RUBY_NGINX_MISSING.code, kind: 'deployment' }));
+    expect(() => stack(p, { nginx: '/opt/bin/openresty' }, {})).toThrow(expect.objectContaining({ code: RubyErrors.RUBY_NGINX_MISSING.code, message: expect.stringContaining('is not named nginx') }));
   });
 });
 
@@ -258,7 +283,8 @@ describe('ruby plan with a previous plan (plan --previous)', () => {
       distribution: 'test 3.3.0',
       decision: { source: 'previous plan', resolved: '3.3.0', reason: expect.stringContaining('the default now gives 3.3.6') },
     });
-    expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '/opt/rubies/3.3.0/bin']);
+    expect(p.build.steps[0]?.pathPrepend).toEqual(['.runplan/gems/bin', '${RUBY_BIN}']);
+    expect(p.decisions.find((d) => d.id === 'ruby.programs')?.reason).toContain('Ruby 3.3.0 in /opt/rubies/3.3.0/bin');
   });
 
   it('takes the default once the Ruby is gone or the default series changed, and follows a version the application asks for', async () => {

@@ -1,3 +1,4 @@
+import { shellWord } from '../../src/shell/shell-word.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -292,7 +293,7 @@ describe("the build's SSH directory", () => {
     expect(statSync(join(dir, 'id')).mode & 0o777).toBe(0o600);
     expect(await readFile(join(dir, 'id'), 'utf8')).toBe(keys.ed25519);
     expect(ssh.env.GIT_SSH_COMMAND).toBe(
-      `ssh -i '${dir}/id' -o IdentitiesOnly=yes -o IdentityAgent=none -o UserKnownHostsFile='${dir}/known_hosts' -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=accept-new -o HashKnownHosts=no -o BatchMode=yes -o ConnectTimeout=30`,
+      `ssh -i ${shellWord(`${dir}/id`)} -o IdentitiesOnly=yes -o IdentityAgent=none -o UserKnownHostsFile=${shellWord(`${dir}/known_hosts`)} -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=accept-new -o HashKnownHosts=no -o BatchMode=yes -o ConnectTimeout=30`,
     );
     expect(sink.lines.map((l) => l.text).join('\n')).toContain(`SSH key of CC_SSH_PRIVATE_KEY for git in the build steps: ssh-ed25519 ${fingerprint}`);
     await ssh.remove();

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { proxyConfig } from '../../src/engines/swarm/proxy-config.js';
-import { createArgs, processGroups, processServices, proxyService, swarmAppName, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
-import { CoreErrors } from '../../src/errors/core-errors.js';
+import { createArgs, processGroups, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import { ROOT } from '../helpers/cli.js';
@@ -14,12 +13,6 @@ const sidekiq = golden('ruby/rails-sidekiq.json');
 const express = golden('node/default-lts.json');
 
 describe('swarm services of a plan', () => {
-  it('names the application after its directory, as a DNS label', () => {
-    expect(swarmAppName('/x/fixtures/node/express')).toBe('express');
-    expect(swarmAppName('/x/My_App.v2')).toBe('my-app-v2');
-    expect(swarmAppName('/x/2048')).toBe('app-2048');
-  });
-
   it('runs nginx and Puma (nginx waits on the socket Puma opens in ${RUN_DIR}) as one service, sidekiq as another', () => {
     const groups = processGroups(sidekiq).map((g) => [g.main.name, ...g.helpers.map((h) => h.name)]);
     expect(groups).toEqual([['web', 'puma'], ['sidekiq']]);
@@ -31,10 +24,10 @@ describe('swarm services of a plan', () => {
     expect(createArgs(worker!, 'shop-net', false)).toContain('--no-healthcheck');
   });
 
-  it('refuses a process waiting on a socket that no other process names (RUNPLAN_E_SWARM_PROCESS_GROUP)', () => {
+  it('runs a process waiting on a socket no other process names with every other process, as Kubernetes does (the one rule of src/executor/process-groups.ts)', () => {
     const plan = structuredClone(sidekiq) as { -readonly [K in keyof RunPlan]: RunPlan[K] };
     plan.processes = sidekiq.processes.map((p) => (p.name === 'puma' ? { ...p, command: { kind: 'exec' as const, argv: ['bundle', 'exec', 'puma'] } } : p));
-    expect(() => processGroups(plan)).toThrow(expect.objectContaining({ code: CoreErrors.SWARM_PROCESS_GROUP.code }));
+    expect(processGroups(plan).map((g) => [g.main.name, ...g.helpers.map((h) => h.name)])).toEqual([['web', 'puma', 'sidekiq']]);
   });
 
   it("creates the web service with DNS round robin, a start-first update rolled back on failure, the plan's restart and stop grace", () => {

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { BuildpackRegistry } from '../../buildpack/registry.js';
 import { carryOutInstall } from '../../build/install/install-step.js';
 import { hostNpmRegistry } from '../../build/install/npm-registry.js';
@@ -15,15 +15,18 @@ import type { Inventory } from '../../inventory/inventory.js';
 import { Logger, type LogSink } from '../../log/logger.js';
 import { planDigest } from '../../plan/digest.js';
 import type { RunPlan } from '../../plan/schema.js';
-import { planToCarryOut } from '../../planning/plan-to-carry-out.js';
+import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carry-out.js';
+import { lowerPlan } from '../../executor/lower.js';
 import { DockerCli } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, stackForType } from '../stack-images.js';
 import { explainFailure } from '../../process/command-step.js';
+import { OutputWarnings } from '../../process/output-warnings.js';
 import { describeStep } from '../../plan/describe.js';
 import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER } from './dockerfile.js';
 import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.js';
 import { runProgram } from '../../process/run-program.js';
+import { appName } from '../app-name.js';
 
 export interface ImageOptions {
   readonly registry: BuildpackRegistry;
@@ -64,13 +67,9 @@ export interface BuiltImage {
   readonly context: string;
 }
 
-/** Default image name: the application's directory name and the plan's digest. */
+/** Default image name: the application's name (src/engines/app-name.ts) and the plan's digest. */
 export function defaultImageTag(appDir: string, digest: string): string {
-  const name =
-    basename(appDir)
-      .toLowerCase()
-      .replace(/[^a-z0-9._-]+/g, '-')
-      .replace(/^[._-]+/, '') || 'app';
+  const name = appName(appDir);
   return `runplan/${name}:${digest.replace(/^sha256:/, '').slice(0, 12)}`;
 }
 
@@ -92,7 +91,8 @@ async function writeContext(
   secretIds: readonly { id: string; path: string }[],
   hostCa: boolean,
   hostNpmrc: boolean,
-  noCache = false,
+  noCache: boolean | undefined,
+  appScope: string,
 ): Promise<void> {
   const app = join(context, 'app');
   const runtime = join(context, 'runtime');
@@ -117,15 +117,19 @@ async function writeContext(
     await writeFile(manifest, installs);
   }
   const env = environment.bound(IMAGE_BINDINGS);
-  for (const file of plan.files) {
-    if (file.phase !== 'build' || file.secret) continue;
-    await writeFileAtomic(join(app, plan.app.folder ?? '', file.path), renderFile(file, env, IMAGE_BINDINGS), file.mode);
+  for (const file of lowerPlan(plan, IMAGE_BINDINGS).files) {
+    if (file.phase !== 'build') continue;
+    const target = join(app, plan.app.folder ?? '', file.path);
+    if (!file.secret) await writeFileAtomic(target, renderFile(file, env), file.mode);
+    // A secret file is a BuildKit secret mount during the steps: the image keeps what is left of it after the build, as a local build does.
+    else if (file.afterBuild?.action === 'replace') await writeFileAtomic(target, file.afterBuild.text, file.mode);
+    else if (file.afterBuild?.action === 'remove') await rm(target, { force: true });
   }
   await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(plan, digest), { mode: 0o755 });
   await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(plan), { mode: 0o755 });
   await chmod(join(scripts, 'entrypoint'), 0o755);
   await chmod(join(scripts, 'healthcheck'), 0o755);
-  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ plan, digest, base, secretFiles: secretIds, hostCa, hostNpmrc, noCache }));
+  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ plan, digest, base, secretFiles: secretIds, hostCa, hostNpmrc, noCache: noCache ?? false, appScope }));
 }
 
 /**
@@ -136,8 +140,8 @@ async function writeContext(
  * become BuildKit cache; the context is kept per application, so that an
  * unchanged application rebuilds from cache.
  */
-export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
-  const { plan, environment, host } = await planToCarryOut(options);
+export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarryOut): Promise<BuiltImage> {
+  const { plan, environment, host } = toCarryOut ?? (await planToCarryOut(options));
   if (plan.build.sshKey) {
     // Not yet: the stack images have no git nor ssh, and the key would have to reach the steps as a BuildKit secret (docs/engines.md).
     throw CoreErrors.IMAGE_SSH_KEY_UNSUPPORTED.create({
@@ -150,12 +154,30 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   options.onPlan?.(plan);
   const appFolderDir = join(resolve(options.appDir), plan.app.folder ?? '');
   const workspace = appWorkspace(host.workDir, appFolderDir);
-  const secretFiles = plan.files.filter((f) => f.phase === 'build' && f.secret).map((f, i) => ({ id: `file-${i}`, file: f }));
+  const secretFiles = lowerPlan(plan, IMAGE_BINDINGS)
+    .files.filter((f) => f.phase === 'build' && f.secret)
+    .map((f, i) => ({ id: `file-${i}`, file: f }));
+  // The application's own BuildKit caches (warm-start copies) are named after its workspace.
+  const appScope = createHash('sha256').update(workspace.root).digest('hex').slice(0, 16);
   const secretIds = secretFiles.map(({ id, file }) => ({ id, path: file.path }));
   const caFile = hostCertificateFile();
 
   if (options.out !== undefined) {
-    await writeContext(options.out, plan, digest, environment, options.appDir, host.cacheDir, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true, options.noCache);
+    await writeContext(
+      options.out,
+      plan,
+      digest,
+      environment,
+      options.appDir,
+      host.cacheDir,
+      options.base ?? '<stack image>',
+      logger,
+      secretIds,
+      caFile !== undefined,
+      true,
+      options.noCache,
+      appScope,
+    );
     logger.info(`wrote the build context and Dockerfile of the plan ${digest} to ${options.out}`);
     return { plan, digest, environment, host, tag: undefined, id: undefined, context: options.out };
   }
@@ -170,11 +192,11 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
   const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
   try {
     const registry = await hostNpmRegistry(host.cacheDir).catch(() => undefined);
-    await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache);
+    await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache, appScope);
     const secretArgs: string[] = [];
     for (const { id, file } of secretFiles) {
       const path = join(secrets.dir, id);
-      await writeFile(path, renderFile(file, environment.bound(IMAGE_BINDINGS), IMAGE_BINDINGS), { mode: 0o600 });
+      await writeFile(path, renderFile(file, environment.bound(IMAGE_BINDINGS)), { mode: 0o600 });
       secretArgs.push('--secret', `id=${id},src=${path}`);
     }
     if (caFile) secretArgs.push('--secret', `id=host-ca,src=${caFile}`);
@@ -186,7 +208,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
     const tag = options.tag ?? defaultImageTag(appFolderDir, digest);
     const started = Date.now();
     logger.info(`building image ${tag} on ${base}`);
-    const steps = new BuildOutput();
+    const steps = new BuildOutput(plan);
     const code = await docker.stream(
       ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '-t', tag, context],
       (line) => {
@@ -197,6 +219,8 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
     );
     if (options.signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the image build was interrupted.' });
     if (code !== 0) throw buildFailure(plan, tag, code, steps);
+    // What a step that succeeded says it skipped (its warnOn rules), as the local builder reports it.
+    steps.reportWarnings(logger);
     const id = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
     logger.info(`built image ${tag} (${id.slice(0, 19)}) in ${formatSeconds(Date.now() - started)}`);
     if (options.oci !== undefined) await writeOciLayout(docker, tag, options.oci, secrets.dir, logger);
@@ -214,6 +238,16 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
 class BuildOutput {
   private readonly byVertex = new Map<string, string[]>();
   private readonly stepOf = new Map<string, string>();
+  private readonly warnings: Map<string, OutputWarnings>;
+
+  constructor(plan: RunPlan) {
+    this.warnings = new Map(plan.build.steps.filter((s) => s.warnOn?.length).map((s) => [s.name, new OutputWarnings(s.warnOn)]));
+  }
+
+  reportWarnings(logger: Logger): void {
+    for (const collector of this.warnings.values()) collector.report(logger);
+  }
+
   failedVertex: string | undefined;
   exitCode: number | null = null;
   last = '';
@@ -229,6 +263,8 @@ class BuildOutput {
       this.last = text;
       return;
     }
+    const step = this.stepOf.get(vertex);
+    if (step !== undefined) this.warnings.get(step)?.push(text);
     const lines = this.byVertex.get(vertex) ?? [];
     lines.push(text);
     if (lines.length > 200) lines.shift();

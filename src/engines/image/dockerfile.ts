@@ -1,8 +1,10 @@
+import { shellWord } from '../../shell/shell-word.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { quoteExcerpt } from '../../errors/excerpt.js';
-import { fillPlaceholders } from '../../plan/placeholders.js';
-import type { BuildStep, RunPlan } from '../../plan/schema.js';
-import { commandLine, exportEnvironment, IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, sh } from './scripts.js';
+import { createHash } from 'node:crypto';
+import type { RunPlan } from '../../plan/schema.js';
+import { assemblePath, type LoweredLayer, type LoweredPlan, type LoweredStep, lowerPlan } from '../../executor/lower.js';
+import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, stepScript } from './scripts.js';
 
 /** Where things are during `docker build`: a cache for tools (HOME), the layer caches, secrets. */
 const BUILD_HOME = '/tmp/runplan-home';
@@ -23,8 +25,14 @@ export interface DockerfileInput {
   /** This machine's certificate authority and npm registry, given to the steps as secrets (never in a layer). */
   readonly hostCa: boolean;
   readonly hostNpmrc: boolean;
-  /** No layer from BuildKit's cache mounts (docker build --no-cache leaves those alone). */
+  /** No layer from BuildKit's cache mounts (docker build --no-cache leaves those alone); warm-start copies are still saved, as a local build does. */
   readonly noCache?: boolean;
+  /**
+   * What names this application's own BuildKit caches (its workspace): a
+   * warm-start copy is the last build's folder as it was, whatever its key
+   * says, so it must never reach another application's build.
+   */
+  readonly appScope: string;
 }
 
 /** A Dockerfile string literal. */
@@ -46,11 +54,13 @@ const UID = '1000:1000';
  *   layer in a cache mount under its key and restores it (running the steps that
  *   only run then) when the key matches; secret files (`.npmrc` with NPM_TOKEN)
  *   are BuildKit secret mounts, present during the steps, in no layer;
- * - EXPOSE of the web port, a HEALTHCHECK from the plan's health check, and an
- *   entrypoint that starts any process of the plan (`web` by default).
+ * - the processes' program directories on PATH (imagePath), EXPOSE of the web
+ *   port, a HEALTHCHECK from the plan's health check, and an entrypoint that
+ *   starts any process of the plan (`web` by default).
  */
 export function renderDockerfile(input: DockerfileInput): string {
   const { plan } = input;
+  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
   const labels = {
     'io.runplan.managed': 'true',
     'io.runplan.plan-digest': input.digest,
@@ -60,10 +70,7 @@ export function renderDockerfile(input: DockerfileInput): string {
     ...input.labels,
   };
   const env: Record<string, string> = {};
-  for (const v of plan.environment.variables) {
-    if (v.secret) continue;
-    env[v.name] = v.placeholder ? fillPlaceholders(`\${${v.placeholder}}`, IMAGE_BINDINGS) : (v.value ?? '');
-  }
+  for (const v of lowered.environment) if (v.value !== undefined) env[v.name] = v.value;
   const web = plan.processes.find((p) => p.role === 'web');
   const hc = plan.healthCheck;
   const lines = [
@@ -99,24 +106,44 @@ export function renderDockerfile(input: DockerfileInput): string {
     ...(input.hostNpmrc ? [`export npm_config_globalconfig=${HOST_NPMRC_TARGET}`] : []),
   ].join('; ');
 
-  const steps = plan.build.steps;
+  const steps = lowered.build.steps.map((s) => s.step);
   const replays = (layer: string) => steps.filter((s) => s.onlyIfLayerRestored === layer);
-  for (const step of steps) {
+  const warm = new WarmStart(lowered, input);
+  lines.push(...warm.unattached('restore'));
+  for (const { step, layer } of lowered.build.steps) {
     if (step.run.kind === 'install' || step.onlyIfLayerRestored !== undefined) continue;
-    // Warm-start layers are not carried into images: their steps build from scratch there.
-    const layer = step.layer === null || input.noCache ? undefined : plan.layers.find((l) => l.name === step.layer && l.reuse === undefined);
-    const script = layer?.cacheKey ? layerScript(step, layer, replays(layer.name)) : stepScript(step);
-    const layerMount = layer?.cacheKey ? [`--mount=type=cache,id=runplan-layer-${layer.name},target=${LAYER_CACHE},uid=1000,gid=1000`] : [];
+    const cached = layer?.cacheKey && layer.reuse === undefined && !input.noCache ? layer : undefined;
+    const warmLayer = layer?.cacheKey && layer.reuse === 'warm-start' ? layer : undefined;
+    const script = cached ? layerScript(step, cached, replays(cached.name)) : warmLayer ? warm.around(step, warmLayer) : stepScript(step);
+    const layerMount = cached ? [`--mount=type=cache,id=runplan-layer-${cached.name},target=${LAYER_CACHE},uid=1000,gid=1000`] : warmLayer ? [warm.mount(warmLayer)] : [];
     lines.push(`# step ${step.name}: ${step.description.replace(/\n/g, ' ')}`);
     // Exec form: Docker substitutes no variable into it (BuildKit only shows them substituted).
-    lines.push(`RUN ${[...mounts, ...layerMount].join(' \\\n    ')} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; echo ${sh(`${STEP_MARKER}${step.name}`)}; ${buildEnv}; ${script}`)}]`);
+    lines.push(`RUN ${[...mounts, ...layerMount].join(' \\\n    ')} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; echo ${shellWord(`${STEP_MARKER}${step.name}`)}; ${buildEnv}; ${script}`)}]`);
   }
+  lines.push(...warm.unattached('save'));
+  lines.push(...imagePath(lowered));
   if (web?.port) lines.push(`EXPOSE ${web.port}`);
   const seconds = (ms: number) => `${Math.max(1, Math.ceil(ms / 1000))}s`;
   lines.push(`HEALTHCHECK --interval=5s --timeout=${seconds(hc.requestTimeoutMs)} --start-period=${seconds(hc.readyTimeoutMs)} --retries=3 CMD ["${IMAGE_SCRIPTS_DIR}/healthcheck"]`);
   lines.push(`ENTRYPOINT ["${IMAGE_SCRIPTS_DIR}/entrypoint"]`);
   lines.push('CMD ["web"]');
   return `${lines.join('\n')}\n`;
+}
+
+/** Docker's PATH for a container whose image sets none. */
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
+ * The plan's program directories on the image's PATH (the web process's first,
+ * then those only other processes add), ahead of the base image's: `docker exec
+ * CONTAINER node -v`, a shell in a container, or a Kubernetes exec probe find the
+ * runtimes the plan installed without going through the entrypoint (which sets
+ * each process's own PATH when it starts it). After the steps, which set theirs.
+ */
+function imagePath(lowered: LoweredPlan): string[] {
+  if (lowered.programPath.length === 0) return [];
+  // The base image's own PATH follows (Docker's default when it sets none): `${PATH:-…}` is the Dockerfile's substitution.
+  return [`ENV PATH=${quote(assemblePath(lowered.programPath, undefined)).slice(0, -1)}:\${PATH:-${DEFAULT_PATH}}"`];
 }
 
 /** Where the repository goes in an image whose application is a folder of it (APP_FOLDER). */
@@ -149,24 +176,11 @@ function placeApplication(folder: string | undefined): string[] {
   }
   // The stack images make an empty /app: rmdir, not rm -r, so that a base image's own files there stop the build.
   return [
-    `RUN mkdir -p ${IMAGE_REPOSITORY} ${RUN_DIR} && chown ${UID} ${IMAGE_REPOSITORY} ${RUN_DIR} && if [ -e ${APP_HOME} ]; then rmdir ${APP_HOME}; fi && ln -s ${sh(real)} ${APP_HOME}`,
+    `RUN mkdir -p ${IMAGE_REPOSITORY} ${RUN_DIR} && chown ${UID} ${IMAGE_REPOSITORY} ${RUN_DIR} && if [ -e ${APP_HOME} ]; then rmdir ${APP_HOME}; fi && ln -s ${shellWord(real)} ${APP_HOME}`,
     scripts,
     `COPY --chown=${UID} app/ ${IMAGE_REPOSITORY}/`,
     `COPY --chown=${UID} runtime/ ${real}/`,
   ];
-}
-
-/** A command step as a shell command line: its directory, environment and PATH, then the command. */
-function stepScript(step: BuildStep): string {
-  if (step.run.kind === 'install') throw new Error('install steps are carried out into the build context');
-  const cwd = fillPlaceholders(step.cwd, IMAGE_BINDINGS);
-  const env = Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)]));
-  const command = step.run.kind === 'exec' ? { ...step.run, argv: step.run.argv.map((a) => fillPlaceholders(a, IMAGE_BINDINGS)) } : step.run;
-  const setEnv = exportEnvironment(
-    env,
-    step.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
-  );
-  return `cd ${sh(cwd.startsWith('/') ? cwd : `${IMAGE_BINDINGS.APP_HOME}/${cwd}`)}; ${setEnv ? `${setEnv}; ` : ''}${commandLine(command)}`;
 }
 
 /**
@@ -174,14 +188,14 @@ function stepScript(step: BuildStep): string {
  * copied back and the steps that only run then are run; otherwise the step runs
  * and its result is kept under the key, as the local builder does.
  */
-function layerScript(step: BuildStep, layer: { name: string; path: string; cacheKey: string | null }, replays: readonly BuildStep[]): string {
-  const target = sh(`${IMAGE_BINDINGS.APP_HOME}/${layer.path}`);
-  const cached = sh(`${LAYER_CACHE}/${layer.cacheKey}`);
+function layerScript(step: LoweredStep, layer: LoweredLayer, replays: readonly LoweredStep[]): string {
+  const target = shellWord(layer.dir);
+  const cached = shellWord(`${LAYER_CACHE}/${layer.cacheKey}`);
   const restore = [
     `rm -rf ${target}`,
     `mkdir -p ${target}`,
     `cp -a ${cached}/. ${target}/`,
-    `echo ${sh(`reused cached layer ${layer.name} (key ${layer.cacheKey?.slice(0, 12)})`)}`,
+    `echo ${shellWord(`reused cached layer ${layer.name} (key ${layer.cacheKey?.slice(0, 12)})`)}`,
     ...replays.map((r) => `( ${stepScript(r)} )`),
   ];
   // Builds of the same layer may run at once (one cache mount is shared): each fills its own temporary
@@ -193,4 +207,61 @@ function layerScript(step: BuildStep, layer: { name: string; path: string; cache
     `{ mv -T "$tmp" ${cached} 2>/dev/null || rm -rf "$tmp"; }`,
   ];
   return `if [ -d ${cached} ]; then ${restore.join(' && ')}; else ${fill.join(' && ')}; fi`;
+}
+
+/**
+ * Warm-start layers (docs/plan.md, "layers"), as a local build has them: the
+ * last build's copy is put in place under what the build has (nothing it has
+ * is replaced), the steps run all the same, and the folder is saved again
+ * afterwards. A layer a step names is restored and saved around that step, in
+ * its RUN; one no step names (CC_OVERRIDE_BUILDCACHE paths) before the first
+ * step and after the last, each in a RUN of its own. The copies are kept in a
+ * BuildKit cache mount of this application only (`appScope`). As locally, a
+ * copy that cannot be restored or saved costs only time: the build goes on.
+ */
+class WarmStart {
+  constructor(
+    private readonly lowered: LoweredPlan,
+    private readonly input: Pick<DockerfileInput, 'noCache' | 'appScope'>,
+  ) {}
+
+  mount(layer: LoweredLayer): string {
+    const id = createHash('sha256').update(`${this.input.appScope}\0${layer.name}`).digest('hex').slice(0, 24);
+    return `--mount=type=cache,id=runplan-warm-${id},target=${LAYER_CACHE},uid=1000,gid=1000`;
+  }
+
+  /** A step that names a warm-start layer, between its restore and its save. */
+  around(step: LoweredStep, layer: LoweredLayer): string {
+    return [...this.restore(layer), `( ${stepScript(step)} )`, this.save(layer)].join('; ');
+  }
+
+  /** The RUN instructions restoring, or saving, the warm-start layers no step names. */
+  unattached(what: 'restore' | 'save'): string[] {
+    return this.lowered.build.warmStart.flatMap((layer) => {
+      const script = what === 'restore' ? this.restore(layer) : [this.save(layer)];
+      if (script.length === 0) return [];
+      return [
+        `# ${what} ${layer.path} (warm start, ${layer.keyInputs.join('; ').replace(/\n/g, ' ')})`,
+        `RUN ${this.mount(layer)} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; ${script.join('; ')}`)}]`,
+      ];
+    });
+  }
+
+  /** --no-cache restores nothing, and saves all the same: the next build finds what this one made. */
+  private restore(layer: LoweredLayer): string[] {
+    if (this.input.noCache) return [];
+    const target = shellWord(layer.dir);
+    const cached = shellWord(`${LAYER_CACHE}/${layer.cacheKey}`);
+    const restored = shellWord(`restored ${layer.path} from the build cache (the last build's copy; the steps still run)`);
+    const failed = shellWord(`runplan: could not restore ${layer.path} from the build cache; building without it`);
+    return [`if [ -d ${cached} ]; then { mkdir -p ${target} && cp -a -n ${cached}/. ${target}/ && echo ${restored}; } || echo ${failed} >&2; fi`];
+  }
+
+  private save(layer: LoweredLayer): string {
+    const target = shellWord(layer.dir);
+    const cached = shellWord(`${LAYER_CACHE}/${layer.cacheKey}`);
+    const failed = shellWord(`runplan: could not cache layer ${layer.name}`);
+    // The copy replaces the last one whole; an application without the folder has nothing to keep.
+    return `if [ -d ${target} ]; then { tmp=$(mktemp -d ${cached}.XXXXXX) && cp -a ${target}/. "$tmp"/ && rm -rf ${cached} && mv -T "$tmp" ${cached}; } || { rm -rf "\${tmp:-}"; echo ${failed} >&2; }; fi`;
+  }
 }

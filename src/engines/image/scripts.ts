@@ -1,57 +1,60 @@
-import { fillPlaceholders, type Bindings } from '../../plan/placeholders.js';
-import type { BuildStep, FileChunk, PlannedFile, PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
+import { shellWord } from '../../shell/shell-word.js';
+import { CoreErrors } from '../../errors/core-errors.js';
+import type { Bindings } from '../../plan/placeholders.js';
+import type { PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
+import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredStep, lowerPlan } from '../../executor/lower.js';
+import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
+import { readinessTest } from '../../health/readiness.js';
 
-/** Where the plan's placeholders point inside an image. */
-export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan' } as const satisfies Bindings;
+/** Where the plan's placeholders point inside an image: its directories, and its stack's programs. */
+export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan', ...STACK_IMAGE_PROGRAMS } as const satisfies Bindings;
 /** Where runplan's scripts live in an image (outside the application, owned by root). */
 export const IMAGE_SCRIPTS_DIR = '/opt/runplan';
 
-/** A word for /bin/sh, single-quoted unless it needs no quoting. */
-export function sh(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** `export NAME=value …; PATH=…` for a step's or process's environment, PATH additions first. */
-export function exportEnvironment(env: Readonly<Record<string, string>>, pathPrepend: readonly string[]): string {
-  const parts = Object.entries(env).map(([name, value]) => `export ${name}=${sh(value)}`);
-  if (pathPrepend.length > 0) {
-    const dirs = pathPrepend.map((p) => (p.startsWith('/') ? p : `${IMAGE_BINDINGS.APP_HOME}/${p}`));
-    parts.push(`export PATH=${sh(dirs.join(':'))}:"$PATH"`);
-  }
+/**
+ * `export NAME=value …; export PATH=…` for a lowered step's or process's
+ * environment: mergeEnvironment's rule (src/executor/lower.ts) in shell, over
+ * the container's environment (the deployment's, from the image and the engine).
+ */
+function exportEnvironment({ env, pathPrepend }: Pick<LoweredStep, 'env' | 'pathPrepend'>): string {
+  const parts = Object.entries(env).map(([name, value]) => `export ${name}=${shellWord(value)}`);
+  if (pathPrepend.length > 0) parts.push(`export PATH=${assemblePath(pathPrepend.map(shellWord), '"$PATH"')}`);
   return parts.join('; ');
 }
 
 /** The command of a process or step as a /bin/sh command line (a shell command stays one, run by sh -c). */
-export function commandLine(command: PlannedProcess['command']): string {
-  return command.kind === 'exec' ? command.argv.map(sh).join(' ') : `/bin/sh -c ${sh(command.script)}`;
+function commandLine(command: PlannedProcess['command']): string {
+  return command.kind === 'exec' ? command.argv.map(shellWord).join(' ') : `/bin/sh -c ${shellWord(command.script)}`;
 }
 
-/** Shell statements writing a planned file from literal text, placeholders and variables of the container's environment. */
-function writeFileStatements(file: PlannedFile): string[] {
-  const target = `${IMAGE_BINDINGS.APP_HOME}/${file.path}`;
+/** Shell statements writing a lowered file from literal text and variables of the container's environment. */
+function writeFileStatements(file: LoweredFile): string[] {
+  const { target } = file;
   const dir = target.slice(0, target.lastIndexOf('/'));
-  const chunk = (c: FileChunk): string => {
-    if ('text' in c) return `printf '%s' ${sh(c.text)}`;
-    if ('placeholder' in c) return `printf '%s' ${sh(fillPlaceholders(`\${${c.placeholder}}`, IMAGE_BINDINGS))}`;
+  const chunk = (c: LoweredChunk): string => {
+    if ('text' in c) return `printf '%s' ${shellWord(c.text)}`;
+    // Escaping for a file's reader is done in TypeScript (file-values.ts): build-phase files, written by runplan, have it.
+    if (c.escape !== undefined) {
+      throw CoreErrors.PLAN_INVALID.create({
+        message: `run-phase file ${file.path} escapes ${c.env} for its reader (${c.escape}), which the image's entrypoint, a shell script, does not do.`,
+        file: file.path,
+      });
+    }
     const value = `\${${c.env}:-}`;
     if (c.part === 'before-first-colon') return `printf '%s' "${`\${${c.env}%%:*}`}"`;
     if (c.part === 'after-first-colon') return `case "${value}" in *:*) printf '%s' "${`\${${c.env}#*:}`}";; esac`;
     return `printf '%s' "${value}"`;
   };
   return [
-    `mkdir -p ${sh(dir)}`,
-    `( umask 077; { ${file.content.map(chunk).join('; ')}; } > ${sh(`${target}.tmp`)} )`,
-    `chmod ${file.mode.toString(8)} ${sh(`${target}.tmp`)}`,
-    `mv ${sh(`${target}.tmp`)} ${sh(target)}`,
+    `mkdir -p ${shellWord(dir)}`,
+    `( umask 077; { ${file.content.map(chunk).join('; ')}; } > ${shellWord(`${target}.tmp`)} )`,
+    `chmod ${file.mode.toString(8)} ${shellWord(`${target}.tmp`)}`,
+    `mv ${shellWord(`${target}.tmp`)} ${shellWord(target)}`,
   ];
 }
 
 function waitStatement(condition: Readiness): string {
-  if (condition.kind === 'http-unix-socket') {
-    const socket = fillPlaceholders(condition.socket, IMAGE_BINDINGS);
-    return `until curl -s -o /dev/null --max-time 5 --unix-socket ${sh(socket)} ${sh(`http://localhost${condition.path}`)}; do sleep 0.25; done`;
-  }
-  return `until curl -s -o /dev/null --max-time 5 ${sh(`http://127.0.0.1:${condition.port}/`)}; do sleep 0.25; done`;
+  return `until ${readinessTest(condition)}; do sleep 0.25; done`;
 }
 
 /** Where an engine mounts secret files (Docker and Kubernetes convention): a file named like a secret variable sets it. */
@@ -82,7 +85,8 @@ function secretFileStatements(plan: RunPlan): string[] {
  * under `tini -g` so that a stop signal reaches every one of them.
  */
 export function renderEntrypoint(plan: RunPlan, digest: string): string {
-  const runFiles = plan.files.filter((f) => f.phase === 'run');
+  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
+  const runFiles = lowered.files.filter((f) => f.phase === 'run');
   const lines = [
     '#!/bin/sh',
     `# Generated by runplan ${plan.runplanVersion} from plan ${digest}: starts one process of the plan.`,
@@ -95,8 +99,8 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     'write_files() {',
     ...(runFiles.length > 0 ? runFiles.flatMap(writeFileStatements).map((l) => `  ${l}`) : ['  :']),
     '}',
-    ...preRunFunction(plan),
-    ...outcomeHookBranch(plan),
+    ...preRunFunction(lowered.runHooks.preRun),
+    ...outcomeHookBranch([...lowered.runHooks.succeeded, ...lowered.runHooks.failed]),
     'if [ "${1:-}" = --group ]; then',
     '  shift',
     '  if [ "$$" = 1 ] && [ -x /usr/bin/tini ]; then exec /usr/bin/tini -g -- "$0" --group "$@"; fi',
@@ -111,48 +115,36 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     '[ "$#" -gt 0 ] && shift',
     'case "$process" in',
   ];
-  for (const proc of plan.processes) {
-    const cwd = fillPlaceholders(proc.cwd, IMAGE_BINDINGS);
-    const env = Object.fromEntries(Object.entries(proc.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)]));
-    const command = proc.command.kind === 'exec' ? { ...proc.command, argv: proc.command.argv.map((a) => fillPlaceholders(a, IMAGE_BINDINGS)) } : proc.command;
-    const setEnv = exportEnvironment(
-      env,
-      proc.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
-    );
-    lines.push(`  ${sh(proc.name)})`);
+  for (const proc of lowered.processes) {
+    lines.push(`  ${shellWord(proc.name)})`);
     lines.push('    write_files');
     lines.push('    pre_run');
     for (const c of proc.startAfter ?? []) lines.push(`    ${waitStatement(c)}`);
-    lines.push(`    cd ${sh(cwd.startsWith('/') ? cwd : `${IMAGE_BINDINGS.APP_HOME}/${cwd}`)}`);
+    const setEnv = exportEnvironment(proc);
+    lines.push(`    cd ${shellWord(proc.cwd)}`);
     if (setEnv) lines.push(`    ${setEnv}`);
-    lines.push(`    exec $(init) ${commandLine(command)} "$@"`);
+    lines.push(`    exec $(init) ${commandLine(proc.command)} "$@"`);
     lines.push('    ;;');
   }
   // Any other command runs in the web process's environment (its PATH holds the plan's runtimes: `node -v`).
-  const web = plan.processes.find((p) => p.role === 'web') ?? plan.processes[0];
-  const webEnv = web
-    ? exportEnvironment(
-        Object.fromEntries(Object.entries(web.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)])),
-        web.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
-      )
-    : '';
+  const webEnv = lowered.web ? exportEnvironment(lowered.web) : '';
   lines.push('  *)', ...(webEnv ? [`    ${webEnv}`] : []), '    exec $(init) "$process" "$@"', '    ;;', 'esac', '');
   return lines.join('\n');
 }
 
+/** A lowered step as a shell command line: its directory, environment and PATH, then the command. */
+export function stepScript(step: LoweredStep): string {
+  if (step.run.kind === 'install') throw new Error('install steps are carried out into the build context');
+  const setEnv = exportEnvironment(step);
+  return `cd ${shellWord(step.cwd)}; ${setEnv ? `${setEnv}; ` : ''}${commandLine(step.run)}`;
+}
+
 /** A hook (a command step) as one shell statement: a subshell in its directory with its environment, failing with its coded error. */
-function hookStatement(hook: BuildStep): string | undefined {
+function hookStatement(hook: LoweredStep): string | undefined {
   if (hook.run.kind === 'install') return undefined;
-  const cwd = fillPlaceholders(hook.cwd, IMAGE_BINDINGS);
-  const env = Object.fromEntries(Object.entries(hook.env).map(([k, v]) => [k, fillPlaceholders(v, IMAGE_BINDINGS)]));
-  const setEnv = exportEnvironment(
-    env,
-    hook.pathPrepend.map((p) => fillPlaceholders(p, IMAGE_BINDINGS)),
-  );
-  const command = hook.run.kind === 'shell' ? hook.run : { kind: 'exec' as const, argv: hook.run.argv.map((a) => fillPlaceholders(a, IMAGE_BINDINGS)) };
   const rule = hook.onFailure?.[0]?.error;
   const failure = `runplan: ${rule?.code ?? 'RUNPLAN_E_HOOK_FAILED'}: ${rule?.message ?? `hook ${hook.name} failed`}`;
-  return `( cd ${sh(cwd.startsWith('/') ? cwd : `${IMAGE_BINDINGS.APP_HOME}/${cwd}`)}; ${setEnv ? `${setEnv}; ` : ''}${commandLine(command)} ) || { echo ${sh(failure)} >&2; exit 1; }`;
+  return `( ${stepScript(hook)} ) || { echo ${shellWord(failure)} >&2; exit 1; }`;
 }
 
 /**
@@ -161,12 +153,12 @@ function hookStatement(hook: BuildStep): string | undefined {
  * failure stops the container with RUNPLAN_E_HOOK_FAILED (the engine then
  * restarts it as its policy says). A group's processes run them once.
  */
-function preRunFunction(plan: RunPlan): string[] {
+function preRunFunction(hooks: readonly LoweredStep[]): string[] {
   const lines = ['pre_run() {', '  if [ -n "${RUNPLAN_PRE_RUN_DONE:-}" ]; then unset RUNPLAN_PRE_RUN_DONE; return 0; fi'];
-  for (const hook of plan.runHooks?.preRun ?? []) {
+  for (const hook of hooks) {
     const statement = hookStatement(hook);
     if (statement === undefined) continue;
-    lines.push(`  echo ${sh(`runplan: hook ${hook.name}: starting`)} >&2`, `  ${statement}`);
+    lines.push(`  echo ${shellWord(`runplan: hook ${hook.name}: starting`)} >&2`, `  ${statement}`);
   }
   lines.push('  :', '}');
   return lines;
@@ -177,12 +169,11 @@ function preRunFunction(plan: RunPlan): string[] {
  * plan (CC_RUN_SUCCEEDED_HOOK, CC_RUN_FAILED_HOOK) in a container of the image,
  * as an engine does once the outcome of a deployment is known.
  */
-function outcomeHookBranch(plan: RunPlan): string[] {
-  const hooks = [...(plan.runHooks?.succeeded ?? []), ...(plan.runHooks?.failed ?? [])];
+function outcomeHookBranch(hooks: readonly LoweredStep[]): string[] {
   const lines = ['if [ "${1:-}" = --hook ]; then', '  case "${2:-}" in'];
   for (const hook of hooks) {
     const statement = hookStatement(hook);
-    if (statement !== undefined) lines.push(`    ${sh(hook.name)}) ${statement}; exit 0 ;;`);
+    if (statement !== undefined) lines.push(`    ${shellWord(hook.name)}) ${statement}; exit 0 ;;`);
   }
   lines.push('    *) echo "runplan: the plan has no run hook named ${2:-}" >&2; exit 2 ;;', '  esac', 'fi');
   return lines;
@@ -216,10 +207,10 @@ export function renderHealthcheck(plan: RunPlan): string {
     'fi',
   ];
   if (hc.kind === 'http') {
-    for (const { path } of hc.paths) lines.push(`check_path ${sh(path)}`);
+    for (const { path } of hc.paths) lines.push(`check_path ${shellWord(path)}`);
     lines.push('exit 0');
   } else {
-    lines.push(`exec curl -s -o /dev/null --max-time ${timeout} ${sh(`http://127.0.0.1:${hc.port}/`)}`);
+    lines.push(`exec curl -s -o /dev/null --max-time ${timeout} ${shellWord(`http://127.0.0.1:${hc.port}/`)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,7 @@
 import { CoreErrors } from '../../errors/core-errors.js';
 import { formatSeconds } from '../../health/probes.js';
 import type { Logger } from '../../log/logger.js';
+import type { Clock } from '../../time/clock.js';
 import type { DockerCli } from '../docker-cli.js';
 import { TASK_SPEC_LABEL, type CurrentService } from './services.js';
 
@@ -89,7 +90,9 @@ export interface WaitOptions {
   readonly taskSpec: string;
   /** The service was just updated: its update status decides (a stale one from an earlier deployment must not). */
   readonly updated: boolean;
+  /** On `clock`: when to give up. */
   readonly deadline: number;
+  readonly clock: Clock;
   readonly logger: Logger;
   readonly signal?: AbortSignal;
 }
@@ -102,7 +105,8 @@ export interface WaitOptions {
  * or paused update, or the deadline, is RUNPLAN_E_SWARM_NOT_CONVERGED.
  */
 export async function waitForService(docker: DockerCli, service: string, options: WaitOptions): Promise<void> {
-  const started = Date.now();
+  const { clock } = options;
+  const started = clock.now();
   let last = '';
   const fail = async (why: string) => {
     const errors = [...(await taskErrors(docker, service)), ...(await healthCheckFailures(docker, service))];
@@ -130,10 +134,10 @@ export async function waitForService(docker: DockerCli, service: string, options
       last = progress;
     }
     if (current === options.replicas && tasks.length === options.replicas && !rolling) {
-      options.logger.info(`${service}: converged in ${formatSeconds(Date.now() - started)}`);
+      options.logger.info(`${service}: converged in ${formatSeconds(clock.now() - started)}`);
       return;
     }
-    if (Date.now() > options.deadline) throw await fail(`not converged after ${formatSeconds(Date.now() - started)} (${progress})`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (clock.now() > options.deadline) throw await fail(`not converged after ${formatSeconds(clock.now() - started)} (${progress})`);
+    await clock.sleep(500, options.signal);
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreErrors } from '../../errors/core-errors.js';
 import type { DockerCli } from '../docker-cli.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL } from '../docker-runner.js';
 import { appLabels, ENGINE_LABEL, swarmNames } from './services.js';
 
@@ -79,34 +80,33 @@ export interface Removed {
   readonly networks: readonly string[];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Removes everything runplan made in the swarm for `app` (only objects with its
  * labels): the services, then, once their containers are gone, the secrets,
  * configs and network (the engine refuses to remove a network while a stopping
  * container is still attached, so that is retried).
  */
-export async function removeSwarmApp(docker: DockerCli, app: string, options: { timeoutMs?: number; log?: (line: string) => void } = {}): Promise<Removed> {
+export async function removeSwarmApp(docker: DockerCli, app: string, options: { timeoutMs?: number; log?: (line: string) => void; clock?: Clock } = {}): Promise<Removed> {
   const log = options.log ?? (() => undefined);
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const clock = options.clock ?? systemClock;
+  const deadline = clock.now() + (options.timeoutMs ?? 60_000);
   const services = await list(docker, 'service', app);
   if (services.length > 0) {
     await docker.ok(['service', 'rm', ...services]);
     log(`removed service(s) ${services.join(', ')}; waiting for their containers to stop`);
   }
   const containerFilter = ['--filter', `label=${ENGINE_LABEL}=swarm`, '--filter', `label=${DEPLOYMENT_LABEL}=${app}`];
-  while ((await docker.ok(['ps', '--all', '--quiet', ...containerFilter])).trim() !== '' && Date.now() < deadline) await sleep(250);
+  while ((await docker.ok(['ps', '--all', '--quiet', ...containerFilter])).trim() !== '' && clock.now() < deadline) await clock.sleep(250);
   const removeAll = async (kind: 'secret' | 'config' | 'network') => {
     const names = await list(docker, kind, app);
     for (const name of names) {
       for (;;) {
         const result = await docker.run([kind, 'rm', name]);
-        if (result.code === 0 || Date.now() > deadline) {
+        if (result.code === 0 || clock.now() > deadline) {
           if (result.code !== 0) await docker.ok([kind, 'rm', name]);
           break;
         }
-        await sleep(250);
+        await clock.sleep(250);
       }
     }
     if (names.length > 0) log(`removed ${kind}(s) ${names.join(', ')}`);

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { basename } from 'node:path';
 import type { PlannedProcess, RunPlan } from '../../plan/schema.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL, PROCESS_LABEL } from '../docker-runner.js';
-import { processGroups } from './process-groups.js';
+import { processGroups } from '../../executor/process-groups.js';
 
-export { processGroups } from './process-groups.js';
+export { processGroups } from '../../executor/process-groups.js';
 
 /** Labels of swarm objects besides the shared ones: which engine made them, and the specification a service or task carries. */
 export const ENGINE_LABEL = 'io.runplan.engine';
@@ -51,17 +50,7 @@ export interface ServiceSpec {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-/** A service's name in the swarm's DNS and in `docker service ls`: a DNS label. */
-export function swarmAppName(appDir: string): string {
-  const name = basename(appDir)
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40);
-  return /^[a-z]/.test(name) ? name : `app-${name}`.replace(/-+$/, '');
-}
-
-/** The application's objects: the proxy is named after the application (what users reach), each process `<app>-<process>`. */
+/** The application's objects: the proxy is named after the application (src/engines/app-name.ts: what users reach), each process `<app>-<process>`. */
 export function swarmNames(app: string) {
   return {
     network: `${app}-net`,

@@ -30,6 +30,12 @@ const node: CaseRow[] = [
     expect: { exit: 2, code: OUTSIDE },
   },
   { id: 'node-gitignore-link-out', files: { '.gitignore': HOST_FILE }, expect: { exit: 2, code: OUTSIDE } },
+  { id: 'node-procfile-link-out', files: { Procfile: HOST_FILE }, expect: { exit: 2, code: OUTSIDE } },
+  {
+    id: 'node-framework-server-file-link-out',
+    files: { 'package.json': pkg({ devDependencies: { vite: '6' }, dependencies: { express: '5' } }), 'server.js': HOST_FILE },
+    expect: { exit: 2, code: OUTSIDE },
+  },
   { id: 'node-lockfile-link-out', files: { 'package-lock.json': HOST_FILE }, expect: { exit: 2, code: OUTSIDE } },
   { id: 'node-lockfile-huge', files: { 'package-lock.json': big('{"a":1}\n', 20_000_000) }, expect: { exit: 0 } },
   { id: 'node-main-absolute', files: { 'package.json': pkgRaw({ main: '/etc/passwd' }) }, expect: { exit: 2, code: OUTSIDE } },

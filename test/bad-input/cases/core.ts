@@ -1,4 +1,6 @@
+import { webOnlyContribution } from '../../helpers/contribution.js';
 import { standInPublicKey, standInSshKey } from '../../helpers/stand-ins.js';
+import type { RunPlan } from '../../../src/plan/schema.js';
 import { type BadInputCase, big, binary, type CaseRow, inArea, TERMINAL_ATTACK } from '../corpus.js';
 
 const USAGE = 'RUNPLAN_E_CLI_USAGE';
@@ -8,7 +10,8 @@ const HEALTH_PATH = 'RUNPLAN_E_HEALTH_CHECK_PATH_INVALID';
 const withPlan = (args: string[] = []) => ({
   command: 'build' as const,
   markers: false as const,
-  args: ['--plan', '{plan}', '--env', 'NPM_TOKEN=corpus_plan_token_d1', ...args],
+  args: ['--plan', '{plan}', '--env', 'NPM_TOKEN', ...args],
+  hostEnv: { NPM_TOKEN: 'corpus_plan_token_d1' },
   secrets: ['corpus_plan_token_d1'],
 });
 
@@ -32,6 +35,8 @@ const options: CaseRow[] = [
   { id: 'step-timeout-zero', command: 'build', args: ['--step-timeout', '0'], expect: { exit: 2, code: USAGE } },
   { id: 'step-timeout-huge', command: 'build', args: ['--step-timeout', '1e30'], expect: { exit: 2, code: USAGE } },
   { id: 'lock-wait-garbage', command: 'build', args: ['--lock-wait', 'x'], expect: { exit: 2, code: USAGE } },
+  { id: 'stability-window-negative', args: ['--stability-window=-1'], expect: { exit: 2, code: USAGE } },
+  { id: 'stability-window-escapes', args: ['--stability-window', TERMINAL_ATTACK], expect: { exit: 2, code: USAGE } },
   {
     id: 'work-dir-is-file',
     command: 'build',
@@ -41,6 +46,9 @@ const options: CaseRow[] = [
   },
   { id: 'build-step-timeout-env-garbage', command: 'build', hostEnv: { RUNPLAN_BUILD_STEP_TIMEOUT: 'never' }, expect: { exit: 2, code: HOST } },
   { id: 'build-lock-wait-env-negative', command: 'build', hostEnv: { RUNPLAN_BUILD_LOCK_WAIT: '-1' }, expect: { exit: 2, code: HOST } },
+  { id: 'stability-window-env-garbage', hostEnv: { RUNPLAN_STABILITY_WINDOW: '3s' }, expect: { exit: 2, code: HOST } },
+  { id: 'app-path-env-relative', command: 'build', hostEnv: { RUNPLAN_APP_PATH: 'bin:/usr/bin' }, expect: { exit: 2, code: HOST } },
+  { id: 'app-path-env-empty-entry', command: 'build', hostEnv: { RUNPLAN_APP_PATH: '/opt/bin::/usr/bin' }, expect: { exit: 2, code: HOST } },
   { id: 'type-unknown', args: ['--type', 'php'], expect: { exit: 2, code: 'RUNPLAN_E_DETECT_UNKNOWN_TYPE' } },
   { id: 'type-escapes', args: ['--type', TERMINAL_ATTACK], expect: { exit: 2, code: 'RUNPLAN_E_DETECT_UNKNOWN_TYPE' } },
   { id: 'type-mismatch', args: ['--type', 'ruby'], expect: { exit: 2, code: 'RUNPLAN_E_DETECT_REJECTED' } },
@@ -53,10 +61,49 @@ const options: CaseRow[] = [
   { id: 'env-invalid-name', args: ['--env', '1ABC=x'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_INVALID_NAME' } },
   { id: 'env-name-escapes', args: ['--env', `${TERMINAL_ATTACK}=x`], expect: { exit: 2, code: 'RUNPLAN_E_ENV_INVALID_NAME' } },
   { id: 'env-name-huge', args: ['--env', `${'A'.repeat(100_000)}=x`], expect: { exit: 0 } },
+  // A secret's value in runplan's own arguments: readable in /proc by every process of the machine (issue 21).
+  {
+    id: 'env-secret-in-arguments',
+    args: ['--env', 'NPM_TOKEN=corpus_argv_tok_71'],
+    secrets: ['corpus_argv_tok_71'],
+    expect: { exit: 0, code: 'RUNPLAN_W_ENV_SECRET_ON_COMMAND_LINE', includes: ['(--env NPM_TOKEN=…)', 'export NPM_TOKEN'] },
+  },
+  {
+    id: 'addon-env-secret-in-arguments',
+    args: ['--addon-env', 'pg:PG_PASSWORD=corpus_argv_pw_72'],
+    secrets: ['corpus_argv_pw_72'],
+    expect: { exit: 0, code: 'RUNPLAN_W_ENV_SECRET_ON_COMMAND_LINE', includes: ['(--addon-env pg:PG_PASSWORD=…)', '--addon-env-file ADDON=FILE'] },
+  },
+  {
+    id: 'env-secret-from-environment',
+    args: ['--env', 'CORPUS_API_TOKEN', '--addon-env', 'pg:PG_PASSWORD'],
+    hostEnv: { CORPUS_API_TOKEN: 'corpus_env_tok_73', PG_PASSWORD: 'corpus_env_pw_74' },
+    secrets: ['corpus_env_tok_73', 'corpus_env_pw_74'],
+    expect: { exit: 0, includes: ['CORPUS_API_TOKEN=*** (secret)  ← application (--env)', 'PG_PASSWORD=*** (secret)  ← addon (addon pg)'] },
+  },
+  // Issue 21: a command holding a secret's value ended in exit 70 with a stack trace.
+  {
+    id: 'run-command-holds-secret',
+    env: { CC_RUN_COMMAND: 'node server.js --token corpus_cmd_tok_85', API_TOKEN: 'corpus_cmd_tok_85' },
+    secrets: ['corpus_cmd_tok_85'],
+    expect: { exit: 2, code: 'RUNPLAN_E_ENV_SECRET_COPIED', includes: ['Write $API_TOKEN in CC_RUN_COMMAND'] },
+  },
+  {
+    id: 'variable-holds-secret',
+    env: { APP_SETTINGS: 'mode=fast;key=corpus_plain_tok_86', API_TOKEN: 'corpus_plain_tok_86' },
+    secrets: ['corpus_plain_tok_86'],
+    expect: { exit: 2, code: 'RUNPLAN_E_ENV_SECRET_COPIED', includes: ['have the application read API_TOKEN'] },
+  },
+  { id: 'env-from-environment-unset', args: ['--env', 'CORPUS_UNSET_TOKEN'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_NOT_SET', includes: ['--env CORPUS_UNSET_TOKEN'] } },
+  { id: 'env-from-environment-token-shaped', args: ['--env', 'ghp_corpusTokenShaped75'], secrets: ['ghp_corpusTokenShaped75'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_NOT_SET' } },
   { id: 'addon-env-no-addon', args: ['--addon-env', 'DB_PASSWORD=corpus_addon_pw_12'], secrets: ['corpus_addon_pw_12'], expect: { exit: 2, code: USAGE } },
-  { id: 'addon-env-malformed', args: ['--addon-env', 'pg:corpus_addon_pw_13'], secrets: ['corpus_addon_pw_13'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_MALFORMED_ASSIGNMENT' } },
+  // Without "=" a name takes its value from runplan's environment: a secret pasted there is still not shown.
+  { id: 'addon-env-malformed', args: ['--addon-env', 'pg:corpus_addon_pw_13'], secrets: ['corpus_addon_pw_13'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_NOT_SET' } },
+  { id: 'addon-env-malformed-value', args: ['--addon-env', 'pg:corpus addon_pw_14'], secrets: ['addon_pw_14'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_MALFORMED_ASSIGNMENT' } },
   { id: 'addon-env-file-no-name', args: ['--addon-env-file', '{case}/a.env'], outside: { 'a.env': 'X=1\n' }, expect: { exit: 2, code: USAGE } },
   { id: 'addon-env-file-missing', args: ['--addon-env-file', 'pg={case}/none.env'], expect: { exit: 2, code: 'RUNPLAN_E_ENV_FILE_UNREADABLE' } },
+  { id: 'deploy-engine-escapes', command: 'raw', args: ['deploy', '{app}', '--engine', TERMINAL_ATTACK], expect: { exit: 2, code: USAGE } },
+  { id: 'deploy-podman-replicas', command: 'raw', args: ['deploy', '{app}', '--engine', 'podman', '--replicas', '2'], expect: { exit: 2, code: USAGE } },
   { id: 'app-dir-missing', command: 'raw', args: ['plan', '{case}/no-app', '--inventory', '{inventory}'], expect: { exit: 2, code: 'RUNPLAN_E_APP_DIR_NOT_FOUND' } },
   { id: 'app-dir-is-file', command: 'raw', args: ['plan', '{app}/server.js', '--inventory', '{inventory}'], expect: { exit: 2, code: 'RUNPLAN_E_APP_DIR_NOT_FOUND' } },
   { id: 'app-dir-empty', base: 'empty', expect: { exit: 2, code: 'RUNPLAN_E_DETECT_NO_MATCH' } },
@@ -137,13 +184,26 @@ const coreVariables: CaseRow[] = [
   { id: 'app-folder-link-out', env: { APP_FOLDER: 'web' }, files: { web: { link: '{sentinel}' } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_OUTSIDE' } },
   { id: 'app-folder-link-below-out', env: { APP_FOLDER: 'up/writable' }, files: { up: { link: '{sentinel}' } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_OUTSIDE' } },
   { id: 'app-folder-escapes', env: { APP_FOLDER: TERMINAL_ATTACK }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_NOT_FOUND' } },
+  {
+    id: 'app-folder-newline-exists',
+    env: { APP_FOLDER: 'web\n==> build succeeded: forged line' },
+    files: { 'web\n==> build succeeded: forged line': { dir: { 'package.json': '{"main":"x.js"}' } } },
+    expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_NOT_FOUND', excludes: ['\n==> build succeeded'] },
+  },
   { id: 'app-folder-huge', env: { APP_FOLDER: 'a/'.repeat(50_000) }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_NOT_FOUND' } },
   { id: 'app-folder-empty-folder', env: { APP_FOLDER: 'empty' }, files: { empty: { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_DETECT_NO_MATCH' } },
   { id: 'app-folder-root', env: { APP_FOLDER: './' }, expect: { exit: 0 } },
   { id: 'build-cache-override-outside', env: { CC_OVERRIDE_BUILDCACHE: '../../etc' }, expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID' } },
   { id: 'build-cache-override-absolute', env: { CC_OVERRIDE_BUILDCACHE: 'node_modules:/root/.ssh' }, expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID' } },
   { id: 'build-cache-override-root', env: { CC_OVERRIDE_BUILDCACHE: '.' }, expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID' } },
-  { id: 'build-cache-override-escapes', env: { CC_OVERRIDE_BUILDCACHE: TERMINAL_ATTACK }, expect: { exit: 0 } },
+  // A cached path names a layer, printed on lines of runplan's own: no control character (issue 21).
+  { id: 'build-cache-override-escapes', env: { CC_OVERRIDE_BUILDCACHE: TERMINAL_ATTACK }, expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID' } },
+  {
+    id: 'build-cache-override-newline',
+    env: { CC_OVERRIDE_BUILDCACHE: 'a\n==> build succeeded: forged line' },
+    expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID', excludes: ['\n==> build succeeded'] },
+  },
+  { id: 'build-cache-override-long', env: { CC_OVERRIDE_BUILDCACHE: 'a'.repeat(5000) }, expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID' } },
   { id: 'build-cache-override-many', env: { CC_OVERRIDE_BUILDCACHE: Array.from({ length: 500 }, (_, i) => `p${i}`).join(':') }, expect: { exit: 0 } },
   { id: 'build-cache-ignore-outside', env: { CC_IGNORE_FROM_BUILDCACHE: 'a/../../b' }, expect: { exit: 2, code: 'RUNPLAN_E_BUILD_CACHE_PATH_INVALID' } },
   { id: 'build-cache-ignore-separators-only', env: { CC_IGNORE_FROM_BUILDCACHE: ':::' }, expect: { exit: 0 } },
@@ -195,11 +255,26 @@ const savedFiles: CaseRow[] = [
     expect: { exit: 2, code: PLAN_INVALID },
   },
   { id: 'saved-plan-absolute-file', ...withPlan(), plan: (p) => ({ ...p, files: [{ path: '/etc/x', content: [{ text: 'x' }], mode: 420, phase: 'build' }] }), expect: { exit: 2, code: PLAN_INVALID } },
+  {
+    id: 'saved-plan-after-build-run-file',
+    ...withPlan(),
+    plan: (p) => ({ ...p, files: [{ path: 'x.conf', content: [{ text: 'x' }], mode: 384, phase: 'run', secret: true, reason: 'r', afterBuild: { action: 'remove', reason: 'r' } }] }),
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['afterBuild is only for build-phase files that hold a secret'] },
+  },
   { id: 'saved-plan-schema-string', ...withPlan(), plan: (p) => ({ ...p, schemaVersion: '2' }), expect: { exit: 2, code: 'RUNPLAN_E_PLAN_SCHEMA_UNSUPPORTED' } },
   { id: 'saved-plan-binary', ...withPlan(), plan: () => binary(50_000)().toString('latin1'), expect: { exit: 2, code: PLAN_INVALID } },
   { id: 'saved-plan-host-file', command: 'build', markers: false, args: ['--plan', '{sentinel}/host-file'], expect: { exit: 2, code: PLAN_INVALID } },
   { id: 'saved-plan-secret-missing', command: 'build', markers: false, plan: (p) => p, args: ['--plan', '{plan}'], expect: { exit: 2, code: 'RUNPLAN_E_PLAN_SECRET_MISSING' } },
   { id: 'saved-plan-env-mismatch', ...withPlan(['--env', 'CC_NODE_VERSION=20']), plan: (p) => p, expect: { exit: 2, code: 'RUNPLAN_E_PLAN_ENV_MISMATCH' } },
+  // The instance it was sized for: another one given, or a tampered one.
+  { id: 'saved-plan-other-instance', ...withPlan(['--cpus', '64']), plan: (p) => p, expect: { exit: 2, code: HOST, includes: ['the plan was sized for an instance of', 'not 64 CPUs'] } },
+  {
+    id: 'saved-plan-instance-zero',
+    ...withPlan(),
+    plan: (p) => ({ ...p, instance: { ...(p as { instance: object }).instance, cpus: 0, memoryMb: '2G' } }),
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['instance.cpus', 'instance.memoryMb'] },
+  },
+  { id: 'saved-plan-instance-no-decision', ...withPlan(), plan: (p) => ({ ...p, instance: { cpus: 2, memoryMb: 2048 } }), expect: { exit: 2, code: PLAN_INVALID, includes: ['instance.decision'] } },
   {
     id: 'saved-plan-token-newline',
     command: 'build',
@@ -210,6 +285,351 @@ const savedFiles: CaseRow[] = [
     secrets: ['corpus_plan_nl_52'],
     expect: { exit: 2, code: 'RUNPLAN_E_ENV_VALUE_INVALID' },
   },
+];
+
+/** A change of the saved plan, typed as the plan it is. */
+const edit = (change: (p: RunPlan) => unknown) => (p: Record<string, unknown>) => change(p as unknown as RunPlan);
+/** The saved plan with its last build step (install) changed. */
+const lastStep = (change: Record<string, unknown>) => edit((p) => ({ ...p, build: { ...p.build, steps: [...p.build.steps.slice(0, -1), { ...p.build.steps.at(-1), ...change }] } }));
+const webProcess = (change: Record<string, unknown>) => edit((p) => ({ ...p, processes: p.processes.map((x) => ({ ...x, ...change })) }));
+const plannedFile = (mode: number, secret: boolean) => ({ path: '.corpus', phase: 'build', mode, secret, content: [{ text: 'x' }], reason: 'corpus' });
+const FORGED = '\n==> build succeeded: forged line';
+/** A saved plan given to the other commands that carry one out (a refusal comes before any engine is asked). */
+const planArgs = ['--plan', '{plan}', '--env', 'NPM_TOKEN=corpus_plan_token_d1'];
+const otherCarriers = {
+  run: ['run', '{app}', ...planArgs, '--cache-dir', '{case}/cache', '--work-dir', '{case}/work'],
+  image: ['image', '{app}', ...planArgs, '--out', '{case}/context', '--cache-dir', '{case}/cache', '--work-dir', '{case}/work'],
+  k8s: ['k8s', '{app}', ...planArgs, '--out', '{case}/k8s', '--cpus', '1', '--memory', '1G', '--image', 'corpus/app:1', '--cache-dir', '{case}/cache', '--work-dir', '{case}/work'],
+};
+
+/**
+ * A saved plan is checked as strictly as a fresh one, before anything of it runs
+ * (issue 21): modes, paths, names, sizes, its variables, and its folder on disk
+ * again, with the codes planning gives the same values.
+ */
+const savedPlanChecks: CaseRow[] = [
+  { id: 'saved-plan-mode-negative', ...withPlan(), plan: edit((p) => ({ ...p, files: [plannedFile(-1, false)] })), expect: { exit: 2, code: PLAN_INVALID, includes: ['files.0.mode'] } },
+  { id: 'saved-plan-mode-setuid', ...withPlan(), plan: edit((p) => ({ ...p, files: [plannedFile(0o4755, false)] })), expect: { exit: 2, code: PLAN_INVALID, includes: ['files.0.mode'] } },
+  { id: 'saved-plan-mode-huge', ...withPlan(), plan: edit((p) => ({ ...p, files: [plannedFile(2 ** 40, false)] })), expect: { exit: 2, code: PLAN_INVALID } },
+  {
+    id: 'saved-plan-secret-file-readable',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, files: [plannedFile(0o644, true)] })),
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['private to its owner'] },
+  },
+  { id: 'saved-plan-cwd-climbs', ...withPlan(), plan: lastStep({ cwd: '../../..' }), expect: { exit: 2, code: PLAN_INVALID, includes: ['build.steps.3.cwd'], excludes: ['[install]'] } },
+  { id: 'saved-plan-cwd-absolute', ...withPlan(), plan: lastStep({ cwd: '/tmp' }), expect: { exit: 2, code: PLAN_INVALID, excludes: ['[install]'] } },
+  { id: 'saved-plan-cwd-app-home-climbs', ...withPlan(), plan: lastStep({ cwd: '${APP_HOME}/../..' }), expect: { exit: 2, code: PLAN_INVALID } },
+  { id: 'saved-plan-process-cwd-climbs', ...withPlan(), plan: webProcess({ cwd: '../..' }), expect: { exit: 2, code: PLAN_INVALID, includes: ['processes.0.cwd'] } },
+  { id: 'saved-plan-path-prepend-climbs', ...withPlan(), plan: lastStep({ pathPrepend: ['../../../bin'] }), expect: { exit: 2, code: PLAN_INVALID } },
+  {
+    id: 'saved-plan-socket-outside',
+    ...withPlan(),
+    plan: webProcess({ startAfter: [{ kind: 'http-unix-socket', socket: '/var/run/docker.sock', path: '/' }] }),
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['startAfter'] },
+  },
+  {
+    id: 'saved-plan-npm-name-newline',
+    ...withPlan(),
+    plan: edit((p) => ({
+      ...p,
+      build: {
+        ...p.build,
+        steps: p.build.steps.map((s) => (s.run.kind === 'install' && s.run.source.type === 'npm' ? { ...s, run: { ...s.run, source: { ...s.run.source, name: `node${FORGED}` } } } : s)),
+      },
+    })),
+    expect: { exit: 2, code: PLAN_INVALID, excludes: ['\n==> build succeeded'] },
+  },
+  { id: 'saved-plan-file-dot-parts', ...withPlan(), plan: edit((p) => ({ ...p, files: [{ ...plannedFile(0o644, false), path: './a//b' }] })), expect: { exit: 2, code: PLAN_INVALID } },
+  { id: 'saved-plan-step-name-newline', ...withPlan(), plan: lastStep({ name: `install${FORGED}` }), expect: { exit: 2, code: PLAN_INVALID, excludes: ['\n==> build succeeded'] } },
+  { id: 'saved-plan-process-name-newline', ...withPlan(), plan: webProcess({ name: `web${FORGED}` }), expect: { exit: 2, code: PLAN_INVALID, excludes: ['\n==> build succeeded'] } },
+  {
+    id: 'saved-plan-health-path-newline',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, healthCheck: { ...p.healthCheck, kind: 'http', paths: [{ path: `/x${FORGED}`, source: 'CC_HEALTH_CHECK_PATH' }] } })),
+    expect: { exit: 2, code: HEALTH_PATH, excludes: ['\n==> build succeeded'] },
+  },
+  { id: 'saved-plan-health-http-no-path', ...withPlan(), plan: edit((p) => ({ ...p, healthCheck: { ...p.healthCheck, kind: 'http', paths: [] } })), expect: { exit: 2, code: PLAN_INVALID } },
+  {
+    id: 'saved-plan-folder-newline',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, app: { ...p.app, folder: `web${FORGED}` } })),
+    expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_NOT_FOUND', excludes: ['\n==> build succeeded'] },
+  },
+  { id: 'saved-plan-folder-climbs', ...withPlan(), plan: edit((p) => ({ ...p, app: { ...p.app, folder: '../../..' } })), expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_OUTSIDE' } },
+  { id: 'saved-plan-folder-absolute', ...withPlan(), plan: edit((p) => ({ ...p, app: { ...p.app, folder: '/etc' } })), expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_OUTSIDE' } },
+  { id: 'saved-plan-folder-not-normal', ...withPlan(), plan: edit((p) => ({ ...p, app: { ...p.app, folder: 'web/../web' } })), files: { web: { dir: true } }, expect: { exit: 2, code: PLAN_INVALID } },
+  { id: 'saved-plan-folder-missing', ...withPlan(), plan: edit((p) => ({ ...p, app: { ...p.app, folder: 'web' } })), expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_NOT_FOUND' } },
+  // The plan was made while web/ was a folder; it is now a link to a host folder, where .npmrc and .runplan/ would be written.
+  {
+    id: 'saved-plan-folder-now-link-out',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, app: { ...p.app, folder: 'web' } })),
+    files: { web: { link: '{sentinel}/writable' } },
+    expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_OUTSIDE', excludes: ['[install]'] },
+  },
+  {
+    id: 'saved-plan-folder-now-link-out-image',
+    command: 'raw',
+    markers: false,
+    secrets: ['corpus_plan_token_d1'],
+    plan: edit((p) => ({ ...p, app: { ...p.app, folder: 'web' } })),
+    files: { web: { link: '{sentinel}/writable' } },
+    args: otherCarriers.image,
+    expect: { exit: 2, code: 'RUNPLAN_E_APP_FOLDER_OUTSIDE' },
+  },
+  {
+    id: 'saved-plan-env-nul',
+    ...withPlan(),
+    plan: edit((p) => ({
+      ...p,
+      environment: { ...p.environment, variables: [...p.environment.variables, { name: 'CORPUS', source: 'application', origin: '--env', secret: false, value: 'a\u0000b' }] },
+    })),
+    expect: { exit: 2, code: 'RUNPLAN_E_ENV_VALUE_INVALID', excludes: ['[install]'] },
+  },
+  { id: 'saved-plan-step-env-nul', ...withPlan(), plan: lastStep({ env: { CORPUS: 'a\u0000b' } }), expect: { exit: 2, code: 'RUNPLAN_E_ENV_VALUE_INVALID' } },
+  {
+    id: 'saved-plan-env-name-invalid',
+    ...withPlan(),
+    plan: edit((p) => ({
+      ...p,
+      environment: { ...p.environment, variables: [...p.environment.variables, { name: `A=B${FORGED}`, source: 'application', origin: '--env', secret: false, value: 'x' }] },
+    })),
+    expect: { exit: 2, code: 'RUNPLAN_E_ENV_INVALID_NAME', excludes: ['\n==> build succeeded'] },
+  },
+  {
+    id: 'saved-plan-secret-with-value',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, environment: { ...p.environment, variables: p.environment.variables.map((v) => (v.secret ? { ...v, value: 'corpus_planted_secret_77' } : v)) } })),
+    secrets: ['corpus_plan_token_d1', 'corpus_planted_secret_77'],
+    expect: { exit: 2, code: PLAN_INVALID },
+  },
+  {
+    id: 'saved-plan-duplicate-step',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, build: { ...p.build, steps: [...p.build.steps, p.build.steps.at(-1)] } })),
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['two build steps are named'] },
+  },
+  { id: 'saved-plan-unknown-layer', ...withPlan(), plan: lastStep({ layer: 'corpus-none' }), expect: { exit: 2, code: PLAN_INVALID, includes: ['corpus-none'] } },
+  {
+    id: 'saved-plan-version-huge',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, schemaVersion: 99, runplanVersion: '9'.repeat(5_000_000) })),
+    expect: { exit: 2, code: 'RUNPLAN_E_PLAN_SCHEMA_UNSUPPORTED', includes: ['99…)'] },
+  },
+  { id: 'saved-plan-version-huge-current', ...withPlan(), plan: edit((p) => ({ ...p, runplanVersion: '9'.repeat(5_000_000) })), expect: { exit: 2, code: PLAN_INVALID, includes: ['runplanVersion'] } },
+  {
+    id: 'saved-plan-many-invalid-steps',
+    ...withPlan(),
+    plan: edit((p) => ({ ...p, build: { ...p.build, steps: Array.from({ length: 100_000 }, () => ({ name: 7 })) } })),
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['more problems'] },
+  },
+  { id: 'saved-plan-key-huge', ...withPlan(), plan: lastStep({ env: { ['K'.repeat(1_000_000)]: 1 } }), expect: { exit: 2, code: PLAN_INVALID } },
+  {
+    id: 'saved-plan-fifo',
+    command: 'build',
+    markers: false,
+    outside: { 'plan.fifo': { fifo: true } },
+    args: ['--plan', '{case}/plan.fifo'],
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['not a regular file'] },
+  },
+  {
+    id: 'saved-plan-too-large',
+    command: 'build',
+    markers: false,
+    outside: { 'big.json': big(' ', 17 * 1024 * 1024) },
+    args: ['--plan', '{case}/big.json'],
+    expect: { exit: 2, code: PLAN_INVALID, includes: ['at most'] },
+  },
+  {
+    id: 'saved-plan-run-cwd-climbs',
+    command: 'raw',
+    markers: false,
+    secrets: ['corpus_plan_token_d1'],
+    plan: lastStep({ cwd: '../../..' }),
+    args: otherCarriers.run,
+    expect: { exit: 2, code: PLAN_INVALID },
+  },
+  {
+    id: 'saved-plan-image-cwd-climbs',
+    command: 'raw',
+    markers: false,
+    secrets: ['corpus_plan_token_d1'],
+    plan: lastStep({ cwd: '../../..' }),
+    args: otherCarriers.image,
+    expect: { exit: 2, code: PLAN_INVALID },
+  },
+  {
+    id: 'saved-plan-k8s-cwd-climbs',
+    command: 'raw',
+    markers: false,
+    secrets: ['corpus_plan_token_d1'],
+    plan: lastStep({ cwd: '../../..' }),
+    args: otherCarriers.k8s,
+    expect: { exit: 2, code: PLAN_INVALID },
+  },
+];
+
+/** A minimal buildpack module of the host's (`--buildpack`), with `parts` of its object literal replaced. */
+const hostBuildpack = (parts: { detect?: string; plan?: string; extra?: string }) =>
+  [
+    'export default {',
+    "  id: 'corpus', name: 'Corpus', priority: 100, defaultHealthCheck: { kind: 'port', reason: 'corpus' },",
+    `  detector: { detect: ${parts.detect ?? "async () => ({ status: 'pass', evidence: ['corpus'] })"} },`,
+    `  planner: { plan: ${parts.plan ?? 'async () => CONTRIBUTION'} },`,
+    parts.extra ?? '',
+    '};',
+  ].join('\n');
+const CONTRIBUTION = JSON.stringify(webOnlyContribution(['node', 'server.js'], 8080));
+const source = (text: string) => `const CONTRIBUTION = ${CONTRIBUTION};\n${text}\n`;
+const module = (text: string) => ({ 'bp.mjs': source(text) });
+const BP = ['--buildpack', '{case}/bp.mjs'];
+const BPDIR = ['--buildpack', '{case}/bp'];
+const MODULE = 'RUNPLAN_E_BUILDPACK_MODULE_INVALID';
+const FAST = { RUNPLAN_BUILDPACK_TIMEOUT: '0.5', RUNPLAN_INVENTORY_TIMEOUT: '0.5' };
+const NEVER = 'new Promise(() => {})';
+const TIMEOUT = 'RUNPLAN_E_BUILDPACK_TIMEOUT';
+const FAILED = 'RUNPLAN_E_BUILDPACK_FAILED';
+const RESULT = 'RUNPLAN_E_BUILDPACK_RESULT_INVALID';
+
+/**
+ * Buildpacks of the host's (--buildpack) whose code hangs, throws or returns
+ * garbage (issue 21): each call is bounded and each fault a coded error naming
+ * the buildpack and the phase — never exit 0 with nothing done, never exit 70.
+ */
+const hostBuildpacks: CaseRow[] = [
+  {
+    id: 'buildpack-import-never-settles',
+    command: 'build',
+    hostEnv: FAST,
+    outside: { 'bp.mjs': `await ${NEVER};\nexport default {};\n` },
+    args: BP,
+    expect: { exit: 1, code: TIMEOUT, includes: ['loading its module'] },
+  },
+  {
+    id: 'buildpack-factory-never-settles',
+    command: 'build',
+    hostEnv: FAST,
+    outside: { 'bp.mjs': `export default () => ${NEVER};\n` },
+    args: BP,
+    expect: { exit: 1, code: TIMEOUT, includes: ['its factory function'] },
+  },
+  {
+    id: 'buildpack-detect-never-settles',
+    command: 'build',
+    hostEnv: FAST,
+    outside: module(hostBuildpack({ detect: `() => ${NEVER}` })),
+    args: BP,
+    expect: { exit: 1, code: TIMEOUT, includes: ['buildpack "corpus" did not finish detect()'] },
+  },
+  {
+    id: 'buildpack-detect-never-settles-run-json',
+    command: 'raw',
+    hostEnv: FAST,
+    outside: module(hostBuildpack({ detect: `() => ${NEVER}` })),
+    args: ['run', '{app}', '--json', ...BP, '--inventory', '{inventory}', '--cache-dir', '{case}/cache', '--work-dir', '{case}/work'],
+    expect: { exit: 1, code: TIMEOUT, includes: ['"ok": false'] },
+  },
+  {
+    id: 'buildpack-plan-never-settles',
+    command: 'build',
+    hostEnv: FAST,
+    outside: module(hostBuildpack({ plan: `() => ${NEVER}` })),
+    args: BP,
+    expect: { exit: 1, code: TIMEOUT, includes: ['did not finish plan()'] },
+  },
+  {
+    id: 'buildpack-gather-never-settles',
+    command: 'raw',
+    hostEnv: FAST,
+    outside: module(hostBuildpack({ extra: `  inventory: { schema: { safeParse: (v) => ({ success: true, data: v }) }, gather: () => ${NEVER} },` })),
+    args: ['plan', '{app}', ...BP, '--cache-dir', '{case}/cache'],
+    expect: { exit: 1, code: TIMEOUT, includes: ["its inventory provider's gather()"] },
+  },
+  {
+    id: 'buildpack-detect-throws',
+    command: 'build',
+    outside: module(hostBuildpack({ detect: "async () => { throw new TypeError('corpus detect failed'); }" })),
+    args: BP,
+    expect: { exit: 1, code: FAILED, includes: ['corpus detect failed'] },
+  },
+  { id: 'buildpack-detect-throws-at-once', command: 'build', outside: module(hostBuildpack({ detect: "() => { throw new Error('corpus sync'); }" })), args: BP, expect: { exit: 1, code: FAILED } },
+  {
+    id: 'buildpack-detect-throws-huge-string',
+    outside: module(hostBuildpack({ detect: "async () => { throw 'x'.repeat(5000000); }" })),
+    args: BP,
+    expect: { exit: 1, code: FAILED, includes: ['more characters'] },
+  },
+  {
+    id: 'buildpack-detect-throws-escapes',
+    outside: module(hostBuildpack({ detect: `async () => { throw new Error(${JSON.stringify(`boom${FORGED}${TERMINAL_ATTACK}`)}); }` })),
+    args: BP,
+    expect: { exit: 1, code: FAILED, excludes: ['\n==> build succeeded'] },
+  },
+  { id: 'buildpack-detect-garbage', outside: module(hostBuildpack({ detect: 'async () => 42' })), args: BP, expect: { exit: 1, code: RESULT, includes: ['detect()'] } },
+  { id: 'buildpack-detect-bad-status', outside: module(hostBuildpack({ detect: "async () => ({ status: 'maybe', evidence: 'x' })" })), args: BP, expect: { exit: 1, code: RESULT } },
+  {
+    id: 'buildpack-plan-throws',
+    command: 'build',
+    outside: module(hostBuildpack({ plan: "async () => { throw new RangeError('corpus plan failed'); }" })),
+    args: BP,
+    expect: { exit: 1, code: FAILED, includes: ['corpus plan failed'] },
+  },
+  { id: 'buildpack-plan-garbage', command: 'build', outside: module(hostBuildpack({ plan: 'async () => ({ runtimes: 7 })' })), args: BP, expect: { exit: 1, code: RESULT, includes: ['plan()'] } },
+  { id: 'buildpack-plan-null', outside: module(hostBuildpack({ plan: 'async () => null' })), args: BP, expect: { exit: 1, code: RESULT } },
+  {
+    id: 'buildpack-plan-step-name-newline',
+    command: 'build',
+    outside: module(
+      hostBuildpack({
+        plan: `async () => ({ ...CONTRIBUTION, steps: [{ name: ${JSON.stringify(`x${FORGED}`)}, description: 'x', run: { kind: 'exec', argv: ['true'] }, cwd: '.', env: {}, pathPrepend: [], layer: null }] })`,
+      }),
+    ),
+    args: BP,
+    expect: { exit: 1, code: RESULT, excludes: ['\n==> build succeeded'] },
+  },
+  {
+    id: 'buildpack-plan-cwd-climbs',
+    command: 'build',
+    outside: module(
+      hostBuildpack({
+        plan: "async () => ({ ...CONTRIBUTION, steps: [{ name: 'x', description: 'x', run: { kind: 'exec', argv: ['true'] }, cwd: '../..', env: {}, pathPrepend: [], layer: null }] })",
+      }),
+    ),
+    args: BP,
+    expect: { exit: 1, code: RESULT, excludes: ['[x]'] },
+  },
+  // --buildpack naming a directory: it is loaded as a package, by its package.json, or refused naming what is wrong.
+  {
+    id: 'buildpack-directory-without-package-json',
+    outside: { bp: { dir: { 'index.mjs': source(hostBuildpack({})) } } },
+    args: BPDIR,
+    expect: { exit: 2, code: MODULE, includes: ['without a readable package.json'] },
+  },
+  {
+    id: 'buildpack-directory-package-json-garbage',
+    outside: { bp: { dir: { 'package.json': '{"exports": ', 'index.mjs': source(hostBuildpack({})) } } },
+    args: BPDIR,
+    expect: { exit: 2, code: MODULE, includes: ['not JSON'] },
+  },
+  { id: 'buildpack-directory-package-json-array', outside: { bp: { dir: { 'package.json': '[]' } } }, args: BPDIR, expect: { exit: 2, code: MODULE, includes: ['not a JSON object'] } },
+  {
+    id: 'buildpack-directory-exports-climb',
+    outside: { bp: { dir: { 'package.json': '{"exports": "../bp.mjs"}' } }, ...module(hostBuildpack({})) },
+    args: BPDIR,
+    expect: { exit: 2, code: MODULE, includes: ['not a "./" path inside the package'] },
+  },
+  {
+    id: 'buildpack-directory-exports-require-only',
+    outside: { bp: { dir: { 'package.json': '{"exports": {"require": "./index.cjs"}}', 'index.cjs': 'module.exports = {};' } } },
+    args: BPDIR,
+    expect: { exit: 2, code: MODULE, includes: ['no "." entry for import'] },
+  },
+  { id: 'buildpack-directory-main-missing', outside: { bp: { dir: { 'package.json': '{"main": "lib/nowhere"}' } } }, args: BPDIR, expect: { exit: 2, code: MODULE, includes: ['names no module'] } },
+  { id: 'buildpack-timeout-garbage', args: ['--buildpack-timeout', 'soon'], expect: { exit: 2, code: USAGE } },
+  { id: 'buildpack-timeout-on-diff', command: 'raw', args: ['diff', '{plan}', '{plan}', '--buildpack-timeout', '5'], plan: (p) => p, expect: { exit: 2, code: USAGE } },
+  { id: 'buildpack-timeout-env-garbage', hostEnv: { RUNPLAN_BUILDPACK_TIMEOUT: 'never' }, expect: { exit: 2, code: HOST } },
+  { id: 'inventory-timeout-env-zero', hostEnv: { RUNPLAN_INVENTORY_TIMEOUT: '0' }, expect: { exit: 2, code: HOST } },
 ];
 
 const corpusPublicKey = standInPublicKey(0x2c);
@@ -337,4 +757,4 @@ const sshKeys: CaseRow[] = [
   },
 ];
 
-export const coreCases: BadInputCase[] = inArea('core', 'node', [...options, ...envFiles, ...coreVariables, ...savedFiles, ...sshKeys]);
+export const coreCases: BadInputCase[] = inArea('core', 'node', [...options, ...envFiles, ...coreVariables, ...savedFiles, ...savedPlanChecks, ...hostBuildpacks, ...sshKeys]);

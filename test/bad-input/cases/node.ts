@@ -2,6 +2,7 @@ import { type BadInputCase, big, type CaseRow, inArea, binary, json, pkg, pkgRaw
 
 const INVALID_JSON = 'RUNPLAN_E_NODE_PACKAGE_JSON_INVALID';
 const VERSION_INVALID = 'RUNPLAN_E_NODE_VERSION_INVALID';
+const NPM_UNSATISFIABLE = 'RUNPLAN_E_NODE_NPM_VERSION_UNSATISFIABLE';
 
 /** package.json fields of the wrong JSON type, and package.json itself broken. */
 const packageJson: CaseRow[] = [
@@ -67,6 +68,12 @@ const packageJson: CaseRow[] = [
     files: { 'package.json': pkg({ engines: { node: true } }) },
     expect: { exit: 2, code: INVALID_JSON },
   },
+  { id: 'pkg-engines-npm-number', files: { 'package.json': pkg({ engines: { npm: 11 } }) }, expect: { exit: 2, code: INVALID_JSON } },
+  { id: 'pkg-engines-npm-object', files: { 'package.json': pkg({ engines: { npm: { version: '11' } } }) }, expect: { exit: 2, code: INVALID_JSON } },
+  { id: 'pkg-engines-npm-garbage', files: { 'package.json': pkg({ engines: { npm: 'latest please' } }) }, expect: { exit: 2, code: NPM_UNSATISFIABLE } },
+  { id: 'pkg-engines-npm-escapes', files: { 'package.json': pkg({ engines: { npm: TERMINAL_ATTACK } }) }, expect: { exit: 2, code: NPM_UNSATISFIABLE } },
+  { id: 'pkg-engines-npm-unpublished', files: { 'package.json': pkg({ engines: { npm: '^99.0.0' } }) }, expect: { exit: 2, code: NPM_UNSATISFIABLE } },
+  { id: 'pkg-engines-npm-huge', files: { 'package.json': () => pkg({ engines: { npm: '1'.repeat(1_000_000) } }) }, expect: { exit: 2, code: NPM_UNSATISFIABLE } },
   { id: 'pkg-engines-node-empty', files: { 'package.json': pkg({ engines: { node: '' } }) }, expect: { exit: 0 } },
   { id: 'pkg-engines-node-garbage', files: { 'package.json': pkg({ engines: { node: 'latest please' } }) }, expect: { exit: 2, code: VERSION_INVALID } },
   { id: 'pkg-engines-node-escapes', files: { 'package.json': pkg({ engines: { node: TERMINAL_ATTACK } }) }, expect: { exit: 2, code: VERSION_INVALID } },
@@ -79,8 +86,6 @@ const packageJson: CaseRow[] = [
   { id: 'pkg-engines-node-unsatisfiable', files: { 'package.json': pkg({ engines: { node: '99.x' } }) }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_VERSION_UNSATISFIABLE' } },
   { id: 'pkg-engines-node-prerelease', files: { 'package.json': pkg({ engines: { node: '23.0.0-rc.1' } }) }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_VERSION_UNSATISFIABLE' } },
   { id: 'pkg-engines-node-open-range', files: { 'package.json': pkg({ engines: { node: '>=0.1' } }) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_ENGINES_OPEN_RANGE' } },
-  { id: 'pkg-engines-npm-number', files: { 'package.json': pkg({ engines: { npm: 10 } }) }, expect: { exit: 0 } },
-  { id: 'pkg-engines-npm-garbage', files: { 'package.json': pkg({ engines: { npm: 'newest' } }) }, expect: { exit: 0 } },
   { id: 'pkg-dependencies-string', files: { 'package.json': pkg({ dependencies: 'express' }) }, expect: { exit: 2, code: INVALID_JSON } },
   { id: 'pkg-dependencies-array', files: { 'package.json': pkg({ dependencies: ['express'] }) }, expect: { exit: 2, code: INVALID_JSON } },
   { id: 'pkg-dev-dependencies-number', files: { 'package.json': pkg({ devDependencies: 3 }) }, expect: { exit: 2, code: INVALID_JSON } },
@@ -106,16 +111,16 @@ const packageJson: CaseRow[] = [
 
 /** Other files the Node.js buildpack reads. */
 const nodeFiles: CaseRow[] = [
-  { id: 'nvmrc-binary', files: { '.nvmrc': binary(10_000) }, expect: { exit: 0 } },
-  { id: 'nvmrc-escapes', files: { '.nvmrc': TERMINAL_ATTACK }, expect: { exit: 0 } },
+  { id: 'nvmrc-binary', files: { '.nvmrc': binary(10_000) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
+  { id: 'nvmrc-escapes', files: { '.nvmrc': TERMINAL_ATTACK }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
   { id: 'nvmrc-directory', files: { '.nvmrc': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' } },
-  { id: 'node-version-escapes', files: { '.node-version': TERMINAL_ATTACK }, expect: { exit: 0 } },
-  { id: 'node-version-binary', files: { '.node-version': binary(10_000) }, expect: { exit: 0 } },
-  { id: 'tool-versions-escapes', files: { '.tool-versions': `nodejs ${TERMINAL_ATTACK}\n` }, expect: { exit: 0 } },
+  { id: 'node-version-escapes', files: { '.node-version': TERMINAL_ATTACK }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
+  { id: 'node-version-binary', files: { '.node-version': binary(10_000) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
+  { id: 'tool-versions-escapes', files: { '.tool-versions': `nodejs ${TERMINAL_ATTACK}\n` }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
   { id: 'tool-versions-directory', files: { '.tool-versions': { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' } },
   { id: 'mise-invalid-toml', files: { 'mise.toml': '[tools\nnode = ' }, expect: { exit: 0 } },
   { id: 'mise-binary', files: { 'mise.toml': binary(10_000) }, expect: { exit: 0 } },
-  { id: 'mise-node-table-escapes', files: { 'mise.toml': `[tools]\nnode = { version = ${JSON.stringify(TERMINAL_ATTACK)} }\n` }, expect: { exit: 0 } },
+  { id: 'mise-node-table-escapes', files: { 'mise.toml': `[tools]\nnode = { version = ${JSON.stringify(TERMINAL_ATTACK)} }\n` }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
   { id: 'mise-deep-tables', files: { 'mise.toml': () => `${Array.from({ length: 2000 }, (_, i) => `[t${i}]\nk = 1`).join('\n')}\n` }, expect: { exit: 0 } },
   {
     id: 'dev-engines-wrong-types',
@@ -230,13 +235,16 @@ const nodeVariables: CaseRow[] = [
     secrets: ['tok_corpus_nul_91'],
     expect: { exit: 2, code: 'RUNPLAN_E_ENV_VALUE_INVALID' },
   },
+  // Issue 21: a quote is escaped for YAML now (test/e2e/token-quoting.test.ts has Yarn read it back), not refused.
   {
     id: 'npm-token-yarn-quote',
     files: { 'yarn.lock': '' },
     env: { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: 'tok_corpus_quote_43", npmRegistryServer: "http://evil.example' },
     secrets: ['tok_corpus_quote_43'],
-    expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_TOKEN_INVALID' },
+    expect: { exit: 0 },
   },
+  { id: 'npm-token-hash-semicolon', env: { NPM_TOKEN: 'tok#corpus;hash_87 \\${HOME}' }, secrets: ['corpus;hash_87'], expect: { exit: 0 } },
+  { id: 'npm-token-word-true', env: { NPM_TOKEN: 'true' }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_TOKEN_INVALID', includes: ['a word that npm reads from .npmrc as a value of its own'] } },
   {
     id: 'npm-token-yarn-interpolation',
     files: { 'yarn.lock': '' },
@@ -258,6 +266,41 @@ const nodeVariables: CaseRow[] = [
     secrets: ['reg_pw_corpus_5a'],
     expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_REGISTRY_INVALID' },
   },
+  // Issue 21: a registry address taking ${NPM_TOKEN} put the (lower-cased) token into the plan, or ended in exit 70.
+  {
+    id: 'npmrc-registry-takes-token',
+    files: { '.npmrc': 'registry=https://${NPM_TOKEN}.example.com/\n' },
+    env: { NPM_TOKEN: 'corpus_lower_tok_81' },
+    secrets: ['corpus_lower_tok_81'],
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_REGISTRY_ADDRESS_SECRET', includes: ['.npmrc sets "registry" to an address that takes ${NPM_TOKEN}'] },
+  },
+  {
+    id: 'npmrc-registry-takes-token-mixed-case',
+    files: { '.npmrc': 'save-exact=true\n@team:registry=https://npm.example.com/${NPM_TOKEN}/\n' },
+    env: { NPM_TOKEN: 'Corpus_Mixed_Tok_82' },
+    secrets: ['Corpus_Mixed_Tok_82', 'corpus_mixed_tok_82'],
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_REGISTRY_ADDRESS_SECRET' },
+  },
+  {
+    id: 'yarnrc-registry-takes-token',
+    files: { 'yarn.lock': '', '.yarnrc.yml': 'npmScopes:\n  team:\n    npmRegistryServer: "https://${NPM_TOKEN:-x}.example.com"\n' },
+    env: { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: 'Corpus_Yarn_Tok_83' },
+    secrets: ['Corpus_Yarn_Tok_83', 'corpus_yarn_tok_83'],
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_REGISTRY_ADDRESS_SECRET', includes: ['.yarnrc.yml sets "npmScopes.team.npmRegistryServer"'] },
+  },
+  {
+    id: 'pnpm-npmrc-registry-takes-token',
+    files: { 'pnpm-lock.yaml': "lockfileVersion: '9.0'\n", '.npmrc': 'registry=https://${NPM_TOKEN}.example.com/\n' },
+    env: { NPM_TOKEN: 'corpus_pnpm_tok_84' },
+    secrets: ['corpus_pnpm_tok_84'],
+    // pnpm does not expand ${…} in a registry address: the line routes nothing and carries nothing.
+    expect: { exit: 0 },
+  },
+  {
+    id: 'start-script-holds-token',
+    files: { 'package.json': pkg({ scripts: { start: 'node server.js --token npm_corpus_marker_token_3b7e1f' } }) },
+    expect: { exit: 2, code: 'RUNPLAN_E_PLAN_SECRET_VALUE', includes: ['the secret variable NPM_TOKEN, at decisions[0].requested'] },
+  },
   { id: 'cc-npm-registry-not-url', env: { CC_NPM_REGISTRY: 'not a url' }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_REGISTRY_INVALID' } },
   { id: 'cc-npm-registry-file-scheme', env: { CC_NPM_REGISTRY: 'file:///etc/passwd' }, expect: { exit: 2, code: 'RUNPLAN_E_NODE_NPM_REGISTRY_INVALID' } },
   {
@@ -272,4 +315,40 @@ const nodeVariables: CaseRow[] = [
   { id: 'node-env-garbage', env: { NODE_ENV: TERMINAL_ATTACK }, expect: { exit: 0 } },
 ];
 
-export const nodeCases: BadInputCase[] = inArea('node', 'node', [...packageJson, ...nodeFiles, ...nodeVariables]);
+/** What the warnings that name a fix read (issue 22): the build script, frameworks, the Procfile, ignored version and tool requests. */
+const hints: CaseRow[] = [
+  { id: 'build-script-escapes', files: { 'package.json': pkg({ scripts: { start: 'node server.js', build: TERMINAL_ATTACK } }) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_BUILD_NOT_RUN' } },
+  { id: 'build-script-number', files: { 'package.json': pkg({ scripts: { start: 'node server.js', build: 7 } }) }, expect: { exit: 0 } },
+  {
+    id: 'build-script-chain-of-thousands',
+    files: {
+      'package.json': () =>
+        pkg({ scripts: { start: 'node server.js', build: 'vite build', ...Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`s${i}`, `npm run s${i + 1} && npm run build`])) } }),
+    },
+    expect: { exit: 0, code: 'RUNPLAN_W_NODE_BUILD_NOT_RUN' },
+  },
+  {
+    id: 'build-script-huge',
+    files: { 'package.json': () => pkg({ scripts: { start: 'node server.js', build: 'npm run x '.repeat(300_000) } }) },
+    expect: { exit: 0, code: 'RUNPLAN_W_NODE_BUILD_NOT_RUN' },
+  },
+  {
+    id: 'framework-no-start-escapes',
+    files: { 'package.json': pkgRaw({ dependencies: { nuxt: TERMINAL_ATTACK }, scripts: { build: TERMINAL_ATTACK } }) },
+    expect: { exit: 2, code: 'RUNPLAN_E_NODE_NO_START_COMMAND' },
+  },
+  { id: 'framework-dependencies-proto', files: { 'package.json': '{"dependencies": {"__proto__": {"next": "1"}}, "main": "server.js"}' }, expect: { exit: 0 } },
+  { id: 'framework-server-file-directory', files: { 'package.json': pkg({ devDependencies: { vite: '6' }, dependencies: { express: '5' } }), 'server.mjs': { dir: true } }, expect: { exit: 0 } },
+  { id: 'engines-pnpm-huge', files: { 'package.json': pkg({ engines: { pnpm: '9'.repeat(100_000) } }) }, expect: { exit: 0 } },
+  { id: 'engines-yarn-object', files: { 'package.json': pkg({ engines: { yarn: { v: 1 } } }) }, expect: { exit: 0 } },
+  { id: 'package-manager-escapes', files: { 'package.json': pkg({ packageManager: TERMINAL_ATTACK }) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_TOOL_REQUEST_IGNORED' } },
+  { id: 'nvmrc-unknown-alias', files: { '.nvmrc': 'lts/nope\n' }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
+  { id: 'nvmrc-huge-range', files: { '.nvmrc': big('>=1 ', 1_000_000) }, expect: { exit: 0, code: 'RUNPLAN_W_NODE_VERSION_FILE_IGNORED' } },
+  { id: 'procfile-escapes', files: { Procfile: `web: node ${TERMINAL_ATTACK}\nworker: ${TERMINAL_ATTACK}\n` }, expect: { exit: 0, code: 'RUNPLAN_W_PROCFILE_IGNORED' } },
+  { id: 'procfile-quotes-and-dollars', files: { Procfile: "web: node server.js --name \"$(id)\" 'it''s' `id`\n" }, expect: { exit: 0, code: 'RUNPLAN_W_PROCFILE_IGNORED' } },
+  { id: 'procfile-many-types', files: { Procfile: () => Array.from({ length: 200_000 }, (_, i) => `w${i}: node w.js`).join('\n') }, expect: { exit: 0, code: 'RUNPLAN_W_PROCFILE_IGNORED' } },
+  { id: 'procfile-binary', files: { Procfile: binary(100_000) }, expect: { exit: 0 } },
+  { id: 'procfile-directory', files: { Procfile: { dir: true } }, expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_NOT_REGULAR' } },
+];
+
+export const nodeCases: BadInputCase[] = inArea('node', 'node', [...packageJson, ...nodeFiles, ...nodeVariables, ...hints]);

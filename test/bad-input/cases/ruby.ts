@@ -44,8 +44,8 @@ const rubyFiles: CaseRow[] = [
     expect: { exit: 2, code: 'RUNPLAN_E_APP_FILE_TOO_LARGE' },
   },
   { id: 'ruby-version-file-escapes', files: { Gemfile: gemfile("ruby file: '.ruby-version'"), '.ruby-version': `${TERMINAL_ATTACK}\n` }, expect: { exit: 2, code: 'RUNPLAN_E_RUBY_VERSION_INVALID' } },
-  { id: 'ruby-version-file-conflict', files: { '.ruby-version': '3.0.4\n' }, expect: { exit: 0, code: 'RUNPLAN_W_RUBY_VERSION_CONFLICT' } },
-  { id: 'ruby-version-file-ignored-garbage', files: { '.ruby-version': binary(3000) }, expect: { exit: 0, code: 'RUNPLAN_W_RUBY_VERSION_CONFLICT' } },
+  { id: 'ruby-version-file-conflict', files: { '.ruby-version': '3.0.4\n' }, expect: { exit: 0, code: 'RUNPLAN_W_RUBY_VERSION_FILE_IGNORED' } },
+  { id: 'ruby-version-file-ignored-garbage', files: { '.ruby-version': binary(3000) }, expect: { exit: 0, code: 'RUNPLAN_W_RUBY_VERSION_FILE_IGNORED' } },
   {
     id: 'ruby-version-file-directory',
     files: { Gemfile: gemfile("ruby file: '.ruby-version'"), '.ruby-version': { dir: true } },
@@ -210,4 +210,14 @@ const rubyVariables: CaseRow[] = [
   },
 ];
 
-export const rubyCases: BadInputCase[] = inArea('ruby', 'ruby', [...rubyFiles, ...httpJson, ...rubyVariables]);
+/** A Procfile the Ruby buildpack does not run, read only to name the variables its lines mean. */
+const procfile: CaseRow[] = [
+  {
+    id: 'ruby-procfile-escapes',
+    files: { Procfile: `web: bundle exec unicorn ${TERMINAL_ATTACK}\nworker: bundle exec sidekiq -C ${TERMINAL_ATTACK}\nrelease: bundle exec rake ${TERMINAL_ATTACK}\n` },
+    expect: { exit: 0, code: 'RUNPLAN_W_PROCFILE_IGNORED' },
+  },
+  { id: 'ruby-procfile-sidekiq-file-outside', files: { Procfile: 'worker: bundle exec sidekiq -C ../../../etc/passwd\n' }, expect: { exit: 0, code: 'RUNPLAN_W_PROCFILE_IGNORED' } },
+];
+
+export const rubyCases: BadInputCase[] = inArea('ruby', 'ruby', [...rubyFiles, ...httpJson, ...rubyVariables, ...procfile]);

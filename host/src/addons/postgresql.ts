@@ -1,0 +1,220 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../deploy/free-port.js';
+import { HostErrors } from '../errors.js';
+import type { AddonProvider, AddonRef, CreatedAddon } from './provider.js';
+import { scramSha256Verifier } from './scram.js';
+import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+
+const execFileAsync = promisify(execFile);
+const DEBIAN_ROOT = '/usr/lib/postgresql';
+const LOOPBACK = '127.0.0.1';
+const ADDON_ID = /^addon_([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/;
+// What a role or database name made from an id looks like; checked again before any DROP.
+const SQL_NAME = /^addon_[0-9a-f]{32}$/;
+
+export interface PostgresqlProviderOptions {
+  /** `<data>/addons/postgresql`: the cluster, its socket folder, its log and the port it keeps. */
+  readonly dir: string;
+  /** The loopback port; by default the one chosen on first start (kept in `<dir>/server.json`). */
+  readonly port?: number;
+  /** Where initdb, postgres and pg_isready are; by default the newest major under /usr/lib/postgresql. */
+  readonly binDir?: string;
+  /** psql (Debian's wrapper picks the newest client). */
+  readonly psql?: string;
+  /** Who the server runs as: by default `postgres` when the host runs as root (null: the host's own user). */
+  readonly account?: ServerAccount | null;
+}
+
+/**
+ * PostgreSQL add-ons: one cluster the host makes with initdb and starts, on a loopback
+ * port; each add-on is a role with a random password and a database it owns, both
+ * named from the add-on's id, which no other role may connect to.
+ *
+ * Authentication: TCP connections (the apps) need a role's password (scram-sha-256);
+ * the socket (in `<dir>/run`, mode 0700, so only the server's account and root reach it)
+ * trusts its user: it is how the host itself administers the cluster, with no superuser
+ * password to keep.
+ */
+export class PostgresqlProvider implements AddonProvider {
+  readonly kind = 'postgresql' as const;
+  private server: ServerProcess | undefined;
+  private port_: number | undefined;
+  private bin_: string | undefined;
+
+  constructor(private readonly options: PostgresqlProviderOptions) {}
+
+  get clusterDir(): string {
+    return join(this.options.dir, 'cluster');
+  }
+  /** The folder of its Unix socket (`psql -h <socketDir>`). */
+  get socketDir(): string {
+    return join(this.options.dir, 'run');
+  }
+  get logFile(): string {
+    return join(this.options.dir, 'postgresql.log');
+  }
+  get port(): number {
+    if (this.port_ === undefined) throw new Error('PostgresqlProvider: start() first');
+    return this.port_;
+  }
+  get pid(): number | undefined {
+    return this.server?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.server) return;
+    const bin = this.bin();
+    const account = this.options.account === undefined ? await serverAccount('postgres') : (this.options.account ?? undefined);
+    const dir = this.options.dir;
+    // Folders made on the way are searchable (0711) so the server's account reaches its own; its own are 0700.
+    mkdirSync(dir, { recursive: true, mode: 0o711 });
+    chmodSync(dir, 0o700);
+    mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
+    if (account) for (const d of [dir, this.socketDir]) chownSync(d, account.uid, account.gid);
+
+    const stateFile = join(dir, 'server.json');
+    const kept = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { port?: number }).port : undefined;
+    // The port is kept: the add-ons' variables (in releases already made) name it.
+    this.port_ = this.options.port ?? kept ?? (await freePort());
+    writeFileSync(stateFile, `${JSON.stringify({ port: this.port_ })}\n`, { mode: 0o600 });
+
+    if (!existsSync(join(this.clusterDir, 'PG_VERSION'))) {
+      const args = ['-D', this.clusterDir, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '--encoding=UTF8', '--no-locale', '--no-instructions'];
+      try {
+        await execFileAsync(join(bin, 'initdb'), args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }, ...ids(account) });
+      } catch (error) {
+        const e = error as { stderr?: string; message: string };
+        throw HostErrors.ADDON_SERVER_FAILED.create({
+          message: `initdb could not make the PostgreSQL cluster ${this.clusterDir}: ${(e.stderr || e.message).trim()}`,
+          file: this.clusterDir,
+          details: { what: 'PostgreSQL', command: 'initdb' },
+          cause: error,
+        });
+      }
+    }
+    const port = String(this.port_);
+    this.server = await ServerProcess.start({
+      what: 'PostgreSQL',
+      command: join(bin, 'postgres'),
+      args: ['-D', this.clusterDir, '-p', port, '-k', this.socketDir, '-c', `listen_addresses=${LOOPBACK}`, '-c', 'unix_socket_permissions=0700'],
+      cwd: dir,
+      account,
+      logFile: this.logFile,
+      // SIGINT is PostgreSQL's fast shutdown: open connections (the apps') are closed, not waited for.
+      stopSignal: 'SIGINT',
+      ready: async () => {
+        await execFileAsync(join(bin, 'pg_isready'), ['-q', '-h', this.socketDir, '-p', port, '-U', 'postgres', '-d', 'postgres', '-t', '2']);
+        return true;
+      },
+    });
+  }
+
+  async create(addon: AddonRef): Promise<CreatedAddon> {
+    const name = sqlName(addon.id);
+    const password = randomBytes(24).toString('hex');
+    try {
+      // CREATE DATABASE runs outside a transaction: each statement on its own, undone below on failure.
+      await this.admin(`
+        CREATE ROLE "${name}" LOGIN PASSWORD '${scramSha256Verifier(password)}';
+        CREATE DATABASE "${name}" OWNER "${name}";
+        REVOKE ALL ON DATABASE "${name}" FROM PUBLIC;
+      `);
+    } catch (error) {
+      await this.drop(name).catch(() => {});
+      throw error;
+    }
+    const config = { host: LOOPBACK, port: String(this.port), database: name, user: name, password };
+    return { config, variables: this.variables(config) };
+  }
+
+  variables(config: Readonly<Record<string, string>>): Record<string, string> {
+    const { host = LOOPBACK, port = '', database = '', user = '', password = '' } = config;
+    return {
+      POSTGRESQL_ADDON_HOST: host,
+      POSTGRESQL_ADDON_PORT: port,
+      POSTGRESQL_ADDON_DB: database,
+      POSTGRESQL_ADDON_USER: user,
+      POSTGRESQL_ADDON_PASSWORD: password,
+      POSTGRESQL_ADDON_URI: `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`,
+    };
+  }
+
+  async remove(addon: AddonRef, config: Readonly<Record<string, string>>): Promise<void> {
+    const name = config.database ?? sqlName(addon.id);
+    if (!SQL_NAME.test(name) || (config.user !== undefined && config.user !== name)) {
+      throw HostErrors.INPUT_USAGE.create({ message: `the add-on ${addon.id} does not name a database the host made`, details: { addonId: addon.id } });
+    }
+    await this.drop(name);
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    await server?.stop();
+  }
+
+  private async drop(name: string): Promise<void> {
+    // WITH (FORCE) closes the apps' connections first; both are no-ops once gone, so remove() can be repeated.
+    await this.admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE); DROP ROLE IF EXISTS "${name}";`);
+  }
+
+  /** Runs SQL as the cluster's superuser over the socket (trust: see the class comment); given on stdin, never in argv. */
+  private admin(sql: string): Promise<void> {
+    if (!this.server) return Promise.reject(new Error('PostgresqlProvider: start() first'));
+    const psql = this.options.psql ?? 'psql';
+    return new Promise((resolve, reject) => {
+      const child = execFile(
+        psql,
+        ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', this.socketDir, '-p', String(this.port), '-U', 'postgres', '-d', 'postgres'],
+        { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } },
+        (error, _stdout, stderr) => {
+          if (!error) return resolve();
+          reject(
+            HostErrors.ADDON_SERVER_FAILED.create({
+              message: `PostgreSQL refused the host's administration: ${String(stderr).trim() || error.message}`,
+              file: this.logFile,
+              details: { what: 'PostgreSQL', command: 'psql' },
+            }),
+          );
+        },
+      );
+      child.stdin?.end(sql);
+    });
+  }
+
+  private bin(): string {
+    if (this.options.binDir) return this.options.binDir;
+    if (this.bin_) return this.bin_;
+    // Whichever major Debian installed (15 on Debian 12): the newest if several are.
+    const majors = existsSync(DEBIAN_ROOT)
+      ? readdirSync(DEBIAN_ROOT)
+          .filter((d) => /^\d+$/.test(d) && existsSync(join(DEBIAN_ROOT, d, 'bin', 'initdb')))
+          .sort((a, b) => Number(b) - Number(a))
+      : [];
+    if (majors[0] === undefined) {
+      throw HostErrors.ADDON_SERVER_FAILED.create({
+        message: `no PostgreSQL server under ${DEBIAN_ROOT} (no <major>/bin/initdb)`,
+        fix: 'Install Debian’s PostgreSQL server: apt-get install postgresql.',
+        file: DEBIAN_ROOT,
+        details: { what: 'PostgreSQL', command: 'initdb' },
+      });
+    }
+    this.bin_ = join(DEBIAN_ROOT, majors[0], 'bin');
+    return this.bin_;
+  }
+}
+
+/** The role and database name of an add-on: its id without hyphens (a plain SQL identifier, 38 characters). */
+function sqlName(addonId: string): string {
+  const m = ADDON_ID.exec(addonId);
+  if (!m) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
+  return `addon_${m.slice(1).join('')}`;
+}
+
+function ids(account: ServerAccount | undefined): { uid?: number; gid?: number } {
+  return account ? { uid: account.uid, gid: account.gid } : {};
+}

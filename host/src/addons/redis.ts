@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../deploy/free-port.js';
+import { HostErrors } from '../errors.js';
+import type { AddonProvider, AddonRef, CreatedAddon } from './provider.js';
+import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+
+const execFileAsync = promisify(execFile);
+const LOOPBACK = '127.0.0.1';
+const ADDON_ID = /^addon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface RedisProviderOptions {
+  /** `<data>/addons/redis`: one folder per add-on (`<id>/`: its redis.conf, log and data). */
+  readonly dir: string;
+  readonly redisServer?: string;
+  readonly redisCli?: string;
+  /** Who the servers run as: by default `redis` when the host runs as root (null: the host's own user). */
+  readonly account?: ServerAccount | null;
+}
+
+/** An add-on the host already has, to start again (at serve start). */
+export interface RedisInstance {
+  readonly id: string;
+  readonly config: Readonly<Record<string, string>>;
+}
+
+/**
+ * Redis add-ons: one redis-server per add-on (Redis has no per-user databases that keep
+ * one customer's keys from another's), each on its own loopback port with its own
+ * password (requirepass) and its data kept (appendonly) in its own folder.
+ */
+export class RedisProvider implements AddonProvider {
+  readonly kind = 'redis' as const;
+  private readonly running = new Map<string, ServerProcess>();
+  private account: ServerAccount | undefined;
+  private started = false;
+
+  constructor(private readonly options: RedisProviderOptions) {}
+
+  /** The folder of one add-on's instance. */
+  folder(addonId: string): string {
+    if (!ADDON_ID.test(addonId)) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
+    return join(this.options.dir, addonId);
+  }
+
+  /** The PID of an add-on's running instance. */
+  pid(addonId: string): number | undefined {
+    return this.running.get(addonId)?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.account = this.options.account === undefined ? await serverAccount('redis') : (this.options.account ?? undefined);
+    // Searchable, not listable: each instance's folder is its account's alone.
+    mkdirSync(this.options.dir, { recursive: true, mode: 0o711 });
+    this.started = true;
+  }
+
+  /** Starts the instances of the add-ons the host already has (serve start), all at once. */
+  async startAll(instances: readonly RedisInstance[]): Promise<void> {
+    await this.start();
+    await Promise.all(instances.map((i) => this.startInstance(i.id, i.config)));
+  }
+
+  async create(addon: AddonRef): Promise<CreatedAddon> {
+    await this.start();
+    const folder = this.folder(addon.id);
+    const config = { host: LOOPBACK, port: String(await freePort()), password: randomBytes(24).toString('hex') };
+    try {
+      await this.startInstance(addon.id, config);
+    } catch (error) {
+      rmSync(folder, { recursive: true, force: true });
+      throw error;
+    }
+    return { config, variables: this.variables(config) };
+  }
+
+  variables(config: Readonly<Record<string, string>>): Record<string, string> {
+    const { host = LOOPBACK, port = '', password = '' } = config;
+    return { REDIS_HOST: host, REDIS_PORT: port, REDIS_PASSWORD: password, REDIS_URL: `redis://:${encodeURIComponent(password)}@${host}:${port}` };
+  }
+
+  async remove(addon: AddonRef, _config: Readonly<Record<string, string>>): Promise<void> {
+    const folder = this.folder(addon.id);
+    const server = this.running.get(addon.id);
+    this.running.delete(addon.id);
+    await server?.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+
+  async stop(): Promise<void> {
+    const servers = [...this.running.values()];
+    this.running.clear();
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+
+  private async startInstance(id: string, config: Readonly<Record<string, string>>): Promise<void> {
+    if (this.running.has(id)) return;
+    const { port = '', password = '' } = config;
+    if (!/^\d+$/.test(port) || !/^[0-9a-f]+$/.test(password)) {
+      throw HostErrors.INPUT_USAGE.create({ message: `the Redis add-on ${id} has no port or password the host made`, details: { addonId: id } });
+    }
+    const folder = this.folder(id);
+    const data = join(folder, 'data');
+    mkdirSync(data, { recursive: true, mode: 0o700 });
+    // Written at every start from the store's config: the store is the truth, the file follows it.
+    const conf = join(folder, 'redis.conf');
+    writeFileSync(conf, [`bind ${LOOPBACK}`, `port ${port}`, 'protected-mode yes', `requirepass ${password}`, 'appendonly yes', `dir "${data}"`, 'daemonize no', 'logfile ""', ''].join('\n'), {
+      mode: 0o600,
+    });
+    if (this.account) for (const p of [folder, data, conf]) chownSync(p, this.account.uid, this.account.gid);
+    const server = await ServerProcess.start({
+      what: `Redis add-on ${id}`,
+      command: this.options.redisServer ?? 'redis-server',
+      args: [conf],
+      cwd: folder,
+      account: this.account,
+      logFile: join(folder, 'redis.log'),
+      ready: async () => {
+        // The password through REDISCLI_AUTH, not argv (which every user on the machine can read).
+        const { stdout } = await execFileAsync(this.options.redisCli ?? 'redis-cli', ['-h', LOOPBACK, '-p', port, 'ping'], {
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', REDISCLI_AUTH: password },
+          // Another program on the port may accept and never answer.
+          timeout: 2000,
+        });
+        return stdout.trim() === 'PONG';
+      },
+    });
+    this.running.set(id, server);
+  }
+}

@@ -1,0 +1,129 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HostErrors } from '../errors.js';
+import type { HostService } from '../service.js';
+import { optionalText, readJson, sendError, sendJson, text } from './http-util.js';
+import { lineStream } from './line-stream.js';
+import { listenOnSocket } from './socket-server.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, query: URLSearchParams) => Promise<void>;
+
+/**
+ * The host's API: HTTP on a unix socket of the data folder (0600, root's), and the
+ * token on every request all the same (a console or a proxy in front of it sends
+ * it too). JSON in and out; a push-like operation answers with its lines.
+ */
+export class ApiServer {
+  private server: { close(): Promise<void> } | undefined;
+  private readonly routes: { method: string; pattern: RegExp; keys: string[]; handler: Handler }[] = [];
+
+  constructor(
+    s: HostService,
+    private readonly token: string,
+  ) {
+    this.route('GET', '/apps', async (_req, res, _p, q) => sendJson(res, 200, { apps: await s.apps(q.get('org') ?? undefined) }));
+    this.route('POST', '/apps', async (req, res) => {
+      const b = await readJson(req);
+      sendJson(res, 201, { app: await s.createApp({ name: text(b.name, 'name'), org: text(b.org, 'org'), zone: text(b.zone, 'zone'), type: text(b.type, 'type') }) });
+    });
+    this.route('GET', '/apps/:app', async (_req, res, p, q) => sendJson(res, 200, { app: await s.appView(p.app as string, q.get('org') ?? undefined) }));
+    this.route('GET', '/apps/:app/env', async (_req, res, p, q) => {
+      const app = await s.app(p.app as string);
+      sendJson(res, 200, await s.variables(app.id, q.get('show') === '1'));
+    });
+    this.route('PATCH', '/apps/:app/env', async (req, res, p) => {
+      const app = await s.app(p.app as string);
+      const b = await readJson(req);
+      const set = (b.set ?? {}) as Record<string, unknown>;
+      const remove = (b.remove ?? []) as unknown[];
+      if (typeof set !== 'object' || Array.isArray(set) || !Array.isArray(remove)) throw HostErrors.INPUT_USAGE.create({ message: 'set must be an object of strings and remove a list of names.' });
+      await s.changeVariables(
+        app.id,
+        Object.fromEntries(Object.entries(set).map(([k, v]) => [k, text(v, `the value of ${k}`)])),
+        remove.map((n) => text(n, 'a name to remove')),
+      );
+      sendJson(res, 200, await s.variables(app.id, false));
+    });
+    this.route('GET', '/apps/:app/releases', async (_req, res, p) => sendJson(res, 200, { releases: await s.releases(p.app as string) }));
+    this.route('GET', '/apps/:app/releases/:number', async (_req, res, p) => sendJson(res, 200, await s.release(p.app as string, Number(p.number))));
+    this.route('POST', '/apps/:app/restart', async (_req, res, p) => {
+      // Checked before the answer starts: an application never deployed is a plain coded error, not a stream that ends without one.
+      const target = await s.restartTarget(p.app as string);
+      const stream = lineStream(res);
+      const result = await s.restart(target, 'cli', stream.line);
+      stream.end(result.ok ? 0 : 1);
+    });
+    this.route('POST', '/apps/:app/rollback', async (req, res, p) => {
+      const b = await readJson(req);
+      const target = b.release === undefined || b.release === null ? undefined : Number(b.release);
+      if (target !== undefined && !(Number.isInteger(target) && target > 0)) throw HostErrors.INPUT_USAGE.create({ message: 'release must be a release number.' });
+      // Checked before the answer starts: a release that does not exist is a plain coded error.
+      const { app, release } = await s.rollbackTarget(p.app as string, target);
+      const stream = lineStream(res);
+      const result = await s.rollbackTo(app, release, 'cli', stream.line);
+      stream.end(result.ok ? 0 : 1);
+    });
+    this.route('GET', '/apps/:app/logs', async (req, res, p, q) => {
+      const app = await s.app(p.app as string);
+      const logs = s.logs;
+      if (q.get('follow') !== '1') return sendJson(res, 200, { lines: logs.tail(app.id, Number(q.get('lines') ?? 200)) });
+      const stream = lineStream(res);
+      for (const line of logs.tail(app.id, Number(q.get('lines') ?? 200))) stream.line(line);
+      const stop = logs.follow(app.id, stream.line);
+      req.on('close', stop);
+    });
+    this.route('GET', '/keys', async (_req, res, _p, q) => sendJson(res, 200, { keys: await s.keys(q.get('org') ?? undefined) }));
+    this.route('POST', '/keys', async (req, res) => {
+      const b = await readJson(req);
+      sendJson(res, 201, { key: await s.addKey(text(b.org, 'org'), text(b.publicKey, 'publicKey'), optionalText(b.file, 'file') ?? 'the key') });
+    });
+    this.route('DELETE', '/keys/:key', async (_req, res, p) => {
+      await s.removeKey(p.key as string);
+      sendJson(res, 200, {});
+    });
+  }
+
+  private route(method: string, path: string, handler: Handler): void {
+    const keys: string[] = [];
+    const pattern = new RegExp(
+      `^${path.replace(/:([a-z]+)/g, (_m, k: string) => {
+        keys.push(k);
+        return '([^/]+)';
+      })}$`,
+    );
+    this.routes.push({ method, pattern, keys, handler });
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    // Only the Bearer scheme: a bare token (or another scheme) is refused as the fix says.
+    const given = Buffer.from(/^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
+    const token = Buffer.from(this.token);
+    return given.length === token.length && timingSafeEqual(given, token);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      if (!this.authorized(req)) throw HostErrors.API_UNAUTHORIZED.create({ message: 'the request has no valid token.' });
+      const url = new URL(req.url ?? '/', 'http://host');
+      for (const r of this.routes) {
+        const m = r.method === req.method ? r.pattern.exec(url.pathname) : null;
+        if (!m) continue;
+        const params = Object.fromEntries(r.keys.map((k, i) => [k, decodeURIComponent(m[i + 1] as string)]));
+        await r.handler(req, res, params, url.searchParams);
+        return;
+      }
+      sendJson(res, 404, { error: { code: null, message: `no ${req.method} ${url.pathname}` } });
+    } catch (error) {
+      if (!res.headersSent) sendError(res, error);
+      else res.end();
+    }
+  }
+
+  async listen(socket: string): Promise<void> {
+    this.server = await listenOnSocket(socket, (req, res) => this.handle(req, res));
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+  }
+}

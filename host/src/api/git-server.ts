@@ -1,0 +1,62 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { describeError } from '../deploy/describe-error.js';
+import { type PushRequest, PUSH_PATH } from '../git/hook-protocol.js';
+import type { HostService } from '../service.js';
+import { readJson, sendError, sendJson, text } from './http-util.js';
+import { lineStream } from './line-stream.js';
+import { listenOnSocket } from './socket-server.js';
+
+/**
+ * The git transport's way in: a unix socket only the SSH user (and root) can
+ * open, which the forced command asks whether a key may push to an application,
+ * and the pre-receive hook asks to deploy what was pushed. Whatever the hook
+ * says, the key is checked again here.
+ */
+export class GitServer {
+  private server: { close(): Promise<void> } | undefined;
+
+  constructor(private readonly service: HostService) {}
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const url = new URL(req.url ?? '/', 'http://host');
+      if (req.method === 'GET' && url.pathname === '/authorize') {
+        const allowed = await this.service.mayPush(url.searchParams.get('key') ?? '', url.searchParams.get('app') ?? '');
+        return sendJson(res, allowed ? 200 : 403, { allowed });
+      }
+      if (req.method === 'POST' && url.pathname === PUSH_PATH) {
+        const b = await readJson(req);
+        const request: PushRequest = {
+          app: text(b.app, 'app'),
+          key: text(b.key, 'key'),
+          ref: text(b.ref, 'ref'),
+          oldCommit: text(b.oldCommit, 'oldCommit'),
+          newCommit: text(b.newCommit, 'newCommit'),
+          objectDirectory: text(b.objectDirectory, 'objectDirectory'),
+          alternateObjectDirectories: text(b.alternateObjectDirectories, 'alternateObjectDirectories'),
+        };
+        const stream = lineStream(res);
+        try {
+          const result = await this.service.push(request, stream.line);
+          stream.end(result.ok ? 0 : 1);
+        } catch (error) {
+          for (const line of describeError(error).lines) stream.line(line);
+          stream.end(1);
+        }
+        return;
+      }
+      sendJson(res, 404, { error: { message: `no ${req.method} ${url.pathname}` } });
+    } catch (error) {
+      if (!res.headersSent) sendError(res, error);
+      else res.end();
+    }
+  }
+
+  async listen(socket: string, owner: { uid: number; gid: number }): Promise<void> {
+    this.server = await listenOnSocket(socket, (req, res) => this.handle(req, res), owner);
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+  }
+}

@@ -1,0 +1,49 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isRunplanError } from 'runplan';
+import { HostErrors } from '../errors.js';
+
+/** A request body is small JSON: a larger one is refused before it is read whole. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw HostErrors.INPUT_USAGE.create({ message: `the request body is larger than ${MAX_BODY_BYTES} bytes.` });
+    chunks.push(chunk as Buffer);
+  }
+  if (size === 0) return {};
+  try {
+    const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {}
+  throw HostErrors.INPUT_USAGE.create({ message: 'the request body is not a JSON object.' });
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const STATUS_OF_KIND: Record<string, number> = { input: 400, deployment: 500, internal: 500 };
+
+/** A coded error as the API answers it: 404 for what does not exist, 401 without the token, 400 for bad input. */
+export function sendError(res: ServerResponse, error: unknown): void {
+  if (isRunplanError(error)) {
+    const status = /_NOT_FOUND$/.test(error.code) ? 404 : error.code === HostErrors.API_UNAUTHORIZED.code ? 401 : (STATUS_OF_KIND[error.kind] ?? 500);
+    sendJson(res, status, { error: error.toJSON() });
+    return;
+  }
+  sendJson(res, 500, { error: { code: null, kind: 'internal', message: (error as Error)?.message ?? String(error) } });
+}
+
+export function text(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw HostErrors.INPUT_USAGE.create({ message: `${what} must be a string.` });
+  return value;
+}
+
+export function optionalText(value: unknown, what: string): string | undefined {
+  return value === undefined || value === null ? undefined : text(value, what);
+}

@@ -1,0 +1,22 @@
+import type { ServerResponse } from 'node:http';
+import { EXIT_LINE_PREFIX } from '../git/hook-protocol.js';
+
+/**
+ * A long operation's answer (a push, a restart, a rollback): its lines as they
+ * come, then one line `EXIT_LINE_PREFIX<status>`. A client that goes away does
+ * not stop the deploy; it only stops reading it.
+ */
+export function lineStream(res: ServerResponse): { line(text: string): void; end(status: number): void } {
+  res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  res.flushHeaders();
+  const write = (text: string) => {
+    if (!res.destroyed && !res.writableEnded) res.write(`${text.replace(/\n/g, ' ')}\n`);
+  };
+  return {
+    line: write,
+    end(status) {
+      if (res.destroyed || res.writableEnded) return;
+      res.end(`${EXIT_LINE_PREFIX}${status}\n`);
+    },
+  };
+}

@@ -1,0 +1,286 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isRunplanError } from 'runplan';
+import { parseEnvFile } from 'runplan/buildpack';
+import { HostErrors } from '../errors.js';
+import { readApiToken } from '../host-files.js';
+import { initHost } from '../init.js';
+import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
+import { startHost } from '../serve.js';
+import type { AppView, ReleaseView, VariableView } from '../service.js';
+import { appUrl, readSettings } from '../settings.js';
+import { ApiClient } from './client.js';
+import { appOfFolder } from './find-app.js';
+
+const USAGE = `runplan-host: a small hosting service on runplan (git push, health-gated deploys, an HTTPS edge)
+
+  runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git]
+  runplan-host serve                      start sshd, the edge and the API; bring every app back; SIGTERM stops all
+  runplan-host status
+  runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
+  runplan-host apps [--org ORG]
+  runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
+  runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
+  runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
+
+Every command takes --data DIR (default ${DEFAULT_DATA_DIR}, or RUNPLAN_HOST_DATA) and --json.
+Commands on an app take --app <name|id>, or find it from the git remote of the current folder.
+Then deploy with: git push <remote> master`;
+
+const OPTIONS = {
+  data: { type: 'string' },
+  json: { type: 'boolean' },
+  app: { type: 'string' },
+  org: { type: 'string' },
+  type: { type: 'string' },
+  region: { type: 'string' },
+  show: { type: 'boolean' },
+  follow: { type: 'boolean', short: 'f' },
+  domain: { type: 'string' },
+  listen: { type: 'string' },
+  'ssh-port': { type: 'string' },
+  'https-port': { type: 'string' },
+  'http-port': { type: 'string' },
+  'ssh-user': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw HostErrors.INPUT_USAGE.create({ message: (error as Error).message.replace(/\.?$/, '.') });
+  }
+}
+
+interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const json = argv.includes('--json');
+  try {
+    const { values, positionals } = parse(argv);
+    if (values.help || positionals.length === 0) {
+      io.out(`${USAGE}\n`);
+      return positionals.length === 0 && !values.help ? 2 : 0;
+    }
+    const paths = hostPaths(resolve(values.data ?? process.env.RUNPLAN_HOST_DATA ?? DEFAULT_DATA_DIR));
+    return await run(positionals, values, paths, io, json);
+  } catch (error) {
+    if (json) io.out(`${JSON.stringify({ error: isRunplanError(error) ? error.toJSON() : { code: null, message: (error as Error).message } })}\n`);
+    else
+      io.err(
+        isRunplanError(error)
+          ? `error ${error.message}\n${error.file ? `  file: ${error.file}\n` : ''}${error.variable ? `  variable: ${error.variable}\n` : ''}  fix: ${error.fix}\n`
+          : `error ${(error as Error)?.message}\n`,
+      );
+    return isRunplanError(error) && error.kind === 'input' ? 2 : 1;
+  }
+}
+
+async function run(positionals: string[], values: Values, paths: HostPaths, io: Io, json: boolean): Promise<number> {
+  const [command, ...rest] = positionals;
+  const print = (data: unknown, human: () => string) => io.out(json ? `${JSON.stringify(data)}\n` : `${human()}\n`);
+  switch (command) {
+    case 'init': {
+      const port = (name: 'ssh-port' | 'https-port' | 'http-port') => (values[name] === undefined ? undefined : Number(values[name]));
+      const chosen = Object.fromEntries(
+        Object.entries({
+          domain: values.domain,
+          listenAddress: values.listen,
+          sshPort: port('ssh-port'),
+          httpsPort: port('https-port'),
+          httpPort: port('http-port'),
+          sshUser: values['ssh-user'],
+        }).filter(([, v]) => v !== undefined),
+      );
+      const { settings, created } = await initHost(paths, chosen);
+      print({ data: paths.root, settings, created }, () => `${created ? 'initialised' : 'kept'} the host in ${paths.root}; start it with: runplan-host serve --data ${paths.root}`);
+      return 0;
+    }
+    case 'serve':
+      return serve(paths, io);
+    default:
+      break;
+  }
+  const client = new ApiClient(paths.apiSocket, await readApiToken(paths));
+  const app = async () => {
+    const id = values.app ?? (await appOfFolder(process.cwd()));
+    if (!id) throw HostErrors.APP_NOT_FOUND.create({ message: 'no --app was given and no git remote of this folder points at an application of this host.' });
+    return (await client.json<{ app: AppView }>('GET', `/apps/${encodeURIComponent(id)}${values.org ? `?org=${encodeURIComponent(values.org)}` : ''}`)).app;
+  };
+  const streamed = async (path: string, body: unknown) => {
+    const lines: string[] = [];
+    const status = await client.lines('POST', path, body, (line) => (json ? lines.push(line) : io.out(`${line}\n`)));
+    if (json) io.out(`${JSON.stringify({ ok: status === 0, lines })}\n`);
+    return status === 0 ? 0 : 1;
+  };
+  switch (command) {
+    case 'status': {
+      const settings = await readSettings(paths);
+      const { apps } = await client.json<{ apps: AppView[] }>('GET', '/apps');
+      const root = `${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt`;
+      print({ serving: true, apps: apps.length, rootCertificate: root, settings }, () => `serving ${apps.length} application(s) from ${paths.root}\nedge root certificate: ${root}`);
+      return 0;
+    }
+    case 'create': {
+      const [name] = rest;
+      if (!name || !values.type || !values.region || !values.org) throw usage('create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>');
+      const { app: created } = await client.json<{ app: AppView }>('POST', '/apps', { name, org: values.org, zone: values.region, type: values.type });
+      print(
+        created,
+        () =>
+          `created ${created.name} (${created.id}) in ${created.org}, zone ${created.zone}\n  git remote: ${created.gitRemote}\n  url:        ${created.url}\nthen: git remote add runplan ${created.gitRemote} && git push runplan master`,
+      );
+      return 0;
+    }
+    case 'apps': {
+      const { apps } = await client.json<{ apps: AppView[] }>('GET', `/apps${values.org ? `?org=${encodeURIComponent(values.org)}` : ''}`);
+      print(
+        { apps },
+        () => apps.map((a) => `${a.id}  ${a.org}/${a.name}  ${a.type}  ${a.zone}  ${a.serving ? `release ${a.serving.release}` : 'not serving'}  ${a.url}`).join('\n') || 'no applications',
+      );
+      return 0;
+    }
+    case 'open': {
+      const a = await app();
+      print({ url: a.url }, () => a.url);
+      return 0;
+    }
+    case 'keys': {
+      const [sub, ...args] = rest;
+      if (sub === 'add') {
+        const [org, file] = args;
+        if (!org || !file) throw usage('keys add <org> <file.pub>');
+        const text = await readFile(file, 'utf8').catch(() => {
+          throw HostErrors.INPUT_KEY.create({ message: `cannot read ${file}.`, file });
+        });
+        const { key } = await client.json<{ key: { id: string; fingerprint: string } }>('POST', '/keys', { org, publicKey: text, file });
+        print({ key }, () => `added ${key.id} (${key.fingerprint}) to ${org}`);
+        return 0;
+      }
+      if (sub === 'rm') {
+        if (!args[0]) throw usage('keys rm <key-id>');
+        await client.json('DELETE', `/keys/${encodeURIComponent(args[0])}`);
+        print({ removed: args[0] }, () => `removed ${args[0]}`);
+        return 0;
+      }
+      if (sub !== undefined) throw usage('keys [add <org> <file.pub> | rm <key-id>]');
+      const { keys } = await client.json<{ keys: { id: string; org: string; fingerprint: string; comment: string }[] }>('GET', `/keys${values.org ? `?org=${encodeURIComponent(values.org)}` : ''}`);
+      print({ keys }, () => keys.map((k) => `${k.id}  ${k.org}  ${k.fingerprint}  ${k.comment}`).join('\n') || 'no keys');
+      return 0;
+    }
+    case 'env': {
+      const a = await app();
+      const [sub, ...args] = rest;
+      const path = `/apps/${a.id}/env`;
+      if (sub === 'set') {
+        const [name, value] = args;
+        if (!name || value === undefined) throw usage('env set NAME VALUE');
+        await client.json('PATCH', path, { set: { [name]: value } });
+        print({ set: name }, () => `${name} set on ${a.name}: it takes effect at the next deploy or restart (runplan-host restart)`);
+        return 0;
+      }
+      if (sub === 'rm') {
+        if (!args[0]) throw usage('env rm NAME');
+        await client.json('PATCH', path, { remove: [args[0]] });
+        print({ removed: args[0] }, () => `${args[0]} removed from ${a.name}: it takes effect at the next deploy or restart`);
+        return 0;
+      }
+      if (sub === 'import') {
+        if (!args[0]) throw usage('env import FILE');
+        const text = await readFile(args[0], 'utf8').catch(() => {
+          throw HostErrors.INPUT_USAGE.create({ message: `cannot read ${args[0]}.`, file: args[0] });
+        });
+        const set = Object.fromEntries(parseEnvFile(text, args[0]).map((v) => [v.name, v.value]));
+        await client.json('PATCH', path, { set });
+        print({ set: Object.keys(set) }, () => `${Object.keys(set).length} variable(s) set on ${a.name}: they take effect at the next deploy or restart`);
+        return 0;
+      }
+      if (sub !== undefined) throw usage('env [--show] | env set NAME VALUE | env rm NAME | env import FILE');
+      const view = await client.json<{ variables: VariableView[]; removed: string[] }>('GET', `${path}${values.show ? '?show=1' : ''}`);
+      print(view, () =>
+        [
+          ...view.variables.map((v) => `${v.name}=${v.value}${v.changed ? `  (${v.changed} since the serving release)` : ''}`),
+          ...view.removed.map((n) => `${n} (removed since the serving release)`),
+        ].join('\n'),
+      );
+      return 0;
+    }
+    case 'restart':
+      return streamed(`/apps/${(await app()).id}/restart`, {});
+    case 'rollback': {
+      const a = await app();
+      if (rest[0] !== undefined && !/^[1-9][0-9]*$/.test(rest[0])) throw usage('rollback [RELEASE]');
+      return streamed(`/apps/${a.id}/rollback`, rest[0] === undefined ? {} : { release: Number(rest[0]) });
+    }
+    case 'releases': {
+      const a = await app();
+      const { releases } = await client.json<{ releases: ReleaseView[] }>('GET', `/apps/${a.id}/releases`);
+      print(
+        { releases },
+        () =>
+          releases
+            .map(
+              (r) =>
+                `v${r.number}  ${r.status}${a.currentRelease === r.number ? ' (current)' : ''}  ${r.cause} of ${r.commit.slice(0, 12)} by ${r.by}  ${r.startedAt}${r.errorCode ? `  ${r.errorCode}` : ''}`,
+            )
+            .join('\n') || 'no releases',
+      );
+      return 0;
+    }
+    case 'logs': {
+      const a = await app();
+      if (values.follow) {
+        await client.lines('GET', `/apps/${a.id}/logs?follow=1`, undefined, (line) => io.out(`${line}\n`));
+        return 0;
+      }
+      const { lines } = await client.json<{ lines: string[] }>('GET', `/apps/${a.id}/logs`);
+      print({ lines }, () => lines.join('\n'));
+      return 0;
+    }
+    default:
+      throw usage(`a command: ${command} is not one`);
+  }
+}
+
+function usage(what: string) {
+  return HostErrors.INPUT_USAGE.create({ message: `usage: runplan-host ${what}.` });
+}
+
+/** Runs until SIGTERM or SIGINT, then stops everything it started. */
+async function serve(paths: HostPaths, io: Io): Promise<number> {
+  const log = (line: string) => io.err(`${line}\n`);
+  const host = await startHost(paths, log);
+  const settings = await readSettings(paths);
+  log(`==> try: curl --cacert ${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt ${appUrl(settings, '<app_id>')}`);
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: string) => {
+      log(`==> ${signal}: stopping every release, the edge and sshd`);
+      resolveStop();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await host.stop();
+  log('==> stopped; nothing left running');
+  return 0;
+}
+
+// Run as a program (not when a test imports it).
+if (process.argv[1] && /cli\.js$/.test(process.argv[1])) {
+  main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`internal error: ${String((error as Error)?.stack ?? error)}\n`);
+      process.exitCode = 70;
+    },
+  );
+}

@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { type BuildpackRegistry, type Deployed, deploy, diffPlans, formatDiff, formatLogLine, LocalExecutor, type LogLine, planDigest, planToCarryOut, type RunPlan } from 'runplan';
+import type { Edge } from '../edge/edge.js';
+import { HostErrors } from '../errors.js';
+import { type HostPaths, repositoryPath } from '../paths.js';
+import { appHostName, appUrl, type HostSettings } from '../settings.js';
+import type { AppRecord, HostStore, ReleaseCause, ReleaseRecord } from '../store/store.js';
+import { AppLocks } from './app-locks.js';
+import { AppLogs } from './app-logs.js';
+import { type CommitSource, checkOutCommit } from './checkout.js';
+import { describeError } from './describe-error.js';
+import { freePort } from './free-port.js';
+import { planSummary } from './plan-summary.js';
+
+/** What a deploy is asked to carry out. */
+export interface ReleaseRequest {
+  readonly app: AppRecord;
+  readonly cause: ReleaseCause;
+  /** The SSH key id of a push, or "cli". */
+  readonly by: string;
+  readonly source: CommitSource;
+  readonly variables: Readonly<Record<string, string>>;
+  /** The plan whose defaults the new one keeps (runplan's `previous`): the running release's, or the one rolled back to. */
+  readonly keepDefaultsOf?: RunPlan | undefined;
+  /** Each line for whoever asked (the pusher's `remote:` lines), as it comes. */
+  readonly out: (line: string) => void;
+}
+
+export interface ReleaseResult {
+  readonly ok: boolean;
+  readonly release: number;
+  /** The coded error of a failed deploy. */
+  readonly code?: string;
+}
+
+/** A release answering now: its number, port, plan, and the running deployment. */
+interface Serving {
+  readonly release: number;
+  readonly port: number;
+  readonly plan: RunPlan;
+  readonly deployed: Deployed<Awaited<ReturnType<LocalExecutor['build']>>>;
+}
+
+/** How many lines of a failed release's own output the push shows again at the end. */
+const FAILED_OUTPUT_LINES = 20;
+
+export interface ReleasesOptions {
+  readonly store: HostStore;
+  readonly edge: Edge;
+  readonly paths: HostPaths;
+  readonly settings: HostSettings;
+  readonly registry: BuildpackRegistry;
+  /** Waits (drain); tests pass one that does not sleep. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The deploy of a release, the same for a push, a restart and a rollback: the
+ * commit checked out, planned by runplan (keeping the running release's
+ * defaults), built with the application's layer cache, started on a fresh
+ * loopback port beside the release that serves, and accepted only when runplan's
+ * health gate passes — then the edge's route moves in one call and the old
+ * release drains and stops. Any failure stops the new release only: the old one
+ * never stopped serving.
+ */
+export class Releases {
+  private readonly serving = new Map<string, Serving>();
+  private readonly locks = new AppLocks();
+  private readonly draining = new Set<Promise<void>>();
+  /** Aborted by stopAll: a deploy under way stops running the application's code. */
+  private readonly stopping = new AbortController();
+  readonly logs = new AppLogs();
+
+  constructor(private readonly options: ReleasesOptions) {}
+
+  /** The release serving an application now, if any. */
+  servingRelease(appId: string): { release: number; port: number } | undefined {
+    const s = this.serving.get(appId);
+    return s ? { release: s.release, port: s.port } : undefined;
+  }
+
+  async deploy(request: ReleaseRequest): Promise<ReleaseResult> {
+    const { app, out } = request;
+    const unlock = await this.locks.acquire(app.id, `${request.cause} by ${request.by}`, (holder) => out(`==> another deploy of ${app.name} is running (${holder}): this one waits for it`));
+    let release: ReleaseRecord | undefined;
+    const logLines: string[] = [];
+    // Once the deploy has ended, the release's lines (its processes') go to its log only: the push has ended.
+    let live = true;
+    const say = (line: string) => {
+      this.logs.push(app.id, line);
+      if (!live) return;
+      logLines.push(line);
+      out(line);
+    };
+    const end = (result: ReleaseResult) => {
+      live = false;
+      return result;
+    };
+    try {
+      release = await this.options.store.beginRelease({ appId: app.id, cause: request.cause, commit: request.source.commit, by: request.by, variables: request.variables });
+      say(`==> release ${release.number} of ${app.name} (${app.id}): ${request.cause} of ${request.source.commit.slice(0, 12)}`);
+      const started = await this.start(app, request, say);
+      if ('error' in started) return end(await this.failed(app, release, started.error, started.ownOutput, say, logLines).finally(unlock));
+      const previous = this.serving.get(app.id);
+      try {
+        await this.options.edge.setRoute(appHostName(this.options.settings, app.id), started.port);
+      } catch (error) {
+        await started.deployed.stop();
+        return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
+      }
+      this.serving.set(app.id, { release: release.number, port: started.port, plan: started.plan, deployed: started.deployed });
+      await this.options.store.finishRelease(app.id, release.number, {
+        status: 'succeeded',
+        plan: started.plan,
+        planDigest: planDigest(started.plan),
+        port: started.port,
+      });
+      say(`==> release ${release.number} serves ${appUrl(this.options.settings, app.id)}${previous ? ` (release ${previous.release} drains, then stops)` : ''}`);
+      await this.options.store.appendLog(app.id, release.number, logLines);
+      // The next deploy of this application waits for the drain: its build would otherwise remove the folder the draining release runs in.
+      if (previous) void this.drain(app, previous).finally(unlock);
+      else unlock();
+      return end({ ok: true, release: release.number });
+    } catch (error) {
+      // A failure of the host itself (the store, the edge): the release is recorded as failed all the same.
+      if (release) return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
+      unlock();
+      const { code, lines } = describeError(error);
+      for (const line of lines) out(line);
+      return end({ ok: false, release: 0, code });
+    }
+  }
+
+  private async start(
+    app: AppRecord,
+    request: ReleaseRequest,
+    say: (line: string) => void,
+  ): Promise<{ port: number; plan: RunPlan; deployed: Serving['deployed'] } | { error: unknown; ownOutput: string[] }> {
+    const { paths } = this.options;
+    const ownOutput: string[] = [];
+    try {
+      const dir = join(paths.appsDir, app.id, 'source');
+      await checkOutCommit(request.source, dir);
+      const port = await freePort();
+      const keep = request.keepDefaultsOf ?? this.serving.get(app.id)?.plan;
+      const toCarryOut = await planToCarryOut({
+        registry: this.options.registry,
+        appDir: dir,
+        type: app.type,
+        env: {
+          application: request.variables,
+          service: { APP_ID: app.id, INSTANCE_ID: randomUUID(), COMMIT_ID: request.source.commit },
+          secretNames: this.options.registry.secretVariables(),
+        },
+        host: { port, workDir: paths.workDir, cacheDir: paths.cacheDir, instance: this.options.settings.instance },
+        ...(keep ? { previous: keep } : {}),
+      });
+      const { plan } = toCarryOut;
+      for (const line of planSummary(plan)) say(line);
+      const running = this.serving.get(app.id);
+      if (running) {
+        say(`what changed since release ${running.release}:`);
+        for (const line of formatDiff(diffPlans(running.plan, plan)).split('\n')) say(`  ${line}`);
+      }
+      const sink = (line: LogLine) => {
+        if (line.text === '' && line.event !== undefined) return;
+        const text = formatLogLine(line);
+        if (line.origin.kind === 'process') {
+          ownOutput.push(text);
+          if (ownOutput.length > FAILED_OUTPUT_LINES) ownOutput.shift();
+        }
+        say(text);
+      };
+      const { signal } = this.stopping;
+      const deployed = await deploy(toCarryOut, new LocalExecutor({ appDir: dir, registry: this.options.registry, sink, signal }), { signal });
+      return { port, plan, deployed };
+    } catch (error) {
+      return { error, ownOutput: [...ownOutput] };
+    }
+  }
+
+  private async failed(app: AppRecord, release: ReleaseRecord, error: unknown, ownOutput: string[], say: (line: string) => void, logLines: string[]): Promise<ReleaseResult> {
+    const { code, lines } = describeError(error);
+    for (const line of lines) say(line);
+    if (ownOutput.length > 0) {
+      say(`the last lines of release ${release.number}'s own output:`);
+      for (const line of ownOutput) say(`  ${line}`);
+    }
+    const serving = this.serving.get(app.id);
+    say(
+      `${HostErrors.DEPLOY_FAILED.code}: release ${release.number} was not deployed; ${serving ? `release ${serving.release} never stopped serving ${appUrl(this.options.settings, app.id)}` : 'nothing of this application was serving'}.`,
+    );
+    await this.options.store.finishRelease(app.id, release.number, { status: 'failed', errorCode: code });
+    await this.options.store.appendLog(app.id, release.number, logLines);
+    return { ok: false, release: release.number, code };
+  }
+
+  /** The replaced release answers what it has for drainMs (the edge sends it nothing new), then stops. */
+  private drain(app: AppRecord, previous: Serving): Promise<void> {
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const done = (async () => {
+      await sleep(this.options.settings.drainMs);
+      await previous.deployed.stop().catch((error: Error) => this.logs.push(app.id, `==> could not stop release ${previous.release}: ${error.message}`));
+      this.logs.push(app.id, `==> release ${previous.release} stopped`);
+    })();
+    this.draining.add(done);
+    return done.finally(() => this.draining.delete(done));
+  }
+
+  /** The repository of an application (for a restart or rollback, which read an accepted commit). */
+  repository(appId: string): string {
+    return repositoryPath(this.options.paths, appId);
+  }
+
+  /** Stops every release (serving and draining), once no deploy runs. */
+  async stopAll(): Promise<void> {
+    this.stopping.abort(new Error('the host is stopping'));
+    await Promise.all([...this.draining]);
+    await this.locks.idle();
+    await Promise.all([...this.serving.values()].map((s) => s.deployed.stop().catch(() => undefined)));
+    this.serving.clear();
+  }
+}

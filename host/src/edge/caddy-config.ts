@@ -1,0 +1,113 @@
+import { isIPv6 } from 'node:net';
+import { join } from 'node:path';
+import type { EdgeOptions } from './edge.js';
+
+/** Where Caddy keeps its files under the edge's folder (its environment points HOME and XDG_* there). */
+export interface CaddyFiles {
+  readonly config: string;
+  readonly adminSocket: string;
+  readonly log: string;
+  readonly pidFile: string;
+  readonly dataDir: string;
+  readonly configDir: string;
+  /** The local CA's root certificate: Caddy keeps it under $XDG_DATA_HOME/caddy. */
+  readonly rootCertificate: string;
+}
+
+export function caddyFiles(dir: string): CaddyFiles {
+  const dataDir = join(dir, 'data');
+  return {
+    config: join(dir, 'caddy.json'),
+    adminSocket: join(dir, 'admin.sock'),
+    log: join(dir, 'caddy.log'),
+    pidFile: join(dir, 'caddy.pid'),
+    dataDir,
+    configDir: join(dir, 'config'),
+    rootCertificate: join(dataDir, 'caddy', 'pki', 'authorities', 'local', 'root.crt'),
+  };
+}
+
+/** The one server: both listeners share its routes, so a route change is one admin call for HTTPS and HTTP alike. */
+const SERVER = 'edge';
+export const ROUTES_PATH = `/config/apps/http/servers/${SERVER}/routes`;
+const ROUTE_ID_PREFIX = 'runplan-route-';
+const UNKNOWN_HOST_ID = 'runplan-unknown-host';
+const UNKNOWN_HOST_TEXT = 'No application at this address.\n';
+
+/** The @id of the route of `host`: the admin API reaches it at /id/<id>. */
+export function routeId(host: string): string {
+  return `${ROUTE_ID_PREFIX}${host}`;
+}
+
+export interface CaddyRoute {
+  readonly '@id'?: string;
+  readonly match?: ReadonlyArray<{ readonly host?: readonly string[] }>;
+  readonly handle: ReadonlyArray<Record<string, unknown>>;
+  readonly terminal?: boolean;
+}
+
+export function appRoute(host: string, port: number): CaddyRoute {
+  return {
+    '@id': routeId(host),
+    match: [{ host: [host] }],
+    // Caddy sets X-Forwarded-For/-Proto/-Host itself and, without trusted_proxies, drops the incoming ones.
+    handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: `127.0.0.1:${port}` }] }],
+    terminal: true,
+  };
+}
+
+/** The host → port of an application route, or undefined for any other route. */
+export function readAppRoute(route: CaddyRoute): { host: string; port: number } | undefined {
+  const id = route['@id'];
+  if (id === undefined || !id.startsWith(ROUTE_ID_PREFIX)) return undefined;
+  const upstreams = route.handle[0]?.upstreams as Array<{ dial?: string }> | undefined;
+  const port = Number(/:(\d+)$/.exec(upstreams?.[0]?.dial ?? '')?.[1]);
+  return Number.isInteger(port) ? { host: id.slice(ROUTE_ID_PREFIX.length), port } : undefined;
+}
+
+function listen(address: string, port: number): string {
+  return isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** Caddy's whole initial configuration: no application route yet, only the answer for unknown host names. */
+export function initialConfig(options: EdgeOptions, files: CaddyFiles): Record<string, unknown> {
+  return {
+    // Never the default localhost:2019: any local user could reconfigure the edge there. Caddy checks the
+    // Host header even on a unix socket, and an empty one is not valid HTTP/1.1: "localhost" is the one allowed.
+    admin: { listen: `unix/${files.adminSocket}`, origins: ['localhost'], config: { persist: false } },
+    apps: {
+      http: {
+        // Caddy serves plain HTTP on a listener whose port is http_port, TLS on the others.
+        http_port: options.httpPort,
+        https_port: options.httpsPort,
+        servers: {
+          [SERVER]: {
+            listen: [listen(options.listenAddress, options.httpsPort), listen(options.listenAddress, options.httpPort)],
+            // HTTP to HTTPS is the application's choice (its force_https), never the edge's.
+            automatic_https: { disable_redirects: true },
+            // TLS on the HTTPS listener even before the first route names a host.
+            tls_connection_policies: [{}],
+            // No HTTP/3: it would take the UDP port as well.
+            protocols: ['h1', 'h2'],
+            routes: [
+              {
+                '@id': UNKNOWN_HOST_ID,
+                handle: [{ handler: 'static_response', status_code: 404, headers: { 'Content-Type': ['text/plain; charset=utf-8'] }, body: UNKNOWN_HOST_TEXT }],
+              },
+            ],
+          },
+        },
+      },
+      // Every routed host name gets its certificate from the edge's own CA (the host matchers name them).
+      tls: { automation: { policies: [{ issuers: [{ module: 'internal' }] }] } },
+      // The CA stays in Caddy's data folder; the machine's trust store is never touched.
+      pki: { certificate_authorities: { local: { install_trust: false } } },
+    },
+  };
+}
+
+/** A DNS name as the host builds them (app_….localhost): "_" is allowed, as Caddy's matcher and its CA accept it. */
+export function isHostName(host: string): boolean {
+  const label = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
+  return host.length <= 253 && new RegExp(`^${label}(?:\\.${label})*$`).test(host);
+}

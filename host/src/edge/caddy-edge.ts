@@ -1,0 +1,302 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:tls';
+import { HostErrors } from '../errors.js';
+import { type AdminAnswer, type AdminRequest, adminCall, adminError } from './caddy-admin.js';
+import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appRoute, caddyFiles, initialConfig, isHostName, readAppRoute, routeId } from './caddy-config.js';
+import { type CaddyEnd, type RunningCaddy, findCaddy, logTail, portInUse, runCaddy } from './caddy-process.js';
+import type { Edge, EdgeOptions } from './edge.js';
+
+export interface CaddyEdgeOptions {
+  /** The caddy program (default: the first on PATH, else /usr/bin/caddy). */
+  readonly caddy?: string;
+  /** Waits between two polls of Caddy (start, certificates, stop): injected by tests that need no real waiting. */
+  readonly delay?: (ms: number) => Promise<void>;
+  readonly now?: () => number;
+  /** How long start() waits for the admin API and the CA's root certificate. */
+  readonly startTimeoutMs?: number;
+  /** How long setRoute() waits for Caddy to serve the host's certificate. */
+  readonly certificateTimeoutMs?: number;
+  /** How long stop() leaves Caddy after SIGTERM before SIGKILL. */
+  readonly stopGraceMs?: number;
+}
+
+const POLL_MS = 50;
+// A unix socket's path fits in sun_path (108 bytes, NUL included) or cannot be bound at all.
+const MAX_SOCKET_PATH = 107;
+// Another writer may change the routes between the read and the change (If-Match then fails): read again.
+const CHANGE_ATTEMPTS = 3;
+
+/** An unref'd timer: a poll never keeps the host's process alive by itself. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * The HTTPS edge run by Caddy: one server with a TLS listener and a plain HTTP one sharing the
+ * routes, certificates from Caddy's own CA, and each route change one call of its admin API on a
+ * unix socket, made against the ETag of the routes it read (Caddy applies it whole or keeps the old
+ * config).
+ */
+export class CaddyEdge implements Edge {
+  readonly rootCertificate: string;
+  private readonly files: CaddyFiles;
+  private readonly program: string;
+  private readonly delay: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private running: RunningCaddy | undefined;
+  private rootPem: string | undefined;
+  // Route changes of this edge, one after the other (each reads the routes it changes).
+  private changes: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly options: EdgeOptions,
+    private readonly caddyOptions: CaddyEdgeOptions = {},
+  ) {
+    this.files = caddyFiles(options.dir);
+    this.rootCertificate = this.files.rootCertificate;
+    this.program = findCaddy(caddyOptions.caddy);
+    this.delay = caddyOptions.delay ?? sleep;
+    this.now = caddyOptions.now ?? Date.now;
+  }
+
+  /** The PID of the running Caddy, if any. */
+  get pid(): number | undefined {
+    return this.running?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.running !== undefined) return;
+    const { dir } = this.options;
+    if (Buffer.byteLength(this.files.adminSocket) > MAX_SOCKET_PATH) {
+      throw this.partFailed(`the admin socket path ${this.files.adminSocket} is longer than a unix socket allows (${MAX_SOCKET_PATH} bytes)`, {
+        fix: 'Use a shorter data folder (--data).',
+      });
+    }
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await this.clearStaleSocket();
+    await writeFile(this.files.config, `${JSON.stringify(initialConfig(this.options, this.files), null, 2)}\n`, { mode: 0o600 });
+
+    const running = runCaddy(this.program, dir, this.files);
+    let end: CaddyEnd | undefined;
+    void running.ended.then((e) => {
+      end = e;
+    });
+    this.running = running;
+    const deadline = this.now() + (this.caddyOptions.startTimeoutMs ?? 30_000);
+    for (;;) {
+      // A settled `ended` is seen after one turn of the event loop: the poll below gives it that turn.
+      if (end !== undefined) {
+        this.running = undefined;
+        await this.removeRunFiles();
+        throw await this.startFailure(running, end);
+      }
+      if ((await this.adminAnswers()) && existsSync(this.rootCertificate)) break;
+      if (this.now() > deadline) {
+        await this.stop();
+        throw this.partFailed(`Caddy did not answer on ${this.files.adminSocket} within ${this.caddyOptions.startTimeoutMs ?? 30_000} ms: ${await logTail(this.files.log, running.logOffset)}`);
+      }
+      await this.delay(POLL_MS);
+    }
+    this.rootPem = await readFile(this.rootCertificate, 'utf8');
+  }
+
+  async setRoute(host: string, port: number): Promise<void> {
+    const name = this.checkHost(host);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw this.edgeFailed(`the port ${port} of ${name} is not a TCP port`, { host: name });
+    return this.serialized(async () => {
+      await this.changeRoutes(name, (existing) => {
+        if (existing === undefined) {
+          // PUT at an index inserts: the new route goes before the catch-all 404, which must stay last.
+          return { method: 'PUT', path: `${ROUTES_PATH}/0`, body: appRoute(name, port) };
+        }
+        if (readAppRoute(existing)?.port === port) return undefined;
+        // The whole route (its @id included) replaced in place: the switch is atomic for every new request.
+        return { method: 'PATCH', path: `/id/${encodeURIComponent(routeId(name))}`, body: appRoute(name, port) };
+      });
+      await this.waitForCertificate(name);
+    });
+  }
+
+  async removeRoute(host: string): Promise<void> {
+    const name = this.checkHost(host);
+    return this.serialized(() => this.changeRoutes(name, (existing) => (existing === undefined ? undefined : { method: 'DELETE', path: `/id/${encodeURIComponent(routeId(name))}` })));
+  }
+
+  async routes(): Promise<Record<string, number>> {
+    const { routes } = await this.readRoutes();
+    const out: Record<string, number> = {};
+    for (const route of routes) {
+      const app = readAppRoute(route);
+      if (app !== undefined) out[app.host] = app.port;
+    }
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    const running = this.running;
+    this.running = undefined;
+    if (running?.pid !== undefined) {
+      let ended = false;
+      void running.ended.then(() => {
+        ended = true;
+      });
+      signal(running.pid, 'SIGTERM');
+      const grace = this.delay(this.caddyOptions.stopGraceMs ?? 10_000).then(() => false);
+      const graceful = await Promise.race([running.ended.then(() => true), grace]);
+      if (!graceful && !ended) {
+        signal(running.pid, 'SIGKILL');
+        await running.ended;
+      }
+    }
+    await this.removeRunFiles();
+  }
+
+  /** Reads the routes, asks `change` for the one admin call to make, and makes it against their ETag. */
+  private async changeRoutes(host: string, change: (existing: CaddyRoute | undefined) => AdminRequest | undefined): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const { routes, etag } = await this.readRoutes();
+      const call = change(routes.find((r) => r['@id'] === routeId(host)));
+      if (call === undefined) return;
+      const answer = await this.call({ ...call, ifMatch: etag });
+      if (answer.status === 200) return;
+      if (answer.status === 412 && attempt < CHANGE_ATTEMPTS) continue;
+      throw this.edgeFailed(`Caddy refused to ${call.method} ${call.path} (HTTP ${answer.status}): ${adminError(answer)}`, { host, status: answer.status });
+    }
+  }
+
+  private async readRoutes(): Promise<{ routes: CaddyRoute[]; etag: string | undefined }> {
+    const answer = await this.call({ method: 'GET', path: ROUTES_PATH });
+    if (answer.status !== 200) throw this.edgeFailed(`Caddy did not give its routes (HTTP ${answer.status}): ${adminError(answer)}`, { status: answer.status });
+    return { routes: (JSON.parse(answer.body) as CaddyRoute[] | null) ?? [], etag: answer.etag };
+  }
+
+  private async call(request: AdminRequest): Promise<AdminAnswer> {
+    try {
+      return await adminCall(this.files.adminSocket, request);
+    } catch (cause) {
+      throw this.edgeFailed(`the edge does not answer on ${this.files.adminSocket} (${(cause as Error).message})`, {
+        cause,
+        fix: 'Restart runplan-host serve: the edge (Caddy) is not running.',
+      });
+    }
+  }
+
+  /** Until Caddy serves `host`'s certificate from its CA (it issues it in the background after the change). */
+  private async waitForCertificate(host: string): Promise<void> {
+    const timeout = this.caddyOptions.certificateTimeoutMs ?? 30_000;
+    const deadline = this.now() + timeout;
+    let last = '';
+    for (;;) {
+      try {
+        await handshake(connectAddress(this.options.listenAddress), this.options.httpsPort, host, this.rootPem ?? '');
+        return;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      if (this.now() > deadline) {
+        throw this.edgeFailed(`Caddy serves no valid certificate for ${host} after ${timeout} ms (${last}): ${await logTail(this.files.log, this.running?.logOffset ?? 0)}`, { host });
+      }
+      await this.delay(POLL_MS);
+    }
+  }
+
+  private async adminAnswers(): Promise<boolean> {
+    try {
+      return (await adminCall(this.files.adminSocket, { method: 'GET', path: '/config/' })).status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A socket left by a Caddy that was killed is removed; one that answers belongs to a live Caddy. */
+  private async clearStaleSocket(): Promise<void> {
+    if (!existsSync(this.files.adminSocket)) return;
+    if (await this.adminAnswers()) {
+      const pid = (await readFile(this.files.pidFile, 'utf8').catch(() => '')).trim();
+      throw this.partFailed(`another Caddy${pid ? ` (PID ${pid})` : ''} already answers on ${this.files.adminSocket}`, {
+        fix: `Stop the other Caddy${pid ? ` (kill ${pid})` : ''} or the runplan-host serve that started it, then start again.`,
+      });
+    }
+    await rm(this.files.adminSocket, { force: true });
+  }
+
+  private async removeRunFiles(): Promise<void> {
+    await rm(this.files.adminSocket, { force: true });
+    await rm(this.files.pidFile, { force: true });
+  }
+
+  private async startFailure(running: RunningCaddy, end: CaddyEnd): Promise<Error> {
+    if ('error' in end) {
+      const missing = (end.error as NodeJS.ErrnoException).code === 'ENOENT';
+      return this.partFailed(missing ? `Caddy is not installed: there is no ${this.program}` : `Caddy (${this.program}) could not be started: ${end.error.message}`, {
+        cause: end.error,
+      });
+    }
+    const output = await logTail(this.files.log, running.logOffset);
+    const port = portInUse(output);
+    const how = end.code === null ? `was killed by ${end.signal}` : `exited with status ${end.code}`;
+    return this.partFailed(`Caddy ${how}${port === undefined ? '' : `: port ${port} is in use`}. Its last lines (${this.files.log}):\n${output}`, {
+      details: port === undefined ? {} : { port },
+      // Debian's package starts its own caddy.service on 80/443 where systemd runs.
+      ...(port === undefined
+        ? {}
+        : { fix: `Free port ${port} (ss -ltnp 'sport = :${port}' names its owner; Debian's caddy.service: systemctl disable --now caddy), or choose other ports, and start again.` }),
+    });
+  }
+
+  private partFailed(message: string, extra: { fix?: string; cause?: unknown; details?: Record<string, unknown> } = {}): Error {
+    const { httpsPort, httpPort, listenAddress } = this.options;
+    return HostErrors.HOST_PART_FAILED.create({
+      message: `${message} (edge on ${listenAddress}, HTTPS port ${httpsPort}, HTTP port ${httpPort})`,
+      file: this.files.config,
+      ...(extra.fix === undefined ? {} : { fix: extra.fix }),
+      cause: extra.cause,
+      details: { part: 'caddy', httpsPort, httpPort, ...extra.details },
+    });
+  }
+
+  private edgeFailed(message: string, extra: { host?: string; status?: number; cause?: unknown; fix?: string } = {}): Error {
+    const { cause, fix, ...details } = extra;
+    return HostErrors.EDGE_FAILED.create({ message, cause, ...(fix === undefined ? {} : { fix }), details });
+  }
+
+  private checkHost(host: string): string {
+    const name = host.toLowerCase();
+    if (!isHostName(name)) throw this.edgeFailed(`${JSON.stringify(host)} is not a host name`, { host });
+    return name;
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.changes.then(work, work);
+    this.changes = result.catch(() => undefined);
+    return result;
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Where to reach a listener bound to `address` from this machine. */
+function connectAddress(address: string): string {
+  if (address === '0.0.0.0' || address === '') return '127.0.0.1';
+  if (address === '::') return '::1';
+  return address;
+}
+
+/** A TLS handshake with `servername`, verified against the edge's root certificate. */
+function handshake(address: string, port: number, servername: string, ca: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: address, port, servername, ca, ALPNProtocols: ['http/1.1'] }, () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.setTimeout(5_000, () => socket.destroy(new Error('TLS handshake timed out')));
+    socket.once('error', reject);
+  });
+}

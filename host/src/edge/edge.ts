@@ -1,0 +1,29 @@
+/** Where the HTTPS edge listens, and where it keeps its state. */
+export interface EdgeOptions {
+  /** The edge's own folder (Caddy's config, data, PKI and admin socket live under it). */
+  readonly dir: string;
+  /** The address both listeners bind: 127.0.0.1 in tests, 0.0.0.0 on a host. */
+  readonly listenAddress: string;
+  readonly httpsPort: number;
+  readonly httpPort: number;
+}
+
+/**
+ * The HTTPS edge in front of every application: TLS from its own CA, one route per
+ * application host name to the loopback port of its current release, and
+ * X-Forwarded-Proto/-For/-Host set for the application. Each change is one call
+ * of the edge's admin API, applied whole or not at all.
+ */
+export interface Edge {
+  /** Starts the edge and waits until its admin API answers; the routes are empty. */
+  start(): Promise<void>;
+  /** Sends `host` (e.g. app_….localhost) to 127.0.0.1:`port`: added, or switched in one call. */
+  setRoute(host: string, port: number): Promise<void>;
+  removeRoute(host: string): Promise<void>;
+  /** The routes now: host name → port. */
+  routes(): Promise<Record<string, number>>;
+  /** The PEM file of the edge's root certificate (give it to curl --cacert). */
+  readonly rootCertificate: string;
+  /** Stops what start() started, by PID; nothing is left running. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,13 @@
+/** An application id as the host makes them: `app_` and a lower-case UUID. The only names a repository (and a push) may have. */
+const APP_ID_PATTERN = /^app_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isAppId(text: string): boolean {
+  return APP_ID_PATTERN.test(text);
+}
+
+/** A key id as the store makes them: `key_` and 12 hex digits (it goes into a shell command line and authorized_keys). */
+const KEY_ID_PATTERN = /^key_[0-9a-f]{12}$/;
+
+export function isKeyId(text: string): boolean {
+  return KEY_ID_PATTERN.test(text);
+}

@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+
+/** The default data folder of a host run as root (RUNPLAN_HOST_DATA or --data choose another). */
+export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
+
+/**
+ * Where the host keeps everything, under one data folder:
+ *
+ *   settings.json      domain, ports, SSH user (written by init)
+ *   api-token          the API's token (0600)
+ *   store.sqlite       the store (0600)
+ *   ssh/               sshd's config, host key, authorized_keys, pid file
+ *   git/<app_id>.git   one bare repository per application, the SSH user's
+ *   edge/              Caddy's config, data (its CA) and admin socket
+ *   apps/<app_id>/     the checkout of the commit being deployed
+ *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
+ *   run/               the API socket, the git socket, serve.pid
+ *   bin/               the program the SSH account runs (forced command, hook)
+ */
+export interface HostPaths {
+  readonly root: string;
+  readonly settings: string;
+  readonly apiToken: string;
+  readonly store: string;
+  readonly sshDir: string;
+  readonly authorizedKeys: string;
+  readonly gitDir: string;
+  readonly edgeDir: string;
+  readonly appsDir: string;
+  readonly workDir: string;
+  readonly cacheDir: string;
+  readonly runDir: string;
+  readonly apiSocket: string;
+  readonly gitSocket: string;
+  readonly servePid: string;
+  /** The program sshd's forced command and git's hook run (a copy of dist/git-program.cjs). */
+  readonly gitProgram: string;
+}
+
+export function hostPaths(root: string): HostPaths {
+  const runDir = join(root, 'run');
+  const sshDir = join(root, 'ssh');
+  return {
+    root,
+    settings: join(root, 'settings.json'),
+    apiToken: join(root, 'api-token'),
+    store: join(root, 'store.sqlite'),
+    sshDir,
+    authorizedKeys: join(sshDir, 'authorized_keys'),
+    gitDir: join(root, 'git'),
+    edgeDir: join(root, 'edge'),
+    appsDir: join(root, 'apps'),
+    workDir: join(root, 'runplan', 'work'),
+    cacheDir: join(root, 'runplan', 'cache'),
+    runDir,
+    apiSocket: join(runDir, 'api.sock'),
+    gitSocket: join(runDir, 'git.sock'),
+    servePid: join(runDir, 'serve.pid'),
+    gitProgram: join(root, 'bin', 'git-program.cjs'),
+  };
+}
+
+/** The repository of an application, as the SSH user sees it. */
+export function repositoryPath(paths: HostPaths, appId: string): string {
+  return join(paths.gitDir, `${appId}.git`);
+}

@@ -1,0 +1,94 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { defaultRegistry } from 'runplan';
+import { ApiServer } from './api/api-server.js';
+import { GitServer } from './api/git-server.js';
+import { Releases } from './deploy/releases.js';
+import { CaddyEdge } from './edge/caddy-edge.js';
+import { HostErrors } from './errors.js';
+import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
+import { installGitProgram, makeDataFolders, readApiToken } from './host-files.js';
+import type { HostPaths } from './paths.js';
+import { HostService } from './service.js';
+import { readSettings } from './settings.js';
+import { Sshd } from './ssh/sshd.js';
+import { ensureSshUser } from './ssh/ssh-user.js';
+import { openSqliteStore } from './store/sqlite-store.js';
+
+/** A running host: what `stop()` undoes, in the reverse order. */
+export interface RunningHost {
+  readonly service: HostService;
+  stop(): Promise<void>;
+}
+
+/**
+ * `runplan-host serve`: the store, sshd, the edge, the API and git sockets, then
+ * every application's current release brought back through the gate. Each part
+ * started is stopped by stop(), by PID, and nothing is left.
+ */
+export async function startHost(paths: HostPaths, log: (line: string) => void): Promise<RunningHost> {
+  const settings = await readSettings(paths);
+  const token = await readApiToken(paths);
+  await refuseSecondServe(paths);
+  await writeFile(paths.servePid, `${process.pid}\n`);
+  const undo: (() => Promise<void>)[] = [async () => rm(paths.servePid, { force: true })];
+  const stop = async () => {
+    for (const step of undo.reverse()) await step().catch((error: Error) => log(`==> while stopping: ${error.message}`));
+  };
+  try {
+    const store = await openSqliteStore(paths.store);
+    undo.push(() => store.close());
+    const interrupted = await store.failUnfinishedReleases();
+    if (interrupted > 0) log(`==> ${interrupted} deploy(s) were under way when the host stopped: recorded as failed`);
+    const sshUser = await ensureSshUser(settings.sshUser, paths.sshDir);
+    await makeDataFolders(paths);
+    const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
+    const registry = defaultRegistry();
+    const releases = new Releases({ store, edge, paths, settings, registry });
+    const self = await installGitProgram(paths);
+    const service = new HostService({
+      store,
+      releases,
+      paths,
+      settings,
+      registry,
+      sshUser,
+      gitShellCommand: (keyId) => gitShellCommand(self, keyId, paths.root),
+      hookCommand: preReceiveHookCommand(self, paths.root),
+    });
+    await service.writeKeys();
+    await service.ensureRepositories();
+    const sshd = new Sshd({ dir: paths.sshDir, port: settings.sshPort, listenAddress: settings.listenAddress, user: settings.sshUser, authorizedKeysFile: paths.authorizedKeys });
+    await sshd.start();
+    undo.push(() => sshd.stop());
+    log(`==> sshd: git pushes to ${settings.sshUser}@${settings.listenAddress}:${settings.sshPort}`);
+    await edge.start();
+    undo.push(() => edge.stop());
+    log(`==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
+    // Releases stop before the edge and sshd do (undo runs backwards).
+    undo.push(() => releases.stopAll());
+    const git = new GitServer(service);
+    await git.listen(paths.gitSocket, sshUser);
+    undo.push(() => git.close());
+    const api = new ApiServer(service, token);
+    await api.listen(paths.apiSocket);
+    undo.push(() => api.close());
+    await service.bringBack(log);
+    log(`==> serving (API on ${paths.apiSocket})`);
+    return { service, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Two serves on one data folder would fight over its ports and releases. */
+async function refuseSecondServe(paths: HostPaths): Promise<void> {
+  const pid = Number((await readFile(paths.servePid, 'utf8').catch(() => '')).trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return;
+  }
+  throw HostErrors.HOST_ALREADY_SERVING.create({ message: `runplan-host serve (PID ${pid}) already serves ${paths.root}.`, file: paths.servePid });
+}

@@ -1,0 +1,248 @@
+import { secretReason } from 'runplan/buildpack';
+import type { BuildpackRegistry, RunPlan } from 'runplan';
+import type { Releases, ReleaseResult } from './deploy/releases.js';
+import { HostErrors } from './errors.js';
+import type { PushRequest } from './git/hook-protocol.js';
+import { ensureRepository } from './git/repositories.js';
+import type { HostPaths } from './paths.js';
+import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
+import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from './ssh/authorized-keys.js';
+import type { AppRecord, HostStore, ReleaseRecord, SshKeyRecord } from './store/store.js';
+import { checkAppName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
+
+/** An application as the API shows it: its record, remote, address and what serves. */
+export interface AppView extends AppRecord {
+  readonly gitRemote: string;
+  readonly url: string;
+  /** The release answering now, and its port, when `serve` runs it. */
+  readonly serving: { readonly release: number; readonly port: number } | null;
+}
+
+export interface VariableView {
+  readonly name: string;
+  /** "***" for a secret unless shown. */
+  readonly value: string;
+  readonly secret: boolean;
+  /** Set, changed or removed since the release that serves (it takes effect at the next deploy or restart). */
+  readonly changed: 'added' | 'changed' | null;
+}
+
+/** A release as the API shows it: never its variables' values. */
+export type ReleaseView = Omit<ReleaseRecord, 'variables' | 'plan'> & { readonly variableNames: readonly string[] };
+
+export interface ServiceOptions {
+  readonly store: HostStore;
+  readonly releases: Releases;
+  readonly paths: HostPaths;
+  readonly settings: HostSettings;
+  readonly registry: BuildpackRegistry;
+  /** The command sshd runs for a key (the forced command of its authorized_keys line). */
+  readonly gitShellCommand: (keyId: string) => string;
+  /** The pre-receive hook of every repository. */
+  readonly hookCommand: string;
+  /** The SSH user's ids: repositories are its own. */
+  readonly sshUser: { readonly uid: number; readonly gid: number };
+}
+
+/**
+ * What the host does, whoever asks: the CLI and (later) the console through the
+ * API, and the git transport through its socket. One place changes state.
+ */
+export class HostService {
+  constructor(private readonly o: ServiceOptions) {}
+
+  private view(app: AppRecord): AppView {
+    return { ...app, gitRemote: gitRemoteUrl(this.o.settings, app.id), url: appUrl(this.o.settings, app.id), serving: this.o.releases.servingRelease(app.id) ?? null };
+  }
+
+  async app(idOrName: string, org?: string): Promise<AppRecord> {
+    const app = await this.o.store.findApp(idOrName, org);
+    if (!app) throw HostErrors.APP_NOT_FOUND.create({ message: `no application ${JSON.stringify(idOrName.slice(0, 80))}${org ? ` in organization ${org}` : ''}.` });
+    return app;
+  }
+
+  async createApp(input: { name: string; org: string; zone: string; type: string }): Promise<AppView> {
+    const app = await this.o.store.createApp({ name: checkAppName(input.name), org: checkOrg(input.org), zone: checkZone(input.zone), type: checkType(input.type) });
+    await ensureRepository(this.o.paths.gitDir, app.id, this.o.hookCommand, this.o.sshUser);
+    return this.view(app);
+  }
+
+  async apps(org?: string): Promise<AppView[]> {
+    return (await this.o.store.listApps(org)).map((a) => this.view(a));
+  }
+
+  async appView(idOrName: string, org?: string): Promise<AppView> {
+    return this.view(await this.app(idOrName, org));
+  }
+
+  async variables(appId: string, show: boolean): Promise<{ variables: VariableView[]; removed: string[] }> {
+    const now = await this.o.store.variables(appId);
+    const app = await this.app(appId);
+    const current = app.currentRelease === null ? undefined : await this.o.store.release(appId, app.currentRelease);
+    const before = current?.variables ?? {};
+    const secrets = new Set(this.o.registry.secretVariables());
+    const variables = Object.keys(now)
+      .sort()
+      .map((name) => {
+        const value = now[name] as string;
+        const secret = secretReason(name, value, secrets) !== undefined;
+        const changed = current === undefined ? null : !(name in before) ? 'added' : before[name] !== value ? 'changed' : null;
+        return { name, value: secret && !show ? '***' : value, secret, changed } as const;
+      });
+    const removed = current === undefined ? [] : Object.keys(before).filter((n) => !(n in now));
+    return { variables, removed };
+  }
+
+  async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[]): Promise<void> {
+    for (const [name, value] of Object.entries(set)) checkVariable(name, value);
+    for (const name of remove) checkVariable(name, undefined);
+    await this.o.store.changeVariables(appId, set, remove);
+  }
+
+  async addKey(org: string, text: string, file: string): Promise<SshKeyRecord> {
+    const parsed = parsePublicKey(text, file);
+    const key = await this.o.store.addKey({ org: checkOrg(org), publicKey: parsed.publicKey, fingerprint: parsed.fingerprint, comment: parsed.comment });
+    await this.writeKeys();
+    return key;
+  }
+
+  async removeKey(id: string): Promise<void> {
+    if (!(await this.o.store.removeKey(id))) throw HostErrors.KEY_NOT_FOUND.create({ message: `no SSH key ${JSON.stringify(id.slice(0, 40))}.` });
+    await this.writeKeys();
+  }
+
+  keys(org?: string): Promise<SshKeyRecord[]> {
+    return this.o.store.listKeys(org);
+  }
+
+  /** Every repository made again as this host makes them (its hook names this program where it is now). */
+  async ensureRepositories(): Promise<void> {
+    for (const app of await this.o.store.listApps()) await ensureRepository(this.o.paths.gitDir, app.id, this.o.hookCommand, this.o.sshUser);
+  }
+
+  /** authorized_keys from the store: written again on every change, and when serve starts. */
+  async writeKeys(): Promise<void> {
+    await writeAuthorizedKeys(this.o.paths.authorizedKeys, authorizedKeysText(await this.o.store.listKeys(), this.o.gitShellCommand));
+  }
+
+  /**
+   * Whether the key may push to the application: both exist, and the key (the
+   * same public key, added to several organizations: sshd matches its first line)
+   * is one of the application's organization.
+   */
+  async mayPush(keyId: string, appId: string): Promise<boolean> {
+    const [key, app] = await Promise.all([this.o.store.findKey(keyId), this.o.store.findApp(appId)]);
+    if (key === undefined || app === undefined || app.id !== appId) return false;
+    return key.org === app.org || (await this.o.store.listKeys(app.org)).some((k) => k.publicKey === key.publicKey);
+  }
+
+  async push(request: PushRequest, out: (line: string) => void): Promise<ReleaseResult> {
+    if (!(await this.mayPush(request.key, request.app))) {
+      const error = HostErrors.PUSH_DENIED.create({ message: 'this key may not push to that application.' });
+      out(`error ${error.message}`);
+      return { ok: false, release: 0, code: error.code };
+    }
+    const app = await this.app(request.app);
+    return this.o.releases.deploy({
+      app,
+      cause: 'push',
+      by: request.key,
+      source: { repository: this.o.releases.repository(app.id), commit: request.newCommit, objectDirectory: request.objectDirectory, alternateObjectDirectories: request.alternateObjectDirectories },
+      variables: await this.o.store.variables(app.id),
+      out,
+    });
+  }
+
+  /** What a restart starts from: the application and its current release (DEPLOY_NOTHING when it has none), checked before any answer starts. */
+  async restartTarget(appId: string): Promise<{ app: AppRecord; current: ReleaseRecord }> {
+    const app = await this.app(appId);
+    return { app, current: await this.currentRelease(app) };
+  }
+
+  /** A new release of the serving commit with the variables of now, through the same gate. */
+  async restart({ app, current }: { app: AppRecord; current: ReleaseRecord }, by: string, out: (line: string) => void): Promise<ReleaseResult> {
+    return this.o.releases.deploy({
+      app,
+      cause: 'restart',
+      by,
+      source: { repository: this.o.releases.repository(app.id), commit: current.commit },
+      variables: await this.o.store.variables(app.id),
+      out,
+    });
+  }
+
+  /** The release a rollback goes back to: `target`, or the newest succeeded one before the current release. */
+  async rollbackTarget(appId: string, target: number | undefined): Promise<{ app: AppRecord; release: ReleaseRecord }> {
+    const app = await this.app(appId);
+    const current = await this.currentRelease(app);
+    const releases = await this.o.store.listReleases(app.id);
+    const release = target === undefined ? releases.find((r) => r.status === 'succeeded' && r.number < current.number) : releases.find((r) => r.number === target);
+    if (release?.status !== 'succeeded') {
+      throw HostErrors.RELEASE_NOT_FOUND.create({
+        message: target === undefined ? `${app.name} has no succeeded release before release ${current.number} to roll back to.` : `${app.name} has no succeeded release ${target}.`,
+      });
+    }
+    return { app, release };
+  }
+
+  /** A new release made of an earlier one's commit, variables and plan defaults, through the same gate. */
+  rollbackTo(app: AppRecord, release: ReleaseRecord, by: string, out: (line: string) => void): Promise<ReleaseResult> {
+    out(`==> rolling back to release ${release.number} (commit ${release.commit.slice(0, 12)}, its variables and its plan's defaults)`);
+    return this.o.releases.deploy({
+      app,
+      cause: 'rollback',
+      by,
+      source: { repository: this.o.releases.repository(app.id), commit: release.commit },
+      variables: release.variables,
+      keepDefaultsOf: release.plan as RunPlan,
+      out,
+    });
+  }
+
+  /** The last lines of each application, and who follows them. */
+  get logs() {
+    return this.o.releases.logs;
+  }
+
+  private async currentRelease(app: AppRecord): Promise<ReleaseRecord> {
+    const current = app.currentRelease === null ? undefined : await this.o.store.release(app.id, app.currentRelease);
+    if (!current) throw HostErrors.DEPLOY_NOTHING.create({ message: `${app.name} (${app.id}) has never been deployed.` });
+    return current;
+  }
+
+  async releases(appId: string): Promise<ReleaseView[]> {
+    const app = await this.app(appId);
+    return (await this.o.store.listReleases(app.id)).map(({ variables, plan: _plan, ...r }) => ({ ...r, variableNames: Object.keys(variables).sort() }));
+  }
+
+  async release(appId: string, number: number): Promise<{ release: ReleaseView; plan: unknown; log: string[] }> {
+    const app = await this.app(appId);
+    const record = await this.o.store.release(app.id, number);
+    if (!record) throw HostErrors.RELEASE_NOT_FOUND.create({ message: `${app.name} has no release ${number}.` });
+    const { variables, plan, ...r } = record;
+    return { release: { ...r, variableNames: Object.keys(variables).sort() }, plan, log: await this.o.store.releaseLog(app.id, number) };
+  }
+
+  /** Every application's current release started again (serve starting): each a restart through the gate. */
+  async bringBack(out: (line: string) => void): Promise<void> {
+    const apps = (await this.o.store.listApps()).filter((a) => a.currentRelease !== null);
+    await Promise.all(
+      apps.map(async (app) => {
+        // The release as it was: its variables (changes staged since wait for a restart) and its plan's defaults.
+        const current = await this.currentRelease(app);
+        const result = await this.o.releases
+          .deploy({
+            app,
+            cause: 'restart',
+            by: 'host',
+            source: { repository: this.o.releases.repository(app.id), commit: current.commit },
+            variables: current.variables,
+            keepDefaultsOf: current.plan as RunPlan,
+            out: (line) => out(`${app.name} | ${line}`),
+          })
+          .catch((error: Error) => ({ ok: false, code: error.message }));
+        out(`==> ${app.name}: ${result.ok ? 'serving again' : `could not be brought back (${'code' in result ? result.code : ''})`}`);
+      }),
+    );
+  }
+}

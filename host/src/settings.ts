@@ -1,0 +1,64 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from 'runplan';
+import { HostErrors } from './errors.js';
+import type { HostPaths } from './paths.js';
+
+/** What `runplan-host init` chose: where the host answers, and as whom pushes arrive. */
+export interface HostSettings {
+  /** Applications answer at https://<app_id>.<domain>:<httpsPort>/. */
+  readonly domain: string;
+  /** The address sshd and the edge listen on: 127.0.0.1 for a host tried on one machine, 0.0.0.0 to serve others. */
+  readonly listenAddress: string;
+  readonly sshPort: number;
+  readonly httpsPort: number;
+  readonly httpPort: number;
+  /** The account git pushes log in as (the specification: `git`). */
+  readonly sshUser: string;
+  /** How long a replaced release keeps answering the requests it has, before it is stopped. */
+  readonly drainMs: number;
+  /**
+   * The instance each application is planned for (runplan sizes Node's heap,
+   * Puma's workers and the JVM's memory by it): one machine runs many
+   * applications, so none is sized for the whole machine.
+   */
+  readonly instance: { readonly cpus: number; readonly memoryMb: number };
+}
+
+export const DEFAULT_SETTINGS: HostSettings = {
+  domain: 'localhost',
+  listenAddress: '127.0.0.1',
+  sshPort: 2222,
+  httpsPort: 8443,
+  httpPort: 8080,
+  sshUser: 'git',
+  drainMs: 5_000,
+  // The service's smallest instance size (1 CPU, 1 GiB).
+  instance: { cpus: 1, memoryMb: 1024 },
+};
+
+export async function readSettings(paths: HostPaths): Promise<HostSettings> {
+  let text: string;
+  try {
+    text = await readFile(paths.settings, 'utf8');
+  } catch {
+    throw HostErrors.HOST_NOT_INITIALISED.create({ message: `${paths.root} holds no runplan host (no ${paths.settings}).`, file: paths.settings });
+  }
+  return { ...DEFAULT_SETTINGS, ...(JSON.parse(text) as Partial<HostSettings>) };
+}
+
+export async function writeSettings(paths: HostPaths, settings: HostSettings): Promise<void> {
+  await writeFileAtomic(paths.settings, `${JSON.stringify(settings, null, 2)}\n`, 0o644);
+}
+
+/** The application's address on the edge. */
+export function appHostName(settings: HostSettings, appId: string): string {
+  return `${appId}.${settings.domain}`;
+}
+
+export function appUrl(settings: HostSettings, appId: string): string {
+  return `https://${appHostName(settings, appId)}:${settings.httpsPort}/`;
+}
+
+export function gitRemoteUrl(settings: HostSettings, appId: string): string {
+  return `git+ssh://${settings.sshUser}@${settings.domain === 'localhost' ? '127.0.0.1' : settings.domain}:${settings.sshPort}/${appId}.git`;
+}

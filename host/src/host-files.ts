@@ -25,7 +25,8 @@ export async function readApiToken(paths: HostPaths): Promise<string> {
  * The folders of the data folder and who may enter them. The data folder and
  * run/ are 0711: the SSH user reaches its repositories and its socket, and
  * runplan's application user its builds, without listing anything; ssh/ is 0755
- * (sshd reads authorized_keys as the SSH user); the rest is root's alone.
+ * (sshd reads authorized_keys as the SSH user); addons/ is 0711 for the add-on
+ * servers' accounts; the rest is root's alone.
  */
 export async function makeDataFolders(paths: HostPaths): Promise<void> {
   await mkdir(paths.root, { recursive: true });
@@ -36,6 +37,8 @@ export async function makeDataFolders(paths: HostPaths): Promise<void> {
     [paths.edgeDir, 0o700],
     [paths.appsDir, 0o711],
     [dirname(paths.workDir), 0o711],
+    // The add-on servers' accounts (postgres, redis) reach their own folders below.
+    [paths.addonsDir, 0o711],
   ] as const) {
     await mkdir(dir, { recursive: true });
     await chmod(dir, mode);

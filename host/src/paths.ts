@@ -16,6 +16,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
  *   run/               the API socket, the git socket, serve.pid
  *   bin/               the program the SSH account runs (forced command, hook)
+ *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
  */
 export interface HostPaths {
   readonly root: string;
@@ -35,6 +36,7 @@ export interface HostPaths {
   readonly servePid: string;
   /** The program sshd's forced command and git's hook run (a copy of dist/git-program.cjs). */
   readonly gitProgram: string;
+  readonly addonsDir: string;
 }
 
 export function hostPaths(root: string): HostPaths {
@@ -57,6 +59,7 @@ export function hostPaths(root: string): HostPaths {
     gitSocket: join(runDir, 'git.sock'),
     servePid: join(runDir, 'serve.pid'),
     gitProgram: join(root, 'bin', 'git-program.cjs'),
+    addonsDir: join(root, 'addons'),
   };
 }
 

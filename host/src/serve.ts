@@ -1,5 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { defaultRegistry } from 'runplan';
+import { AddonServers } from './addons/addon-servers.js';
 import { ApiServer } from './api/api-server.js';
 import { GitServer } from './api/git-server.js';
 import { Releases } from './deploy/releases.js';
@@ -41,6 +42,10 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     if (interrupted > 0) log(`==> ${interrupted} deploy(s) were under way when the host stopped: recorded as failed`);
     const sshUser = await ensureSshUser(settings.sshUser, paths.sshDir);
     await makeDataFolders(paths);
+    // Started before any release (apps connect to them at start) and stopped after the last one.
+    const addons = new AddonServers(paths.addonsDir);
+    undo.push(() => addons.stop());
+    await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
     const registry = defaultRegistry();
     const releases = new Releases({ store, edge, paths, settings, registry });
@@ -51,6 +56,7 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
       paths,
       settings,
       registry,
+      addons,
       sshUser,
       gitShellCommand: (keyId) => gitShellCommand(self, keyId, paths.root),
       hookCommand: preReceiveHookCommand(self, paths.root),

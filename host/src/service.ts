@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import type { BuildpackRegistry, LinkedVariables, RunPlan } from 'runplan';
 import { secretReason } from 'runplan/buildpack';
-import type { BuildpackRegistry, RunPlan } from 'runplan';
+import type { AddonServers } from './addons/addon-servers.js';
+import { AppLocks } from './deploy/app-locks.js';
 import type { Releases, ReleaseResult } from './deploy/releases.js';
 import { HostErrors } from './errors.js';
 import type { PushRequest } from './git/hook-protocol.js';
@@ -7,8 +10,8 @@ import { ensureRepository } from './git/repositories.js';
 import type { HostPaths } from './paths.js';
 import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
 import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from './ssh/authorized-keys.js';
-import type { AppRecord, HostStore, ReleaseRecord, SshKeyRecord } from './store/store.js';
-import { checkAppName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
+import type { AddonRecord, AppRecord, HostStore, ReleaseRecord, SshKeyRecord } from './store/store.js';
+import { checkAddonName, checkAppName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
 
 /** An application as the API shows it: its record, remote, address and what serves. */
 export interface AppView extends AppRecord {
@@ -27,6 +30,9 @@ export interface VariableView {
   readonly changed: 'added' | 'changed' | null;
 }
 
+/** An add-on as the API shows it: never its config (which holds its secrets). */
+export type AddonView = Omit<AddonRecord, 'config'> & { readonly linkedTo: readonly string[] };
+
 /** A release as the API shows it: never its variables' values. */
 export type ReleaseView = Omit<ReleaseRecord, 'variables' | 'plan'> & { readonly variableNames: readonly string[] };
 
@@ -36,6 +42,7 @@ export interface ServiceOptions {
   readonly paths: HostPaths;
   readonly settings: HostSettings;
   readonly registry: BuildpackRegistry;
+  readonly addons: AddonServers;
   /** The command sshd runs for a key (the forced command of its authorized_keys line). */
   readonly gitShellCommand: (keyId: string) => string;
   /** The pre-receive hook of every repository. */
@@ -49,6 +56,9 @@ export interface ServiceOptions {
  * API, and the git transport through its socket. One place changes state.
  */
 export class HostService {
+  /** One change of an add-on at a time (create, remove, link): a removal never races a link. */
+  private readonly addonLocks = new AppLocks();
+
   constructor(private readonly o: ServiceOptions) {}
 
   private view(app: AppRecord): AppView {
@@ -149,6 +159,7 @@ export class HostService {
       by: request.key,
       source: { repository: this.o.releases.repository(app.id), commit: request.newCommit, objectDirectory: request.objectDirectory, alternateObjectDirectories: request.alternateObjectDirectories },
       variables: await this.o.store.variables(app.id),
+      links: await this.linkedVariables(app.id),
       out,
     });
   }
@@ -167,6 +178,7 @@ export class HostService {
       by,
       source: { repository: this.o.releases.repository(app.id), commit: current.commit },
       variables: await this.o.store.variables(app.id),
+      links: await this.linkedVariables(app.id),
       out,
     });
   }
@@ -186,7 +198,7 @@ export class HostService {
   }
 
   /** A new release made of an earlier one's commit, variables and plan defaults, through the same gate. */
-  rollbackTo(app: AppRecord, release: ReleaseRecord, by: string, out: (line: string) => void): Promise<ReleaseResult> {
+  async rollbackTo(app: AppRecord, release: ReleaseRecord, by: string, out: (line: string) => void): Promise<ReleaseResult> {
     out(`==> rolling back to release ${release.number} (commit ${release.commit.slice(0, 12)}, its variables and its plan's defaults)`);
     return this.o.releases.deploy({
       app,
@@ -194,9 +206,118 @@ export class HostService {
       by,
       source: { repository: this.o.releases.repository(app.id), commit: release.commit },
       variables: release.variables,
+      // Links are the add-ons of now: an add-on removed since cannot be linked again by going back.
+      links: await this.linkedVariables(app.id),
       keepDefaultsOf: release.plan as RunPlan,
       out,
     });
+  }
+
+  /** The variables of each add-on linked to the application, in the order of their names. */
+  private async linkedVariables(appId: string): Promise<LinkedVariables[]> {
+    return (await this.o.store.linksOf(appId)).map((addon) => ({ name: addon.name, kind: 'addon' as const, variables: this.o.addons.variables(addon) }));
+  }
+
+  private async addonView(addon: AddonRecord): Promise<AddonView> {
+    const { config: _config, ...rest } = addon;
+    return { ...rest, linkedTo: (await this.o.store.appsLinkedTo(addon.id)).map((a) => a.name) };
+  }
+
+  async addon(idOrName: string, org?: string): Promise<AddonRecord> {
+    const addon = await this.o.store.findAddon(idOrName, org);
+    if (!addon) throw HostErrors.ADDON_NOT_FOUND.create({ message: `no add-on ${JSON.stringify(idOrName.slice(0, 80))}${org ? ` in organization ${org}` : ''}.` });
+    return addon;
+  }
+
+  async addons(org?: string): Promise<AddonView[]> {
+    return Promise.all((await this.o.store.listAddons(org)).map((a) => this.addonView(a)));
+  }
+
+  /**
+   * Makes the add-on on its provider's server, then records it; a failure of either
+   * leaves neither (the server's side is removed again when the record cannot be made).
+   */
+  async createAddon(input: { kind: string; name: string; org: string; zone: string }): Promise<AddonView> {
+    const [name, org, zone] = [checkAddonName(input.name), checkOrg(input.org), checkZone(input.zone)];
+    const provider = await this.o.addons.provider(input.kind);
+    const unlock = await this.addonLocks.acquire(`${org}/${name}`, 'create', () => {});
+    try {
+      if (await this.o.store.findAddon(name, org)) throw HostErrors.ADDON_NAME_TAKEN.create({ message: `${org} already has an add-on named ${name}.`, details: { org, name } });
+      const ref = { id: `addon_${randomUUID()}`, name };
+      const made = await provider.create(ref);
+      try {
+        return this.addonView(await this.o.store.createAddon({ id: ref.id, name, org, provider: provider.kind, zone, config: made.config }));
+      } catch (error) {
+        await provider.remove(ref, made.config).catch(() => {});
+        throw error;
+      }
+    } finally {
+      unlock();
+    }
+  }
+
+  /** Removes the add-on and its data: refused while an application is linked to it; the record goes last, so a failure can be retried. */
+  async removeAddon(idOrName: string, org?: string): Promise<void> {
+    const addon = await this.addon(idOrName, org);
+    const unlock = await this.addonLocks.acquire(addon.id, 'remove', () => {});
+    try {
+      const linked = await this.o.store.appsLinkedTo(addon.id);
+      if (linked.length > 0) await this.o.store.removeAddon(addon.id); // raises ADDON_LINKED, naming them
+      await (await this.o.addons.provider(addon.provider)).remove(addon, addon.config);
+      await this.o.store.removeAddon(addon.id);
+    } finally {
+      unlock();
+    }
+  }
+
+  /** The variables a link to the add-on injects; secret values masked unless `show`. */
+  async addonVariables(idOrName: string, org: string | undefined, show: boolean): Promise<{ name: string; value: string; secret: boolean }[]> {
+    const addon = await this.addon(idOrName, org);
+    const secrets = new Set(this.o.registry.secretVariables());
+    return Object.entries(this.o.addons.variables(addon)).map(([name, value]) => {
+      const secret = secretReason(name, value, secrets) !== undefined;
+      return { name, value: secret && !show ? '***' : value, secret };
+    });
+  }
+
+  /** What a link or unlink checks before its answer starts: both exist, and (for a link) share an organization. */
+  async linkTarget(appId: string, addonName: string): Promise<{ app: AppRecord; addon: AddonRecord }> {
+    const app = await this.app(appId);
+    const addon = await this.addon(addonName, app.org).catch(async (error: unknown) => {
+      // Named in another organization: the mismatch says more than "not found".
+      const elsewhere = await this.o.store.findAddon(addonName).catch(() => undefined);
+      if (!elsewhere) throw error;
+      return elsewhere;
+    });
+    return { app, addon };
+  }
+
+  /** Links or unlinks (ADDON_ORG_MISMATCH across organizations): true when it changed anything. Checked before any answer starts. */
+  async setLink({ app, addon }: { app: AppRecord; addon: AddonRecord }, link: boolean): Promise<boolean> {
+    const unlock = await this.addonLocks.acquire(addon.id, link ? 'link' : 'unlink', () => {});
+    try {
+      return link ? await this.o.store.linkAddon(app.id, addon.id) : await this.o.store.unlinkAddon(app.id, addon.id);
+    } finally {
+      unlock();
+    }
+  }
+
+  /**
+   * After a link or unlink: when the application serves, a new release of the serving
+   * commit through the gate, so it sees its new variables. A failed gate keeps the old
+   * release serving and the link as asked (the next deploy uses it).
+   */
+  async releaseLinks({ app, addon }: { app: AppRecord; addon: AddonRecord }, link: boolean, changed: boolean, by: string, out: (line: string) => void): Promise<{ ok: boolean }> {
+    out(`==> ${addon.name} ${changed ? (link ? 'linked to' : 'unlinked from') : link ? 'was already linked to' : 'was not linked to'} ${app.name}`);
+    const fresh = await this.app(app.id);
+    if (fresh.currentRelease === null) {
+      out(`${app.name} has never been deployed: its first deploy gets the variables of its links.`);
+      return { ok: true };
+    }
+    if (!changed) return { ok: true };
+    const current = await this.currentRelease(fresh);
+    out(`==> a new release of ${current.commit.slice(0, 12)} with the variables of its links`);
+    return this.restart({ app: fresh, current }, by, out);
   }
 
   /** The last lines of each application, and who follows them. */
@@ -237,6 +358,7 @@ export class HostService {
             by: 'host',
             source: { repository: this.o.releases.repository(app.id), commit: current.commit },
             variables: current.variables,
+            links: await this.linkedVariables(app.id),
             keepDefaultsOf: current.plan as RunPlan,
             out: (line) => out(`${app.name} | ${line}`),
           })

@@ -46,3 +46,8 @@ export function checkVariable(name: string, value: string | undefined): void {
     });
   }
 }
+
+export function checkAddonName(name: string): string {
+  if (!APP_NAME.test(name)) throw HostErrors.INPUT_ADDON_NAME.create({ message: `the add-on name ${shown(name)} is not valid.` });
+  return name;
+}

@@ -180,7 +180,7 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     expect(existsSync(provider.folder(b.id))).toBe(false);
   });
 
-  it('stops by PID leaving no process and the ports free; startAll on a new provider finds the data', async () => {
+  it('stops by PID leaving no process and the ports free; start on a new provider finds the data', async () => {
     const pid = provider.pid(a.id) as number;
     await provider.stop();
     expect(() => process.kill(pid, 0)).toThrow();
@@ -188,7 +188,7 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     expect(await portFree(Number(va.REDIS_PORT))).toBe(true);
 
     provider = new RedisProvider({ dir });
-    await provider.startAll([{ id: a.id, config: configA }]);
+    await provider.start([{ id: a.id, config: configA }]);
     expect(await redisCli(va, 'get', 'greeting')).toMatchObject({ ok: true, stdout: 'kept' });
   });
 
@@ -198,7 +198,7 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     await new Promise<void>((resolve) => blocker?.listen(port, '127.0.0.1', resolve));
     const other = new RedisProvider({ dir: join(root, 'other') });
     const id = newId();
-    await expect(other.startAll([{ id, config: { host: '127.0.0.1', port: String(port), password: 'ab12' } }])).rejects.toMatchObject({
+    await expect(other.start([{ id, config: { host: '127.0.0.1', port: String(port), password: 'ab12' } }])).rejects.toMatchObject({
       code: HostErrors.ADDON_SERVER_FAILED.code,
       message: expect.stringMatching(/Address already in use|bind/i),
     });

@@ -193,6 +193,7 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
           by: 'key_0123456789ab',
           status: 'deploying',
           variables: { PORT_NAME: 'web' },
+          links: [],
           plan: null,
           planDigest: null,
           port: null,
@@ -200,7 +201,9 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
           startedAt: clock.now().toISOString(),
           finishedAt: null,
         });
-        expect((await store.beginRelease({ ...release(web.id), cause: 'restart', by: 'cli' })).number).toBe(2);
+        const second = await store.beginRelease({ ...release(web.id), cause: 'restart', by: 'cli', links: ['db-main', 'cache'] });
+        expect(second.number).toBe(2);
+        expect((await store.release(web.id, 2))?.links).toEqual(['db-main', 'cache']);
         expect((await store.beginRelease(release(other.id))).number).toBe(1);
         expect((await store.listReleases(web.id)).map((r) => [r.number, r.cause])).toEqual([
           [2, 'restart'],
@@ -330,7 +333,11 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
         expect(await store.linkAddon(web.id, cache.id)).toBe(true);
         expect(await store.linkAddon(web.id, db.id)).toBe(false);
         expect((await store.linksOf(web.id)).map((a) => a.name)).toEqual(['cache', 'db']);
+        const api = await store.createApp(app('api'));
+        await store.linkAddon(api.id, db.id);
+        expect((await store.appsLinkedTo(db.id)).map((a) => a.name)).toEqual(['api', 'web']);
         expect(await store.unlinkAddon(web.id, db.id)).toBe(true);
+        expect(await store.appsLinkedTo(db.id)).toEqual([api]);
         expect(await store.unlinkAddon(web.id, db.id)).toBe(false);
         expect(await store.linksOf(web.id)).toEqual([cache]);
       });

@@ -28,6 +28,7 @@ export const ENV_PRECEDENCE: readonly EnvSource[] = ['service', 'application', '
  */
 const WITHHELD_VARIABLES: ReadonlySet<string> = new Set(['CC_SSH_PRIVATE_KEY']);
 
+/** The variables one linked add-on or application injects, weaker than the application's own. */
 export interface LinkedVariables {
   /** Add-on or linked application name, e.g. "redis-main". */
   readonly name: string;
@@ -35,6 +36,7 @@ export interface LinkedVariables {
   readonly variables: Readonly<Record<string, string>>;
 }
 
+/** The deployment environment's sources, from weakest to strongest: links, the application's variables, the service's. */
 export interface EnvironmentInput {
   /** A name → value map, or assignments that remember where each was read (file and line, option). */
   readonly application?: Readonly<Record<string, string>> | readonly Assignment[];

@@ -77,7 +77,7 @@ export { MemorySource } from '../files/memory-source.js';
 export { DirectorySource } from '../files/directory-source.js';
 export { writeFileAtomic } from '../files/atomic-write.js';
 export { ensureCached, type CachedEntry, type EnsureCachedOptions } from '../files/cache-entry.js';
-export type { Environment, EnvEntry } from '../env/assemble.js';
+export type { Environment, EnvEntry, EnvironmentInput, LinkedVariables } from '../env/assemble.js';
 // How runplan reads variables, for a buildpack that declares its own and a host that stores them: the same names, secrets and files.
 export { isValidVariableName } from '../env/names.js';
 export { secretReason, type SecretReason } from '../env/secrets.js';

@@ -6,6 +6,12 @@ export interface AddonRef {
   readonly name: string;
 }
 
+/** An add-on the host already has, as start() is given it: what its server needs to run again. */
+export interface ExistingAddon {
+  readonly id: string;
+  readonly config: Readonly<Record<string, string>>;
+}
+
 /** What create() made: the config the store keeps (secrets included) and the variables a link injects. */
 export interface CreatedAddon {
   readonly config: Record<string, string>;
@@ -18,8 +24,8 @@ export interface CreatedAddon {
  */
 export interface AddonProvider {
   readonly kind: AddonProviderKind;
-  /** Starts the provider's shared server, if it has one (made on first start). */
-  start(): Promise<void>;
+  /** Starts the provider's servers: a shared one (made on first start), or one per existing add-on. */
+  start(existing?: readonly ExistingAddon[]): Promise<void>;
   create(addon: AddonRef): Promise<CreatedAddon>;
   /** The variables a link injects, from the config create() returned (no server call). */
   variables(config: Readonly<Record<string, string>>): Record<string, string>;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
-import type { AddonProvider, AddonRef, CreatedAddon } from './provider.js';
+import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
 
 const execFileAsync = promisify(execFile);
@@ -19,12 +19,6 @@ export interface RedisProviderOptions {
   readonly redisCli?: string;
   /** Who the servers run as: by default `redis` when the host runs as root (null: the host's own user). */
   readonly account?: ServerAccount | null;
-}
-
-/** An add-on the host already has, to start again (at serve start). */
-export interface RedisInstance {
-  readonly id: string;
-  readonly config: Readonly<Record<string, string>>;
 }
 
 /**
@@ -51,7 +45,13 @@ export class RedisProvider implements AddonProvider {
     return this.running.get(addonId)?.pid;
   }
 
-  async start(): Promise<void> {
+  /** Starts the instances of the add-ons the host already has (serve start), all at once. */
+  async start(existing: readonly ExistingAddon[] = []): Promise<void> {
+    await this.prepare();
+    await Promise.all(existing.map((i) => this.startInstance(i.id, i.config)));
+  }
+
+  private async prepare(): Promise<void> {
     if (this.started) return;
     this.account = this.options.account === undefined ? await serverAccount('redis') : (this.options.account ?? undefined);
     // Searchable, not listable: each instance's folder is its account's alone.
@@ -59,14 +59,8 @@ export class RedisProvider implements AddonProvider {
     this.started = true;
   }
 
-  /** Starts the instances of the add-ons the host already has (serve start), all at once. */
-  async startAll(instances: readonly RedisInstance[]): Promise<void> {
-    await this.start();
-    await Promise.all(instances.map((i) => this.startInstance(i.id, i.config)));
-  }
-
   async create(addon: AddonRef): Promise<CreatedAddon> {
-    await this.start();
+    await this.prepare();
     const folder = this.folder(addon.id);
     const config = { host: LOOPBACK, port: String(await freePort()), password: randomBytes(24).toString('hex') };
     try {

@@ -72,6 +72,27 @@ export class ApiServer {
       const stop = logs.follow(app.id, stream.line);
       req.on('close', stop);
     });
+    this.route('GET', '/addons', async (_req, res, _p, q) => sendJson(res, 200, { addons: await s.addons(q.get('org') ?? undefined) }));
+    this.route('POST', '/addons', async (req, res) => {
+      const b = await readJson(req);
+      sendJson(res, 201, { addon: await s.createAddon({ kind: text(b.kind, 'kind'), name: text(b.name, 'name'), org: text(b.org, 'org'), zone: text(b.zone ?? 'par', 'zone') }) });
+    });
+    this.route('GET', '/addons/:addon/env', async (_req, res, p, q) => sendJson(res, 200, { variables: await s.addonVariables(p.addon as string, q.get('org') ?? undefined, q.get('show') === '1') }));
+    this.route('DELETE', '/addons/:addon', async (_req, res, p, q) => {
+      await s.removeAddon(p.addon as string, q.get('org') ?? undefined);
+      sendJson(res, 200, {});
+    });
+    const linkRoute = (link: boolean) => async (req: IncomingMessage, res: ServerResponse, p: Record<string, string>) => {
+      const addon = link ? text((await readJson(req)).addon, 'addon') : (p.addon as string);
+      // Checked and changed before the answer starts: an unknown add-on or another organization's is a plain coded error.
+      const target = await s.linkTarget(p.app as string, addon);
+      const changed = await s.setLink(target, link);
+      const stream = lineStream(res);
+      const result = await s.releaseLinks(target, link, changed, 'cli', stream.line);
+      stream.end(result.ok ? 0 : 1);
+    };
+    this.route('POST', '/apps/:app/addons', linkRoute(true));
+    this.route('DELETE', '/apps/:app/addons/:addon', linkRoute(false));
     this.route('GET', '/keys', async (_req, res, _p, q) => sendJson(res, 200, { keys: await s.keys(q.get('org') ?? undefined) }));
     this.route('POST', '/keys', async (req, res) => {
       const b = await readJson(req);

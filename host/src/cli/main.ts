@@ -8,7 +8,7 @@ import { readApiToken } from '../host-files.js';
 import { initHost } from '../init.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
-import type { AppView, ReleaseView, VariableView } from '../service.js';
+import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
 import { appUrl, readSettings } from '../settings.js';
 import { ApiClient } from './client.js';
 import { appOfFolder } from './find-app.js';
@@ -23,6 +23,9 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
   runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
   runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
+  runplan-host addon create <postgresql|redis> <name> --org <org> [--region <par|mtl>]
+  runplan-host addon rm <name> | addon env <name> [--show] | addons [--org ORG]
+  runplan-host link-addon <name> | unlink-addon <name>     (a new release with the add-on's variables)
 
 Every command takes --data DIR (default ${DEFAULT_DATA_DIR}, or RUNPLAN_HOST_DATA) and --json.
 Commands on an app take --app <name|id>, or find it from the git remote of the current folder.
@@ -114,9 +117,9 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
     if (!id) throw HostErrors.APP_NOT_FOUND.create({ message: 'no --app was given and no git remote of this folder points at an application of this host.' });
     return (await client.json<{ app: AppView }>('GET', `/apps/${encodeURIComponent(id)}${values.org ? `?org=${encodeURIComponent(values.org)}` : ''}`)).app;
   };
-  const streamed = async (path: string, body: unknown) => {
+  const streamed = async (path: string, body: unknown, method = 'POST') => {
     const lines: string[] = [];
-    const status = await client.lines('POST', path, body, (line) => (json ? lines.push(line) : io.out(`${line}\n`)));
+    const status = await client.lines(method, path, body, (line) => (json ? lines.push(line) : io.out(`${line}\n`)));
     if (json) io.out(`${JSON.stringify({ ok: status === 0, lines })}\n`);
     return status === 0 ? 0 : 1;
   };
@@ -211,6 +214,45 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
         ].join('\n'),
       );
       return 0;
+    }
+    case 'addons': {
+      const { addons } = await client.json<{ addons: AddonView[] }>('GET', `/addons${values.org ? `?org=${encodeURIComponent(values.org)}` : ''}`);
+      print(
+        { addons },
+        () => addons.map((a) => `${a.id}  ${a.org}/${a.name}  ${a.provider}  ${a.zone}  ${a.linkedTo.length > 0 ? `linked to ${a.linkedTo.join(', ')}` : 'not linked'}`).join('\n') || 'no add-ons',
+      );
+      return 0;
+    }
+    case 'addon': {
+      const [sub, ...args] = rest;
+      const org = values.org ? `?org=${encodeURIComponent(values.org)}` : '';
+      if (sub === 'create') {
+        const [kind, name] = args;
+        if (!kind || !name || !values.org) throw usage('addon create <postgresql|redis> <name> --org <org> [--region <par|mtl>]');
+        const { addon } = await client.json<{ addon: AddonView }>('POST', '/addons', { kind, name, org: values.org, zone: values.region ?? 'par' });
+        print({ addon }, () => `created ${addon.provider} add-on ${addon.name} (${addon.id}) in ${addon.org}; link it with: runplan-host link-addon ${addon.name} --app <app>`);
+        return 0;
+      }
+      if (sub === 'rm') {
+        if (!args[0]) throw usage('addon rm <name>');
+        await client.json('DELETE', `/addons/${encodeURIComponent(args[0])}${org}`);
+        print({ removed: args[0] }, () => `removed the add-on ${args[0]} and its data`);
+        return 0;
+      }
+      if (sub === 'env') {
+        if (!args[0]) throw usage('addon env <name> [--show]');
+        const query = [values.org ? `org=${encodeURIComponent(values.org)}` : '', values.show ? 'show=1' : ''].filter(Boolean).join('&');
+        const { variables } = await client.json<{ variables: { name: string; value: string }[] }>('GET', `/addons/${encodeURIComponent(args[0])}/env${query ? `?${query}` : ''}`);
+        print({ variables }, () => variables.map((v) => `${v.name}=${v.value}`).join('\n'));
+        return 0;
+      }
+      throw usage('addon create <kind> <name> --org <org> | addon rm <name> | addon env <name> [--show]');
+    }
+    case 'link-addon':
+    case 'unlink-addon': {
+      const a = await app();
+      if (!rest[0]) throw usage(`${command} <add-on name>`);
+      return command === 'link-addon' ? streamed(`/apps/${a.id}/addons`, { addon: rest[0] }) : streamed(`/apps/${a.id}/addons/${encodeURIComponent(rest[0])}`, undefined, 'DELETE');
     }
     case 'restart':
       return streamed(`/apps/${(await app()).id}/restart`, {});

@@ -11,5 +11,10 @@ export function planSummary(plan: RunPlan): string[] {
   for (const p of plan.processes) lines.push(`  process ${p.name}: ${p.command.kind === 'exec' ? p.command.argv.join(' ') : p.command.script}`);
   const { paths } = plan.healthCheck;
   lines.push(`  health check: ${paths.length > 0 ? paths.map((p) => `GET ${p.path} (${p.source})`).join(', ') : 'the web port accepts connections'}`);
+  const linked = new Map<string, string[]>();
+  for (const v of plan.environment.variables) if (v.source === 'addon') linked.set(v.origin, [...(linked.get(v.origin) ?? []), v.name]);
+  for (const [origin, names] of linked) lines.push(`  variables of ${origin}: ${names.join(', ')}`);
+  // A link's variable hidden by another link is a choice the user did not make: said on every push.
+  for (const s of plan.environment.shadowed) if (s.hidden.source === 'addon') lines.push(`  warning: ${s.name} of ${s.hidden.origin} is hidden by ${s.kept.origin}: ${s.reason}`);
   return lines;
 }

@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { type BuildpackRegistry, type Deployed, deploy, diffPlans, formatDiff, formatLogLine, LocalExecutor, type LogLine, planDigest, planToCarryOut, type RunPlan } from 'runplan';
+import {
+  type BuildpackRegistry,
+  type Deployed,
+  deploy,
+  diffPlans,
+  formatDiff,
+  formatLogLine,
+  type LinkedVariables,
+  LocalExecutor,
+  type LogLine,
+  planDigest,
+  planToCarryOut,
+  type RunPlan,
+} from 'runplan';
 import type { Edge } from '../edge/edge.js';
 import { HostErrors } from '../errors.js';
 import { type HostPaths, repositoryPath } from '../paths.js';
@@ -21,6 +34,8 @@ export interface ReleaseRequest {
   readonly by: string;
   readonly source: CommitSource;
   readonly variables: Readonly<Record<string, string>>;
+  /** The variables of each linked add-on, weaker than the application's own (runplan reports which shadows which). */
+  readonly links: readonly LinkedVariables[];
   /** The plan whose defaults the new one keeps (runplan's `previous`): the running release's, or the one rolled back to. */
   readonly keepDefaultsOf?: RunPlan | undefined;
   /** Each line for whoever asked (the pusher's `remote:` lines), as it comes. */
@@ -98,7 +113,14 @@ export class Releases {
       return result;
     };
     try {
-      release = await this.options.store.beginRelease({ appId: app.id, cause: request.cause, commit: request.source.commit, by: request.by, variables: request.variables });
+      release = await this.options.store.beginRelease({
+        appId: app.id,
+        cause: request.cause,
+        commit: request.source.commit,
+        by: request.by,
+        variables: request.variables,
+        links: request.links.map((l) => l.name),
+      });
       say(`==> release ${release.number} of ${app.name} (${app.id}): ${request.cause} of ${request.source.commit.slice(0, 12)}`);
       const started = await this.start(app, request, say);
       if ('error' in started) return end(await this.failed(app, release, started.error, started.ownOutput, say, logLines).finally(unlock));
@@ -150,6 +172,7 @@ export class Releases {
         type: app.type,
         env: {
           application: request.variables,
+          links: request.links,
           service: { APP_ID: app.id, INSTANCE_ID: randomUUID(), COMMIT_ID: request.source.commit },
           secretNames: this.options.registry.secretVariables(),
         },

@@ -106,6 +106,14 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'the add-ons a release was linked to',
+    sql: `
+      -- The names of the add-ons whose variables the release was deployed with (JSON array): shown, never replayed.
+      ALTER TABLE releases ADD COLUMN links TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];
 
 /** The version a store has once every migration above is applied. */

@@ -59,6 +59,7 @@ interface ReleaseRow {
   requested_by: string;
   status: ReleaseRecord['status'];
   variables: string;
+  links: string;
   plan: string | null;
   plan_digest: string | null;
   port: number | null;
@@ -240,10 +241,10 @@ export class SqliteStore implements HostStore {
         const number = (last ?? 0) + 1;
         this.db
           .prepare(
-            `INSERT INTO releases (app_id, number, cause, commit_sha, requested_by, status, variables, started_at)
-             VALUES (?, ?, ?, ?, ?, 'deploying', ?, ?)`,
+            `INSERT INTO releases (app_id, number, cause, commit_sha, requested_by, status, variables, links, started_at)
+             VALUES (?, ?, ?, ?, ?, 'deploying', ?, ?, ?)`,
           )
-          .run(release.appId, number, release.cause, release.commit, release.by, JSON.stringify(release.variables), startedAt);
+          .run(release.appId, number, release.cause, release.commit, release.by, JSON.stringify(release.variables), JSON.stringify(release.links ?? []), startedAt);
         return this.readRelease(release.appId, number) as ReleaseRecord;
       })
       .immediate();
@@ -408,6 +409,11 @@ export class SqliteStore implements HostStore {
     return this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0;
   }
 
+  async appsLinkedTo(addonId: string): Promise<AppRecord[]> {
+    const rows = this.db.prepare('SELECT apps.* FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = ? ORDER BY apps.name').all(addonId) as AppRow[];
+    return rows.map(toApp);
+  }
+
   async linksOf(appId: string): Promise<AddonRecord[]> {
     const rows = this.db.prepare('SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = ? ORDER BY addons.name').all(appId) as AddonRow[];
     return rows.map(toAddon);
@@ -465,6 +471,7 @@ function toRelease(row: ReleaseRow): ReleaseRecord {
     by: row.requested_by,
     status: row.status,
     variables: JSON.parse(row.variables) as Record<string, string>,
+    links: JSON.parse(row.links) as string[],
     plan: row.plan === null ? null : (JSON.parse(row.plan) as unknown),
     planDigest: row.plan_digest,
     port: row.port,

@@ -52,6 +52,8 @@ export interface ReleaseRecord {
   readonly status: ReleaseStatus;
   /** The variables the release was deployed with (values included: the store is 0600 and never printed). */
   readonly variables: Readonly<Record<string, string>>;
+  /** The names of the add-ons linked when it was deployed (their variables are the add-ons' of the time, not kept here). */
+  readonly links: readonly string[];
   /** runplan's plan (RunPlan as JSON) and its digest, once planned. */
   readonly plan: unknown;
   readonly planDigest: string | null;
@@ -103,6 +105,8 @@ export interface NewRelease {
   readonly commit: string;
   readonly by: string;
   readonly variables: Readonly<Record<string, string>>;
+  /** The names of the linked add-ons it is deployed with. */
+  readonly links?: readonly string[];
 }
 
 export interface ReleaseOutcome {
@@ -165,6 +169,8 @@ export interface HostStore {
   linkAddon(appId: string, addonId: string): Promise<boolean>;
   /** True if a link was removed, false if there was none. */
   unlinkAddon(appId: string, addonId: string): Promise<boolean>;
+  /** The applications linked to the add-on, by name. */
+  appsLinkedTo(addonId: string): Promise<AppRecord[]>;
   /** The add-ons linked to the application, by name. */
   linksOf(appId: string): Promise<AddonRecord[]>;
 

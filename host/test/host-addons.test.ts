@@ -1,0 +1,161 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestHost } from './helpers/test-host.js';
+
+/**
+ * Add-ons on a real runplan-host: a PostgreSQL add-on made in the host's own
+ * cluster, linked to a Node application (fixtures/host/pg-facts) that connects with
+ * the injected POSTGRESQL_ADDON_URI and reports, over HTTPS through the edge, what
+ * the database itself says it is. The database is stopped (SIGSTOP) to show the
+ * gate rejecting a deploy while the old release keeps serving.
+ */
+
+interface AddonView {
+  id: string;
+  name: string;
+  org: string;
+  provider: string;
+  linkedTo: string[];
+}
+type Variables = { variables: { name: string; value: string; secret: boolean }[] };
+
+const codeOf = (r: { stdout: string; stderr: string }) => /RUNPLAN_HOST_E_[A-Z_]+/.exec(r.stderr + r.stdout)?.[0];
+
+describe('runplan-host add-ons', () => {
+  let host: TestHost;
+  let key: string;
+  let app: { id: string; gitRemote: string };
+  let repo: string;
+  const env = async (name: string) => Object.fromEntries((await host.json<Variables>(['addon', 'env', name, '--show'])).variables.map((v) => [v.name, v.value]));
+  /** The PID of the cluster's postmaster (the first line of its postmaster.pid). */
+  const postmaster = async () => Number((await readFile(join(host.data, 'addons', 'postgresql', 'cluster', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+
+  beforeAll(async () => {
+    host = await TestHost.create();
+    await host.serve();
+    key = await host.key('alice', 'acme');
+    app = await host.json(['create', '--type', 'node', 'shop', '--region', 'par', '--org', 'acme']);
+    repo = await host.repository('host/pg-facts');
+    await host.git(repo, ['remote', 'add', 'runplan', app.gitRemote]);
+    for (const [name, value] of [
+      ['CC_HEALTH_CHECK_PATH', '/health'],
+      ['RELEASE_MARK', 'one'],
+    ])
+      expect((await host.cli(['env', 'set', name as string, value as string, '--app', app.id])).code).toBe(0);
+  }, 300_000);
+
+  afterAll(async () => {
+    await host?.dispose();
+  });
+
+  it('creates PostgreSQL and Redis add-ons, masks their secrets, and refuses bad input with coded errors, making nothing', async () => {
+    const { addon } = await host.json<{ addon: AddonView }>(['addon', 'create', 'postgresql', 'db-main', '--org', 'acme']);
+    expect(addon).toMatchObject({ name: 'db-main', org: 'acme', provider: 'postgresql', linkedTo: [] });
+    expect(addon.id).toMatch(/^addon_[0-9a-f-]{36}$/);
+    expect(addon).not.toHaveProperty('config');
+    await host.json(['addon', 'create', 'redis', 'cache', '--org', 'acme']);
+    await host.json(['addon', 'create', 'postgresql', 'elsewhere', '--org', 'globex']);
+
+    const masked = await host.json<Variables>(['addon', 'env', 'db-main']);
+    expect(masked.variables.map((v) => v.name)).toEqual([
+      'POSTGRESQL_ADDON_HOST',
+      'POSTGRESQL_ADDON_PORT',
+      'POSTGRESQL_ADDON_DB',
+      'POSTGRESQL_ADDON_USER',
+      'POSTGRESQL_ADDON_PASSWORD',
+      'POSTGRESQL_ADDON_URI',
+    ]);
+    expect(masked.variables.filter((v) => v.value === '***').map((v) => v.name)).toEqual(['POSTGRESQL_ADDON_PASSWORD', 'POSTGRESQL_ADDON_URI']);
+    const shown = await env('db-main');
+    expect(shown.POSTGRESQL_ADDON_PASSWORD).toMatch(/^[0-9a-f]{48}$/);
+    const redis = await host.json<Variables>(['addon', 'env', 'cache']);
+    expect(redis.variables.find((v) => v.name === 'REDIS_PASSWORD')?.value).toBe('***');
+
+    const refused = await Promise.all([
+      host.cli(['addon', 'create', 'mongodb', 'docs', '--org', 'acme']),
+      host.cli(['addon', 'create', 'postgresql', 'db-main', '--org', 'acme']),
+      host.cli(['addon', 'create', 'postgresql', 'Bad_Name', '--org', 'acme']),
+      host.cli(['addon', 'rm', 'nothing-here']),
+      host.cli(['link-addon', 'elsewhere', '--app', app.id]),
+    ]);
+    expect(refused.map((r) => r.code)).toEqual([2, 2, 2, 2, 2]);
+    expect(refused.map(codeOf)).toEqual([
+      'RUNPLAN_HOST_E_ADDON_PROVIDER_UNKNOWN',
+      'RUNPLAN_HOST_E_ADDON_NAME_TAKEN',
+      'RUNPLAN_HOST_E_INPUT_ADDON_NAME',
+      'RUNPLAN_HOST_E_ADDON_NOT_FOUND',
+      'RUNPLAN_HOST_E_ADDON_ORG_MISMATCH',
+    ]);
+    const { addons } = await host.json<{ addons: AddonView[] }>(['addons']);
+    expect(addons.map((a) => `${a.org}/${a.name}`).sort()).toEqual(['acme/cache', 'acme/db-main', 'globex/elsewhere']);
+  });
+
+  it('links before the first deploy; the push connects with the injected URI and the health path queries the database', async () => {
+    const linked = await host.cli(['link-addon', 'db-main', '--app', app.id]);
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(linked.stdout).toContain('has never been deployed');
+    const pushed = await host.push(repo, 'runplan', key);
+    expect(pushed.code, pushed.output).toBe(0);
+    expect(pushed.output).toContain('variables of addon db-main: POSTGRESQL_ADDON_DB, POSTGRESQL_ADDON_HOST');
+    expect(pushed.output).toContain('Response from GET /health is 200');
+    const db = await env('db-main');
+    expect(pushed.output).not.toContain(db.POSTGRESQL_ADDON_PASSWORD);
+    const facts = (await host.get(app.id, '/')).json<Record<string, unknown>>();
+    expect(facts).toMatchObject({ app: 'host-pg-facts', linked: true, database: db.POSTGRESQL_ADDON_DB, user: db.POSTGRESQL_ADDON_USER, visits: 1 });
+    const { releases } = await host.json<{ releases: { number: number; links: string[] }[] }>(['releases', '--app', app.id]);
+    expect(releases[0]).toMatchObject({ number: 1, links: ['db-main'] });
+  });
+
+  it('refuses to remove a linked add-on, naming the application', async () => {
+    const r = await host.cli(['addon', 'rm', 'db-main']);
+    expect(r.code).toBe(2);
+    expect(codeOf(r)).toBe('RUNPLAN_HOST_E_ADDON_LINKED');
+    expect(r.stderr).toContain('shop');
+  });
+
+  it('with the database stopped, a push is rejected by the gate and the old release keeps serving', async () => {
+    await host.cli(['env', 'set', 'RELEASE_MARK', 'two', '--app', app.id]);
+    await host.commit(repo, 'second');
+    const pid = await postmaster();
+    process.kill(pid, 'SIGSTOP');
+    let pushed: { code: number; output: string };
+    try {
+      pushed = await host.push(repo, 'runplan', key);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(pushed.code, pushed.output).not.toBe(0);
+    expect(pushed.output).toContain('[remote rejected]');
+    expect(pushed.output).toMatch(/Response from GET \/health is 503/);
+    expect(pushed.output).toContain('release 1 never stopped serving');
+    expect((await host.get(app.id, '/about')).json()).toMatchObject({ release: 'one', linked: true });
+  });
+
+  it('a second linked PostgreSQL shadows the first, said on the push; unlinking makes a release back on the first, its data kept', async () => {
+    await host.json(['addon', 'create', 'postgresql', 'db-new', '--org', 'acme']);
+    const linked = await host.cli(['link-addon', 'db-new', '--app', app.id]);
+    expect(linked.code, linked.stdout + linked.stderr).toBe(0);
+    expect(linked.stdout).toContain('warning: POSTGRESQL_ADDON_URI of addon db-main is hidden by addon db-new');
+    const dbNew = await env('db-new');
+    expect((await host.get(app.id, '/')).json()).toMatchObject({ release: 'two', database: dbNew.POSTGRESQL_ADDON_DB, visits: 1 });
+
+    const unlinked = await host.cli(['unlink-addon', 'db-new', '--app', app.id]);
+    expect(unlinked.code, unlinked.stdout + unlinked.stderr).toBe(0);
+    const db = await env('db-main');
+    // Two visits on db-main: release 1's, and this one.
+    expect((await host.get(app.id, '/')).json()).toMatchObject({ database: db.POSTGRESQL_ADDON_DB, visits: 2 });
+    expect((await host.cli(['addon', 'rm', 'db-new'])).code).toBe(0);
+    const { addons } = await host.json<{ addons: AddonView[] }>(['addons', '--org', 'acme']);
+    expect(addons.map((a) => a.name)).toEqual(['cache', 'db-main']);
+  });
+
+  it('serve stops every add-on server it started and starts them again; the app comes back on its database with its data', async () => {
+    const before = await postmaster();
+    expect(await host.stop()).toBe(0);
+    expect(() => process.kill(before, 0)).toThrow();
+    await host.serve();
+    expect(await postmaster()).not.toBe(before);
+    expect((await host.get(app.id, '/')).json()).toMatchObject({ linked: true, visits: 3 });
+  });
+});

@@ -14,4 +14,6 @@ export default defineConfig([
   // What the SSH account runs (src/git/git-main.ts): one file with all it imports, copied by serve into the data folder.
   // CommonJS: what it bundles of runplan's dependencies (dotenv) calls require().
   { ...shared, format: ['cjs'], entry: { 'git-program': 'src/git/git-main.ts' }, noExternal: [/.*/], splitting: false },
+  // A storage add-on's server (src/addons/storage-main.ts), s3rver included, run as the storage account from the data folder's bin/.
+  { ...shared, format: ['cjs'], entry: { 'storage-server': 'src/addons/storage-main.ts' }, noExternal: [/.*/], splitting: false },
 ]);

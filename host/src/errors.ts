@@ -48,7 +48,7 @@ export const HostErrors = defineErrors(
     },
     KEY_NOT_FOUND: { title: 'No SSH key with that id', kind: 'input', fix: 'Give a key id that `runplan-host keys` lists.' },
     ADDON_NAME_TAKEN: { title: 'The organization already has an add-on of that name', kind: 'input', fix: 'Choose another name, or remove the other add-on first.' },
-    ADDON_PROVIDER_UNKNOWN: { title: 'The host offers no add-on of that kind', kind: 'input', fix: 'Give postgresql or redis.' },
+    ADDON_PROVIDER_UNKNOWN: { title: 'The host offers no add-on of that kind', kind: 'input', fix: 'Give postgresql, redis or storage.' },
     ADDON_NOT_FOUND: { title: 'No add-on of that name or id', kind: 'input', fix: 'Give the name or id of an add-on that `runplan-host addons` lists.' },
     ADDON_LINKED: {
       title: 'The add-on is still linked to applications',
@@ -61,7 +61,7 @@ export const HostErrors = defineErrors(
       fix: "Link an add-on of the application's own organization (create one there with runplan-host addon create … --org <org>).",
     },
     ADDON_SERVER_FAILED: {
-      title: 'An add-on server (PostgreSQL, Redis) did not start or answer',
+      title: 'An add-on server (PostgreSQL, Redis, storage) did not start or answer',
       kind: 'deployment',
       fix: 'Read the end of its log quoted in the message; install its Debian package (apt-get install postgresql redis-server) and free the port it names.',
     },

@@ -49,16 +49,18 @@ export async function makeDataFolders(paths: HostPaths): Promise<void> {
 }
 
 /**
- * The program sshd's forced command and git's hook run, as the SSH account: a
- * copy of dist/git-program.cjs in the data folder's bin/ (root's, 0755), which
- * that account can read wherever this checkout is; run by this Node.js.
+ * A program the host runs as another account, copied from dist/ into the data
+ * folder's bin/ (root's, 0755), which that account can read wherever this
+ * checkout is; run by this Node.js. `git-program.cjs`: what sshd's forced command
+ * and git's hook run as the SSH account; `storage-server.cjs`: a storage add-on's server.
  */
-export async function installGitProgram(paths: HostPaths): Promise<string[]> {
+export async function installProgram(paths: HostPaths, name: 'git-program.cjs' | 'storage-server.cjs'): Promise<string[]> {
   // Bundled, this module is dist/cli.js; from the sources (tests), the built program beside them.
   const here = dirname(fileURLToPath(import.meta.url));
-  const built = resolve(basename(here) === 'dist' ? here : join(here, '..', 'dist'), 'git-program.cjs');
-  await mkdir(dirname(paths.gitProgram), { recursive: true, mode: 0o755 });
-  await chmod(dirname(paths.gitProgram), 0o755);
-  await writeFileAtomic(paths.gitProgram, await readFile(built), 0o755);
-  return [process.execPath, paths.gitProgram];
+  const built = resolve(basename(here) === 'dist' ? here : join(here, '..', 'dist'), name);
+  const target = join(paths.binDir, name);
+  await mkdir(paths.binDir, { recursive: true, mode: 0o755 });
+  await chmod(paths.binDir, 0o755);
+  await writeFileAtomic(target, await readFile(built), 0o755);
+  return [process.execPath, target];
 }

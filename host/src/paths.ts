@@ -15,7 +15,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   apps/<app_id>/     the checkout of the commit being deployed
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
  *   run/               the API socket, the git socket, serve.pid
- *   bin/               the program the SSH account runs (forced command, hook)
+ *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
  */
 export interface HostPaths {
@@ -34,8 +34,8 @@ export interface HostPaths {
   readonly apiSocket: string;
   readonly gitSocket: string;
   readonly servePid: string;
-  /** The program sshd's forced command and git's hook run (a copy of dist/git-program.cjs). */
-  readonly gitProgram: string;
+  /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
+  readonly binDir: string;
   readonly addonsDir: string;
 }
 
@@ -58,7 +58,7 @@ export function hostPaths(root: string): HostPaths {
     apiSocket: join(runDir, 'api.sock'),
     gitSocket: join(runDir, 'git.sock'),
     servePid: join(runDir, 'serve.pid'),
-    gitProgram: join(root, 'bin', 'git-program.cjs'),
+    binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),
   };
 }

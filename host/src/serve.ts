@@ -7,7 +7,7 @@ import { Releases } from './deploy/releases.js';
 import { CaddyEdge } from './edge/caddy-edge.js';
 import { HostErrors } from './errors.js';
 import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
-import { installGitProgram, makeDataFolders, readApiToken } from './host-files.js';
+import { installProgram, makeDataFolders, readApiToken } from './host-files.js';
 import type { HostPaths } from './paths.js';
 import { HostService } from './service.js';
 import { readSettings } from './settings.js';
@@ -43,13 +43,13 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     const sshUser = await ensureSshUser(settings.sshUser, paths.sshDir);
     await makeDataFolders(paths);
     // Started before any release (apps connect to them at start) and stopped after the last one.
-    const addons = new AddonServers(paths.addonsDir);
+    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') });
     undo.push(() => addons.stop());
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
     const registry = defaultRegistry();
     const releases = new Releases({ store, edge, paths, settings, registry });
-    const self = await installGitProgram(paths);
+    const self = await installProgram(paths, 'git-program.cjs');
     const service = new HostService({
       store,
       releases,

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import aws4 from 'aws4';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +11,7 @@ import { freePort } from '../../test/helpers/ports.js';
 import { tempDir } from '../../test/helpers/temp.js';
 import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { RedisProvider } from '../src/addons/redis.js';
+import { StorageProvider } from '../src/addons/storage.js';
 import { HostErrors } from '../src/errors.js';
 
 /**
@@ -203,5 +206,88 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
       message: expect.stringMatching(/Address already in use|bind/i),
     });
     expect(processesUnder(join(root, 'other'))).toEqual([]);
+  });
+});
+
+/** An S3 request as an app's SDK makes it, signed with a storage add-on's variables (or told not to sign). */
+function s3(v: Record<string, string>, method: string, path: string, body?: string, { sign = true } = {}): Promise<{ status: number; body: string }> {
+  const [host = '', port = ''] = (v.STORAGE_ADDON_HOST ?? '').split(':');
+  const signed = sign
+    ? (aws4.sign(
+        { host: v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body },
+        { accessKeyId: v.STORAGE_ADDON_KEY_ID ?? '', secretAccessKey: v.STORAGE_ADDON_KEY_SECRET ?? '' },
+      ) as { path: string; headers: Record<string, string> })
+    : { path, headers: {} };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host, port: Number(port), method, path: signed.path, headers: signed.headers }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => {
+        text += c.toString();
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('storage add-ons (one S3-compatible server per add-on)', () => {
+  let root: string;
+  let dir: string;
+  let program: string[];
+  let provider: StorageProvider;
+  const a = { id: newId(), name: 'files-a' };
+  const b = { id: newId(), name: 'files-b' };
+  let configA: Record<string, string>;
+  let va: Record<string, string>;
+  let vb: Record<string, string>;
+
+  beforeAll(async () => {
+    root = await tempDir('runplan-host-addons-storage-');
+    dir = join(root, 'data', 'addons', 'storage');
+    // As serve does: the program copied where the storage account can read it (a checkout under /root is closed to it).
+    mkdirSync(join(root, 'bin'), { mode: 0o755 });
+    copyFileSync(join(import.meta.dirname, '..', 'dist', 'storage-server.cjs'), join(root, 'bin', 'storage-server.cjs'));
+    program = [process.execPath, join(root, 'bin', 'storage-server.cjs')];
+    provider = new StorageProvider({ dir, program });
+  });
+  afterAll(async () => {
+    await provider.stop();
+  });
+
+  it('creates a server an S3 client reaches with the injected key pair: a bucket made, an object put and read back', async () => {
+    const created = await provider.create(a);
+    configA = created.config;
+    va = created.variables;
+    expect(va).toEqual({
+      STORAGE_ADDON_HOST: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      STORAGE_ADDON_KEY_ID: expect.stringMatching(/^RP[0-9A-F]{18}$/),
+      STORAGE_ADDON_KEY_SECRET: expect.stringMatching(/^[\w-]{40}$/),
+    });
+    expect(await s3(va, 'PUT', '/photos')).toMatchObject({ status: 200 });
+    expect(await s3(va, 'PUT', '/photos/cat.txt', 'meow')).toMatchObject({ status: 200 });
+    expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
+  });
+
+  it('refuses an unsigned request, a wrong secret, and another add-on’s key pair, with S3’s codes', async () => {
+    vb = (await provider.create(b)).variables;
+    expect(await s3(va, 'GET', '/photos/cat.txt', undefined, { sign: false })).toMatchObject({ status: 403, body: expect.stringContaining('<Code>AccessDenied</Code>') });
+    expect(await s3({ ...va, STORAGE_ADDON_KEY_SECRET: 'x'.repeat(40) }, 'GET', '/photos/cat.txt')).toMatchObject({ status: 403, body: expect.stringContaining('SignatureDoesNotMatch') });
+    const crossed = { ...vb, STORAGE_ADDON_HOST: va.STORAGE_ADDON_HOST ?? '' };
+    expect(await s3(crossed, 'GET', '/photos/cat.txt')).toMatchObject({ status: 403, body: expect.stringContaining('InvalidAccessKeyId') });
+    expect(await s3(vb, 'GET', '/photos/cat.txt')).toMatchObject({ status: 404 });
+    await provider.remove(b);
+    expect(existsSync(provider.folder(b.id))).toBe(false);
+  });
+
+  it('stops by PID leaving no process and the port free; start on a new provider finds the objects', async () => {
+    const pid = provider.pid(a.id) as number;
+    await provider.stop();
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(processesUnder(dir)).toEqual([]);
+    expect(await portFree(Number(configA.port))).toBe(true);
+    provider = new StorageProvider({ dir, program });
+    await provider.start([{ id: a.id, config: configA }]);
+    expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
   });
 });

@@ -4,6 +4,7 @@ import type { AddonProviderKind, AddonRecord } from '../store/store.js';
 import { PostgresqlProvider } from './postgresql.js';
 import type { AddonProvider } from './provider.js';
 import { RedisProvider } from './redis.js';
+import { StorageProvider } from './storage.js';
 
 /**
  * The add-on servers of one host, under `<data>/addons/<kind>/`. A provider's
@@ -15,8 +16,14 @@ export class AddonServers {
   private readonly providers: Map<AddonProviderKind, AddonProvider>;
   private readonly started = new Set<AddonProviderKind>();
 
-  constructor(dir: string, providers?: readonly AddonProvider[]) {
-    this.providers = new Map((providers ?? [new PostgresqlProvider({ dir: join(dir, 'postgresql') }), new RedisProvider({ dir: join(dir, 'redis') })]).map((p) => [p.kind, p]));
+  /** `programs.storageServer`: how to run a storage add-on's server (serve installs it in the data folder's bin/). */
+  constructor(dir: string, programs: { readonly storageServer: readonly string[] }) {
+    const providers: AddonProvider[] = [
+      new PostgresqlProvider({ dir: join(dir, 'postgresql') }),
+      new RedisProvider({ dir: join(dir, 'redis') }),
+      new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer }),
+    ];
+    this.providers = new Map(providers.map((p) => [p.kind, p]));
   }
 
   /** Starts the servers of the add-ons the host has (serve start), one kind after another. */

@@ -23,7 +23,7 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
   runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
   runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
-  runplan-host addon create <postgresql|redis> <name> --org <org> [--region <par|mtl>]
+  runplan-host addon create <postgresql|redis|storage> <name> --org <org> [--region <par|mtl>]
   runplan-host addon rm <name> | addon env <name> [--show] | addons [--org ORG]
   runplan-host link-addon <name> | unlink-addon <name>     (a new release with the add-on's variables)
 
@@ -228,7 +228,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       const org = values.org ? `?org=${encodeURIComponent(values.org)}` : '';
       if (sub === 'create') {
         const [kind, name] = args;
-        if (!kind || !name || !values.org) throw usage('addon create <postgresql|redis> <name> --org <org> [--region <par|mtl>]');
+        if (!kind || !name || !values.org) throw usage('addon create <postgresql|redis|storage> <name> --org <org> [--region <par|mtl>]');
         const { addon } = await client.json<{ addon: AddonView }>('POST', '/addons', { kind, name, org: values.org, zone: values.region ?? 'par' });
         print({ addon }, () => `created ${addon.provider} add-on ${addon.name} (${addon.id}) in ${addon.org}; link it with: runplan-host link-addon ${addon.name} --app <app>`);
         return 0;

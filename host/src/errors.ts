@@ -60,6 +60,11 @@ export const HostErrors = defineErrors(
       kind: 'input',
       fix: "Link an add-on of the application's own organization (create one there with runplan-host addon create … --org <org>).",
     },
+    LINK_ORG_MISMATCH: {
+      title: 'The two applications belong to different organizations',
+      kind: 'input',
+      fix: 'Link applications of one organization only: their exposed variables never cross organizations.',
+    },
     ADDON_SERVER_FAILED: {
       title: 'An add-on server (PostgreSQL, Redis, storage) did not start or answer',
       kind: 'deployment',

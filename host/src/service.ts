@@ -10,7 +10,7 @@ import { ensureRepository } from './git/repositories.js';
 import type { HostPaths } from './paths.js';
 import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
 import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from './ssh/authorized-keys.js';
-import type { AddonRecord, AppRecord, HostStore, ReleaseRecord, SshKeyRecord } from './store/store.js';
+import type { AddonRecord, AppRecord, HostStore, ReleaseRecord, SshKeyRecord, VariableSet } from './store/store.js';
 import { checkAddonName, checkAppName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
 
 /** An application as the API shows it: its record, remote, address and what serves. */
@@ -85,10 +85,14 @@ export class HostService {
     return this.view(await this.app(idOrName, org));
   }
 
-  async variables(appId: string, show: boolean): Promise<{ variables: VariableView[]; removed: string[] }> {
-    const now = await this.o.store.variables(appId);
+  /**
+   * The application's variables (`own`), masked unless `show`, with what changed since the serving release;
+   * or those it exposes to the applications linked to it (`exposed`: they take effect at their next deploy).
+   */
+  async variables(appId: string, show: boolean, set: VariableSet = 'own'): Promise<{ variables: VariableView[]; removed: string[] }> {
+    const now = await this.o.store.variables(appId, set);
     const app = await this.app(appId);
-    const current = app.currentRelease === null ? undefined : await this.o.store.release(appId, app.currentRelease);
+    const current = app.currentRelease === null || set === 'exposed' ? undefined : await this.o.store.release(appId, app.currentRelease);
     const before = current?.variables ?? {};
     const secrets = new Set(this.o.registry.secretVariables());
     const variables = Object.keys(now)
@@ -103,10 +107,10 @@ export class HostService {
     return { variables, removed };
   }
 
-  async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[]): Promise<void> {
+  async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[], which: VariableSet = 'own'): Promise<void> {
     for (const [name, value] of Object.entries(set)) checkVariable(name, value);
     for (const name of remove) checkVariable(name, undefined);
-    await this.o.store.changeVariables(appId, set, remove);
+    await this.o.store.changeVariables(appId, set, remove, which);
   }
 
   async addKey(org: string, text: string, file: string): Promise<SshKeyRecord> {
@@ -213,9 +217,13 @@ export class HostService {
     });
   }
 
-  /** The variables of each add-on linked to the application, in the order of their names. */
+  /** The variables of each add-on linked to the application, then of each application it is linked to (what they expose), each in the order of their names. */
   private async linkedVariables(appId: string): Promise<LinkedVariables[]> {
-    return (await this.o.store.linksOf(appId)).map((addon) => ({ name: addon.name, kind: 'addon' as const, variables: this.o.addons.variables(addon) }));
+    const addons = (await this.o.store.linksOf(appId)).map((addon) => ({ name: addon.name, kind: 'addon' as const, variables: this.o.addons.variables(addon) }));
+    const apps = await Promise.all(
+      (await this.o.store.appLinksOf(appId)).map(async (target) => ({ name: target.name, kind: 'application' as const, variables: await this.o.store.variables(target.id, 'exposed') })),
+    );
+    return [...addons, ...apps];
   }
 
   private async addonView(addon: AddonRecord): Promise<AddonView> {
@@ -280,16 +288,39 @@ export class HostService {
     });
   }
 
-  /** What a link or unlink checks before its answer starts: both exist, and (for a link) share an organization. */
+  /** What a link or unlink checks before its answer starts: both exist (a link across organizations is refused when it is made). */
   async linkTarget(appId: string, addonName: string): Promise<{ app: AppRecord; addon: AddonRecord }> {
     const app = await this.app(appId);
-    const addon = await this.addon(addonName, app.org).catch(async (error: unknown) => {
-      // Named in another organization: the mismatch says more than "not found".
-      const elsewhere = await this.o.store.findAddon(addonName).catch(() => undefined);
-      if (!elsewhere) throw error;
+    return {
+      app,
+      addon: await this.inOrgOrElsewhere(
+        () => this.addon(addonName, app.org),
+        () => this.o.store.findAddon(addonName),
+      ),
+    };
+  }
+
+  /** The same for a link between two applications. */
+  async appLinkTarget(appId: string, otherName: string): Promise<{ app: AppRecord; target: AppRecord }> {
+    const app = await this.app(appId);
+    return {
+      app,
+      target: await this.inOrgOrElsewhere(
+        () => this.app(otherName, app.org),
+        () => this.o.store.findApp(otherName),
+      ),
+    };
+  }
+
+  /** Found in the application's organization, or else (to be refused as a mismatch, which says more than "not found") in another. */
+  private async inOrgOrElsewhere<T>(inOrg: () => Promise<T>, anywhere: () => Promise<T | undefined>): Promise<T> {
+    try {
+      return await inOrg();
+    } catch (error) {
+      const elsewhere = await anywhere().catch(() => undefined);
+      if (elsewhere === undefined) throw error;
       return elsewhere;
-    });
-    return { app, addon };
+    }
   }
 
   /** Links or unlinks (ADDON_ORG_MISMATCH across organizations): true when it changed anything. Checked before any answer starts. */
@@ -302,13 +333,19 @@ export class HostService {
     }
   }
 
+  /** Links or unlinks two applications (LINK_ORG_MISMATCH across organizations): true when it changed anything. */
+  setAppLink({ app, target }: { app: AppRecord; target: AppRecord }, link: boolean): Promise<boolean> {
+    return link ? this.o.store.linkApp(app.id, target.id) : this.o.store.unlinkApp(app.id, target.id);
+  }
+
   /**
-   * After a link or unlink: when the application serves, a new release of the serving
-   * commit through the gate, so it sees its new variables. A failed gate keeps the old
-   * release serving and the link as asked (the next deploy uses it).
+   * After a link or unlink (of `what`: an add-on or an application): when the application
+   * serves, a new release of the serving commit through the gate, so it sees its new
+   * variables. A failed gate keeps the old release serving and the link as asked (the
+   * next deploy uses it).
    */
-  async releaseLinks({ app, addon }: { app: AppRecord; addon: AddonRecord }, link: boolean, changed: boolean, by: string, out: (line: string) => void): Promise<{ ok: boolean }> {
-    out(`==> ${addon.name} ${changed ? (link ? 'linked to' : 'unlinked from') : link ? 'was already linked to' : 'was not linked to'} ${app.name}`);
+  async releaseLinks(app: AppRecord, what: string, link: boolean, changed: boolean, by: string, out: (line: string) => void): Promise<{ ok: boolean }> {
+    out(`==> ${what} ${changed ? (link ? 'linked to' : 'unlinked from') : link ? 'was already linked to' : 'was not linked to'} ${app.name}`);
     const fresh = await this.app(app.id);
     if (fresh.currentRelease === null) {
       out(`${app.name} has never been deployed: its first deploy gets the variables of its links.`);

@@ -150,6 +150,33 @@ describe('runplan-host add-ons', () => {
     expect(addons.map((a) => a.name)).toEqual(['cache', 'db-main']);
   });
 
+  it('links two applications: the linked one receives what the other exposes, and loses it at the release after unlinking', async () => {
+    const front: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', 'front', '--region', 'par', '--org', 'acme']);
+    await host.json(['create', '--type', 'node', 'other-org-app', '--region', 'par', '--org', 'globex']);
+    const frontRepo = await host.repository('host/facts');
+    await host.git(frontRepo, ['remote', 'add', 'runplan', front.gitRemote]);
+    expect((await host.cli(['expose', 'set', 'GREETING', 'hello from shop', '--app', app.id])).code).toBe(0);
+    expect((await host.cli(['expose', 'set', 'DATABASE_URL', 'postgresql://u:exposed-secret@db/x', '--app', app.id])).code).toBe(0);
+    const exposed = await host.json<{ variables: { name: string; value: string }[] }>(['expose', '--app', app.id]);
+    expect(exposed.variables.find((v) => v.name === 'DATABASE_URL')?.value).toBe('***');
+    const crossed = await host.cli(['link', 'other-org-app', '--app', front.id]);
+    expect([crossed.code, codeOf(crossed)]).toEqual([2, 'RUNPLAN_HOST_E_LINK_ORG_MISMATCH']);
+    expect((await host.cli(['link', 'shop', '--app', front.id])).code).toBe(0);
+
+    const pushed = await host.push(frontRepo, 'runplan', key);
+    expect(pushed.code, pushed.output).toBe(0);
+    expect(pushed.output).toContain('variables of application shop: DATABASE_URL, GREETING');
+    expect(pushed.output).not.toContain('exposed-secret');
+    const facts = (await host.get(front.id, '/')).json<Record<string, unknown>>();
+    expect(facts).toMatchObject({ greeting: 'hello from shop', databaseUrlSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // What shop exposes is not shop's own environment.
+    expect((await host.get(app.id, '/about')).json()).toMatchObject({ app: 'host-pg-facts' });
+
+    const unlinked = await host.cli(['unlink', 'shop', '--app', front.id]);
+    expect(unlinked.code, unlinked.stdout + unlinked.stderr).toBe(0);
+    expect((await host.get(front.id, '/')).json()).toMatchObject({ greeting: null, databaseUrlSha256: null });
+  });
+
   it('serve stops every add-on server it started and starts them again; the app comes back on its database with its data', async () => {
     const before = await postmaster();
     expect(await host.stop()).toBe(0);

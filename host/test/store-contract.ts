@@ -342,6 +342,24 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
         expect(await store.linksOf(web.id)).toEqual([cache]);
       });
 
+      it('links applications of one organization (once), keeps what each exposes apart from its own variables, and unlinks them', async () => {
+        const store = await fresh();
+        const web = await store.createApp(app('web'));
+        const api = await store.createApp(app('api'));
+        const elsewhere = await store.createApp({ ...app('api'), org: 'orga_other' });
+        await store.changeVariables(api.id, { API_URL: 'http://api' }, [], 'exposed');
+        await store.changeVariables(api.id, { OWN: 'kept' }, []);
+        expect(await store.variables(api.id, 'exposed')).toEqual({ API_URL: 'http://api' });
+        expect(await store.variables(api.id)).toEqual({ OWN: 'kept' });
+        expect(await store.linkApp(web.id, api.id)).toBe(true);
+        expect(await store.linkApp(web.id, api.id)).toBe(false);
+        expect(await store.appLinksOf(web.id)).toEqual([api]);
+        await expect(store.linkApp(web.id, elsewhere.id)).rejects.toMatchObject({ code: HostErrors.LINK_ORG_MISMATCH.code });
+        await expect(store.linkApp(web.id, web.id)).rejects.toMatchObject({ code: HostErrors.INPUT_USAGE.code });
+        expect(await store.unlinkApp(web.id, api.id)).toBe(true);
+        expect(await store.appLinksOf(web.id)).toEqual([]);
+      });
+
       it('refuses a link across organizations, to an unknown add-on or application, linking nothing', async () => {
         const store = await fresh();
         const web = await store.createApp(app('web'));

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HostErrors } from '../errors.js';
 import type { HostService } from '../service.js';
+import type { AppRecord } from '../store/store.js';
 import { optionalText, readJson, sendError, sendJson, text } from './http-util.js';
 import { lineStream } from './line-stream.js';
 import { listenOnSocket } from './socket-server.js';
@@ -27,23 +28,30 @@ export class ApiServer {
       sendJson(res, 201, { app: await s.createApp({ name: text(b.name, 'name'), org: text(b.org, 'org'), zone: text(b.zone, 'zone'), type: text(b.type, 'type') }) });
     });
     this.route('GET', '/apps/:app', async (_req, res, p, q) => sendJson(res, 200, { app: await s.appView(p.app as string, q.get('org') ?? undefined) }));
-    this.route('GET', '/apps/:app/env', async (_req, res, p, q) => {
-      const app = await s.app(p.app as string);
-      sendJson(res, 200, await s.variables(app.id, q.get('show') === '1'));
-    });
-    this.route('PATCH', '/apps/:app/env', async (req, res, p) => {
-      const app = await s.app(p.app as string);
-      const b = await readJson(req);
-      const set = (b.set ?? {}) as Record<string, unknown>;
-      const remove = (b.remove ?? []) as unknown[];
-      if (typeof set !== 'object' || Array.isArray(set) || !Array.isArray(remove)) throw HostErrors.INPUT_USAGE.create({ message: 'set must be an object of strings and remove a list of names.' });
-      await s.changeVariables(
-        app.id,
-        Object.fromEntries(Object.entries(set).map(([k, v]) => [k, text(v, `the value of ${k}`)])),
-        remove.map((n) => text(n, 'a name to remove')),
-      );
-      sendJson(res, 200, await s.variables(app.id, false));
-    });
+    // The application's own variables, and those it exposes to the applications linked to it.
+    for (const [path, which] of [
+      ['env', 'own'],
+      ['exposed', 'exposed'],
+    ] as const) {
+      this.route('GET', `/apps/:app/${path}`, async (_req, res, p, q) => {
+        const app = await s.app(p.app as string);
+        sendJson(res, 200, await s.variables(app.id, q.get('show') === '1', which));
+      });
+      this.route('PATCH', `/apps/:app/${path}`, async (req, res, p) => {
+        const app = await s.app(p.app as string);
+        const b = await readJson(req);
+        const set = (b.set ?? {}) as Record<string, unknown>;
+        const remove = (b.remove ?? []) as unknown[];
+        if (typeof set !== 'object' || Array.isArray(set) || !Array.isArray(remove)) throw HostErrors.INPUT_USAGE.create({ message: 'set must be an object of strings and remove a list of names.' });
+        await s.changeVariables(
+          app.id,
+          Object.fromEntries(Object.entries(set).map(([k, v]) => [k, text(v, `the value of ${k}`)])),
+          remove.map((n) => text(n, 'a name to remove')),
+          which,
+        );
+        sendJson(res, 200, await s.variables(app.id, false, which));
+      });
+    }
     this.route('GET', '/apps/:app/releases', async (_req, res, p) => sendJson(res, 200, { releases: await s.releases(p.app as string) }));
     this.route('GET', '/apps/:app/releases/:number', async (_req, res, p) => sendJson(res, 200, await s.release(p.app as string, Number(p.number))));
     this.route('POST', '/apps/:app/restart', async (_req, res, p) => {
@@ -82,17 +90,27 @@ export class ApiServer {
       await s.removeAddon(p.addon as string, q.get('org') ?? undefined);
       sendJson(res, 200, {});
     });
-    const linkRoute = (link: boolean) => async (req: IncomingMessage, res: ServerResponse, p: Record<string, string>) => {
-      const addon = link ? text((await readJson(req)).addon, 'addon') : (p.addon as string);
-      // Checked and changed before the answer starts: an unknown add-on or another organization's is a plain coded error.
-      const target = await s.linkTarget(p.app as string, addon);
-      const changed = await s.setLink(target, link);
+    // Checked and changed before the answer starts: an unknown add-on or application, or another organization's, is a plain coded error.
+    const linkRoute = (link: boolean, to: 'addon' | 'app') => async (req: IncomingMessage, res: ServerResponse, p: Record<string, string>) => {
+      const other = link ? text((await readJson(req))[to], to) : (p.other as string);
+      let app: AppRecord;
+      let what: string;
+      let changed: boolean;
+      if (to === 'addon') {
+        const target = await s.linkTarget(p.app as string, other);
+        [app, what, changed] = [target.app, `add-on ${target.addon.name}`, await s.setLink(target, link)];
+      } else {
+        const target = await s.appLinkTarget(p.app as string, other);
+        [app, what, changed] = [target.app, `application ${target.target.name}`, await s.setAppLink(target, link)];
+      }
       const stream = lineStream(res);
-      const result = await s.releaseLinks(target, link, changed, 'cli', stream.line);
+      const result = await s.releaseLinks(app, what, link, changed, 'cli', stream.line);
       stream.end(result.ok ? 0 : 1);
     };
-    this.route('POST', '/apps/:app/addons', linkRoute(true));
-    this.route('DELETE', '/apps/:app/addons/:addon', linkRoute(false));
+    this.route('POST', '/apps/:app/addons', linkRoute(true, 'addon'));
+    this.route('DELETE', '/apps/:app/addons/:other', linkRoute(false, 'addon'));
+    this.route('POST', '/apps/:app/links', linkRoute(true, 'app'));
+    this.route('DELETE', '/apps/:app/links/:other', linkRoute(false, 'app'));
     this.route('GET', '/keys', async (_req, res, _p, q) => sendJson(res, 200, { keys: await s.keys(q.get('org') ?? undefined) }));
     this.route('POST', '/keys', async (req, res) => {
       const b = await readJson(req);

@@ -26,6 +26,8 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host addon create <postgresql|redis|storage> <name> --org <org> [--region <par|mtl>]
   runplan-host addon rm <name> | addon env <name> [--show] | addons [--org ORG]
   runplan-host link-addon <name> | unlink-addon <name>     (a new release with the add-on's variables)
+  runplan-host expose [--show] | expose set NAME VALUE | expose rm NAME   (what applications linked to this one receive)
+  runplan-host link <other-app> | unlink <other-app>       (a new release with what the other application exposes)
 
 Every command takes --data DIR (default ${DEFAULT_DATA_DIR}, or RUNPLAN_HOST_DATA) and --json.
 Commands on an app take --app <name|id>, or find it from the git remote of the current folder.
@@ -178,21 +180,24 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       print({ keys }, () => keys.map((k) => `${k.id}  ${k.org}  ${k.fingerprint}  ${k.comment}`).join('\n') || 'no keys');
       return 0;
     }
-    case 'env': {
+    case 'env':
+    case 'expose': {
       const a = await app();
       const [sub, ...args] = rest;
-      const path = `/apps/${a.id}/env`;
+      const path = `/apps/${a.id}/${command === 'env' ? 'env' : 'exposed'}`;
+      // Exposed variables reach the applications linked to this one at their next deploy or restart.
+      const effect = command === 'env' ? 'at the next deploy or restart' : 'for the applications linked to it at their next deploy or restart';
       if (sub === 'set') {
         const [name, value] = args;
         if (!name || value === undefined) throw usage('env set NAME VALUE');
         await client.json('PATCH', path, { set: { [name]: value } });
-        print({ set: name }, () => `${name} set on ${a.name}: it takes effect at the next deploy or restart (runplan-host restart)`);
+        print({ set: name }, () => `${name} ${command === 'env' ? 'set' : 'exposed'} on ${a.name}: it takes effect ${effect}`);
         return 0;
       }
       if (sub === 'rm') {
         if (!args[0]) throw usage('env rm NAME');
         await client.json('PATCH', path, { remove: [args[0]] });
-        print({ removed: args[0] }, () => `${args[0]} removed from ${a.name}: it takes effect at the next deploy or restart`);
+        print({ removed: args[0] }, () => `${args[0]} removed from ${a.name}: it takes effect ${effect}`);
         return 0;
       }
       if (sub === 'import') {
@@ -202,10 +207,10 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
         });
         const set = Object.fromEntries(parseEnvFile(text, args[0]).map((v) => [v.name, v.value]));
         await client.json('PATCH', path, { set });
-        print({ set: Object.keys(set) }, () => `${Object.keys(set).length} variable(s) set on ${a.name}: they take effect at the next deploy or restart`);
+        print({ set: Object.keys(set) }, () => `${Object.keys(set).length} variable(s) set on ${a.name}: they take effect ${effect}`);
         return 0;
       }
-      if (sub !== undefined) throw usage('env [--show] | env set NAME VALUE | env rm NAME | env import FILE');
+      if (sub !== undefined) throw usage(`${command} [--show] | ${command} set NAME VALUE | ${command} rm NAME | ${command} import FILE`);
       const view = await client.json<{ variables: VariableView[]; removed: string[] }>('GET', `${path}${values.show ? '?show=1' : ''}`);
       print(view, () =>
         [
@@ -249,10 +254,14 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       throw usage('addon create <kind> <name> --org <org> | addon rm <name> | addon env <name> [--show]');
     }
     case 'link-addon':
-    case 'unlink-addon': {
+    case 'unlink-addon':
+    case 'link':
+    case 'unlink': {
       const a = await app();
-      if (!rest[0]) throw usage(`${command} <add-on name>`);
-      return command === 'link-addon' ? streamed(`/apps/${a.id}/addons`, { addon: rest[0] }) : streamed(`/apps/${a.id}/addons/${encodeURIComponent(rest[0])}`, undefined, 'DELETE');
+      const addon = command.endsWith('-addon');
+      if (!rest[0]) throw usage(`${command} <${addon ? 'add-on' : 'application'} name>`);
+      const path = `/apps/${a.id}/${addon ? 'addons' : 'links'}`;
+      return command.startsWith('link') ? streamed(path, { [addon ? 'addon' : 'app']: rest[0] }) : streamed(`${path}/${encodeURIComponent(rest[0])}`, undefined, 'DELETE');
     }
     case 'restart':
       return streamed(`/apps/${(await app()).id}/restart`, {});

@@ -114,6 +114,27 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE releases ADD COLUMN links TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 5,
+    name: 'links between applications, and the variables an application exposes to those linked to it',
+    sql: `
+      CREATE TABLE exposed_variables (
+        app_id     TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        name       TEXT NOT NULL,
+        value      TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, name)
+      );
+      -- app_id receives the exposed variables of target_id.
+      CREATE TABLE app_links (
+        app_id    TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        target_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        linked_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, target_id),
+        CHECK (app_id <> target_id)
+      );
+    `,
+  },
 ];
 
 /** The version a store has once every migration above is applied. */

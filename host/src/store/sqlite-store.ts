@@ -3,7 +3,7 @@ import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { HostErrors } from '../errors.js';
 import { latestVersion, type Migration, migrations } from './migrations.js';
-import type { AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock } from './store.js';
+import type { VariableSet, AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock } from './store.js';
 
 export interface SqliteStoreOptions {
   /** The time recorded (created, added, started, finished); the system's by default. */
@@ -14,6 +14,9 @@ const systemClock: StoreClock = { now: () => new Date() };
 // How long a writer waits for another connection's transaction (another runplan-host process) before failing.
 const BUSY_TIMEOUT_MS = 5000;
 const FILE_MODE = 0o600;
+
+/** Where each set of an application's variables is kept. */
+const VARIABLE_TABLES = { own: 'variables', exposed: 'exposed_variables' } as const;
 
 interface AppRow {
   id: string;
@@ -163,12 +166,12 @@ export class SqliteStore implements HostStore {
     return rows.map(toApp);
   }
 
-  async variables(appId: string): Promise<Record<string, string>> {
-    const rows = this.db.prepare('SELECT name, value FROM variables WHERE app_id = ? ORDER BY name').all(appId) as Array<{ name: string; value: string }>;
+  async variables(appId: string, set: VariableSet = 'own'): Promise<Record<string, string>> {
+    const rows = this.db.prepare(`SELECT name, value FROM ${VARIABLE_TABLES[set]} WHERE app_id = ? ORDER BY name`).all(appId) as Array<{ name: string; value: string }>;
     return Object.fromEntries(rows.map((r) => [r.name, r.value]));
   }
 
-  async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[]): Promise<void> {
+  async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[], which: VariableSet = 'own'): Promise<void> {
     const both = remove.filter((name) => Object.hasOwn(set, name));
     if (both.length > 0) {
       // Which one wins would be a guess: the caller says.
@@ -179,10 +182,10 @@ export class SqliteStore implements HostStore {
       .transaction(() => {
         this.requireApp(appId);
         const upsert = this.db.prepare(
-          'INSERT INTO variables (app_id, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+          `INSERT INTO ${VARIABLE_TABLES[which]} (app_id, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
         );
         for (const [name, value] of Object.entries(set)) upsert.run(appId, name, value, now);
-        const del = this.db.prepare('DELETE FROM variables WHERE app_id = ? AND name = ?');
+        const del = this.db.prepare(`DELETE FROM ${VARIABLE_TABLES[which]} WHERE app_id = ? AND name = ?`);
         for (const name of remove) del.run(appId, name);
       })
       .immediate();
@@ -409,6 +412,32 @@ export class SqliteStore implements HostStore {
     return this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0;
   }
 
+  async linkApp(appId: string, targetId: string): Promise<boolean> {
+    const now = this.now();
+    return this.db
+      .transaction(() => {
+        const [app, target] = [this.requireApp(appId), this.requireApp(targetId)];
+        if (app.id === target.id) throw HostErrors.INPUT_USAGE.create({ message: `an application cannot be linked to itself (${app.name})`, details: { appId } });
+        if (app.org !== target.org) {
+          throw HostErrors.LINK_ORG_MISMATCH.create({
+            message: `the application ${app.name} belongs to ${app.org}, ${target.name} to ${target.org}`,
+            details: { appId, appOrg: app.org, targetId, targetOrg: target.org },
+          });
+        }
+        return this.db.prepare('INSERT INTO app_links (app_id, target_id, linked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, targetId, now).changes > 0;
+      })
+      .immediate();
+  }
+
+  async unlinkApp(appId: string, targetId: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM app_links WHERE app_id = ? AND target_id = ?').run(appId, targetId).changes > 0;
+  }
+
+  async appLinksOf(appId: string): Promise<AppRecord[]> {
+    const rows = this.db.prepare('SELECT apps.* FROM app_links JOIN apps ON apps.id = app_links.target_id WHERE app_id = ? ORDER BY apps.name').all(appId) as AppRow[];
+    return rows.map(toApp);
+  }
+
   async appsLinkedTo(addonId: string): Promise<AppRecord[]> {
     const rows = this.db.prepare('SELECT apps.* FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = ? ORDER BY apps.name').all(addonId) as AppRow[];
     return rows.map(toApp);
@@ -433,10 +462,10 @@ export class SqliteStore implements HostStore {
     this.db.prepare('INSERT INTO orgs (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING').run(org, at);
   }
 
-  private requireApp(appId: string): void {
-    if (!this.db.prepare('SELECT 1 FROM apps WHERE id = ?').get(appId)) {
-      throw HostErrors.APP_NOT_FOUND.create({ message: `no application has the id ${appId}`, details: { appId } });
-    }
+  private requireApp(appId: string): AppRow {
+    const row = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(appId) as AppRow | undefined;
+    if (!row) throw HostErrors.APP_NOT_FOUND.create({ message: `no application has the id ${appId}`, details: { appId } });
+    return row;
   }
 
   private readRelease(appId: string, number: number): ReleaseRecord | undefined {

@@ -12,6 +12,9 @@ export interface StoreClock {
   now(): Date;
 }
 
+/** An application's own variables, or those it exposes to the applications linked to it (the specification's linked applications). */
+export type VariableSet = 'own' | 'exposed';
+
 export interface AppRecord {
   /** `app_` and a UUID: stable, URL-safe; the git remote is `<app_id>.git`. */
   readonly id: string;
@@ -127,10 +130,10 @@ export interface HostStore {
   findApp(idOrName: string, org?: string): Promise<AppRecord | undefined>;
   listApps(org?: string): Promise<AppRecord[]>;
 
-  /** The application's variables now (what its next deploy or restart gets). */
-  variables(appId: string): Promise<Record<string, string>>;
+  /** The application's variables now (what its next deploy or restart gets), or those it exposes to the applications linked to it. */
+  variables(appId: string, set?: VariableSet): Promise<Record<string, string>>;
   /** Sets and removes variables in one transaction (INPUT_VARIABLE for a name in both, APP_NOT_FOUND). */
-  changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[]): Promise<void>;
+  changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[], which?: VariableSet): Promise<void>;
 
   /** KEY_TAKEN when the organization has that public key already (another organization may have it too). */
   addKey(key: Omit<SshKeyRecord, 'id' | 'addedAt'>): Promise<SshKeyRecord>;
@@ -169,6 +172,15 @@ export interface HostStore {
   linkAddon(appId: string, addonId: string): Promise<boolean>;
   /** True if a link was removed, false if there was none. */
   unlinkAddon(appId: string, addonId: string): Promise<boolean>;
+  /**
+   * Links `appId` to `targetId` (it receives the variables the target exposes): true if newly linked.
+   * APP_NOT_FOUND, LINK_ORG_MISMATCH (only within an organization), INPUT_USAGE (to itself).
+   */
+  linkApp(appId: string, targetId: string): Promise<boolean>;
+  unlinkApp(appId: string, targetId: string): Promise<boolean>;
+  /** The applications `appId` is linked to, by name. */
+  appLinksOf(appId: string): Promise<AppRecord[]>;
+
   /** The applications linked to the add-on, by name. */
   appsLinkedTo(addonId: string): Promise<AppRecord[]>;
   /** The add-ons linked to the application, by name. */

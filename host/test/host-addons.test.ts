@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
 import { TestHost } from './helpers/test-host.js';
 
 /**
@@ -24,6 +25,7 @@ const codeOf = (r: { stdout: string; stderr: string }) => /RUNPLAN_HOST_E_[A-Z_]
 
 describe('runplan-host add-ons', () => {
   let host: TestHost;
+  let mirror: Play1Mirror;
   let key: string;
   let app: { id: string; gitRemote: string };
   let repo: string;
@@ -32,8 +34,10 @@ describe('runplan-host add-ons', () => {
   const postmaster = async () => Number((await readFile(join(host.data, 'addons', 'postgresql', 'cluster', 'postmaster.pid'), 'utf8')).split('\n')[0]);
 
   beforeAll(async () => {
+    // Play 1.x from a mirror of stand-in distributions (no real Play can be had here), a host-level setting of serve.
+    mirror = await startPlay1Mirror(await standInDistributions());
     host = await TestHost.create();
-    await host.serve();
+    await host.serve({ env: mirror.hostEnv() });
     key = await host.key('alice', 'acme');
     app = await host.json(['create', '--type', 'node', 'shop', '--region', 'par', '--org', 'acme']);
     repo = await host.repository('host/pg-facts');
@@ -47,6 +51,7 @@ describe('runplan-host add-ons', () => {
 
   afterAll(async () => {
     await host?.dispose();
+    await mirror?.close();
   });
 
   it('creates PostgreSQL and Redis add-ons, masks their secrets, and refuses bad input with coded errors, making nothing', async () => {
@@ -150,6 +155,24 @@ describe('runplan-host add-ons', () => {
     expect(addons.map((a) => a.name)).toEqual(['cache', 'db-main']);
   });
 
+  it("resolves a Play 1.x application's %platform.db.url, .user and .pass to the linked database (the fixture's expect.json)", async () => {
+    const play: { id: string; gitRemote: string } = await host.json(['create', '--type', 'play1', 'catalog', '--region', 'par', '--org', 'acme']);
+    const playRepo = await host.repository('host/play-db');
+    await host.git(playRepo, ['remote', 'add', 'runplan', play.gitRemote]);
+    expect((await host.cli(['link-addon', 'db-main', '--app', play.id])).code).toBe(0);
+    const pushed = await host.push(playRepo, 'runplan', key);
+    expect(pushed.code, pushed.output).toBe(0);
+    const db = await env('db-main');
+    expect(pushed.output).not.toContain(db.POSTGRESQL_ADDON_PASSWORD);
+    const expected = JSON.parse(await readFile(join(playRepo, 'expect.json'), 'utf8')) as { requests: { path: string; status: number; json: unknown }[] };
+    const filled = JSON.parse(JSON.stringify(expected.requests).replace(/\{\{(\w+)\}\}/g, (_m, name: string) => db[name] ?? '')) as typeof expected.requests;
+    for (const r of filled) {
+      const answer = await host.get(play.id, r.path);
+      expect(answer.status).toBe(r.status);
+      expect(answer.json()).toMatchObject(r.json as Record<string, unknown>);
+    }
+  });
+
   it('links two applications: the linked one receives what the other exposes, and loses it at the release after unlinking', async () => {
     const front: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', 'front', '--region', 'par', '--org', 'acme']);
     await host.json(['create', '--type', 'node', 'other-org-app', '--region', 'par', '--org', 'globex']);
@@ -181,7 +204,7 @@ describe('runplan-host add-ons', () => {
     const before = await postmaster();
     expect(await host.stop()).toBe(0);
     expect(() => process.kill(before, 0)).toThrow();
-    await host.serve();
+    await host.serve({ env: mirror.hostEnv() });
     expect(await postmaster()).not.toBe(before);
     expect((await host.get(app.id, '/')).json()).toMatchObject({ linked: true, visits: 3 });
   });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
 import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
 import { TestHost } from './helpers/test-host.js';
 
@@ -171,6 +172,24 @@ describe('runplan-host add-ons', () => {
       expect(answer.status).toBe(r.status);
       expect(answer.json()).toMatchObject(r.json as Record<string, unknown>);
     }
+  });
+
+  it('runs a Rails app with Sidekiq on a linked Redis add-on: a job enqueued over HTTP is processed by the Sidekiq process (fixtures/ruby/rails-sidekiq)', async () => {
+    const fixture = listFixtures('ruby').find((f) => f.name === 'rails-sidekiq');
+    if (!fixture) throw new Error('no fixture ruby/rails-sidekiq');
+    const prepared = await prepareFixture(fixture);
+    const rails: { id: string; gitRemote: string } = await host.json(['create', '--type', 'ruby', 'jobs', '--region', 'par', '--org', 'acme']);
+    const railsRepo = await host.repository(prepared.dir);
+    await host.git(railsRepo, ['remote', 'add', 'runplan', rails.gitRemote]);
+    // The fixture's own variables; REDIS_URL comes from the link, not from a Redis the test started.
+    for (const [name, value] of Object.entries(prepared.expect.env ?? {})) expect((await host.cli(['env', 'set', name, value, '--app', rails.id])).code).toBe(0);
+    expect((await host.cli(['link-addon', 'cache', '--app', rails.id])).code).toBe(0);
+    const pushed = await host.push(railsRepo, 'runplan', key);
+    expect(pushed.code, pushed.output).toBe(0);
+    expect(pushed.output).toContain('variables of addon cache: REDIS_HOST, REDIS_PASSWORD, REDIS_PORT, REDIS_URL');
+    expect(pushed.output).toContain('started sidekiq (pid');
+    expect(pushed.output).not.toContain((await env('cache')).REDIS_PASSWORD);
+    expect((await host.get(rails.id, '/jobs/roundtrip')).json()).toMatchObject({ processed: true, byAnotherProcess: true });
   });
 
   it('links two applications: the linked one receives what the other exposes, and loses it at the release after unlinking', async () => {

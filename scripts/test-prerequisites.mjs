@@ -40,6 +40,9 @@ export const DEBIAN_PACKAGES = [
   { name: 'puma', command: 'puma' },
   { name: 'ruby-sidekiq', command: 'sidekiq' },
   { name: 'ruby-redis', command: 'ruby -e "require %q(redis)"' },
+  // runplan-host's Active Storage proof (fixtures/host/rails-storage): S3 through the storage add-on, its tables in the PostgreSQL add-on.
+  { name: 'ruby-aws-sdk-s3', command: 'ruby -e "require %q(aws-sdk-s3)"' },
+  { name: 'ruby-pg', command: 'ruby -e "require %q(pg)"' },
   { name: 'ruby-sass-rails', command: 'ruby -e "require %q(sass-rails)"' },
   { name: 'ruby-byebug', command: 'byebug' },
   { name: 'ruby-web-console', command: 'ruby -e "require %q(web-console)"' },

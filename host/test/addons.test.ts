@@ -1,6 +1,4 @@
 import { execFile } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
-import aws4 from 'aws4';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -12,6 +10,7 @@ import { tempDir } from '../../test/helpers/temp.js';
 import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { RedisProvider } from '../src/addons/redis.js';
 import { StorageProvider } from '../src/addons/storage.js';
+import { s3 } from './helpers/s3-client.js';
 import { HostErrors } from '../src/errors.js';
 
 /**
@@ -208,28 +207,6 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     expect(processesUnder(join(root, 'other'))).toEqual([]);
   });
 });
-
-/** An S3 request as an app's SDK makes it, signed with a storage add-on's variables (or told not to sign). */
-function s3(v: Record<string, string>, method: string, path: string, body?: string, { sign = true } = {}): Promise<{ status: number; body: string }> {
-  const [host = '', port = ''] = (v.STORAGE_ADDON_HOST ?? '').split(':');
-  const signed = sign
-    ? (aws4.sign(
-        { host: v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body },
-        { accessKeyId: v.STORAGE_ADDON_KEY_ID ?? '', secretAccessKey: v.STORAGE_ADDON_KEY_SECRET ?? '' },
-      ) as { path: string; headers: Record<string, string> })
-    : { path, headers: {} };
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host, port: Number(port), method, path: signed.path, headers: signed.headers }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => {
-        text += c.toString();
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('storage add-ons (one S3-compatible server per add-on)', () => {
   let root: string;

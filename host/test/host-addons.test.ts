@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
 import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
+import { s3 } from './helpers/s3-client.js';
 import { TestHost } from './helpers/test-host.js';
 
 /**
@@ -190,6 +191,37 @@ describe('runplan-host add-ons', () => {
     expect(pushed.output).toContain('started sidekiq (pid');
     expect(pushed.output).not.toContain((await env('cache')).REDIS_PASSWORD);
     expect((await host.get(rails.id, '/jobs/roundtrip')).json()).toMatchObject({ processed: true, byAnotherProcess: true });
+  });
+
+  it("stores a Rails app's uploads in a linked storage add-on with Active Storage, exactly the specification's recipe (fixtures/host/rails-storage)", async () => {
+    const fixture = listFixtures('host').find((f) => f.name === 'rails-storage');
+    if (!fixture) throw new Error('no fixture host/rails-storage');
+    const prepared = await prepareFixture(fixture);
+    await host.json(['addon', 'create', 'storage', 'files', '--org', 'acme']);
+    await host.json(['addon', 'create', 'postgresql', 'rails-db', '--org', 'acme']);
+    const storage = await env('files');
+    // The customer makes the bucket with any S3 client, as the recipe says.
+    expect(await s3(storage, 'PUT', '/uploads')).toMatchObject({ status: 200 });
+    const rails: { id: string; gitRemote: string } = await host.json(['create', '--type', 'ruby', 'uploads', '--region', 'par', '--org', 'acme']);
+    const railsRepo = await host.repository(prepared.dir);
+    await host.git(railsRepo, ['remote', 'add', 'runplan', rails.gitRemote]);
+    for (const [name, value] of Object.entries(prepared.expect.env ?? {})) {
+      const set = await host.cli(['env', 'set', name, value.replace('{{STORAGE_ADDON_HOST}}', storage.STORAGE_ADDON_HOST ?? ''), '--app', rails.id]);
+      expect(set.code, set.stderr).toBe(0);
+    }
+    for (const addon of ['files', 'rails-db']) expect((await host.cli(['link-addon', addon, '--app', rails.id])).code).toBe(0);
+    const pushed = await host.push(railsRepo, 'runplan', key);
+    expect(pushed.code, pushed.output).toBe(0);
+    expect(pushed.output).toContain('variables of addon files: STORAGE_ADDON_HOST, STORAGE_ADDON_KEY_ID, STORAGE_ADDON_KEY_SECRET');
+    expect(pushed.output).not.toContain(storage.STORAGE_ADDON_KEY_SECRET);
+
+    const uploaded = await host.get(rails.id, '/files?name=hello.txt', { method: 'POST', body: 'stored through Active Storage', headers: { 'content-type': 'text/plain' } });
+    expect(uploaded.status, uploaded.body).toBe(200);
+    const blob = uploaded.json<{ key: string; service: string; bucket: string; bytes: number }>();
+    expect(blob).toMatchObject({ service: 'platform', bucket: 'uploads', bytes: 29 });
+    expect(await host.get(rails.id, `/files/${blob.key}`)).toMatchObject({ status: 200, body: 'stored through Active Storage' });
+    // In the storage add-on's bucket, under the blob's key, read with the add-on's own key pair.
+    expect(await s3(storage, 'GET', `/uploads/${blob.key}`)).toEqual({ status: 200, body: 'stored through Active Storage' });
   });
 
   it('links two applications: the linked one receives what the other exposes, and loses it at the release after unlinking', async () => {

@@ -171,11 +171,25 @@ export class TestHost {
   }
 
   /** GET through the edge: HTTPS with the edge's root certificate (or plain HTTP on its other port). */
-  async get(appId: string, path: string, { plain = false, headers = {} }: { plain?: boolean; headers?: Record<string, string> } = {}): Promise<Answer> {
+  async get(
+    appId: string,
+    path: string,
+    { plain = false, headers = {}, method = 'GET', body }: { plain?: boolean; headers?: Record<string, string>; method?: string; body?: string } = {},
+  ): Promise<Answer> {
     const host = `${appId}.localhost`;
     const ca = plain ? undefined : await readFile(this.rootCertificate);
     return new Promise((resolveAnswer, reject) => {
-      const options = { host: '127.0.0.1', port: plain ? this.ports.http : this.ports.https, path, servername: host, headers: { host, ...headers }, ca, agent: false as const, timeout: 10_000 };
+      const options = {
+        method,
+        host: '127.0.0.1',
+        port: plain ? this.ports.http : this.ports.https,
+        path,
+        servername: host,
+        headers: { host, ...headers },
+        ca,
+        agent: false as const,
+        timeout: 10_000,
+      };
       const req = (plain ? httpRequest : request)(options, (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -186,7 +200,7 @@ export class TestHost {
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);
-      req.end();
+      req.end(body);
     });
   }
 

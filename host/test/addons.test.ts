@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,6 +180,19 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     expect(() => process.kill(pid, 0)).toThrow();
     expect(await portFree(Number(vb.REDIS_PORT))).toBe(true);
     expect(existsSync(provider.folder(b.id))).toBe(false);
+  });
+
+  it('supervises each instance: one killed is started again, its data kept, and the restart is in its log', async () => {
+    const killed = provider.pid(a.id) as number;
+    process.kill(killed, 'SIGKILL');
+    let answer: Run = { ok: false, stdout: '', stderr: '' };
+    for (let i = 0; i < 100 && !(answer.ok && provider.pid(a.id) !== killed); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      answer = await redisCli(va, 'get', 'greeting');
+    }
+    expect(provider.pid(a.id)).not.toBe(killed);
+    expect(answer).toMatchObject({ ok: true, stdout: 'kept' });
+    expect(readFileSync(join(provider.folder(a.id), 'redis.log'), 'utf8')).toMatch(/exited with SIGKILL; starting it again/);
   });
 
   it('stops by PID leaving no process and the ports free; start on a new provider finds the data', async () => {

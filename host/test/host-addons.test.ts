@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
+import { processesUnder } from '../../test/helpers/processes.js';
 import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
 import { s3 } from './helpers/s3-client.js';
 import { TestHost } from './helpers/test-host.js';
@@ -255,6 +256,8 @@ describe('runplan-host add-ons', () => {
     const before = await postmaster();
     expect(await host.stop()).toBe(0);
     expect(() => process.kill(before, 0)).toThrow();
+    // Nothing of the data folder runs any more: no database, Redis or storage server, no release.
+    expect(processesUnder(host.data)).toEqual([]);
     await host.serve({ env: mirror.hostEnv() });
     expect(await postmaster()).not.toBe(before);
     expect((await host.get(app.id, '/')).json()).toMatchObject({ linked: true, visits: 3 });

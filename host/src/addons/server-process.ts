@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 
@@ -76,64 +76,118 @@ export interface StartServerOptions {
   readonly stopSignal?: NodeJS.Signals;
 }
 
-/** A server process the host started, stopped by its PID. */
+/** One run of a server: its process, and why it exited once it has. */
+interface Run {
+  readonly child: ChildProcess;
+  readonly exited: Promise<string>;
+}
+
+function launch(options: StartServerOptions): Run {
+  const log = openSync(options.logFile, 'a', 0o600);
+  let child: ChildProcess;
+  try {
+    child = spawn(options.command, options.args, {
+      cwd: options.cwd,
+      stdio: ['ignore', log, log],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      ...(options.account ? { uid: options.account.uid, gid: options.account.gid } : {}),
+    });
+  } finally {
+    closeSync(log);
+  }
+  const exited = new Promise<string>((resolve) => {
+    child.once('error', (error) => resolve(error.message));
+    child.once('exit', (code, signal) => resolve(`exited with ${signal ?? `code ${code}`}`));
+  });
+  return { child, exited };
+}
+
+/** Until ready() says yes; a run that exits first, or never answers, is reported with the end of its log. */
+async function waitReady(run: Run, options: StartServerOptions): Promise<void> {
+  let exitedWhy: string | undefined;
+  void run.exited.then((why) => {
+    exitedWhy = why;
+  });
+  const pollMs = options.pollMs ?? 50;
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    if (exitedWhy !== undefined) throw failed(options, exitedWhy);
+    // Raced with its exit: a server that died while ready() waits on its port is reported at once.
+    if (await Promise.race([options.ready().catch(() => false), run.exited.then(() => false)])) return;
+    if (Date.now() > deadline) {
+      await stopRun(run, options.stopSignal ?? 'SIGTERM', 20_000);
+      throw failed(options, `did not answer within ${options.timeoutMs ?? 30_000} ms`);
+    }
+    await Promise.race([new Promise((r) => setTimeout(r, pollMs)), run.exited]);
+  }
+}
+
+async function stopRun(run: Run, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  if (run.child.exitCode !== null || run.child.signalCode !== null) return;
+  run.child.kill(signal);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), graceMs);
+  await run.exited;
+  clearTimeout(timer);
+}
+
+/** How many times in RESTART_WINDOW_MS a server that keeps exiting is started again before the host gives up on it. */
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 60_000;
+
+/**
+ * A server process the host started, supervised and stopped by its PID: one that
+ * exits unasked (a crash, the OOM killer) is started again after a pause that grows
+ * with each restart, at most MAX_RESTARTS times a minute; each restart is written to
+ * its log. stop() ends the supervision first.
+ */
 export class ServerProcess {
+  private stopping = false;
+  private readonly restarts: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
   private constructor(
-    private readonly child: ChildProcess,
-    private readonly exited: Promise<void>,
-    private readonly stopSignal: NodeJS.Signals,
-  ) {}
+    private run: Run,
+    private readonly options: StartServerOptions,
+  ) {
+    this.supervise();
+  }
 
   get pid(): number {
-    return this.child.pid as number;
+    return this.run.child.pid as number;
   }
 
   static async start(options: StartServerOptions): Promise<ServerProcess> {
-    const log = openSync(options.logFile, 'a', 0o600);
-    let child: ChildProcess;
-    try {
-      child = spawn(options.command, options.args, {
-        cwd: options.cwd,
-        stdio: ['ignore', log, log],
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
-        ...(options.account ? { uid: options.account.uid, gid: options.account.gid } : {}),
-      });
-    } finally {
-      closeSync(log);
-    }
-    let exitedEarly: string | undefined;
-    const exited = new Promise<void>((resolve) => {
-      child.once('error', (error) => {
-        exitedEarly = error.message;
-        resolve();
-      });
-      child.once('exit', (code, signal) => {
-        exitedEarly = `exited with ${signal ?? `code ${code}`}`;
-        resolve();
-      });
-    });
-    const server = new ServerProcess(child, exited, options.stopSignal ?? 'SIGTERM');
-    const pollMs = options.pollMs ?? 50;
-    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-    for (;;) {
-      if (exitedEarly !== undefined) throw failed(options, exitedEarly);
-      // Raced with its exit: a server that died while ready() waits on its port is reported at once.
-      if (await Promise.race([options.ready().catch(() => false), exited.then(() => false)])) return server;
-      if (Date.now() > deadline) {
-        await server.stop();
-        throw failed(options, `did not answer within ${options.timeoutMs ?? 30_000} ms`);
-      }
-      await Promise.race([new Promise((r) => setTimeout(r, pollMs)), exited]);
-    }
+    const run = launch(options);
+    await waitReady(run, options);
+    return new ServerProcess(run, options);
   }
 
-  /** Asks it to shut down, then kills it if it has not within `graceMs`; resolves once it has exited. */
+  private supervise(): void {
+    const run = this.run;
+    void run.exited.then((why) => {
+      if (this.stopping || run !== this.run) return;
+      const now = Date.now();
+      while (this.restarts.length > 0 && now - (this.restarts[0] as number) > RESTART_WINDOW_MS) this.restarts.shift();
+      if (this.restarts.length >= MAX_RESTARTS) {
+        appendFileSync(this.options.logFile, `runplan-host: ${this.options.what} ${why}, its ${MAX_RESTARTS + 1}th exit within a minute: not started again\n`);
+        return;
+      }
+      this.restarts.push(now);
+      appendFileSync(this.options.logFile, `runplan-host: ${this.options.what} ${why}; starting it again\n`);
+      this.timer = setTimeout(() => {
+        if (this.stopping) return;
+        this.run = launch(this.options);
+        this.supervise();
+        waitReady(this.run, this.options).catch((error: Error) => appendFileSync(this.options.logFile, `runplan-host: ${error.message}\n`));
+      }, 500 * this.restarts.length);
+    });
+  }
+
+  /** Ends the supervision, asks it to shut down, then kills it if it has not within `graceMs`; resolves once it has exited. */
   async stop(graceMs = 20_000): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill(this.stopSignal);
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(timer);
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await stopRun(this.run, this.options.stopSignal ?? 'SIGTERM', graceMs);
   }
 }
 

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -195,16 +195,24 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     expect(readFileSync(join(provider.folder(a.id), 'redis.log'), 'utf8')).toMatch(/exited with SIGKILL; starting it again/);
   });
 
-  it('stops by PID leaving no process and the ports free; start on a new provider finds the data', async () => {
+  it('stops by PID leaving no process and the ports free; start on a new provider stops what a killed serve left running and finds the data', async () => {
     const pid = provider.pid(a.id) as number;
     await provider.stop();
     expect(() => process.kill(pid, 0)).toThrow();
     expect(processesUnder(dir)).toEqual([]);
     expect(await portFree(Number(va.REDIS_PORT))).toBe(true);
 
+    // As a serve killed with SIGKILL would leave it: the instance running, its PID file written, no supervisor.
+    const conf = join(provider.folder(a.id), 'redis.conf');
+    const leftover = spawn('redis-server', [conf], { cwd: provider.folder(a.id), stdio: 'ignore', detached: true });
+    writeFileSync(join(provider.folder(a.id), 'server.pid'), `${leftover.pid}\n`);
+    const leftoverExited = new Promise((r) => leftover.once('exit', r));
     provider = new RedisProvider({ dir });
     await provider.start([{ id: a.id, config: configA }]);
+    await leftoverExited;
+    expect(provider.pid(a.id)).not.toBe(leftover.pid);
     expect(await redisCli(va, 'get', 'greeting')).toMatchObject({ ok: true, stdout: 'kept' });
+    expect(readFileSync(join(provider.folder(a.id), 'redis.log'), 'utf8')).toContain(`left running by an earlier serve (PID ${leftover.pid}): stopping it first`);
   });
 
   it('reports an instance that cannot start (its port taken), quoting its log, and leaves nothing running', async () => {

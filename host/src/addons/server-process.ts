@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 
@@ -82,6 +83,39 @@ interface Run {
   readonly exited: Promise<string>;
 }
 
+/** Where a server's PID is kept while it runs: found again by the next serve if this one was killed (SIGKILL, a crash). */
+const pidFile = (options: StartServerOptions) => join(options.cwd, 'server.pid');
+
+/**
+ * A server a killed serve left running (its PID file names a live process running
+ * the same program) is stopped first: it holds the port and the data folder.
+ */
+async function stopLeftover(options: StartServerOptions): Promise<void> {
+  const pid = Number(readFileSafe(pidFile(options)).trim());
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  // Its working folder tells it apart from an unrelated process that got the PID again (servers rename their
+  // process titles, redis-server to its address; each works in its own folder, or below it: Redis in data/).
+  let cwd: string;
+  try {
+    cwd = readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return;
+  }
+  if (cwd !== options.cwd && !cwd.startsWith(`${options.cwd}/`)) return;
+  appendFileSync(options.logFile, `runplan-host: ${options.what} left running by an earlier serve (PID ${pid}): stopping it first\n`);
+  process.kill(pid, options.stopSignal ?? 'SIGTERM');
+  for (let i = 0; i < 400 && readFileSafe(`/proc/${pid}/cmdline`) !== ''; i++) await new Promise((r) => setTimeout(r, 50));
+  if (readFileSafe(`/proc/${pid}/cmdline`) !== '') process.kill(pid, 'SIGKILL');
+}
+
+function readFileSafe(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function launch(options: StartServerOptions): Run {
   const log = openSync(options.logFile, 'a', 0o600);
   let child: ChildProcess;
@@ -95,6 +129,7 @@ function launch(options: StartServerOptions): Run {
   } finally {
     closeSync(log);
   }
+  if (child.pid !== undefined) writeFileSync(pidFile(options), `${child.pid}\n`, { mode: 0o600 });
   const exited = new Promise<string>((resolve) => {
     child.once('error', (error) => resolve(error.message));
     child.once('exit', (code, signal) => resolve(`exited with ${signal ?? `code ${code}`}`));
@@ -157,6 +192,7 @@ export class ServerProcess {
   }
 
   static async start(options: StartServerOptions): Promise<ServerProcess> {
+    await stopLeftover(options);
     const run = launch(options);
     await waitReady(run, options);
     return new ServerProcess(run, options);

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { HostErrors } from './errors.js';
 import { makeApiToken, makeDataFolders } from './host-files.js';
 import type { HostPaths } from './paths.js';
@@ -17,6 +18,8 @@ export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>):
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw HostErrors.INPUT_USAGE.create({ message: `${name} must be a port number (1-65535).` });
   }
   if (!/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/.test(settings.domain)) throw HostErrors.INPUT_USAGE.create({ message: `--domain ${JSON.stringify(settings.domain.slice(0, 60))} is not a host name.` });
+  if (settings.cacheDir !== undefined && !isAbsolute(settings.cacheDir))
+    throw HostErrors.INPUT_USAGE.create({ message: `--cache-dir ${JSON.stringify(settings.cacheDir.slice(0, 80))} is not an absolute path.` });
   const created = !existsSync(paths.apiToken);
   // Its home is ssh/: sshd's StrictModes checks the folders above authorized_keys up to the home.
   await ensureSshUser(settings.sshUser, paths.sshDir);

@@ -22,6 +22,11 @@ export interface HostSettings {
    * applications, so none is sized for the whole machine.
    */
   readonly instance: { readonly cpus: number; readonly memoryMb: number };
+  /**
+   * runplan's cache (downloaded runtimes, the layer cache) when it is not the data
+   * folder's `runplan/cache`: on another disk, or shared by several hosts of one machine.
+   */
+  readonly cacheDir?: string;
 }
 
 export const DEFAULT_SETTINGS: HostSettings = {

@@ -15,7 +15,7 @@ import { appOfFolder } from './find-app.js';
 
 const USAGE = `runplan-host: a small hosting service on runplan (git push, health-gated deploys, an HTTPS edge)
 
-  runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git]
+  runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR]
   runplan-host serve                      start sshd, the edge and the API; bring every app back; SIGTERM stops all
   runplan-host status
   runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
@@ -48,6 +48,7 @@ const OPTIONS = {
   'https-port': { type: 'string' },
   'http-port': { type: 'string' },
   'ssh-user': { type: 'string' },
+  'cache-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -102,6 +103,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           httpsPort: port('https-port'),
           httpPort: port('http-port'),
           sshUser: values['ssh-user'],
+          cacheDir: values['cache-dir'] === undefined ? undefined : resolve(values['cache-dir']),
         }).filter(([, v]) => v !== undefined),
       );
       const { settings, created } = await initHost(paths, chosen);

@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { freePort } from '../../../test/helpers/ports.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 import { removeSshUser } from '../../src/ssh/ssh-user.js';
@@ -50,7 +51,20 @@ export class TestHost {
       () => false,
     );
     const host = new TestHost(data, ports, keyDir, sshUser, !existed);
-    const init = await host.cli(['init', '--ssh-port', `${ports.ssh}`, '--https-port', `${ports.https}`, '--http-port', `${ports.http}`, '--ssh-user', sshUser]);
+    // runplan's cache is the run's shared one, as runplan's own tests use it: Node.js and the npm releases are downloaded once per run, not once per host.
+    const init = await host.cli([
+      'init',
+      '--ssh-port',
+      `${ports.ssh}`,
+      '--https-port',
+      `${ports.https}`,
+      '--http-port',
+      `${ports.http}`,
+      '--ssh-user',
+      sshUser,
+      '--cache-dir',
+      inject('sharedCacheDir'),
+    ]);
     if (init.code !== 0) throw new Error(`runplan-host init failed: ${init.stdout}${init.stderr}`);
     return host;
   }

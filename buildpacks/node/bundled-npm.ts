@@ -222,7 +222,7 @@ export const NODE_BUNDLED_NPM: readonly BundledNpmLine[] = [
   },
   {
     line: 26,
-    through: '26.10.0',
+    through: '26.12.1',
     npm: [
       ['26.0.0', '11.12.1'],
       ['26.1.0', '11.13.0'],
@@ -231,6 +231,7 @@ export const NODE_BUNDLED_NPM: readonly BundledNpmLine[] = [
       ['26.6.0', '11.18.0'],
       ['26.7.0', '11.19.0'],
       ['26.8.2', '11.19.1'],
+      ['26.11.0', '11.20.0'],
     ],
   },
 ];

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
+import { fillPlaceholders, listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
 import { processesUnder } from '../../test/helpers/processes.js';
 import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
 import { s3 } from './helpers/s3-client.js';
@@ -168,8 +168,7 @@ describe('runplan-host add-ons', () => {
     const db = await env('db-main');
     expect(pushed.output).not.toContain(db.POSTGRESQL_ADDON_PASSWORD);
     const expected = JSON.parse(await readFile(join(playRepo, 'expect.json'), 'utf8')) as { requests: { path: string; status: number; json: unknown }[] };
-    const filled = JSON.parse(JSON.stringify(expected.requests).replace(/\{\{(\w+)\}\}/g, (_m, name: string) => db[name] ?? '')) as typeof expected.requests;
-    for (const r of filled) {
+    for (const r of fillPlaceholders(expected.requests, db)) {
       const answer = await host.get(play.id, r.path);
       expect(answer.status).toBe(r.status);
       expect(answer.json()).toMatchObject(r.json as Record<string, unknown>);
@@ -206,8 +205,8 @@ describe('runplan-host add-ons', () => {
     const rails: { id: string; gitRemote: string } = await host.json(['create', '--type', 'ruby', 'uploads', '--region', 'par', '--org', 'acme']);
     const railsRepo = await host.repository(prepared.dir);
     await host.git(railsRepo, ['remote', 'add', 'runplan', rails.gitRemote]);
-    for (const [name, value] of Object.entries(prepared.expect.env ?? {})) {
-      const set = await host.cli(['env', 'set', name, value.replace('{{STORAGE_ADDON_HOST}}', storage.STORAGE_ADDON_HOST ?? ''), '--app', rails.id]);
+    for (const [name, value] of Object.entries(fillPlaceholders(prepared.expect.env ?? {}, storage))) {
+      const set = await host.cli(['env', 'set', name, value, '--app', rails.id]);
       expect(set.code, set.stderr).toBe(0);
     }
     for (const addon of ['files', 'rails-db']) expect((await host.cli(['link-addon', addon, '--app', rails.id])).code).toBe(0);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
+import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon } from './provider.js';
 import { scramSha256Verifier } from './scram.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
@@ -12,7 +13,6 @@ import { type ServerAccount, ServerProcess, serverAccount } from './server-proce
 const execFileAsync = promisify(execFile);
 const DEBIAN_ROOT = '/usr/lib/postgresql';
 const LOOPBACK = '127.0.0.1';
-const ADDON_ID = /^addon_([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/;
 // What a role or database name made from an id looks like; checked again before any DROP.
 const SQL_NAME = /^addon_[0-9a-f]{32}$/;
 
@@ -210,9 +210,8 @@ export class PostgresqlProvider implements AddonProvider {
 
 /** The role and database name of an add-on: its id without hyphens (a plain SQL identifier, 38 characters). */
 function sqlName(addonId: string): string {
-  const m = ADDON_ID.exec(addonId);
-  if (!m) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
-  return `addon_${m.slice(1).join('')}`;
+  if (!ADDON_ID.test(addonId)) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
+  return addonId.replaceAll('-', '');
 }
 
 function ids(account: ServerAccount | undefined): { uid?: number; gid?: number } {

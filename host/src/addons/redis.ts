@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
+import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
 
 const execFileAsync = promisify(execFile);
 const LOOPBACK = '127.0.0.1';
-const ADDON_ID = /^addon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface RedisProviderOptions {
   /** `<data>/addons/redis`: one folder per add-on (`<id>/`: its redis.conf, log and data). */

@@ -3,11 +3,11 @@ import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
+import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { ensureServerAccount, type ServerAccount, ServerProcess } from './server-process.js';
 
 const LOOPBACK = '127.0.0.1';
-const ADDON_ID = /^addon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The account the storage servers run as when the host runs as root (no Debian package makes one). */
 const STORAGE_ACCOUNT = 'runplan-storage';
 

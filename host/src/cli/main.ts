@@ -191,25 +191,25 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       const effect = command === 'env' ? 'at the next deploy or restart' : 'for the applications linked to it at their next deploy or restart';
       if (sub === 'set') {
         const [name, value] = args;
-        if (!name || value === undefined) throw usage('env set NAME VALUE');
+        if (!name || value === undefined) throw usage(`${command} set NAME VALUE`);
         await client.json('PATCH', path, { set: { [name]: value } });
         print({ set: name }, () => `${name} ${command === 'env' ? 'set' : 'exposed'} on ${a.name}: it takes effect ${effect}`);
         return 0;
       }
       if (sub === 'rm') {
-        if (!args[0]) throw usage('env rm NAME');
+        if (!args[0]) throw usage(`${command} rm NAME`);
         await client.json('PATCH', path, { remove: [args[0]] });
         print({ removed: args[0] }, () => `${args[0]} removed from ${a.name}: it takes effect ${effect}`);
         return 0;
       }
       if (sub === 'import') {
-        if (!args[0]) throw usage('env import FILE');
+        if (!args[0]) throw usage(`${command} import FILE`);
         const text = await readFile(args[0], 'utf8').catch(() => {
           throw HostErrors.INPUT_USAGE.create({ message: `cannot read ${args[0]}.`, file: args[0] });
         });
         const set = Object.fromEntries(parseEnvFile(text, args[0]).map((v) => [v.name, v.value]));
         await client.json('PATCH', path, { set });
-        print({ set: Object.keys(set) }, () => `${Object.keys(set).length} variable(s) set on ${a.name}: they take effect ${effect}`);
+        print({ set: Object.keys(set) }, () => `${Object.keys(set).length} variable(s) ${command === 'env' ? 'set' : 'exposed'} on ${a.name}: they take effect ${effect}`);
         return 0;
       }
       if (sub !== undefined) throw usage(`${command} [--show] | ${command} set NAME VALUE | ${command} rm NAME | ${command} import FILE`);

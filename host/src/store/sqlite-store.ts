@@ -3,7 +3,20 @@ import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { HostErrors } from '../errors.js';
 import { latestVersion, type Migration, migrations } from './migrations.js';
-import type { VariableSet, AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock } from './store.js';
+import {
+  ADDON_ID,
+  type AddonRecord,
+  type AppRecord,
+  type HostStore,
+  type NewAddon,
+  type NewApp,
+  type NewRelease,
+  type ReleaseOutcome,
+  type ReleaseRecord,
+  type SshKeyRecord,
+  type StoreClock,
+  type VariableSet,
+} from './store.js';
 
 export interface SqliteStoreOptions {
   /** The time recorded (created, added, started, finished); the system's by default. */
@@ -37,8 +50,6 @@ interface AddonRow {
   created_at: string;
   config: string;
 }
-
-const ADDON_ID = /^addon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** An add-on id (addon_<uuid>), when the caller gives none. */
 function newAddonId(): string {
@@ -394,9 +405,8 @@ export class SqliteStore implements HostStore {
     const now = this.now();
     return this.db
       .transaction(() => {
-        this.requireApp(appId);
+        const appOrg = this.requireApp(appId).org;
         const addon = this.requireAddon(addonId);
-        const appOrg = this.db.prepare('SELECT org FROM apps WHERE id = ?').pluck().get(appId) as string;
         if (appOrg !== addon.org) {
           throw HostErrors.ADDON_ORG_MISMATCH.create({
             message: `the application ${appId} belongs to ${appOrg}, the add-on ${addon.name} (${addonId}) to ${addon.org}`,

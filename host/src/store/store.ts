@@ -70,6 +70,9 @@ export interface ReleaseRecord {
 
 export type AddonProviderKind = 'postgresql' | 'redis' | 'storage';
 
+/** An add-on's id, `addon_` and a UUID: what the store, and the providers naming folders, roles and databases after it, accept. */
+export const ADDON_ID = /^addon_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 export interface AddonRecord {
   /** `addon_` and a UUID. */
   readonly id: string;

@@ -7,7 +7,7 @@ import type { DockerCli } from '../docker-cli.js';
 
 interface InspectedTask {
   ID: string;
-  Status: { State: string; Err?: string; ContainerStatus?: { ExitCode?: number } };
+  Status: { State: string; Timestamp?: string; Err?: string; ContainerStatus?: { ExitCode?: number } };
 }
 
 const ENDED = new Set(['complete', 'failed', 'shutdown', 'rejected', 'orphaned', 'remove']);
@@ -55,6 +55,13 @@ export class TaskExits {
   private readonly listeners = new Set<(exit: ProcessExit) => void>();
   /** The tasks already ended when listening began, and those told since. */
   private ended: Set<string> | undefined;
+  /**
+   * When listening began, in wall time: swarm stamps each task's last change
+   * in wall time, not by runplan's injected clock. The first look can come
+   * seconds later on a loaded machine; a task that ended in between is an exit
+   * to tell, not part of what had ended before.
+   */
+  private listeningSince = 0;
   private looking: Promise<void> = Promise.resolve();
   private polling: AbortController | undefined;
   /** How many exits were told. */
@@ -65,6 +72,7 @@ export class TaskExits {
   subscribe(listener: (exit: ProcessExit) => void): () => void {
     this.listeners.add(listener);
     if (this.polling === undefined) {
+      if (this.ended === undefined) this.listeningSince = Date.now();
       const polling = new AbortController();
       this.polling = polling;
       void this.poll(polling.signal);
@@ -101,8 +109,7 @@ export class TaskExits {
     // Not known for sure this time: the next look sees them.
     if (tasks === undefined) return;
     if (this.ended === undefined) {
-      this.ended = new Set(tasks.filter((t) => ENDED.has(t.Status.State)).map((t) => t.ID));
-      return;
+      this.ended = new Set(tasks.filter((t) => ENDED.has(t.Status.State) && !this.endedSinceListening(t)).map((t) => t.ID));
     }
     for (const task of tasks) {
       if (!EXITED.has(task.Status.State) || this.ended.has(task.ID)) continue;
@@ -111,6 +118,11 @@ export class TaskExits {
       this.told++;
       for (const listener of [...this.listeners]) listener(exit);
     }
+  }
+
+  private endedSinceListening(task: InspectedTask): boolean {
+    const at = task.Status.Timestamp === undefined ? Number.NaN : Date.parse(task.Status.Timestamp);
+    return Number.isFinite(at) && at >= this.listeningSince;
   }
 
   private async exitOf(ended: InspectedTask): Promise<ProcessExit> {

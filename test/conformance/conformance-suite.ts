@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { checkFixture, type Fixture, type FixtureExpectation, listFixtures } from '../helpers/fixtures.js';
 import { dockerEngine, type EngineUnderTest, LOCAL_ENGINE, podmanEngine, swarmEngine } from '../helpers/engines-under-test.js';
 import { podmanAvailable } from '../helpers/podman.js';
@@ -33,7 +33,7 @@ interface ConformanceCase {
   readonly hostEnv?: Readonly<Record<string, string>>;
 }
 
-const CASES: readonly ConformanceCase[] = [
+export const CASES: readonly ConformanceCase[] = [
   // The specification's health-check lines, then the deployment accepted.
   { id: 'health gate: healthy', fixture: ['node', 'express'], output: ['accepts connections', '==> deployment healthy'] },
   // A web process that exits before it listens: how it ended, not "not listening".
@@ -129,16 +129,21 @@ const ENGINES: readonly EngineEntry[] = [
   },
 ];
 
-const fixture = ([type, name]: readonly [string, string]) => {
+export const fixture = ([type, name]: readonly [string, string]) => {
   const found = listFixtures(type).find((f) => f.name === name);
   if (found === undefined) throw new Error(`no fixture ${type}/${name}`);
   return found as Fixture;
 };
 
-for (const entry of ENGINES) {
-  const name = entry.engine().name;
+/**
+ * The cases on one engine: each engine's cases are a test file of their own
+ * (test/conformance/<engine>.test.ts) so the test workers share them.
+ */
+export function conformanceSuite(engineName: string): void {
+  const entry = ENGINES.find((e) => e.engine().name === engineName);
+  if (entry === undefined) throw new Error(`no conformance engine ${engineName}`);
   const missing = entry.missing();
-  describe.skipIf(missing !== undefined)(`conformance: ${name}${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  describe.skipIf(missing !== undefined)(`conformance: ${engineName}${missing ? ` (skipped: ${missing})` : ''}`, () => {
     let teardown: (() => Promise<void>) | undefined;
     beforeAll(async () => {
       teardown = await entry.setup?.();
@@ -150,7 +155,7 @@ for (const entry of ENGINES) {
       it(unsupported ? `${c.id}: refused (${unsupported.reason})` : c.id, { timeout: 600_000 }, async () => {
         const given = fixture(c.fixture);
         const expectation = !unsupported
-          ? { ...given.expect, output: [...(c.linesOf?.[name] ?? given.expect.output ?? []), ...(c.output ?? [])], requests: c.requestsOf?.[name] ?? given.expect.requests ?? [] }
+          ? { ...given.expect, output: [...(c.linesOf?.[engineName] ?? given.expect.output ?? []), ...(c.output ?? [])], requests: c.requestsOf?.[engineName] ?? given.expect.requests ?? [] }
           : unsupported.says.startsWith('RUNPLAN_W_')
             ? { ...given.expect, output: [`warn: ${unsupported.says}: `], requests: [] }
             : { ...given.expect, deploy: 'fails' as const, output: [unsupported.says], requests: [], errorCode: unsupported.says };
@@ -178,7 +183,3 @@ async function swarmOfOneNode(): Promise<() => Promise<void>> {
     }
   };
 }
-
-it('every case names a fixture that exists', () => {
-  for (const c of CASES) expect(() => fixture(c.fixture)).not.toThrow();
-});

@@ -63,6 +63,10 @@ export const DEBIAN_PACKAGES = [
   { name: 'iproute2', command: 'ip' },
   // The image's health-check script is also run on this machine by the tests (curl: HOST_PACKAGES).
   // Private SSH key (CC_SSH_PRIVATE_KEY): git dependencies over SSH from a real sshd on 127.0.0.1 (test/helpers/sshd.ts).
+  // runplan-host's console is tested in Debian's chromium (driven by playwright-core, no browser download),
+  // which trusts the edge's root certificate through an NSS database made with certutil.
+  { name: 'chromium', command: 'test -x /usr/bin/chromium' },
+  { name: 'libnss3-tools', command: 'certutil' },
   ...HOST_PACKAGES,
 ];
 

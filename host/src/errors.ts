@@ -86,6 +86,18 @@ export const HostErrors = defineErrors(
     },
     HOST_ALREADY_SERVING: { title: 'Another runplan-host serve uses this data folder', kind: 'deployment', fix: 'Stop the other one (its PID is given) or use another --data.' },
     API_UNAUTHORIZED: { title: 'The request to the host API has no valid token', kind: 'input', fix: 'Send the token of the data folder (api-token) as "Authorization: Bearer <token>".' },
+    CONSOLE_SIGN_IN: {
+      title: 'The token does not sign in to the console',
+      kind: 'input',
+      fix: "Sign in with the data folder's api-token (every organization) or with the token `runplan-host token --org <org>` prints (that organization only).",
+    },
+    CONSOLE_SIGNED_OUT: { title: 'The console session has ended', kind: 'input', fix: 'Sign in again: sessions end after 8 hours unused, when you sign out, and when runplan-host serve restarts.' },
+    CONSOLE_FORM_TOKEN: {
+      title: "The form does not carry the session's CSRF token",
+      kind: 'input',
+      fix: 'Reload the page and send the form again; a request made by another site, or with an old page of an earlier session, is refused.',
+    },
+    CONSOLE_PAGE_NOT_FOUND: { title: 'The console has no such page', kind: 'input', fix: 'Start from the console home page (/) and follow its links.' },
     PUSH_DENIED: {
       title: 'This key may not push to that application',
       kind: 'input',

@@ -14,7 +14,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   edge/              Caddy's config, data (its CA) and admin socket
  *   apps/<app_id>/     the checkout of the commit being deployed
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
- *   run/               the API socket, the git socket, serve.pid
+ *   run/               the API socket, the git socket, the console's socket, serve.pid
  *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
  */
@@ -33,6 +33,8 @@ export interface HostPaths {
   readonly runDir: string;
   readonly apiSocket: string;
   readonly gitSocket: string;
+  /** The web console's: only the edge connects to it (https://console.<domain>). */
+  readonly consoleSocket: string;
   readonly servePid: string;
   /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
   readonly binDir: string;
@@ -57,6 +59,7 @@ export function hostPaths(root: string): HostPaths {
     runDir,
     apiSocket: join(runDir, 'api.sock'),
     gitSocket: join(runDir, 'git.sock'),
+    consoleSocket: join(runDir, 'console.sock'),
     servePid: join(runDir, 'serve.pid'),
     binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),

@@ -333,6 +333,12 @@ export class HostService {
     }
   }
 
+  /** The names of the applications whose exposed variables the application receives. */
+  async appLinks(appId: string): Promise<string[]> {
+    const app = await this.app(appId);
+    return (await this.o.store.appLinksOf(app.id)).map((a) => a.name);
+  }
+
   /** Links or unlinks two applications (LINK_ORG_MISMATCH across organizations): true when it changed anything. */
   setAppLink({ app, target }: { app: AppRecord; target: AppRecord }, link: boolean): Promise<boolean> {
     return link ? this.o.store.linkApp(app.id, target.id) : this.o.store.unlinkApp(app.id, target.id);

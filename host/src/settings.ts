@@ -64,6 +64,15 @@ export function appUrl(settings: HostSettings, appId: string): string {
   return `https://${appHostName(settings, appId)}:${settings.httpsPort}/`;
 }
 
+/** The web console's address on the edge. */
+export function consoleHostName(settings: HostSettings): string {
+  return `console.${settings.domain}`;
+}
+
+export function consoleUrl(settings: HostSettings): string {
+  return `https://${consoleHostName(settings)}:${settings.httpsPort}/`;
+}
+
 export function gitRemoteUrl(settings: HostSettings, appId: string): string {
   return `git+ssh://${settings.sshUser}@${settings.domain === 'localhost' ? '127.0.0.1' : settings.domain}:${settings.sshPort}/${appId}.git`;
 }

@@ -10,7 +10,7 @@ export class ApiClient {
     private readonly token: string,
   ) {}
 
-  private open(method: string, path: string, body: unknown, onResponse: (res: IncomingMessage) => void, onError: (error: Error) => void): void {
+  private open(method: string, path: string, body: unknown, onResponse: (res: IncomingMessage) => void, onError: (error: Error) => void, signal?: AbortSignal): void {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = request(
       {
@@ -24,6 +24,8 @@ export class ApiClient {
     req.on('error', (error: NodeJS.ErrnoException) => {
       onError(error.code === 'ENOENT' || error.code === 'ECONNREFUSED' ? HostErrors.HOST_NOT_SERVING.create({ message: `nothing answers on ${this.socket}.`, file: this.socket }) : error);
     });
+    // A follower that went away (the console's page closed): the API stops following when the request closes.
+    signal?.addEventListener('abort', () => req.destroy(), { once: true });
     req.end(payload);
   }
 
@@ -51,7 +53,16 @@ export class ApiClient {
   }
 
   /** A streamed operation: each line to `onLine`; resolves with its exit status (or rejects with a coded error sent before it started). */
-  lines(method: string, path: string, body: unknown, onLine: (line: string) => void): Promise<number> {
+  async lines(method: string, path: string, body: unknown, onLine: (line: string) => void, signal?: AbortSignal): Promise<number> {
+    return (await this.start(method, path, body, onLine, signal)).done;
+  }
+
+  /**
+   * A streamed operation, resolved once it has started (the host accepted it: its
+   * checks passed), with `done`, its exit status; rejected with the coded error of
+   * one refused before it started.
+   */
+  start(method: string, path: string, body: unknown, onLine: (line: string) => void, signal?: AbortSignal): Promise<{ done: Promise<number> }> {
     return new Promise((resolve, reject) => {
       this.open(
         method,
@@ -68,9 +79,10 @@ export class ApiClient {
             }, reject);
             return;
           }
-          readLineAnswer(res, onLine, (status) => resolve(status ?? 1));
+          resolve({ done: new Promise((ended) => readLineAnswer(res, onLine, (status) => ended(status ?? 1))) });
         },
         reject,
+        signal,
       );
     });
   }

@@ -5,6 +5,7 @@ import type { HostService } from '../service.js';
 import type { AppRecord } from '../store/store.js';
 import { optionalText, readJson, sendError, sendJson, text } from './http-util.js';
 import { lineStream } from './line-stream.js';
+import { Routes } from './routes.js';
 import { listenOnSocket } from './socket-server.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, query: URLSearchParams) => Promise<void>;
@@ -16,7 +17,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse, params: Record<string
  */
 export class ApiServer {
   private server: { close(): Promise<void> } | undefined;
-  private readonly routes: { method: string; pattern: RegExp; keys: string[]; handler: Handler }[] = [];
+  private readonly routes = new Routes<Handler>();
 
   constructor(
     s: HostService,
@@ -109,6 +110,7 @@ export class ApiServer {
     };
     this.route('POST', '/apps/:app/addons', linkRoute(true, 'addon'));
     this.route('DELETE', '/apps/:app/addons/:other', linkRoute(false, 'addon'));
+    this.route('GET', '/apps/:app/links', async (_req, res, p) => sendJson(res, 200, { links: await s.appLinks(p.app as string) }));
     this.route('POST', '/apps/:app/links', linkRoute(true, 'app'));
     this.route('DELETE', '/apps/:app/links/:other', linkRoute(false, 'app'));
     this.route('GET', '/keys', async (_req, res, _p, q) => sendJson(res, 200, { keys: await s.keys(q.get('org') ?? undefined) }));
@@ -123,14 +125,7 @@ export class ApiServer {
   }
 
   private route(method: string, path: string, handler: Handler): void {
-    const keys: string[] = [];
-    const pattern = new RegExp(
-      `^${path.replace(/:([a-z]+)/g, (_m, k: string) => {
-        keys.push(k);
-        return '([^/]+)';
-      })}$`,
-    );
-    this.routes.push({ method, pattern, keys, handler });
+    this.routes.add(method, path, handler);
   }
 
   private authorized(req: IncomingMessage): boolean {
@@ -144,13 +139,8 @@ export class ApiServer {
     try {
       if (!this.authorized(req)) throw HostErrors.API_UNAUTHORIZED.create({ message: 'the request has no valid token.' });
       const url = new URL(req.url ?? '/', 'http://host');
-      for (const r of this.routes) {
-        const m = r.method === req.method ? r.pattern.exec(url.pathname) : null;
-        if (!m) continue;
-        const params = Object.fromEntries(r.keys.map((k, i) => [k, decodeURIComponent(m[i + 1] as string)]));
-        await r.handler(req, res, params, url.searchParams);
-        return;
-      }
+      const route = this.routes.find(req.method, url.pathname);
+      if (route) return await route.handler(req, res, route.params, url.searchParams);
       sendJson(res, 404, { error: { code: null, message: `no ${req.method} ${url.pathname}` } });
     } catch (error) {
       if (!res.headersSent) sendError(res, error);

@@ -9,8 +9,10 @@ import { initHost } from '../init.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
 import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
-import { appUrl, readSettings } from '../settings.js';
-import { ApiClient } from './client.js';
+import { appUrl, consoleUrl, readSettings } from '../settings.js';
+import { orgToken } from '../console/sessions.js';
+import { checkOrg } from '../validate.js';
+import { ApiClient } from '../api/api-client.js';
 import { appOfFolder } from './find-app.js';
 
 const USAGE = `runplan-host: a small hosting service on runplan (git push, health-gated deploys, an HTTPS edge)
@@ -23,6 +25,7 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
   runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
   runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
+  runplan-host token --org ORG            a token that signs in to the web console as that organization
   runplan-host addon create <postgresql|redis|storage> <name> --org <org> [--region <par|mtl>]
   runplan-host addon rm <name> | addon env <name> [--show] | addons [--org ORG]
   runplan-host link-addon <name> | unlink-addon <name>     (a new release with the add-on's variables)
@@ -112,6 +115,14 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
     }
     case 'serve':
       return serve(paths, io);
+    case 'token': {
+      // Derived from the API token, nothing stored: it works as soon as it is printed, and a new API token withdraws it.
+      const org = checkOrg(values.org ?? '');
+      const token = orgToken(await readApiToken(paths), org);
+      const url = consoleUrl(await readSettings(paths));
+      print({ org, token, console: url }, () => `${token}\n(signs in to ${url} as organization ${org}: its applications and add-ons only)`);
+      return 0;
+    }
     default:
       break;
   }

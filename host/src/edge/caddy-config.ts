@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import type { EdgeOptions } from './edge.js';
+import type { EdgeOptions, Upstream } from './edge.js';
 
 /** Where Caddy keeps its files under the edge's folder (its environment points HOME and XDG_* there). */
 export interface CaddyFiles {
@@ -46,12 +46,21 @@ export interface CaddyRoute {
   readonly terminal?: boolean;
 }
 
-export function appRoute(host: string, port: number): CaddyRoute {
+export function dialOf(upstream: Upstream): string {
+  return typeof upstream === 'number' ? `127.0.0.1:${upstream}` : `unix/${upstream.socket}`;
+}
+
+/** The upstream a route dials now. */
+export function dialOfRoute(route: CaddyRoute): string | undefined {
+  return (route.handle[0]?.upstreams as Array<{ dial?: string }> | undefined)?.[0]?.dial;
+}
+
+export function appRoute(host: string, upstream: Upstream): CaddyRoute {
   return {
     '@id': routeId(host),
     match: [{ host: [host] }],
     // Caddy sets X-Forwarded-For/-Proto/-Host itself and, without trusted_proxies, drops the incoming ones.
-    handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: `127.0.0.1:${port}` }] }],
+    handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: dialOf(upstream) }] }],
     terminal: true,
   };
 }
@@ -60,8 +69,8 @@ export function appRoute(host: string, port: number): CaddyRoute {
 export function readAppRoute(route: CaddyRoute): { host: string; port: number } | undefined {
   const id = route['@id'];
   if (id === undefined || !id.startsWith(ROUTE_ID_PREFIX)) return undefined;
-  const upstreams = route.handle[0]?.upstreams as Array<{ dial?: string }> | undefined;
-  const port = Number(/:(\d+)$/.exec(upstreams?.[0]?.dial ?? '')?.[1]);
+  const dial = dialOfRoute(route) ?? '';
+  const port = dial.startsWith('unix/') ? Number.NaN : Number(/:(\d+)$/.exec(dial)?.[1]);
   return Number.isInteger(port) ? { host: id.slice(ROUTE_ID_PREFIX.length), port } : undefined;
 }
 

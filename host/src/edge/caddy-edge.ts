@@ -3,9 +3,9 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:tls';
 import { HostErrors } from '../errors.js';
 import { type AdminAnswer, type AdminRequest, adminCall, adminError } from './caddy-admin.js';
-import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appRoute, caddyFiles, initialConfig, isHostName, readAppRoute, routeId } from './caddy-config.js';
+import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appRoute, caddyFiles, dialOf, dialOfRoute, initialConfig, isHostName, readAppRoute, routeId } from './caddy-config.js';
 import { type CaddyEnd, type RunningCaddy, findCaddy, logTail, portInUse, runCaddy } from './caddy-process.js';
-import type { Edge, EdgeOptions } from './edge.js';
+import type { Edge, EdgeOptions, Upstream } from './edge.js';
 
 export interface CaddyEdgeOptions {
   /** The caddy program (default: the first on PATH, else /usr/bin/caddy). */
@@ -101,18 +101,18 @@ export class CaddyEdge implements Edge {
     this.rootPem = await readFile(this.rootCertificate, 'utf8');
   }
 
-  async setRoute(host: string, port: number): Promise<void> {
+  async setRoute(host: string, upstream: Upstream): Promise<void> {
     const name = this.checkHost(host);
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw this.edgeFailed(`the port ${port} of ${name} is not a TCP port`, { host: name });
+    if (typeof upstream === 'number' && !(Number.isInteger(upstream) && upstream >= 1 && upstream <= 65535)) throw this.edgeFailed(`the port ${upstream} of ${name} is not a TCP port`, { host: name });
     return this.serialized(async () => {
       await this.changeRoutes(name, (existing) => {
         if (existing === undefined) {
           // PUT at an index inserts: the new route goes before the catch-all 404, which must stay last.
-          return { method: 'PUT', path: `${ROUTES_PATH}/0`, body: appRoute(name, port) };
+          return { method: 'PUT', path: `${ROUTES_PATH}/0`, body: appRoute(name, upstream) };
         }
-        if (readAppRoute(existing)?.port === port) return undefined;
+        if (dialOfRoute(existing) === dialOf(upstream)) return undefined;
         // The whole route (its @id included) replaced in place: the switch is atomic for every new request.
-        return { method: 'PATCH', path: `/id/${encodeURIComponent(routeId(name))}`, body: appRoute(name, port) };
+        return { method: 'PATCH', path: `/id/${encodeURIComponent(routeId(name))}`, body: appRoute(name, upstream) };
       });
       await this.waitForCertificate(name);
     });

@@ -1,3 +1,6 @@
+/** Where a route sends its requests: an application's loopback port, or a unix socket of the host's own (the console's). */
+export type Upstream = number | { readonly socket: string };
+
 /** Where the HTTPS edge listens, and where it keeps its state. */
 export interface EdgeOptions {
   /** The edge's own folder (Caddy's config, data, PKI and admin socket live under it). */
@@ -17,8 +20,8 @@ export interface EdgeOptions {
 export interface Edge {
   /** Starts the edge and waits until its admin API answers; the routes are empty. */
   start(): Promise<void>;
-  /** Sends `host` (e.g. app_….localhost) to 127.0.0.1:`port`: added, or switched in one call. */
-  setRoute(host: string, port: number): Promise<void>;
+  /** Sends `host` (e.g. app_….localhost) to 127.0.0.1:`port` (or to a unix socket of the host's own): added, or switched in one call. */
+  setRoute(host: string, upstream: Upstream): Promise<void>;
   removeRoute(host: string): Promise<void>;
   /** The routes now: host name → port. */
   routes(): Promise<Record<string, number>>;

@@ -84,7 +84,8 @@ describe('runplan-host console in a browser', () => {
     await page.getByLabel('Zone').selectOption('par');
     await shot(page, 'create-application');
     await page.getByRole('button', { name: 'Create' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/apps\/app_[0-9a-f-]+\?notice=created$/);
+    await expect.poll(() => page.url()).toMatch(/\/apps\/app_[0-9a-f-]+$/);
+    expect(await page.getByRole('status').textContent()).toBe('Created.');
     appId = /\/apps\/(app_[0-9a-f-]+)/.exec(page.url())?.[1] as string;
     const remote = (await page.locator('#git-remote').textContent()) as string;
     expect(remote).toBe(`git+ssh://${host.sshUser}@127.0.0.1:${host.ports.ssh}/${appId}.git`);
@@ -123,6 +124,14 @@ describe('runplan-host console in a browser', () => {
     // Pending is the console's: the host has nothing yet.
     expect((await host.json<{ variables: { name: string }[] }>(['env', '--app', appId])).variables).toEqual([]);
 
+    // A name the host refuses: Update Changes saves nothing of the batch and says why.
+    await page.getByLabel('Name', { exact: true }).fill('1BAD');
+    await page.getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('button', { name: 'Update Changes' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('RUNPLAN_HOST_E_INPUT_VARIABLE');
+    expect((await host.json<{ variables: { name: string }[] }>(['env', '--app', appId])).variables).toEqual([]);
+    await page.locator('tr[data-variable="1BAD"]').getByRole('button', { name: 'Remove' }).click();
+
     await page.getByRole('button', { name: 'Update Changes' }).click();
     await expect.poll(() => page.locator('tr[data-variable="NODE_ENV"]').textContent()).toContain('saved, applied at the next restart or deploy');
     expect((await host.get(appId, '/')).json<{ nodeEnv: string | null }>().nodeEnv).toBeNull();
@@ -159,7 +168,8 @@ describe('runplan-host console in a browser', () => {
     await page.getByLabel('facts (acme)').check();
     await shot(page, 'addon-create');
     await page.getByRole('button', { name: 'Create' }).click();
-    await expect.poll(() => page.url(), { timeout: 60_000 }).toBe(`${consoleUrl}addons?notice=created-linked`);
+    await expect.poll(() => page.url(), { timeout: 60_000 }).toBe(`${consoleUrl}addons`);
+    expect(await page.getByRole('status').textContent()).toContain('each application toggled is being linked');
     await expect.poll(async () => (await host.get(facts.id, '/')).json<{ addonVariables: string[] }>().addonVariables, { timeout: 120_000, interval: 1_000 }).toContain('POSTGRESQL_ADDON_URI');
 
     await page.getByRole('link', { name: 'db' }).click();
@@ -215,6 +225,10 @@ describe('runplan-host console in a browser', () => {
       });
       await page.goto(`${consoleUrl}apps/${appId}/env`);
       expect(await page.locator('main').textContent()).not.toMatch(/STOLEN|FORGED/);
+      // A form another site posts (its Origin is not the console's), sign-in included: refused.
+      const crossSite = await host.get('console', '/sign-in', { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=x' });
+      expect(crossSite.status).toBe(403);
+      expect(crossSite.body).toContain('RUNPLAN_HOST_E_CONSOLE_FORM_TOKEN');
       // Without a session at all: sent to sign in.
       const anonymous = await (await browser.newContext()).newPage();
       await anonymous.goto(`${consoleUrl}apps/${appId}`);

@@ -80,7 +80,7 @@ export class ConsoleServer {
       const values: NewAppValues = { name: r.form.get('name') ?? '', org: this.orgOf(r.session, r.form.get('org') ?? ''), type: r.form.get('type') ?? '', zone: r.form.get('zone') ?? '' };
       try {
         const { app } = await this.api.json<{ app: AppView }>('POST', '/apps', values);
-        this.redirect(r.res, `/apps/${app.id}?notice=created`);
+        this.after(r, `/apps/${app.id}`, { notice: 'Created.' });
       } catch (error) {
         this.page(r, newAppPage(r.context, values, describe(error)), 400);
       }
@@ -101,7 +101,7 @@ export class ConsoleServer {
       const pending = this.pending(r.session, app.id);
       pending.remove.delete(name);
       pending.set.set(name, r.form.get('value') ?? '');
-      this.redirect(r.res, `/apps/${app.id}/env?notice=pending`);
+      this.after(r, `/apps/${app.id}/env`, { notice: PENDING });
     });
     this.post('/apps/:app/env/remove', async (r) => {
       const app = await this.app(r);
@@ -109,12 +109,12 @@ export class ConsoleServer {
       const pending = this.pending(r.session, app.id);
       // Removing a staged addition only forgets it; removing a saved variable is staged itself.
       if (!pending.set.delete(name)) pending.remove.add(name);
-      this.redirect(r.res, `/apps/${app.id}/env?notice=pending`);
+      this.after(r, `/apps/${app.id}/env`, { notice: PENDING });
     });
     this.post('/apps/:app/env/discard', async (r) => {
       const app = await this.app(r);
       r.session.pending.delete(app.id);
-      this.redirect(r.res, `/apps/${app.id}/env?notice=discarded`);
+      this.after(r, `/apps/${app.id}/env`, { notice: 'Pending changes discarded.' });
     });
     this.post('/apps/:app/env/update', async (r) => {
       const app = await this.app(r);
@@ -124,11 +124,11 @@ export class ConsoleServer {
           // The host checks every name and value, and saves all of them or none.
           await this.api.json('PATCH', `/apps/${app.id}/env`, { set: Object.fromEntries(pending.set), remove: [...pending.remove] });
         } catch (error) {
-          return this.redirect(r.res, `/apps/${app.id}/env?error=${encodeURIComponent(describe(error))}`);
+          return this.after(r, `/apps/${app.id}/env`, { error: describe(error) });
         }
         r.session.pending.delete(app.id);
       }
-      this.redirect(r.res, `/apps/${app.id}/env?notice=saved`);
+      this.after(r, `/apps/${app.id}/env`, { notice: 'Saved: the application sees them at its next restart or deploy.' });
     });
     this.get('/apps/:app/dependencies', async (r) => {
       const app = await this.app(r);
@@ -166,7 +166,8 @@ export class ConsoleServer {
     this.post('/apps/:app/rollback', async (r) => this.operation(r, 'POST', (app) => `/apps/${app.id}/rollback`, {}));
     this.get('/addons', async (r) => {
       const [addons, apps] = await Promise.all([this.addons(r.session), this.apps(r.session)]);
-      this.page(r, addonsPage(r.context, addons, apps, {}, r.url.searchParams.get('error') ?? undefined, notices[r.url.searchParams.get('notice') ?? '']));
+      const flash = this.takeFlash(r.session);
+      this.page(r, addonsPage(r.context, addons, apps, {}, flash.error, flash.notice));
     });
     this.post('/addons', async (r) => this.createAddon(r));
     this.get('/addons/:addon', async (r) => {
@@ -185,9 +186,9 @@ export class ConsoleServer {
       try {
         await this.api.json('DELETE', `/addons/${encodeURIComponent(id)}${org}`);
       } catch (error) {
-        return this.redirect(r.res, `/addons?error=${encodeURIComponent(describe(error))}`);
+        return this.after(r, '/addons', { error: describe(error) });
       }
-      this.redirect(r.res, '/addons?notice=removed');
+      this.after(r, '/addons', { notice: 'Removed.' });
     });
   }
 
@@ -271,7 +272,7 @@ export class ConsoleServer {
         const { done } = await this.api.start('POST', `/apps/${app.id}/addons`, { addon: addon.name }, () => {});
         void done.catch(() => {});
       }
-      this.redirect(r.res, `/addons?notice=${chosen.length > 0 ? 'created-linked' : 'created'}`);
+      this.after(r, '/addons', { notice: chosen.length > 0 ? 'Created; each application toggled is being linked (a new release of each that serves).' : 'Created.' });
     } catch (error) {
       const [addons, all] = await Promise.all([this.addons(r.session), this.apps(r.session)]);
       this.page(r, addonsPage(r.context, addons, all, values, describe(error)), 400);
@@ -300,13 +301,24 @@ export class ConsoleServer {
   }
 
   private appPage(r: Signed, app: AppView, tab: AppTab, body: Html, notice?: string, status = 200): void {
-    const error = r.url.searchParams.get('error');
-    const shown = notice ?? notices[r.url.searchParams.get('notice') ?? ''];
-    this.page(r, appPage(r.context, app, tab, error ? html`${errorBox(error)}${body}` : body, shown), status);
+    const flash = this.takeFlash(r.session);
+    this.page(r, appPage(r.context, app, tab, flash.error ? html`${errorBox(flash.error)}${body}` : body, notice ?? flash.notice), status);
   }
 
   private page(r: { res: ServerResponse }, page: Html, status = 200): void {
     send(r.res, status, 'text/html; charset=utf-8', page.text);
+  }
+
+  /** After a change: the page to see, and what it says of the change. */
+  private after(r: Signed, to: string, flash: NonNullable<Session['flash']>): void {
+    r.session.flash = flash;
+    this.redirect(r.res, to);
+  }
+
+  private takeFlash(session: Session): NonNullable<Session['flash']> {
+    const flash = session.flash ?? {};
+    session.flash = undefined;
+    return flash;
   }
 
   private redirect(res: ServerResponse, to: string, headers: Record<string, string | string[]> = {}): void {
@@ -319,6 +331,9 @@ export class ConsoleServer {
     try {
       const asset = ASSETS[url.pathname];
       if (req.method === 'GET' && asset) return send(res, 200, asset.type, asset.body, { 'cache-control': 'public, max-age=300' });
+      // A form of another site: refused before anything else, the sign-in form too (signing a member in as someone else).
+      if (req.method !== 'GET' && !sameOrigin(req))
+        throw HostErrors.CONSOLE_FORM_TOKEN.create({ message: `${req.method} ${url.pathname} came from another site (${String(req.headers.origin).slice(0, 100)}).` });
       if (url.pathname === '/sign-in') return await this.signIn(req, res);
       const id = cookieOf(req, COOKIE);
       const session = this.sessions.find(id);
@@ -365,14 +380,7 @@ export class ConsoleServer {
   }
 }
 
-const notices: Record<string, string> = {
-  created: 'Created.',
-  'created-linked': 'Created; each application toggled is being linked (a new release of each that serves).',
-  pending: 'Pending: nothing changes until Update Changes.',
-  discarded: 'Pending changes discarded.',
-  saved: 'Saved: the application sees them at its next restart or deploy.',
-  removed: 'Removed.',
-};
+const PENDING = 'Pending: nothing changes until Update Changes.';
 
 const ASSETS: Record<string, { type: string; body: string }> = {
   '/assets/console.css': { type: 'text/css; charset=utf-8', body: CONSOLE_CSS },
@@ -400,6 +408,17 @@ const STATUS_OF_CODE: Record<string, number> = {
 function statusOf(error: unknown): number {
   if (!isRunplanError(error)) return 500;
   return STATUS_OF_CODE[error.code] ?? (/_NOT_FOUND$/.test(error.code) ? 404 : error.kind === 'input' ? 400 : 500);
+}
+
+/** Browsers send Origin with every POST: it must be the console's own (the edge passes the Host it was asked for). */
+function sameOrigin(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
 }
 
 function cookieOf(req: IncomingMessage, name: string): string | undefined {

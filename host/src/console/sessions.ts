@@ -16,6 +16,8 @@ export interface Session {
   expiresAt: number;
   /** Per application id. */
   readonly pending: Map<string, PendingChanges>;
+  /** What the next page says of the last change (kept here, never in the URL: a link cannot put words on a page). */
+  flash?: { readonly notice?: string; readonly error?: string };
 }
 
 const ORG_TOKEN_PREFIX = 'rpo';

@@ -84,7 +84,7 @@ describe('runplan-host console in a browser', () => {
     await page.getByLabel('Zone').selectOption('par');
     await shot(page, 'create-application');
     await page.getByRole('button', { name: 'Create' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/apps\/app_[0-9a-f-]+$/);
+    await page.waitForURL(/\/apps\/app_[0-9a-f-]+$/);
     expect(await page.getByRole('status').textContent()).toBe('Created.');
     appId = /\/apps\/(app_[0-9a-f-]+)/.exec(page.url())?.[1] as string;
     const remote = (await page.locator('#git-remote').textContent()) as string;
@@ -119,7 +119,7 @@ describe('runplan-host console in a browser', () => {
     await page.getByLabel('Name', { exact: true }).fill('NODE_ENV');
     await page.getByLabel('Value').fill('staging');
     await page.getByRole('button', { name: 'Add' }).click();
-    await expect.poll(() => page.locator('tr[data-variable="NODE_ENV"]').textContent()).toContain('pending addition');
+    await expect.poll(() => page.locator('tr[data-variable="NODE_ENV"]').textContent(), { timeout: 30_000 }).toContain('pending addition');
     await shot(page, 'environment-pending');
     // Pending is the console's: the host has nothing yet.
     expect((await host.json<{ variables: { name: string }[] }>(['env', '--app', appId])).variables).toEqual([]);
@@ -133,10 +133,10 @@ describe('runplan-host console in a browser', () => {
     await page.locator('tr[data-variable="1BAD"]').getByRole('button', { name: 'Remove' }).click();
 
     await page.getByRole('button', { name: 'Update Changes' }).click();
-    await expect.poll(() => page.locator('tr[data-variable="NODE_ENV"]').textContent()).toContain('saved, applied at the next restart or deploy');
+    await expect.poll(() => page.locator('tr[data-variable="NODE_ENV"]').textContent(), { timeout: 30_000 }).toContain('saved, applied at the next restart or deploy');
     expect((await host.get(appId, '/')).json<{ nodeEnv: string | null }>().nodeEnv).toBeNull();
     await page.getByRole('button', { name: 'Restart now' }).click();
-    await expect.poll(() => page.url()).toBe(`${consoleUrl}apps/${appId}/logs`);
+    await page.waitForURL(`${consoleUrl}apps/${appId}/logs`);
     await expect.poll(async () => (await host.get(appId, '/')).json<{ nodeEnv: string | null }>().nodeEnv, { timeout: 120_000, interval: 1_000 }).toBe('staging');
   }, 300_000);
 
@@ -168,7 +168,9 @@ describe('runplan-host console in a browser', () => {
     await page.getByLabel('facts (acme)').check();
     await shot(page, 'addon-create');
     await page.getByRole('button', { name: 'Create' }).click();
-    await expect.poll(() => page.url(), { timeout: 60_000 }).toBe(`${consoleUrl}addons`);
+    // The form posts from /addons back to /addons: the notice is what says the new page came (PostgreSQL's cluster may be made first).
+    await page.getByRole('status').waitFor({ timeout: 120_000 });
+    expect(page.url()).toBe(`${consoleUrl}addons`);
     expect(await page.getByRole('status').textContent()).toContain('each application toggled is being linked');
     await expect.poll(async () => (await host.get(facts.id, '/')).json<{ addonVariables: string[] }>().addonVariables, { timeout: 120_000, interval: 1_000 }).toContain('POSTGRESQL_ADDON_URI');
 

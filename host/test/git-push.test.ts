@@ -350,8 +350,10 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
     });
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     const targetPort = (target.address() as { port: number }).port;
-    const localPort = await freePort();
-    const tunnel: ChildProcess = spawn('ssh', [...sshArgs('alice', 'INFO'), '-N', '-o', 'ExitOnForwardFailure=yes', '-L', `127.0.0.1:${localPort}:127.0.0.1:${targetPort}`, `${USER}@127.0.0.1`], {
+    // The client listens on a unix socket of its own, not a loopback port: a port found free may be taken by
+    // another test's server before ssh binds it, and a connection to that server would never close.
+    const local = join(await tempDir('runplan-host-tunnel-'), 'tunnel.sock');
+    const tunnel: ChildProcess = spawn('ssh', [...sshArgs('alice', 'INFO'), '-N', '-o', 'ExitOnForwardFailure=yes', '-L', `${local}:127.0.0.1:${targetPort}`, `${USER}@127.0.0.1`], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let tunnelErrors = '';
@@ -363,7 +365,9 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
       let answer: string | undefined;
       for (let attempt = 0; attempt < 200 && answer === undefined; attempt += 1) {
         answer = await new Promise<string | undefined>((resolve) => {
-          const socket = connect({ host: '127.0.0.1', port: localPort });
+          const socket = connect({ path: local });
+          // Whatever happens, an attempt ends: a channel neither refused nor answered counts as no answer.
+          socket.setTimeout(10_000, () => socket.destroy(new Error('no answer in 10 s')));
           let text = '';
           socket.on('data', (chunk) => {
             text += chunk.toString();
@@ -378,7 +382,7 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
       expect(tunnelErrors).toMatch(/administratively prohibited/);
     } finally {
       tunnel.kill('SIGTERM');
-      await new Promise((resolve) => (tunnel.exitCode === null ? tunnel.once('exit', resolve) : resolve(undefined)));
+      await new Promise((resolve) => (tunnel.exitCode === null && tunnel.signalCode === null ? tunnel.once('exit', resolve) : resolve(undefined)));
       await new Promise((resolve) => target.close(resolve));
     }
   });

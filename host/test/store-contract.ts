@@ -101,6 +101,15 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
         expect(await store.listApps('orga_b')).toEqual([b1, b2]);
         expect(await store.listApps('orga_none')).toEqual([]);
       });
+
+      it('orders names byte by byte (upper case first, "_" before letters), whatever the database’s locale', async () => {
+        const store = await fresh();
+        for (const name of ['b', 'ab', 'B', 'a_c']) await store.createApp(app(name));
+        expect((await store.listApps()).map((a) => a.name)).toEqual(['B', 'a_c', 'ab', 'b']);
+        const { id } = await store.createApp(app('vars'));
+        await store.changeVariables(id, { b: '1', ab: '2', B: '3', a_c: '4' }, []);
+        expect(Object.keys(await store.variables(id))).toEqual(['B', 'a_c', 'ab', 'b']);
+      });
     });
 
     describe('variables', () => {

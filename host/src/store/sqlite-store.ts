@@ -1,10 +1,24 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { HostErrors } from '../errors.js';
-import { latestVersion, type Migration, migrations } from './migrations.js';
+import { type Migration, migrations } from './migrations.js';
+import { type AddonRow, type AppRow, type KeyRow, newAddonRecord, newAppRecord, newKeyRecord, planText, type ReleaseRow, toAddon, toApp, toKey, toRelease, VARIABLE_TABLES } from './records.js';
 import {
-  ADDON_ID,
+  addonLinked,
+  addonNameTaken,
+  addonNotFound,
+  addonOrgMismatch,
+  ambiguousName,
+  appNameTaken,
+  appNotFound,
+  keyTaken,
+  refuseAppLink,
+  refuseNewerSchema,
+  refuseSetAndRemoved,
+  releaseAlreadyFinished,
+  releaseNotFound,
+} from './store-errors.js';
+import {
   type AddonRecord,
   type AppRecord,
   type HostStore,
@@ -15,6 +29,7 @@ import {
   type ReleaseRecord,
   type SshKeyRecord,
   type StoreClock,
+  systemClock,
   type VariableSet,
 } from './store.js';
 
@@ -23,64 +38,9 @@ export interface SqliteStoreOptions {
   readonly clock?: StoreClock;
 }
 
-const systemClock: StoreClock = { now: () => new Date() };
 // How long a writer waits for another connection's transaction (another runplan-host process) before failing.
 const BUSY_TIMEOUT_MS = 5000;
 const FILE_MODE = 0o600;
-
-/** Where each set of an application's variables is kept. */
-const VARIABLE_TABLES = { own: 'variables', exposed: 'exposed_variables' } as const;
-
-interface AppRow {
-  id: string;
-  name: string;
-  org: string;
-  zone: AppRecord['zone'];
-  type: AppRecord['type'];
-  created_at: string;
-  current_release: number | null;
-}
-
-interface AddonRow {
-  id: string;
-  name: string;
-  org: string;
-  provider: AddonRecord['provider'];
-  zone: AddonRecord['zone'];
-  created_at: string;
-  config: string;
-}
-
-/** An add-on id (addon_<uuid>), when the caller gives none. */
-function newAddonId(): string {
-  return `addon_${randomUUID()}`;
-}
-
-interface KeyRow {
-  id: string;
-  org: string;
-  public_key: string;
-  fingerprint: string;
-  comment: string;
-  added_at: string;
-}
-
-interface ReleaseRow {
-  app_id: string;
-  number: number;
-  cause: ReleaseRecord['cause'];
-  commit_sha: string;
-  requested_by: string;
-  status: ReleaseRecord['status'];
-  variables: string;
-  links: string;
-  plan: string | null;
-  plan_digest: string | null;
-  port: number | null;
-  error_code: string | null;
-  started_at: string;
-  finished_at: string | null;
-}
 
 /**
  * Opens (and creates, 0600) the store at `file`, bringing a store made by an
@@ -111,15 +71,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
 function migrate(db: Database.Database, file: string, clock: StoreClock): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
   const applied = () => new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-  const known = new Set(migrations.map((m) => m.version));
-  const unknown = [...applied()].filter((v) => !known.has(v));
-  if (unknown.length > 0) {
-    throw HostErrors.STORE_NEWER.create({
-      message: `the store ${file} has schema version ${Math.max(...unknown)}; this runplan-host knows versions up to ${latestVersion}`,
-      file,
-      details: { unknownVersions: unknown.sort((a, b) => a - b), latestVersion },
-    });
-  }
+  refuseNewerSchema(applied(), migrations, { name: file, file });
   for (const migration of migrations) {
     // IMMEDIATE: another process opening the same store at once waits, then finds the migration applied.
     db.transaction((m: Migration) => {
@@ -142,12 +94,10 @@ export class SqliteStore implements HostStore {
   }
 
   async createApp(app: NewApp): Promise<AppRecord> {
-    const record: AppRecord = { id: `app_${randomUUID()}`, ...pick(app), createdAt: this.now(), currentRelease: null };
+    const record = newAppRecord(app, this.now());
     this.db
       .transaction(() => {
-        if (this.db.prepare('SELECT 1 FROM apps WHERE org = ? AND name = ?').get(app.org, app.name)) {
-          throw HostErrors.APP_NAME_TAKEN.create({ message: `the organization ${app.org} already has an application named ${app.name}`, details: { org: app.org, name: app.name } });
-        }
+        if (this.db.prepare('SELECT 1 FROM apps WHERE org = ? AND name = ?').get(app.org, app.name)) throw appNameTaken(app);
         this.ensureOrg(app.org, record.createdAt);
         this.db.prepare('INSERT INTO apps (id, name, org, zone, type, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(record.id, record.name, record.org, record.zone, record.type, record.createdAt);
       })
@@ -162,13 +112,7 @@ export class SqliteStore implements HostStore {
     const rows = (
       org === undefined ? this.db.prepare('SELECT * FROM apps WHERE name = ? ORDER BY org').all(idOrName) : this.db.prepare('SELECT * FROM apps WHERE name = ? AND org = ?').all(idOrName, org)
     ) as AppRow[];
-    if (rows.length > 1) {
-      throw HostErrors.INPUT_USAGE.create({
-        message: `${rows.length} organizations have an application named ${idOrName} (${rows.map((r) => r.org).join(', ')})`,
-        fix: `Give --org <org> with the name, or the application's id (${rows.map((r) => r.id).join(', ')}).`,
-        details: { name: idOrName, orgs: rows.map((r) => r.org) },
-      });
-    }
+    if (rows.length > 1) throw ambiguousName('application', idOrName, rows);
     return rows[0] && toApp(rows[0]);
   }
 
@@ -183,11 +127,7 @@ export class SqliteStore implements HostStore {
   }
 
   async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[], which: VariableSet = 'own'): Promise<void> {
-    const both = remove.filter((name) => Object.hasOwn(set, name));
-    if (both.length > 0) {
-      // Which one wins would be a guess: the caller says.
-      throw HostErrors.INPUT_VARIABLE.create({ message: `${both[0]} is both set and removed in one change`, variable: both[0], fix: 'Set it or remove it, not both at once.' });
-    }
+    refuseSetAndRemoved(set, remove);
     const now = this.now();
     this.db
       .transaction(() => {
@@ -203,23 +143,11 @@ export class SqliteStore implements HostStore {
   }
 
   async addKey(key: Omit<SshKeyRecord, 'id' | 'addedAt'>): Promise<SshKeyRecord> {
-    const record: SshKeyRecord = {
-      id: `key_${randomBytes(6).toString('hex')}`,
-      org: key.org,
-      publicKey: key.publicKey,
-      fingerprint: key.fingerprint,
-      comment: key.comment,
-      addedAt: this.now(),
-    };
+    const record = newKeyRecord(key, this.now());
     this.db
       .transaction(() => {
         const existing = this.db.prepare('SELECT id FROM ssh_keys WHERE org = ? AND public_key = ?').pluck().get(key.org, key.publicKey) as string | undefined;
-        if (existing !== undefined) {
-          throw HostErrors.KEY_TAKEN.create({
-            message: `the organization ${key.org} already has the key ${key.fingerprint}, as ${existing}`,
-            details: { org: key.org, id: existing, fingerprint: key.fingerprint },
-          });
-        }
+        if (existing !== undefined) throw keyTaken(key, existing);
         this.ensureOrg(key.org, record.addedAt);
         this.db
           .prepare('INSERT INTO ssh_keys (id, org, public_key, fingerprint, comment, added_at) VALUES (?, ?, ?, ?, ?, ?)')
@@ -269,28 +197,14 @@ export class SqliteStore implements HostStore {
     return this.db
       .transaction(() => {
         const current = this.readRelease(appId, number);
-        if (!current) throw HostErrors.RELEASE_NOT_FOUND.create({ message: `the application ${appId} has no release ${number}`, details: { appId, number } });
-        if (current.status !== 'deploying') {
-          throw HostErrors.RELEASE_ALREADY_FINISHED.create({
-            message: `release ${number} of ${appId} already ${current.status}; it cannot be marked ${outcome.status}`,
-            details: { appId, number, status: current.status },
-          });
-        }
+        if (!current) throw releaseNotFound(appId, number);
+        if (current.status !== 'deploying') throw releaseAlreadyFinished(appId, number, current.status, outcome.status);
         this.db
           .prepare(
             `UPDATE releases SET status = ?, plan = ?, plan_digest = ?, port = ?, error_code = ?, finished_at = ?
              WHERE app_id = ? AND number = ?`,
           )
-          .run(
-            outcome.status,
-            outcome.plan === undefined ? null : JSON.stringify(outcome.plan),
-            outcome.planDigest ?? null,
-            outcome.port ?? null,
-            outcome.errorCode ?? null,
-            finishedAt,
-            appId,
-            number,
-          );
+          .run(outcome.status, planText(outcome.plan), outcome.planDigest ?? null, outcome.port ?? null, outcome.errorCode ?? null, finishedAt, appId, number);
         if (outcome.status === 'succeeded') this.db.prepare('UPDATE apps SET current_release = ? WHERE id = ?').run(number, appId);
         return this.readRelease(appId, number) as ReleaseRecord;
       })
@@ -315,9 +229,7 @@ export class SqliteStore implements HostStore {
     if (lines.length === 0) return;
     this.db
       .transaction(() => {
-        if (!this.db.prepare('SELECT 1 FROM releases WHERE app_id = ? AND number = ?').get(appId, number)) {
-          throw HostErrors.RELEASE_NOT_FOUND.create({ message: `the application ${appId} has no release ${number} to log for`, details: { appId, number } });
-        }
+        if (!this.db.prepare('SELECT 1 FROM releases WHERE app_id = ? AND number = ?').get(appId, number)) throw releaseNotFound(appId, number, ' to log for');
         const last = this.db.prepare('SELECT MAX(seq) FROM release_logs WHERE app_id = ? AND number = ?').pluck().get(appId, number) as number | null;
         const insert = this.db.prepare('INSERT INTO release_logs (app_id, number, seq, line) VALUES (?, ?, ?, ?)');
         let seq = last ?? 0;
@@ -331,25 +243,10 @@ export class SqliteStore implements HostStore {
   }
 
   async createAddon(addon: NewAddon): Promise<AddonRecord> {
-    const id = addon.id ?? newAddonId();
-    if (!ADDON_ID.test(id)) throw HostErrors.INPUT_USAGE.create({ message: `${id} is not an add-on id (addon_<uuid>)`, details: { id } });
-    const record: AddonRecord = {
-      id,
-      name: addon.name,
-      org: addon.org,
-      provider: addon.provider,
-      zone: addon.zone,
-      createdAt: this.now(),
-      config: { ...addon.config },
-    };
+    const record = newAddonRecord(addon, this.now());
     this.db
       .transaction(() => {
-        if (this.db.prepare('SELECT 1 FROM addons WHERE org = ? AND name = ?').get(addon.org, addon.name)) {
-          throw HostErrors.ADDON_NAME_TAKEN.create({
-            message: `the organization ${addon.org} already has an add-on named ${addon.name}`,
-            details: { org: addon.org, name: addon.name },
-          });
-        }
+        if (this.db.prepare('SELECT 1 FROM addons WHERE org = ? AND name = ?').get(addon.org, addon.name)) throw addonNameTaken(addon);
         this.ensureOrg(addon.org, record.createdAt);
         this.db
           .prepare('INSERT INTO addons (id, name, org, provider, zone, created_at, config) VALUES (?, ?, ?, ?, ?, ?, ?)')
@@ -366,13 +263,7 @@ export class SqliteStore implements HostStore {
     const rows = (
       org === undefined ? this.db.prepare('SELECT * FROM addons WHERE name = ? ORDER BY org').all(idOrName) : this.db.prepare('SELECT * FROM addons WHERE name = ? AND org = ?').all(idOrName, org)
     ) as AddonRow[];
-    if (rows.length > 1) {
-      throw HostErrors.INPUT_USAGE.create({
-        message: `${rows.length} organizations have an add-on named ${idOrName} (${rows.map((r) => r.org).join(', ')})`,
-        fix: `Give --org <org> with the name, or the add-on's id (${rows.map((r) => r.id).join(', ')}).`,
-        details: { name: idOrName, orgs: rows.map((r) => r.org) },
-      });
-    }
+    if (rows.length > 1) throw ambiguousName('add-on', idOrName, rows);
     return rows[0] && toAddon(rows[0]);
   }
 
@@ -389,13 +280,7 @@ export class SqliteStore implements HostStore {
           id: string;
           name: string;
         }>;
-        if (apps.length > 0) {
-          throw HostErrors.ADDON_LINKED.create({
-            message: `the add-on ${id} is linked to ${apps.map((a) => a.name).join(', ')}`,
-            fix: `Unlink it first (runplan-host unlink-addon <name> --app <app> for ${apps.map((a) => a.name).join(', ')}), then remove it.`,
-            details: { addonId: id, apps: apps.map((a) => ({ id: a.id, name: a.name })) },
-          });
-        }
+        if (apps.length > 0) throw addonLinked(id, apps);
         this.db.prepare('DELETE FROM addons WHERE id = ?').run(id);
       })
       .immediate();
@@ -407,12 +292,7 @@ export class SqliteStore implements HostStore {
       .transaction(() => {
         const appOrg = this.requireApp(appId).org;
         const addon = this.requireAddon(addonId);
-        if (appOrg !== addon.org) {
-          throw HostErrors.ADDON_ORG_MISMATCH.create({
-            message: `the application ${appId} belongs to ${appOrg}, the add-on ${addon.name} (${addonId}) to ${addon.org}`,
-            details: { appId, appOrg, addonId, addonOrg: addon.org },
-          });
-        }
+        if (appOrg !== addon.org) throw addonOrgMismatch(appId, appOrg, addon);
         return this.db.prepare('INSERT INTO addon_links (app_id, addon_id, linked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, addonId, now).changes > 0;
       })
       .immediate();
@@ -426,14 +306,7 @@ export class SqliteStore implements HostStore {
     const now = this.now();
     return this.db
       .transaction(() => {
-        const [app, target] = [this.requireApp(appId), this.requireApp(targetId)];
-        if (app.id === target.id) throw HostErrors.INPUT_USAGE.create({ message: `an application cannot be linked to itself (${app.name})`, details: { appId } });
-        if (app.org !== target.org) {
-          throw HostErrors.LINK_ORG_MISMATCH.create({
-            message: `the application ${app.name} belongs to ${app.org}, ${target.name} to ${target.org}`,
-            details: { appId, appOrg: app.org, targetId, targetOrg: target.org },
-          });
-        }
+        refuseAppLink(this.requireApp(appId), this.requireApp(targetId));
         return this.db.prepare('INSERT INTO app_links (app_id, target_id, linked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, targetId, now).changes > 0;
       })
       .immediate();
@@ -464,7 +337,7 @@ export class SqliteStore implements HostStore {
 
   private requireAddon(addonId: string): AddonRow {
     const row = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(addonId) as AddonRow | undefined;
-    if (!row) throw HostErrors.ADDON_NOT_FOUND.create({ message: `no add-on has the id ${addonId}`, details: { addonId } });
+    if (!row) throw addonNotFound(addonId);
     return row;
   }
 
@@ -474,7 +347,7 @@ export class SqliteStore implements HostStore {
 
   private requireApp(appId: string): AppRow {
     const row = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(appId) as AppRow | undefined;
-    if (!row) throw HostErrors.APP_NOT_FOUND.create({ message: `no application has the id ${appId}`, details: { appId } });
+    if (!row) throw appNotFound(appId);
     return row;
   }
 
@@ -482,40 +355,4 @@ export class SqliteStore implements HostStore {
     const row = this.db.prepare('SELECT * FROM releases WHERE app_id = ? AND number = ?').get(appId, number) as ReleaseRow | undefined;
     return row && toRelease(row);
   }
-}
-
-// Only the fields the record holds, whatever else the caller's object carries.
-function pick(app: NewApp): NewApp {
-  return { name: app.name, org: app.org, zone: app.zone, type: app.type };
-}
-
-function toApp(row: AppRow): AppRecord {
-  return { id: row.id, name: row.name, org: row.org, zone: row.zone, type: row.type, createdAt: row.created_at, currentRelease: row.current_release };
-}
-
-function toAddon(row: AddonRow): AddonRecord {
-  return { id: row.id, name: row.name, org: row.org, provider: row.provider, zone: row.zone, createdAt: row.created_at, config: JSON.parse(row.config) as Record<string, string> };
-}
-
-function toKey(row: KeyRow): SshKeyRecord {
-  return { id: row.id, org: row.org, publicKey: row.public_key, fingerprint: row.fingerprint, comment: row.comment, addedAt: row.added_at };
-}
-
-function toRelease(row: ReleaseRow): ReleaseRecord {
-  return {
-    appId: row.app_id,
-    number: row.number,
-    cause: row.cause,
-    commit: row.commit_sha,
-    by: row.requested_by,
-    status: row.status,
-    variables: JSON.parse(row.variables) as Record<string, string>,
-    links: JSON.parse(row.links) as string[],
-    plan: row.plan === null ? null : (JSON.parse(row.plan) as unknown),
-    planDigest: row.plan_digest,
-    port: row.port,
-    errorCode: row.error_code,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-  };
 }

@@ -1,7 +1,7 @@
 /**
  * Everything the host remembers, behind one interface: SQLite on one machine
- * (sqlite-store.ts), PostgreSQL later for several. Every method is async so that
- * both fit; a release's start and end are each one transaction.
+ * (sqlite-store.ts), PostgreSQL for several (postgres-store.ts). Every method is
+ * async so that both fit; a release's start and end are each one transaction.
  */
 
 export type Zone = 'par' | 'mtl';
@@ -11,6 +11,9 @@ export type AppType = 'node' | 'ruby' | 'play1';
 export interface StoreClock {
   now(): Date;
 }
+
+/** The system's time: a store's clock unless the caller gives one. */
+export const systemClock: StoreClock = { now: () => new Date() };
 
 /** An application's own variables, or those it exposes to the applications linked to it (the specification's linked applications). */
 export type VariableSet = 'own' | 'exposed';

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../test/helpers/ports.js';
+import { tempDir } from '../../test/helpers/temp.js';
+import { PostgresqlProvider } from '../src/addons/postgresql.js';
+import { HostErrors } from '../src/errors.js';
+import { latestVersion, migrations } from '../src/store/migrations.js';
+import { postgresMigrations } from '../src/store/postgres-migrations.js';
+import { openPostgresStore, type PostgresStore } from '../src/store/postgres-store.js';
+import { describeHostStore, ManualClock } from './store-contract.js';
+
+/**
+ * The PostgreSQL store against a real server: a cluster of Debian's PostgreSQL made for this file by the
+ * add-on provider's code (it finds the installed major, runs initdb and the server as the postgres account,
+ * waits with pg_isready, and stops the server by its PID, waiting for it to exit), and a new database per test.
+ * The store connects over TCP with a password, as a host given a postgres:// URL would.
+ */
+
+const ROLE = 'runplan_host';
+const PASSWORD = randomBytes(16).toString('hex');
+let server: PostgresqlProvider;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  server = new PostgresqlProvider({ dir: join(await tempDir('runplan-host-pgstore-'), 'postgresql'), port: await freePort() });
+  await server.start();
+  // The cluster's superuser over its socket (trusted there): only to make the store's role and databases.
+  admin = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres' });
+  await admin.connect();
+  await admin.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}'`);
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await server?.stop();
+});
+
+/**
+ * A new, empty database the store's role owns, and its URL. Its default order is not byte order (ICU's
+ * English with punctuation ignored, like many a production database's locale): the store must still list
+ * as SQLite does.
+ */
+async function newDatabase(): Promise<string> {
+  const name = `t_${randomBytes(8).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name} OWNER ${ROLE} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US-u-ka-shifted'`);
+  return `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${server.port}/${name}`;
+}
+
+/** What the store's role sees in that database, outside any store. */
+async function inDatabase<R extends pg.QueryResultRow>(url: string, sql: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describeHostStore('PostgreSQL', async ({ clock }) => openPostgresStore(await newDatabase(), { clock }));
+
+describe('PostgresStore', () => {
+  const opened: PostgresStore[] = [];
+  async function openAt(url: string, clock = new ManualClock()): Promise<PostgresStore> {
+    const store = await openPostgresStore(url, { clock });
+    opened.push(store);
+    return store;
+  }
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+
+  it("has the SQLite store's migrations, by version and name, so both report the same schema version", () => {
+    expect(postgresMigrations.map(({ version, name }) => ({ version, name }))).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+  });
+
+  it('brings an empty database to the latest version once when two stores open it at once', async () => {
+    const url = await newDatabase();
+    const [a, b] = await Promise.all([openAt(url), openAt(url)]);
+    const versions = await inDatabase<{ version: number }>(url, 'SELECT version FROM schema_migrations ORDER BY version');
+    expect(versions.map((v) => v.version)).toEqual(migrations.map((m) => m.version));
+    expect(versions.at(-1)?.version).toBe(latestVersion);
+    // Both work on the one schema.
+    const web = await a.createApp({ name: 'web', org: 'orga_a', zone: 'par', type: 'node' });
+    expect(await b.findApp('web')).toEqual(web);
+  });
+
+  it('gives 10 releases begun at once, through two stores on one database, the numbers 1 to 10', async () => {
+    const url = await newDatabase();
+    const [a, b] = [await openAt(url), await openAt(url)];
+    const web = await a.createApp({ name: 'web', org: 'orga_a', zone: 'par', type: 'node' });
+    const begun = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).beginRelease({ appId: web.id, cause: 'push', commit: 'a'.repeat(40), by: 'cli', variables: {} })));
+    expect(begun.map((r) => r.number).sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+  });
+
+  it('keeps everything across close and reopen, and goes on numbering', async () => {
+    const url = await newDatabase();
+    const first = await openAt(url);
+    const web = await first.createApp({ name: 'web', org: 'orga_a', zone: 'par', type: 'node' });
+    await first.beginRelease({ appId: web.id, cause: 'push', commit: 'a'.repeat(40), by: 'cli', variables: { A: '1' } });
+    await first.finishRelease(web.id, 1, { status: 'succeeded', port: 40000, plan: { a: [1] }, planDigest: 'sha256:d' });
+    await first.appendLog(web.id, 1, ['one', 'two']);
+    await first.close();
+
+    const again = await openAt(url);
+    expect(await again.findApp('web')).toEqual({ ...web, currentRelease: 1 });
+    expect(await again.release(web.id, 1)).toMatchObject({ status: 'succeeded', variables: { A: '1' }, plan: { a: [1] }, port: 40000 });
+    expect(await again.releaseLog(web.id, 1)).toEqual(['one', 'two']);
+    expect((await again.beginRelease({ appId: web.id, cause: 'restart', commit: 'a'.repeat(40), by: 'cli', variables: {} })).number).toBe(2);
+  });
+
+  it('refuses a database made by a newer version, and leaves its schema alone', async () => {
+    const url = await newDatabase();
+    await inDatabase(
+      url,
+      `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL); INSERT INTO schema_migrations VALUES (${latestVersion + 7}, '2027-01-01T00:00:00.000Z')`,
+    );
+    const refused = openPostgresStore(url);
+    await expect(refused).rejects.toMatchObject({
+      code: HostErrors.STORE_NEWER.code,
+      message: expect.stringContaining(`version ${latestVersion + 7}`),
+      details: { unknownVersions: [latestVersion + 7], latestVersion },
+    });
+    expect(await inDatabase(url, "SELECT to_regclass('apps') AS apps")).toEqual([{ apps: null }]);
+  });
+
+  it('refuses a server that does not answer and a wrong password, naming the URL without its password', async () => {
+    const nobody = `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${await freePort()}/postgres`;
+    const wrong = (await newDatabase()).replace(PASSWORD, 'not-the-password');
+    for (const url of [nobody, wrong]) {
+      const error = await openPostgresStore(url).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: HostErrors.STORE_OPEN_FAILED.code, message: expect.stringContaining(`${ROLE}:xxxxx@127.0.0.1`), details: { store: expect.stringContaining('xxxxx') } });
+      const { message, details } = error as { message: string; details: unknown };
+      for (const password of [PASSWORD, 'not-the-password']) expect(`${message} ${JSON.stringify(details)}`).not.toContain(password);
+    }
+  });
+});

@@ -14,7 +14,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   edge/              Caddy's config, data (its CA) and admin socket
  *   apps/<app_id>/     the checkout of the commit being deployed
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
- *   run/               the API socket, the git socket, the console's socket, serve.pid
+ *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>.sock
  *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
  */
@@ -35,6 +35,8 @@ export interface HostPaths {
   readonly gitSocket: string;
   /** The web console's: only the edge connects to it (https://console.<domain>). */
   readonly consoleSocket: string;
+  /** One socket per application, which the edge dials (run/apps/<app_id>.sock): the host pipes it to the serving release. */
+  readonly upstreamsDir: string;
   readonly servePid: string;
   /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
   readonly binDir: string;
@@ -60,6 +62,7 @@ export function hostPaths(root: string): HostPaths {
     apiSocket: join(runDir, 'api.sock'),
     gitSocket: join(runDir, 'git.sock'),
     consoleSocket: join(runDir, 'console.sock'),
+    upstreamsDir: join(runDir, 'apps'),
     servePid: join(runDir, 'serve.pid'),
     binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),

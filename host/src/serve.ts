@@ -6,6 +6,7 @@ import { GitServer } from './api/git-server.js';
 import { ApiClient } from './api/api-client.js';
 import { ConsoleServer } from './console/console-server.js';
 import { Releases } from './deploy/releases.js';
+import { AppUpstreams } from './edge/app-upstreams.js';
 import { CaddyEdge } from './edge/caddy-edge.js';
 import { HostErrors } from './errors.js';
 import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
@@ -50,7 +51,7 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
     const registry = defaultRegistry();
-    const releases = new Releases({ store, edge, paths, settings, registry });
+    const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry });
     const self = await installProgram(paths, 'git-program.cjs');
     const service = new HostService({
       store,

@@ -14,6 +14,7 @@ import {
   planToCarryOut,
   type RunPlan,
 } from 'runplan';
+import type { AppUpstreams } from '../edge/app-upstreams.js';
 import type { Edge } from '../edge/edge.js';
 import { HostErrors } from '../errors.js';
 import { type HostPaths, repositoryPath } from '../paths.js';
@@ -63,6 +64,8 @@ const FAILED_OUTPUT_LINES = 20;
 export interface ReleasesOptions {
   readonly store: HostStore;
   readonly edge: Edge;
+  /** The socket of each application that the edge dials, re-pointed at each switch. */
+  readonly upstreams: AppUpstreams;
   readonly paths: HostPaths;
   readonly settings: HostSettings;
   readonly registry: BuildpackRegistry;
@@ -126,7 +129,10 @@ export class Releases {
       if ('error' in started) return end(await this.failed(app, release, started.error, started.ownOutput, say, logLines).finally(unlock));
       const previous = this.serving.get(app.id);
       try {
-        await this.options.edge.setRoute(appHostName(this.options.settings, app.id), started.port);
+        // The route is made once, at the first release (the same route again makes no call of the edge);
+        // the switch itself is the socket's, so Caddy never reloads while the application serves.
+        await this.options.edge.setRoute(appHostName(this.options.settings, app.id), { socket: this.options.upstreams.socketOf(app.id) });
+        await this.options.upstreams.point(app.id, started.port);
       } catch (error) {
         await started.deployed.stop();
         return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
@@ -243,5 +249,6 @@ export class Releases {
     await this.locks.idle();
     await Promise.all([...this.serving.values()].map((s) => s.deployed.stop().catch(() => undefined)));
     this.serving.clear();
+    await this.options.upstreams.closeAll();
   }
 }

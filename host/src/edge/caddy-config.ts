@@ -60,7 +60,15 @@ export function appRoute(host: string, upstream: Upstream): CaddyRoute {
     '@id': routeId(host),
     match: [{ host: [host] }],
     // Caddy sets X-Forwarded-For/-Proto/-Host itself and, without trusted_proxies, drops the incoming ones.
-    handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: dialOf(upstream) }] }],
+    handle: [
+      {
+        handler: 'reverse_proxy',
+        upstreams: [{ dial: dialOf(upstream) }],
+        // A host's socket (an application's, re-pointed at each switch) gets a new connection per request, so
+        // a request after a switch reaches the new release; a loopback port keeps Caddy's connection pool.
+        ...(typeof upstream === 'number' ? {} : { transport: { protocol: 'http', keep_alive: { enabled: false } } }),
+      },
+    ],
     terminal: true,
   };
 }

@@ -1,5 +1,6 @@
 import { chmod, chown, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 
 /**
  * An HTTP server on a unix socket of the data folder, 0600, owned by `owner`
@@ -11,18 +12,23 @@ export async function listenOnSocket(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   owner?: { readonly uid: number; readonly gid: number },
 ): Promise<{ close(): Promise<void> }> {
-  await rm(socket, { force: true });
   const server: Server = createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socket, resolve);
-  });
-  if (owner) await chown(socket, owner.uid, owner.gid);
-  await chmod(socket, 0o600);
+  await bindSocket(server, socket, owner);
   return {
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Any server (HTTP, or plain TCP piping) listening on `socket`, replacing a stale one, 0600 and owned by `owner` when given. */
+export async function bindSocket(server: NetServer, socket: string, owner?: { readonly uid: number; readonly gid: number }): Promise<void> {
+  await rm(socket, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socket, resolve);
+  });
+  if (owner) await chown(socket, owner.uid, owner.gid);
+  await chmod(socket, 0o600);
 }

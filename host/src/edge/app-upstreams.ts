@@ -1,6 +1,7 @@
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { bindSocket } from '../api/socket-server.js';
 
 interface Upstream {
   readonly server: Server;
@@ -54,14 +55,8 @@ export class AppUpstreams {
       }),
     };
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const socket = this.socketOf(appId);
-    await rm(socket, { force: true });
-    await new Promise<void>((resolve, reject) => {
-      upstream.server.once('error', reject);
-      upstream.server.listen(socket, resolve);
-    });
     // Caddy (root) connects; nobody else.
-    await chmod(socket, 0o600);
+    await bindSocket(upstream.server, this.socketOf(appId));
     this.upstreams.set(appId, upstream);
   }
 

@@ -8,8 +8,13 @@ import { packOwnTree, type UserFiles } from '../process/user-files.js';
 import type { OutputWarning } from '../process/output-warnings.js';
 
 const KEYS_KEPT = 3;
-/** Beside a layer's copy: the warnings of the step that checked it, replayed when a build restores it instead. */
+/** Beside a layer's copy: the warnings of the steps that filled and checked it, replayed when a build restores it instead. */
 const WARNINGS_SUFFIX = '.warnings.json';
+
+/** A warning kept with a layer, and the step that raised it (absent in copies saved before steps were named). */
+export interface LayerWarning extends OutputWarning {
+  readonly step?: string;
+}
 
 /** What a saved layer may hold at most; a build that made more is not cached (the next build runs its step again). */
 const LAYER_LIMITS = { maxBytes: 8 * 1024 ** 3, maxEntries: 2_000_000 } as const;
@@ -90,7 +95,7 @@ export class LayerCache {
   }
 
   /** The warnings saved with the layer's copy for `key` (none when it has none, or they cannot be read). */
-  async warnings(layer: string, key: string): Promise<OutputWarning[]> {
+  async warnings(layer: string, key: string): Promise<LayerWarning[]> {
     await this.seal();
     try {
       const saved: unknown = JSON.parse(await readFile(`${this.entry(layer, key)}${WARNINGS_SUFFIX}`, 'utf8'));
@@ -102,9 +107,9 @@ export class LayerCache {
 
   /**
    * Saves the user's folder `source` as the layer's copy for `key`, with the
-   * warnings of the step that checked it; copies for older keys beyond the few kept are removed.
+   * warnings of the steps that filled and checked it; copies for older keys beyond the few kept are removed.
    */
-  async save(layer: string, key: string, source: string, files: UserFiles, { signal, warnings = [] }: { signal?: AbortSignal; warnings?: readonly OutputWarning[] } = {}): Promise<void> {
+  async save(layer: string, key: string, source: string, files: UserFiles, { signal, warnings = [] }: { signal?: AbortSignal; warnings?: readonly LayerWarning[] } = {}): Promise<void> {
     await this.seal();
     const layerDir = join(this.root, safe(layer));
     const warningsFile = `${this.entry(layer, key)}${WARNINGS_SUFFIX}`;
@@ -189,9 +194,9 @@ async function sealModes(dir: string): Promise<void> {
   if ((info.mode & 0o7777) !== mode) await chmod(dir, mode | (info.isDirectory() ? 0o700 : 0));
 }
 
-function isWarning(value: unknown): value is OutputWarning {
-  const w = value as Partial<OutputWarning> | null;
-  return typeof w?.code === 'string' && typeof w.message === 'string' && typeof w.fix === 'string';
+function isWarning(value: unknown): value is LayerWarning {
+  const w = value as Partial<LayerWarning> | null;
+  return typeof w?.code === 'string' && typeof w.message === 'string' && typeof w.fix === 'string' && (w.step === undefined || typeof w.step === 'string');
 }
 
 function safe(name: string): string {

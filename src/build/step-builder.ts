@@ -10,7 +10,7 @@ import { BUILD_TAG_VARIABLE } from '../process/process-tree.js';
 import { localBindings } from '../process/run-dir.js';
 import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
-import type { LayerCache } from './layer-cache.js';
+import type { LayerCache, LayerWarning } from './layer-cache.js';
 import { materialiseFiles } from '../process/materialise-files.js';
 import { prepareSsh, type SshSetup } from './ssh-setup.js';
 import { removeBuildCredentials } from './build-credentials.js';
@@ -107,7 +107,7 @@ export class StepBuilder implements Builder {
     if (layers) for (const layer of unattached) await warmStart(layers, layer, logger, files);
     // A layer a later step checks is saved once that step has passed: the cache holds only what passed it.
     const verified = new Set(plan.build.steps.map((s) => s.verifiesLayer).filter((name): name is string => name !== undefined));
-    const awaitingCheck = new Map<string, LoweredLayer>();
+    const awaitingCheck = new Map<string, { layer: LoweredLayer; warnings: LayerWarning[] }>();
     for (const { step, layer } of lowered.build.steps) {
       const started = Date.now();
       if (step.onlyIfLayerRestored !== undefined && !restored.has(step.onlyIfLayerRestored)) continue;
@@ -115,7 +115,7 @@ export class StepBuilder implements Builder {
       if (restoredLayer && layers) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `layer ${restoredLayer.name} came from the cache, which holds it only once it passed this check`);
         // What the check found when the layer was made is still true of this copy.
-        reportWarnings(await layers.warnings(restoredLayer.name, restoredLayer.cacheKey as string), logger, ` (found by step ${step.name} when layer ${restoredLayer.name} was cached)`);
+        await replayWarnings(layers, restoredLayer, step.name, logger, true);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         logger.event({ type: 'step-finished', step: step.name, status: 'cached', durationMs: Date.now() - started });
         continue;
@@ -123,6 +123,8 @@ export class StepBuilder implements Builder {
       if (layer?.reuse === 'warm-start' && layer.cacheKey && layers) await warmStart(layers, layer, logger, files);
       if (layer?.cacheKey && layer.reuse === undefined && layers && (await restoreLayer(layers, layer, logger, files))) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
+        // What the step said while filling the layer (npm's blocked install scripts) is still true of this copy.
+        await replayWarnings(layers, layer, step.name, logger, false);
         restored.set(layer.name, layer);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         logger.event({ type: 'step-finished', step: step.name, status: 'cached', durationMs: Date.now() - started });
@@ -145,14 +147,15 @@ export class StepBuilder implements Builder {
         logger.event({ type: 'step-finished', step: step.name, status: 'failed', durationMs: Date.now() - started });
         throw error;
       }
+      const raised = warnings.map((w) => ({ ...w, step: step.name }));
       if (layer?.cacheKey && saving) {
-        if (verified.has(layer.name)) awaitingCheck.set(layer.name, layer);
-        else await saveLayer(saving, layer, logger, files);
+        if (verified.has(layer.name)) awaitingCheck.set(layer.name, { layer, warnings: raised });
+        else await saveLayer(saving, layer, logger, files, raised);
       }
       const checked = step.verifiesLayer === undefined ? undefined : awaitingCheck.get(step.verifiesLayer);
       if (checked && saving) {
-        awaitingCheck.delete(checked.name);
-        await saveLayer(saving, checked, logger, files, warnings);
+        awaitingCheck.delete(checked.layer.name);
+        await saveLayer(saving, checked.layer, logger, files, [...checked.warnings, ...raised]);
       }
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
       logger.event({ type: 'step-finished', step: step.name, status: 'succeeded', durationMs: Date.now() - started });
@@ -218,7 +221,17 @@ async function warmStart(layers: LayerCache, layer: LoweredLayer, logger: Logger
   }
 }
 
-async function saveLayer(layers: LayerCache, layer: LoweredLayer, logger: Logger, files: UserFiles, warnings: readonly OutputWarning[] = []): Promise<void> {
+/**
+ * Logs the warnings `step` raised when the restored layer was made. The check
+ * step also replays those of copies saved before warnings named their step.
+ */
+async function replayWarnings(layers: LayerCache, layer: LoweredLayer, step: string, logger: Logger, checks: boolean): Promise<void> {
+  const saved = await layers.warnings(layer.name, layer.cacheKey as string);
+  const own = saved.filter((w) => w.step === step || (checks && w.step === undefined));
+  reportWarnings(own, logger, ` (found by step ${step} when layer ${layer.name} was cached)`);
+}
+
+async function saveLayer(layers: LayerCache, layer: LoweredLayer, logger: Logger, files: UserFiles, warnings: readonly LayerWarning[] = []): Promise<void> {
   const path = layer.dir;
   // An application without dependencies: the step made no layer, and there is nothing to keep.
   if (!(await files.isDirectory(path).catch(() => false))) return;

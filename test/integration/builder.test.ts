@@ -289,6 +289,23 @@ describe('StepBuilder', () => {
     await layers.save('deps', 'k', join(second.appDir, 'deps'), new UserFiles(await appUser()));
     expect(await layers.warnings('deps', 'k')).toEqual([]);
   });
+
+  it('replays the warnings of the step that filled a layer, as that step, when a build restores the layer', async () => {
+    const layers = new LayerCache(await tempDir());
+    const warnOn = [{ pattern: '^blocked (\\S+)$', warning: { code: 'RUNPLAN_W_DEMO_BLOCKED', message: 'the install blocked {matches}.', fix: 'Allow it.' } }];
+    const fill = step('fill', 'mkdir -p deps && echo built > deps/marker && echo blocked stamp@1.0.0', { layer: 'deps', warnOn });
+    const plan = planWith([fill, step('check', 'true', { verifiesLayer: 'deps' })], {
+      layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'] }],
+    });
+    const warned = (sink: ReturnType<typeof memorySink>) => sink.lines.filter((l) => l.text.includes('RUNPLAN_W_DEMO_BLOCKED')).map((l) => l.text);
+    const first = await build(plan, { layers });
+    await first.run;
+    expect(warned(first.sink)).toEqual(['RUNPLAN_W_DEMO_BLOCKED: the install blocked stamp@1.0.0. Fix: Allow it.']);
+    const second = await build(plan, { layers });
+    expect((await second.run).map((r) => r.status)).toEqual(['cached', 'cached']);
+    // Once, from the step that raised it, not again from the check.
+    expect(warned(second.sink)).toEqual(['RUNPLAN_W_DEMO_BLOCKED: the install blocked stamp@1.0.0. Fix: Allow it. (found by step fill when layer deps was cached)']);
+  });
 });
 
 describe('StepBuilder: onFailure rules', () => {

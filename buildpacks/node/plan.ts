@@ -119,6 +119,9 @@ export async function planNode({ files, repository, folder, env, host, inventory
   if (!appSets('npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
   const nodedir = nodedirEnvironment(npm.version, appSets('npm_config_nodedir') || appSets('npm_package_config_node_gyp_nodedir'));
   Object.assign(runEnv, nodedir.commands);
+  // A dedicated build instance: the build's steps and hooks get its heap, the processes keep the instance's.
+  const buildNodeOptions = host.buildInstance ? resolveNodeOptions(env.get('NODE_OPTIONS'), host.buildInstance.memoryMb, version.version, 'build instance') : undefined;
+  const buildEnv: Record<string, string> = buildNodeOptions?.value === undefined ? runEnv : { ...runEnv, NODE_OPTIONS: buildNodeOptions.value };
 
   const nodeEnv = env.get('NODE_ENV');
   const mode: Decision = decide({
@@ -171,7 +174,17 @@ export async function planNode({ files, repository, folder, env, host, inventory
       procfile: await files.readText('Procfile'),
     }),
   );
-  const decisions: Decision[] = [start.decision, npm.decision, toolDecision, dev.decision, mode, nodeOptions.decision, ...registryDecisions, ...(workspace ? [workspace.decision] : [])];
+  const decisions: Decision[] = [
+    start.decision,
+    npm.decision,
+    toolDecision,
+    dev.decision,
+    mode,
+    nodeOptions.decision,
+    ...(buildNodeOptions ? [buildNodeOptions.decision] : []),
+    ...registryDecisions,
+    ...(workspace ? [workspace.decision] : []),
+  ];
 
   if (!ignoresNodeModules(await files.readText('.gitignore'))) {
     warnings.push(
@@ -231,7 +244,7 @@ export async function planNode({ files, repository, folder, env, host, inventory
     run: command.run,
     cwd: '.',
     // In a workspace npm and pnpm read the root's .npmrc as the project's: the planned one (NPM_TOKEN) is given as the user's.
-    env: { ...command.env, ...runEnv, ...nodedir.install, ...(workspace && plannedFiles.some((f) => f.path === '.npmrc') ? { npm_config_userconfig: '${APP_HOME}/.npmrc' } : {}) },
+    env: { ...command.env, ...buildEnv, ...nodedir.install, ...(workspace && plannedFiles.some((f) => f.path === '.npmrc') ? { npm_config_userconfig: '${APP_HOME}/.npmrc' } : {}) },
     pathPrepend: [BIN_DIR],
     layer: 'node_modules',
     // npm 12 runs a dependency's install scripts only when allowScripts covers it, and says so only in a warning.
@@ -282,7 +295,7 @@ export async function planNode({ files, repository, folder, env, host, inventory
         run: { kind: 'exec', argv },
         cwd: '.',
         // What the install step gives its tool (pnpm must not switch versions, Yarn's settings).
-        env: { ...command.env, ...runEnv, ...nodedir.install },
+        env: { ...command.env, ...buildEnv, ...nodedir.install },
         pathPrepend: [BIN_DIR],
         layer: null,
         onlyIfLayerRestored: 'node_modules',
@@ -357,6 +370,7 @@ export async function planNode({ files, repository, folder, env, host, inventory
     processes: [web],
     // CC_PRE_BUILD_HOOK once Node and the package manager are installed, before the dependencies; CC_POST_BUILD_HOOK before main is checked.
     hookPoints: { dependencies: 'install', ...(start.mainFile !== undefined ? { checks: 'verify-main' } : {}) },
+    ...(buildEnv === runEnv ? {} : { buildCommands: { env: buildEnv, pathPrepend: [BIN_DIR] } }),
     sshGitDependencies: sshDependencies,
     files: plannedFiles,
     warnings,

@@ -7,9 +7,16 @@ import { decide, type Decision } from '../../src/kit/index.js';
  * before the instance runs out of memory, unless the user set a limit already.
  * NODE_OPTIONS exists since Node.js 8; older versions get nothing.
  */
-export function resolveNodeOptions(userValue: string | undefined, memoryMb: number, nodeVersion: string): { value: string | undefined; decision: Decision } {
+export function resolveNodeOptions(
+  userValue: string | undefined,
+  memoryMb: number,
+  nodeVersion: string,
+  sizedFor: 'instance' | 'build instance' = 'instance',
+): { value: string | undefined; decision: Decision } {
   const limit = Math.floor((memoryMb * 3) / 4);
-  const decision = (source: string, resolved: string, reason: string) => decide({ id: 'node.options', subject: 'NODE_OPTIONS', requests: [{ source, value: userValue ?? null }], resolved, reason });
+  const build = sizedFor === 'build instance';
+  const decision = (source: string, resolved: string, reason: string) =>
+    decide({ id: build ? 'node.build-options' : 'node.options', subject: build ? 'NODE_OPTIONS of the build' : 'NODE_OPTIONS', requests: [{ source, value: userValue ?? null }], resolved, reason });
   if (/--max[-_]old[-_]space[-_]size(=|\s|$)/.test(userValue ?? '')) {
     return { value: undefined, decision: decision('env NODE_OPTIONS', userValue as string, 'the user already sets --max-old-space-size, which is kept') };
   }
@@ -20,9 +27,9 @@ export function resolveNodeOptions(userValue: string | undefined, memoryMb: numb
   return {
     value,
     decision: decision(
-      userValue === undefined ? 'host instance memory' : 'env NODE_OPTIONS + host instance memory',
+      `${userValue === undefined ? '' : 'env NODE_OPTIONS + '}host ${sizedFor} memory`,
       value,
-      `three quarters of the ${memoryMb} MB the host declares (${limit} MB) as V8's heap limit${userValue === undefined ? '' : ", added to the user's NODE_OPTIONS"}`,
+      `three quarters of the ${memoryMb} MB the host declares${build ? ' for the dedicated build instance' : ''} (${limit} MB) as V8's heap limit${build ? ' in the build steps and hooks' : ''}${userValue === undefined ? '' : ", added to the user's NODE_OPTIONS"}`,
     ),
   };
 }

@@ -26,6 +26,7 @@ import { readProject } from './project.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
 import { planBundle } from './resolve-bundle.js';
 import { resolvePumaSizing } from './resolve-puma-sizing.js';
+import { resolveBuildHeap } from './resolve-build-heap.js';
 import { resolveRakeGoals } from './resolve-rake-goals.js';
 import { resolveReadTimeout } from './resolve-read-timeout.js';
 import { resolveRubyVersion } from './resolve-ruby-version.js';
@@ -126,12 +127,14 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     without: value('BUNDLE_WITHOUT'),
   });
   decisions.push(bundle.decision);
-  const rubyStep = (name: string, description: string, argv: string[]): BuildStep => ({
+  const buildHeap = resolveBuildHeap(env.get('NODE_OPTIONS'), host.buildInstance);
+  if (buildHeap.decision) decisions.push(buildHeap.decision);
+  const rubyStep = (name: string, description: string, argv: string[], extraEnv: Record<string, string> = {}): BuildStep => ({
     name,
     description,
     run: { kind: 'exec', argv },
     cwd: '.',
-    env: { ...bundle.env },
+    env: { ...bundle.env, ...extraEnv },
     pathPrepend: [...bundle.pathPrepend],
     layer: null,
   });
@@ -139,7 +142,7 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   // Rake goals (rule 3).
   const rake = resolveRakeGoals(env.get('CC_RAKEGOALS'));
   decisions.push(rake.decision);
-  const rakeSteps = rake.goals.map((goal, i) => rubyStep(rake.goals.length === 1 ? 'rake' : `rake-${i + 1}`, `rake goal ${goal} from CC_RAKEGOALS`, ['bundle', 'exec', 'rake', goal]));
+  const rakeSteps = rake.goals.map((goal, i) => rubyStep(rake.goals.length === 1 ? 'rake' : `rake-${i + 1}`, `rake goal ${goal} from CC_RAKEGOALS`, ['bundle', 'exec', 'rake', goal], buildHeap.env));
 
   // Puma sizing (rule 5).
   const sizing = resolvePumaSizing({ env, pumaRb: await files.readText('config/puma.rb'), instance: host.instance });
@@ -289,6 +292,7 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
       .map((g) => ({ name: gemNames(g.gems) || g.remote, url: g.remote, file: project.lockFileName })),
     // Hooks and workers run like Puma and Sidekiq: with the bundle's gems (bundle exec …) on PATH.
     userCommands: { env: processEnv, pathPrepend: [...bundle.pathPrepend] },
+    ...(Object.keys(buildHeap.env).length > 0 ? { buildCommands: { env: { ...processEnv, ...buildHeap.env }, pathPrepend: [...bundle.pathPrepend] } } : {}),
     files: plannedFiles,
     warnings,
     envDefaults: [

@@ -88,6 +88,8 @@ export interface PlanContribution {
    * CC_WORKER_COMMAND…), e.g. where the bundle's gems are; by default the web process's.
    */
   readonly userCommands?: { readonly env: Readonly<Record<string, string>>; readonly pathPrepend: readonly string[] };
+  /** The same for the build hooks (CC_PRE_BUILD_HOOK, CC_POST_BUILD_HOOK), when they differ (sized for a dedicated build instance); by default `userCommands`. */
+  readonly buildCommands?: { readonly env: Readonly<Record<string, string>>; readonly pathPrepend: readonly string[] };
   /** Variables filled only when no source defines them (e.g. WEB_CONCURRENCY). */
   readonly envDefaults?: readonly { readonly name: string; readonly value: string; readonly reason: string }[];
   /** Replaces the buildpack's static default health check for this application. */

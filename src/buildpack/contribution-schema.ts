@@ -40,6 +40,7 @@ export const PlanContributionSchema = z.object({
   warnings: z.array(WarningSchema),
   hookPoints: z.object({ dependencies: z.string().optional(), checks: z.string().optional() }).optional(),
   userCommands: z.object({ env: EnvOverridesSchema, pathPrepend: PathPrependSchema }).optional(),
+  buildCommands: z.object({ env: EnvOverridesSchema, pathPrepend: PathPrependSchema }).optional(),
   envDefaults: z.array(z.object({ name: z.string(), value: z.string(), reason: z.string() })).optional(),
   defaultHealthCheck: DefaultHealthCheckSchema.optional(),
   healthTiming: HealthCheckSchema.pick({ readyTimeoutMs: true, requestTimeoutMs: true, retryDelayMs: true }).partial().optional(),

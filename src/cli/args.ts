@@ -90,6 +90,9 @@ Options:
   --port N                     web port (default 8080)
   --cpus N, --memory SIZE      instance size declared by the host (default: this machine;
                                with --plan: the one the plan was sized for)
+  --build-cpus N, --build-memory SIZE
+                               a dedicated build instance: the build's steps and hooks are
+                               sized for it (Node.js's heap), the processes for --cpus/--memory
   --cache-dir DIR              runtimes, downloads and dependency layers, shared by all apps
                                (default $RUNPLAN_CACHE_DIR or ~/.cache/runplan)
   --work-dir DIR               where builds are made and run (default $RUNPLAN_WORK_DIR or <cache-dir>/apps)
@@ -186,6 +189,8 @@ export async function parseCli(argv: readonly string[], environment: NodeJS.Proc
         port: { type: 'string' },
         cpus: { type: 'string' },
         memory: { type: 'string' },
+        'build-cpus': { type: 'string' },
+        'build-memory': { type: 'string' },
         'cache-dir': { type: 'string' },
         'work-dir': { type: 'string' },
         timeout: { type: 'string' },
@@ -313,6 +318,17 @@ export async function parseCli(argv: readonly string[], environment: NodeJS.Proc
     const { availableParallelism, totalmem } = await import('node:os');
     host.instance = { cpus: cpus ?? availableParallelism(), memoryMb: memoryMb ?? Math.floor(totalmem() / 1048576) };
     instanceGiven = { ...(cpus === undefined ? {} : { cpus }), ...(memoryMb === undefined ? {} : { memoryMb }) };
+  }
+  if (v['build-cpus'] !== undefined || v['build-memory'] !== undefined) {
+    if (v['build-cpus'] !== undefined && !/^[1-9]\d{0,3}$/.test(v['build-cpus'])) {
+      throw CoreErrors.HOST_INVALID_SETTING.create({ message: `--build-cpus must be a positive integer, got ${quoteArgument(v['build-cpus'])}.` });
+    }
+    const { availableParallelism, totalmem } = await import('node:os');
+    // The half not given is the machine's, as for --cpus and --memory.
+    host.buildInstance = {
+      cpus: v['build-cpus'] === undefined ? availableParallelism() : Number(v['build-cpus']),
+      memoryMb: v['build-memory'] === undefined ? Math.floor(totalmem() / 1048576) : parseMemory(v['build-memory']),
+    };
   }
   if (v['cache-dir'] !== undefined) host.cacheDir = v['cache-dir'];
   if (v['work-dir'] !== undefined) host.workDir = v['work-dir'];

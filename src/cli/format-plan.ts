@@ -35,6 +35,11 @@ export function formatPlan(plan: RunPlan, source?: string): string {
     out.push(`  ${t(plan.instance.decision.resolved)}`);
     out.push(...explain(plan.instance.decision, '    '));
   }
+  if (plan.buildInstance) {
+    out.push('', 'Build instance (the build is sized for it)');
+    out.push(`  ${t(plan.buildInstance.decision.resolved)}`);
+    out.push(...explain(plan.buildInstance.decision, '    '));
+  }
 
   out.push('', 'Decisions');
   for (const d of plan.decisions) {

@@ -16,6 +16,12 @@ export interface HostSettings {
   readonly port: number;
   readonly instance: InstanceSize;
   /**
+   * A dedicated build instance: the build's steps are sized for it (Node.js's
+   * heap for a webpack or webpacker build) instead of for `instance`, which
+   * still sizes the processes. Absent: the build is sized for `instance`.
+   */
+  readonly buildInstance?: InstanceSize;
+  /**
    * Content-addressed cache shared by every deployment on the host: runtimes,
    * downloads, dependency layers. Safe to share between concurrent builds.
    */
@@ -92,6 +98,7 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
     cacheDir,
     workDir: partial.workDir ?? defaultWorkDir(cacheDir),
     instanceNumber: partial.instanceNumber ?? 0,
+    ...(partial.buildInstance === undefined ? {} : { buildInstance: partial.buildInstance }),
     ...(partial.serviceVariables === undefined ? {} : { serviceVariables: partial.serviceVariables }),
     ...(partial.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: partial.healthTimeoutMs }),
     buildStepTimeoutMs: partial.buildStepTimeoutMs ?? secondsFromEnv('RUNPLAN_BUILD_STEP_TIMEOUT', 1) ?? DEFAULT_BUILD_STEP_TIMEOUT_MS,
@@ -105,13 +112,18 @@ export function resolveHostSettings(partial: Partial<HostSettings> = {}): HostSe
   assertDuration(settings.buildLockWaitMs as number, 'the build lock wait', 0);
   assertDuration(settings.stabilityWindowMs as number, 'the stability window', 0);
   assertPort(settings.port, 'port');
-  if (!Number.isInteger(settings.instance.cpus) || settings.instance.cpus < 1) {
-    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `instance CPUs must be a positive integer, got ${settings.instance.cpus}.` });
-  }
-  if (!Number.isInteger(settings.instance.memoryMb) || settings.instance.memoryMb < 64) {
-    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `instance memory must be at least 64 MB, got ${settings.instance.memoryMb} MB.` });
-  }
+  assertInstance(settings.instance, 'instance');
+  if (settings.buildInstance !== undefined) assertInstance(settings.buildInstance, 'build instance');
   return settings;
+}
+
+function assertInstance(instance: InstanceSize, what: string): void {
+  if (!Number.isInteger(instance.cpus) || instance.cpus < 1) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${what} CPUs must be a positive integer, got ${instance.cpus}.` });
+  }
+  if (!Number.isInteger(instance.memoryMb) || instance.memoryMb < 64) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${what} memory must be at least 64 MB, got ${instance.memoryMb} MB.` });
+  }
 }
 
 export function assertPort(port: number, what: string): void {

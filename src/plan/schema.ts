@@ -513,6 +513,9 @@ export const RunPlanSchema = z
     }),
     runtimes: z.array(RuntimeSchema),
     instance: InstanceSchema.optional().describe('Present in every plan this runplan makes; absent in plans made before it recorded the instance.'),
+    buildInstance: InstanceSchema.optional().describe(
+      "The dedicated build instance the host declared (HostSettings.buildInstance): the build's steps were sized for it (Node.js's heap in the build) instead of `instance`. Absent: the build is sized for `instance`.",
+    ),
     decisions: z.array(DecisionSchema),
     environment: EnvironmentSchema,
     build: z.object({

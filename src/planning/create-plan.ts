@@ -23,7 +23,7 @@ import { RUNPLAN_VERSION } from '../version.js';
 import { checkPlanValues } from './check-plan.js';
 import { resolveBuildCache } from './resolve-build-cache.js';
 import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
-import { planInstance } from './resolve-instance.js';
+import { planBuildInstance, planInstance } from './resolve-instance.js';
 import { resolveSshKey, SSH_KEY_VARIABLE, SSH_KNOWN_HOSTS_VARIABLE } from './resolve-ssh-key.js';
 import { resolveWorkers } from './resolve-workers.js';
 
@@ -121,7 +121,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     });
     const dependencyStep = contribution.hookPoints?.dependencies;
     const steps = contribution.steps.map((s) => (s.name === dependencyStep && ssh.failureRules.length > 0 ? { ...s, onFailure: [...ssh.failureRules, ...(s.onFailure ?? [])] } : s));
-    const hooks = resolveHooks(variables, steps, contribution.hookPoints ?? {}, commands);
+    const hooks = resolveHooks(variables, steps, contribution.hookPoints ?? {}, commands, contribution.buildCommands);
     const workers = resolveWorkers(variables, commands, new Set(contribution.processes.map((p) => p.name)));
     const cache = resolveBuildCache(variables, contribution.layers);
 
@@ -131,6 +131,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       app: { type: buildpack.id, detection, ...(folder === '' ? {} : { folder }) },
       runtimes: [...contribution.runtimes],
       instance: planInstance(host.instance, options.host?.instance),
+      ...(host.buildInstance ? { buildInstance: planBuildInstance(host.buildInstance, host.instance) } : {}),
       decisions: [...(folderDecision ? [folderDecision] : []), ...contribution.decisions, ...hooks.decisions, ...workers.decisions, ...cache.decisions, ...(ssh.decision ? [ssh.decision] : [])],
       environment: environment.toPlan(),
       build: { steps: hooks.steps, ...(ssh.sshKey ? { sshKey: ssh.sshKey } : {}) },

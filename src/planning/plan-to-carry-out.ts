@@ -39,7 +39,13 @@ export async function planToCarryOut(options: CreatePlanOptions & { readonly pla
   return {
     plan,
     environment: environmentForPlan(plan, options.env),
-    host: resolveHostSettings({ ...options.host, port, ...(instance ? { instance } : {}) }),
+    // The build is sized for the build instance the plan records, whatever this host declares.
+    host: resolveHostSettings({
+      ...options.host,
+      port,
+      ...(instance ? { instance } : {}),
+      ...(plan.buildInstance ? { buildInstance: { cpus: plan.buildInstance.cpus, memoryMb: plan.buildInstance.memoryMb } } : {}),
+    }),
     ...(options.inventory ? { inventory: options.inventory } : {}),
   };
 }

@@ -48,18 +48,26 @@ export interface ResolvedHooks {
  * build hooks among the buildpack's steps at its hook points, run-phase hooks in
  * the plan's runHooks. Pure: the variables and the steps in, the plan's parts out.
  */
-export function resolveHooks(variables: ReadonlyMap<string, string>, steps: readonly BuildStep[], points: HookPoints, commands: UserCommandEnvironment): ResolvedHooks {
+export function resolveHooks(
+  variables: ReadonlyMap<string, string>,
+  steps: readonly BuildStep[],
+  points: HookPoints,
+  commands: UserCommandEnvironment,
+  buildCommands: UserCommandEnvironment = commands,
+): ResolvedHooks {
   const decisions: Decision[] = [];
   const hookStep = (rule: HookRule): BuildStep | undefined => {
     const script = variables.get(rule.variable);
     if (script === undefined || script.trim() === '') return undefined;
+    // Build hooks run as the build's steps do (sized for the build instance); run-phase hooks as the processes.
+    const given = rule.id === 'pre-build' || rule.id === 'post-build' ? buildCommands : commands;
     return {
       name: `${rule.id}-hook`,
       description: `${rule.variable}: the application's command, run ${rule.when}`,
       run: { kind: 'shell', script },
       cwd: '.',
-      env: { ...commands.env },
-      pathPrepend: [...commands.pathPrepend],
+      env: { ...given.env },
+      pathPrepend: [...given.pathPrepend],
       layer: null,
       onFailure: [
         failureRule(

@@ -29,6 +29,21 @@ export function planInstance(instance: InstanceSize, declared: InstanceSize | un
   };
 }
 
+/** The dedicated build instance the host declared, as data with its decision. */
+export function planBuildInstance(instance: InstanceSize, runInstance: InstanceSize): PlanInstance {
+  return {
+    cpus: instance.cpus,
+    memoryMb: instance.memoryMb,
+    decision: decide({
+      id: 'build-instance',
+      subject: 'Instance the build is sized for',
+      requests: [{ source: 'host settings', value: describeInstance(instance) }],
+      resolved: describeInstance(instance),
+      reason: `the host gives this application a dedicated build instance (HostSettings.buildInstance; the command line: --build-cpus, --build-memory): the build's steps are sized for it, and the processes for the instance of ${describeInstance(runInstance)}`,
+    }),
+  };
+}
+
 /**
  * The instance a saved plan is carried out on: the one it was sized for. A host
  * that declares another is refused, as another port is — its processes were

@@ -77,6 +77,36 @@ describe('ruby detection and checks (Ruby rule 1)', () => {
 });
 
 describe('ruby plan', () => {
+  it("sizes webpacker's Node.js heap in the rake goals and build hooks for a dedicated build instance, and leaves the processes to the instance", async () => {
+    const planned = (host: Parameters<typeof createPlan>[0]['host'], application: Record<string, string> = {}) =>
+      createPlan({
+        registry: registry(),
+        inventory: testInventory({ ruby: { rubies } }),
+        files: new MemorySource(APP),
+        appDir: '/srv/app',
+        env: { application: { CC_RAKEGOALS: 'assets:precompile', CC_POST_BUILD_HOOK: 'bin/webpack', CC_PRE_RUN_HOOK: 'true', ...application } },
+        host: { port: 8080, ...host },
+      });
+    const step = (p: RunPlan, name: string) => p.build.steps.find((s) => s.name === name);
+    const { plan: dedicated } = await planned({ instance: { cpus: 1, memoryMb: 1024 }, buildInstance: { cpus: 4, memoryMb: 4096 } });
+    expect(dedicated.buildInstance).toMatchObject({ cpus: 4, memoryMb: 4096, decision: { id: 'build-instance', resolved: '4 CPUs, 4096 MiB' } });
+    expect(step(dedicated, 'rake')?.env.NODE_OPTIONS).toBe('--max-old-space-size=3072');
+    expect(step(dedicated, 'post-build-hook')?.env.NODE_OPTIONS).toBe('--max-old-space-size=3072');
+    expect(dedicated.runHooks?.preRun[0]?.env.NODE_OPTIONS).toBeUndefined();
+    expect(dedicated.processes.every((proc) => proc.env.NODE_OPTIONS === undefined)).toBe(true);
+    expect(dedicated.decisions.find((d) => d.id === 'ruby.build-node-options')?.resolved).toBe('--max-old-space-size=3072');
+    // The application's own limit is kept; without a dedicated build instance nothing is added.
+    const own = await planned({ buildInstance: { cpus: 4, memoryMb: 4096 } }, { NODE_OPTIONS: '--max-old-space-size=2000' });
+    expect(step(own.plan, 'rake')?.env.NODE_OPTIONS).toBeUndefined();
+    const shared = await planned({ instance: { cpus: 1, memoryMb: 1024 } });
+    expect(shared.plan.buildInstance).toBeUndefined();
+    expect(step(shared.plan, 'rake')?.env.NODE_OPTIONS).toBeUndefined();
+    await expect(planned({ buildInstance: { cpus: 0, memoryMb: 4096 } })).rejects.toMatchObject({
+      code: CoreErrors.HOST_INVALID_SETTING.code,
+      message: expect.stringContaining('build instance CPUs'),
+    });
+  });
+
   it('installs the bundle, runs the rake goals, checks nginx, then runs Puma behind nginx', async () => {
     const { plan: p } = await plan(APP, { CC_RAKEGOALS: 'assets:precompile,db:migrate' });
     expect(p.runtimes).toEqual([expect.objectContaining({ name: 'ruby', version: '3.1.2', distribution: 'test /usr/bin/ruby3.1' })]);

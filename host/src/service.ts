@@ -19,6 +19,8 @@ export interface AppView extends AppRecord {
   readonly url: string;
   /** The release answering now, and its port, when `serve` runs it. */
   readonly serving: { readonly release: number; readonly port: number } | null;
+  /** The size of the host's dedicated build instance, which the application's builds get when `dedicatedBuildInstance` is on. */
+  readonly buildInstance: { readonly cpus: number; readonly memoryMb: number };
 }
 
 export interface VariableView {
@@ -62,7 +64,13 @@ export class HostService {
   constructor(private readonly o: ServiceOptions) {}
 
   private view(app: AppRecord): AppView {
-    return { ...app, gitRemote: gitRemoteUrl(this.o.settings, app.id), url: appUrl(this.o.settings, app.id), serving: this.o.releases.servingRelease(app.id) ?? null };
+    return {
+      ...app,
+      gitRemote: gitRemoteUrl(this.o.settings, app.id),
+      url: appUrl(this.o.settings, app.id),
+      serving: this.o.releases.servingRelease(app.id) ?? null,
+      buildInstance: this.o.settings.buildInstance,
+    };
   }
 
   async app(idOrName: string, org?: string): Promise<AppRecord> {
@@ -83,6 +91,12 @@ export class HostService {
 
   async appView(idOrName: string, org?: string): Promise<AppView> {
     return this.view(await this.app(idOrName, org));
+  }
+
+  /** The Information menu's option: the application's next builds are sized for the host's build instance, or not. */
+  async setDedicatedBuildInstance(idOrName: string, on: boolean, org?: string): Promise<AppView> {
+    const app = await this.app(idOrName, org);
+    return this.view(await this.o.store.setDedicatedBuildInstance(app.id, on));
   }
 
   /**

@@ -23,6 +23,12 @@ export interface HostSettings {
    */
   readonly instance: { readonly cpus: number; readonly memoryMb: number };
   /**
+   * The dedicated build instance an application gets when its Information
+   * option is on (advised for webpacker, whose build needs much memory at
+   * start): runplan sizes the build's tools for it, the processes for `instance`.
+   */
+  readonly buildInstance: { readonly cpus: number; readonly memoryMb: number };
+  /**
    * runplan's cache (downloaded runtimes, the layer cache) when it is not the data
    * folder's `runplan/cache`: on another disk, or shared by several hosts of one machine.
    */
@@ -39,6 +45,8 @@ export const DEFAULT_SETTINGS: HostSettings = {
   drainMs: 5_000,
   // The service's smallest instance size (1 CPU, 1 GiB).
   instance: { cpus: 1, memoryMb: 1024 },
+  // The service's build instance size for webpacker-sized builds (2 CPUs, 4 GiB).
+  buildInstance: { cpus: 2, memoryMb: 4096 },
 };
 
 export async function readSettings(paths: HostPaths): Promise<HostSettings> {

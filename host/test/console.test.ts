@@ -140,6 +140,27 @@ describe('runplan-host console in a browser', () => {
     await expect.poll(async () => (await host.get(appId, '/')).json<{ nodeEnv: string | null }>().nodeEnv, { timeout: 120_000, interval: 1_000 }).toBe('staging');
   }, 300_000);
 
+  it("turns the dedicated build instance on from Information: the next build's Node.js heap is sized for it, the application's stays its instance's", async () => {
+    const hook = "node -e \"require('fs').writeFileSync('build-heap.txt', process.env.NODE_OPTIONS)\"";
+    expect((await host.cli(['env', 'set', 'CC_POST_BUILD_HOOK', hook, '--app', appId])).code).toBe(0);
+    await page.goto(`${consoleUrl}apps/${appId}`);
+    const option = page.getByLabel(/Dedicated build instance/);
+    expect(await option.isChecked()).toBe(false);
+    await option.check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    expect(await page.getByRole('status').textContent()).toContain('Dedicated build instance on');
+    expect(await page.getByLabel(/Dedicated build instance/).isChecked()).toBe(true);
+    await shot(page, 'information-build-instance');
+    expect(await host.json<{ dedicatedBuildInstance: boolean }>(['build-instance', '--app', appId])).toEqual({ dedicatedBuildInstance: true });
+    await page.getByRole('button', { name: 'Restart' }).click();
+    // The host's build instance is 4 GiB (three quarters for the heap), the application's 1 GiB.
+    await expect.poll(async () => (await host.get(appId, '/')).json<{ buildHeap: string | null }>().buildHeap, { timeout: 120_000, interval: 1_000 }).toBe('--max-old-space-size=3072');
+    expect((await host.get(appId, '/')).json<{ nodeOptions: string | null }>().nodeOptions).toBe('--max-old-space-size=768');
+    // Off again from the command line: the next build is sized for the application's instance.
+    expect((await host.cli(['build-instance', 'shared', '--app', appId])).stdout).toContain('builds on its own instance from its next deploy or restart');
+    expect((await host.cli(['env', 'rm', 'CC_POST_BUILD_HOOK', '--app', appId])).code).toBe(0);
+  }, 300_000);
+
   it('shows a failing deploy\'s "Health check failed:" and its per-path lines while the old release keeps serving', async () => {
     await page.goto(`${consoleUrl}apps/${appId}/env`);
     await page.getByLabel('Name', { exact: true }).fill('CC_HEALTH_CHECK_PATH');

@@ -65,6 +65,7 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
           type: 'node',
           createdAt: clock.now().toISOString(),
           currentRelease: null,
+          dedicatedBuildInstance: false,
         });
         expect(await store.findApp(created.id)).toEqual(created);
         expect(await store.findApp('web')).toEqual(created);
@@ -72,6 +73,16 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
         expect(await store.findApp('web', 'orga_other')).toBeUndefined();
         expect(await store.findApp(created.id, 'orga_other')).toBeUndefined();
         expect(await store.findApp('nothing')).toBeUndefined();
+      });
+
+      it('turns the dedicated build instance on and off, and refuses an application it does not have', async () => {
+        const store = await fresh();
+        const created = await store.createApp(app('web'));
+        expect(await store.setDedicatedBuildInstance(created.id, true)).toEqual({ ...created, dedicatedBuildInstance: true });
+        expect((await store.findApp(created.id))?.dedicatedBuildInstance).toBe(true);
+        expect((await store.listApps())[0]?.dedicatedBuildInstance).toBe(true);
+        expect((await store.setDedicatedBuildInstance(created.id, false)).dedicatedBuildInstance).toBe(false);
+        await expect(store.setDedicatedBuildInstance('app_00000000-0000-4000-8000-000000000000', true)).rejects.toMatchObject({ code: HostErrors.APP_NOT_FOUND.code });
       });
 
       it('refuses a second application of one name in one organization, naming both', async () => {

@@ -29,6 +29,12 @@ export class ApiServer {
       sendJson(res, 201, { app: await s.createApp({ name: text(b.name, 'name'), org: text(b.org, 'org'), zone: text(b.zone, 'zone'), type: text(b.type, 'type') }) });
     });
     this.route('GET', '/apps/:app', async (_req, res, p, q) => sendJson(res, 200, { app: await s.appView(p.app as string, q.get('org') ?? undefined) }));
+    // The application's options: its dedicated build instance (taking effect at its next deploy or restart).
+    this.route('PATCH', '/apps/:app', async (req, res, p, q) => {
+      const b = await readJson(req);
+      if (typeof b.dedicatedBuildInstance !== 'boolean') throw HostErrors.INPUT_USAGE.create({ message: 'dedicatedBuildInstance must be true or false.' });
+      sendJson(res, 200, { app: await s.setDedicatedBuildInstance(p.app as string, b.dedicatedBuildInstance, q.get('org') ?? undefined) });
+    });
     // The application's own variables, and those it exposes to the applications linked to it.
     for (const [path, which] of [
       ['env', 'own'],

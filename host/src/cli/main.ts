@@ -25,6 +25,7 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
   runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
   runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
+  runplan-host build-instance [dedicated|shared]   builds sized for the dedicated build instance (advised for webpacker)
   runplan-host token --org ORG            a token that signs in to the web console as that organization
   runplan-host addon create <postgresql|redis|storage> <name> --org <org> [--region <par|mtl>]
   runplan-host addon rm <name> | addon env <name> [--show] | addons [--org ORG]
@@ -168,6 +169,22 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
     case 'open': {
       const a = await app();
       print({ url: a.url }, () => a.url);
+      return 0;
+    }
+    case 'build-instance': {
+      const [choice] = rest;
+      const a = await app();
+      if (choice === undefined) {
+        print({ dedicatedBuildInstance: a.dedicatedBuildInstance }, () => `${a.name} builds on ${a.dedicatedBuildInstance ? 'the dedicated build instance' : 'its own instance'}`);
+        return 0;
+      }
+      if (choice !== 'dedicated' && choice !== 'shared') throw usage('build-instance [dedicated|shared]');
+      const { app: changed } = await client.json<{ app: AppView }>('PATCH', `/apps/${a.id}`, { dedicatedBuildInstance: choice === 'dedicated' });
+      const size = `${changed.buildInstance.cpus} CPUs, ${changed.buildInstance.memoryMb} MiB`;
+      print(
+        { dedicatedBuildInstance: changed.dedicatedBuildInstance },
+        () => `${changed.name} ${changed.dedicatedBuildInstance ? `builds on the dedicated build instance (${size})` : 'builds on its own instance'} from its next deploy or restart`,
+      );
       return 0;
     }
     case 'keys': {

@@ -162,6 +162,16 @@ export class ConsoleServer {
       this.appPage(r, app, 'logs', logsBody(app, lines));
     });
     this.get('/apps/:app/logs/events', async (r) => this.logEvents(r, await this.app(r)));
+    this.post('/apps/:app/build-instance', async (r) => {
+      const app = await this.app(r);
+      const on = r.form.get('dedicated') === 'on';
+      try {
+        await this.api.json('PATCH', `/apps/${app.id}`, { dedicatedBuildInstance: on });
+      } catch (error) {
+        return this.after(r, `/apps/${app.id}`, { error: describe(error) });
+      }
+      this.after(r, `/apps/${app.id}`, { notice: `${on ? 'Dedicated build instance on' : 'Dedicated build instance off'}: applies from the next deploy or restart.` });
+    });
     this.post('/apps/:app/restart', async (r) => this.operation(r, 'POST', (app) => `/apps/${app.id}/restart`));
     this.post('/apps/:app/rollback', async (r) => this.operation(r, 'POST', (app) => `/apps/${app.id}/rollback`, {}));
     this.get('/addons', async (r) => {

@@ -171,7 +171,8 @@ export function informationBody(context: PageContext, app: AppView): Html {
 <dt>Organization</dt><dd>${app.org}</dd>
 <dt>Application id</dt><dd><code>${app.id}</code></dd>
 <dt>Current release</dt><dd>${releaseState(app)}</dd>
-<dt>Build instance</dt><dd>Builds run on this host, one at a time per application, sized like the application's instance. The specification's dedicated build instance (advised for Ruby applications using webpacker) is not offered by this host.</dd>
+<dt>Build instance</dt><dd><form method="post" action="/apps/${app.id}/build-instance" class="inline">${csrfField(context)}<label><input type="checkbox" name="dedicated" value="on" id="dedicated-build-instance"${app.dedicatedBuildInstance ? html` checked` : ''}> Dedicated build instance (${app.buildInstance.cpus} CPUs, ${app.buildInstance.memoryMb} MiB)</label> <button type="submit">Save</button></form>
+<p class="hint">Advised for Ruby applications using webpacker, which need many resources at start: the build's tools (Node.js's heap) are sized for the build instance, the application for its own instance. Applies from the next deploy or restart.</p></dd>
 </dl>
 <p>Deploy with <code>git push &lt;remote&gt; master</code>, the remote being the URL above.</p>
 ${app.currentRelease === null ? '' : html`<p>${actionButton(context, `/apps/${app.id}/restart`, 'Restart')} ${actionButton(context, `/apps/${app.id}/rollback`, 'Roll back to the previous release')}</p>`}`;

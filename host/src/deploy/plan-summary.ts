@@ -8,6 +8,7 @@ import type { RunPlan } from 'runplan';
 export function planSummary(plan: RunPlan): string[] {
   const lines = [`plan: ${plan.app.type} application`];
   for (const r of plan.runtimes) lines.push(`  ${r.name} ${r.version}: ${r.decision.reason} (${r.decision.source})`);
+  if (plan.buildInstance) lines.push(`  build: on the dedicated build instance (${plan.buildInstance.decision.resolved}); the processes on ${plan.instance?.decision.resolved ?? 'the instance'}`);
   for (const p of plan.processes) lines.push(`  process ${p.name}: ${p.command.kind === 'exec' ? p.command.argv.join(' ') : p.command.script}`);
   const { paths } = plan.healthCheck;
   lines.push(`  health check: ${paths.length > 0 ? paths.map((p) => `GET ${p.path} (${p.source})`).join(', ') : 'the web port accepts connections'}`);

@@ -182,7 +182,13 @@ export class Releases {
           service: { APP_ID: app.id, INSTANCE_ID: randomUUID(), COMMIT_ID: request.source.commit },
           secretNames: this.options.registry.secretVariables(),
         },
-        host: { port, workDir: paths.workDir, cacheDir: this.options.settings.cacheDir ?? paths.cacheDir, instance: this.options.settings.instance },
+        host: {
+          port,
+          workDir: paths.workDir,
+          cacheDir: this.options.settings.cacheDir ?? paths.cacheDir,
+          instance: this.options.settings.instance,
+          ...(app.dedicatedBuildInstance ? { buildInstance: this.options.settings.buildInstance } : {}),
+        },
         ...(keep ? { previous: keep } : {}),
       });
       const { plan } = toCarryOut;

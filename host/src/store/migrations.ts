@@ -135,6 +135,14 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: "an application's dedicated build instance option",
+    sql: `
+      -- The Information menu's option: 1 when its builds are sized for the host's build instance.
+      ALTER TABLE apps ADD COLUMN dedicated_build_instance INTEGER NOT NULL DEFAULT 0 CHECK (dedicated_build_instance IN (0, 1));
+    `,
+  },
 ];
 
 /** The version a store has once every migration above is applied. */

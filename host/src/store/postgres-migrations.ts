@@ -139,4 +139,12 @@ export const postgresMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: "an application's dedicated build instance option",
+    sql: `
+      -- The Information menu's option: true when its builds are sized for the host's build instance.
+      ALTER TABLE apps ADD COLUMN dedicated_build_instance BOOLEAN NOT NULL DEFAULT false;
+    `,
+  },
 ];

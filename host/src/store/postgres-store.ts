@@ -158,6 +158,12 @@ export class PostgresStore implements HostStore {
     return (await this.listRows<AppRow>('apps', org)).map(toApp);
   }
 
+  async setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord> {
+    const row = await first<AppRow>(this.pool, 'UPDATE apps SET dedicated_build_instance = $1 WHERE id = $2 RETURNING *', [on, appId]);
+    if (!row) throw appNotFound(appId);
+    return toApp(row);
+  }
+
   async variables(appId: string, set: VariableSet = 'own'): Promise<Record<string, string>> {
     const rows = await all<{ name: string; value: string }>(this.pool, `SELECT name, value FROM ${VARIABLE_TABLES[set]} WHERE app_id = $1 ORDER BY name`, [appId]);
     return Object.fromEntries(rows.map((r) => [r.name, r.value]));

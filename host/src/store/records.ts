@@ -19,6 +19,8 @@ export interface AppRow {
   type: AppRecord['type'];
   created_at: string;
   current_release: number | null;
+  /** 0 or 1 in SQLite, a boolean in PostgreSQL. */
+  dedicated_build_instance: number | boolean;
 }
 
 export interface AddonRow {
@@ -59,7 +61,7 @@ export interface ReleaseRow {
 
 /** A new application's record: its id made here, only the fields the record holds whatever else the caller's object carries. */
 export function newAppRecord(app: NewApp, createdAt: string): AppRecord {
-  return { id: `app_${randomUUID()}`, name: app.name, org: app.org, zone: app.zone, type: app.type, createdAt, currentRelease: null };
+  return { id: `app_${randomUUID()}`, name: app.name, org: app.org, zone: app.zone, type: app.type, createdAt, currentRelease: null, dedicatedBuildInstance: false };
 }
 
 export function newKeyRecord(key: Omit<SshKeyRecord, 'id' | 'addedAt'>, addedAt: string): SshKeyRecord {
@@ -79,7 +81,16 @@ export function planText(plan: unknown): string | null {
 }
 
 export function toApp(row: AppRow): AppRecord {
-  return { id: row.id, name: row.name, org: row.org, zone: row.zone, type: row.type, createdAt: row.created_at, currentRelease: row.current_release };
+  return {
+    id: row.id,
+    name: row.name,
+    org: row.org,
+    zone: row.zone,
+    type: row.type,
+    createdAt: row.created_at,
+    currentRelease: row.current_release,
+    dedicatedBuildInstance: Boolean(row.dedicated_build_instance),
+  };
 }
 
 export function toAddon(row: AddonRow): AddonRecord {

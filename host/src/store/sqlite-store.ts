@@ -341,6 +341,12 @@ export class SqliteStore implements HostStore {
     return row;
   }
 
+  async setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord> {
+    this.requireApp(appId);
+    this.db.prepare('UPDATE apps SET dedicated_build_instance = ? WHERE id = ?').run(on ? 1 : 0, appId);
+    return toApp(this.requireApp(appId));
+  }
+
   private ensureOrg(org: string, at: string): void {
     this.db.prepare('INSERT INTO orgs (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING').run(org, at);
   }

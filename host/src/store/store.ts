@@ -28,6 +28,8 @@ export interface AppRecord {
   readonly createdAt: string;
   /** The release serving now (its number), if one was ever accepted. */
   readonly currentRelease: number | null;
+  /** Its builds run on the host's dedicated build instance (the Information menu's option; off for a new application). */
+  readonly dedicatedBuildInstance: boolean;
 }
 
 export interface SshKeyRecord {
@@ -135,6 +137,8 @@ export interface HostStore {
    */
   findApp(idOrName: string, org?: string): Promise<AppRecord | undefined>;
   listApps(org?: string): Promise<AppRecord[]>;
+  /** Turns the dedicated build instance on or off for the application's next builds (APP_NOT_FOUND). */
+  setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord>;
 
   /** The application's variables now (what its next deploy or restart gets), or those it exposes to the applications linked to it. */
   variables(appId: string, set?: VariableSet): Promise<Record<string, string>>;

@@ -129,6 +129,11 @@ export const HostErrors = defineErrors(
       kind: 'deployment',
       fix: 'Run the runplan-host version that last used this data folder, or a newer one; to go back to this version, restore the store from a backup made before the upgrade.',
     },
+    STORE_MIGRATION_FAILED: {
+      title: 'The store could not be copied into PostgreSQL',
+      kind: 'deployment',
+      fix: 'Give migrate-store an empty PostgreSQL database (createdb) that the role may create tables in, and read the cause in the message; the host keeps its SQLite store, unchanged, until a copy succeeds.',
+    },
     STORE_OPEN_FAILED: {
       title: 'The store cannot be opened',
       kind: 'deployment',

@@ -1,14 +1,18 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from 'runplan';
 import { isAbsolute } from 'node:path';
 import { HostErrors } from './errors.js';
 import { makeApiToken, makeDataFolders } from './host-files.js';
 import type { HostPaths } from './paths.js';
 import { DEFAULT_SETTINGS, type HostSettings, writeSettings } from './settings.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
+import { openHostStore, usesPostgres } from './store/open-store.js';
+import { openPostgresStore } from './store/postgres-store.js';
 import { openSqliteStore } from './store/sqlite-store.js';
 
 /** `runplan-host init`: the data folder, its settings, the store, the API token and the SSH user. Run again, it keeps the store and the token. */
-export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>): Promise<{ settings: HostSettings; created: boolean }> {
+export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>, { store }: { store?: string } = {}): Promise<{ settings: HostSettings; created: boolean }> {
   const settings: HostSettings = { ...DEFAULT_SETTINGS, ...chosen };
   for (const [name, port] of [
     ['--ssh-port', settings.sshPort],
@@ -26,7 +30,33 @@ export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>):
   await makeDataFolders(paths);
   await writeSettings(paths, settings);
   if (created) await makeApiToken(paths);
-  const store = await openSqliteStore(paths.store);
-  await store.close();
+  if (store !== undefined) await chooseStore(paths, store);
+  await (await openHostStore(paths)).close();
   return { settings, created };
+}
+
+/**
+ * `--store sqlite` (the default) or `--store postgres://…`: the URL is kept in
+ * store-url, root's alone. A host never moves to another store with init: its
+ * data would stay behind (migrate-store copies it).
+ */
+async function chooseStore(paths: HostPaths, store: string): Promise<void> {
+  const current = usesPostgres(paths) ? (await readFile(paths.storeUrl, 'utf8')).trim() : 'sqlite';
+  if (store === current) return;
+  const moving = () =>
+    HostErrors.INPUT_USAGE.create({
+      message: `this host's store is ${current === 'sqlite' ? 'its SQLite file' : 'in PostgreSQL'} already; init does not move it.`,
+      fix: 'Copy an SQLite store into PostgreSQL with runplan-host migrate-store --to postgres://…; or init another data folder.',
+    });
+  if (store === 'sqlite' || current !== 'sqlite') throw moving();
+  if (!/^postgres(ql)?:\/\//.test(store)) throw HostErrors.INPUT_USAGE.create({ message: '--store takes sqlite or a PostgreSQL URL (postgres://user:password@host:port/database).' });
+  if (existsSync(paths.store)) {
+    const sqlite = await openSqliteStore(paths.store);
+    const held = (await sqlite.listApps()).length + (await sqlite.listKeys()).length + (await sqlite.listAddons()).length;
+    await sqlite.close();
+    if (held > 0) throw moving();
+  }
+  // Opened first: a URL that does not work is refused before the host depends on it.
+  await (await openPostgresStore(store)).close();
+  await writeFileAtomic(paths.storeUrl, `${store}\n`, 0o600);
 }

@@ -9,6 +9,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   settings.json      domain, ports, SSH user (written by init)
  *   api-token          the API's token (0600)
  *   store.sqlite       the store (0600)
+ *   store-url          the PostgreSQL store's URL, when the store is there (0600)
  *   ssh/               sshd's config, host key, authorized_keys, pid file
  *   git/<app_id>.git   one bare repository per application, the SSH user's
  *   edge/              Caddy's config, data (its CA) and admin socket
@@ -23,6 +24,7 @@ export interface HostPaths {
   readonly settings: string;
   readonly apiToken: string;
   readonly store: string;
+  readonly storeUrl: string;
   readonly sshDir: string;
   readonly authorizedKeys: string;
   readonly gitDir: string;
@@ -51,6 +53,7 @@ export function hostPaths(root: string): HostPaths {
     settings: join(root, 'settings.json'),
     apiToken: join(root, 'api-token'),
     store: join(root, 'store.sqlite'),
+    storeUrl: join(root, 'store-url'),
     sshDir,
     authorizedKeys: join(sshDir, 'authorized_keys'),
     gitDir: join(root, 'git'),

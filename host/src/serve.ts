@@ -16,7 +16,8 @@ import { HostService } from './service.js';
 import { consoleHostName, consoleUrl, readSettings } from './settings.js';
 import { Sshd } from './ssh/sshd.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
-import { openSqliteStore } from './store/sqlite-store.js';
+import { refuseWhileServing } from './serving.js';
+import { openHostStore } from './store/open-store.js';
 
 /** A running host: what `stop()` undoes, in the reverse order. */
 export interface RunningHost {
@@ -32,14 +33,14 @@ export interface RunningHost {
 export async function startHost(paths: HostPaths, log: (line: string) => void): Promise<RunningHost> {
   const settings = await readSettings(paths);
   const token = await readApiToken(paths);
-  await refuseSecondServe(paths);
+  await refuseWhileServing(paths);
   await writeFile(paths.servePid, `${process.pid}\n`);
   const undo: (() => Promise<void>)[] = [async () => rm(paths.servePid, { force: true })];
   const stop = async () => {
     for (const step of undo.reverse()) await step().catch((error: Error) => log(`==> while stopping: ${error.message}`));
   };
   try {
-    const store = await openSqliteStore(paths.store);
+    const store = await openHostStore(paths);
     undo.push(() => store.close());
     const interrupted = await store.failUnfinishedReleases();
     if (interrupted > 0) log(`==> ${interrupted} deploy(s) were under way when the host stopped: recorded as failed`);
@@ -94,16 +95,4 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     await stop();
     throw error;
   }
-}
-
-/** Two serves on one data folder would fight over its ports and releases. */
-async function refuseSecondServe(paths: HostPaths): Promise<void> {
-  const pid = Number((await readFile(paths.servePid, 'utf8').catch(() => '')).trim());
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return;
-  }
-  throw HostErrors.HOST_ALREADY_SERVING.create({ message: `runplan-host serve (PID ${pid}) already serves ${paths.root}.`, file: paths.servePid });
 }

@@ -8,7 +8,10 @@ import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { HostErrors } from '../src/errors.js';
 import { latestVersion, migrations } from '../src/store/migrations.js';
 import { postgresMigrations } from '../src/store/postgres-migrations.js';
+import { migrateStore } from '../src/store/migrate-store.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres-store.js';
+import { openSqliteStore } from '../src/store/sqlite-store.js';
+import type { AppRecord, HostStore } from '../src/store/store.js';
 import { describeHostStore, ManualClock } from './store-contract.js';
 
 /**
@@ -138,5 +141,102 @@ describe('PostgresStore', () => {
       const { message, details } = error as { message: string; details: unknown };
       for (const password of [PASSWORD, 'not-the-password']) expect(`${message} ${JSON.stringify(details)}`).not.toContain(password);
     }
+  });
+});
+
+describe('migrateStore (runplan-host migrate-store)', () => {
+  /** An SQLite store holding a row in every table, with the cases a copy gets wrong: keys added in one millisecond, a release serving, unicode, a boolean. */
+  async function filledSqliteStore(): Promise<string> {
+    const file = join(await tempDir('runplan-host-migrate-'), 'store.sqlite');
+    const clock = new ManualClock();
+    const store = await openSqliteStore(file, { clock });
+    const web = await store.createApp({ name: 'web', org: 'orga_acme', zone: 'par', type: 'node' });
+    const api = await store.createApp({ name: 'api', org: 'orga_acme', zone: 'mtl', type: 'ruby' });
+    await store.createApp({ name: 'web', org: 'orga_other', zone: 'par', type: 'play1' });
+    await store.setDedicatedBuildInstance(api.id, true);
+    await store.changeVariables(web.id, { GREETING: 'héllo ✓', API_TOKEN: 's3cr3t' }, []);
+    await store.changeVariables(api.id, { SHARED_URL: 'https://api' }, [], 'exposed');
+    for (const body of ['AAAAC3NzaC1lZDI1NTE5AAAAIBBB', 'AAAAC3NzaC1lZDI1NTE5AAAAIAAA', 'AAAAC3NzaC1lZDI1NTE5AAAAICCC']) {
+      await store.addKey({ org: 'orga_acme', publicKey: `ssh-ed25519 ${body}`, fingerprint: `SHA256:${body}`, comment: 'dev' });
+    }
+    const first = await store.beginRelease({ appId: web.id, cause: 'push', commit: 'a'.repeat(40), by: 'key_0123456789ab', variables: { GREETING: 'héllo ✓' }, links: ['db'] });
+    await store.appendLog(web.id, first.number, ['==> step install', 'línea ✓', '']);
+    await store.finishRelease(web.id, first.number, { status: 'succeeded', plan: { schemaVersion: 2 }, planDigest: 'sha256:abc', port: 34567 });
+    const second = await store.beginRelease({ appId: web.id, cause: 'restart', commit: 'a'.repeat(40), by: 'cli', variables: {} });
+    await store.finishRelease(web.id, second.number, { status: 'failed', errorCode: 'RUNPLAN_E_HEALTH_CHECK_FAILED' });
+    const db = await store.createAddon({ name: 'db', org: 'orga_acme', provider: 'postgresql', zone: 'par', config: { password: 'p@ss' } });
+    await store.linkAddon(web.id, db.id);
+    await store.linkApp(web.id, api.id);
+    await store.close();
+    return file;
+  }
+
+  /** Everything a host reads from a store, through the store interface. */
+  async function contents(store: HostStore): Promise<unknown> {
+    const apps = await store.listApps();
+    return {
+      apps,
+      keys: await store.listKeys(),
+      addons: await store.listAddons(),
+      perApp: await Promise.all(
+        apps.map(async (a) => ({
+          own: await store.variables(a.id),
+          exposed: await store.variables(a.id, 'exposed'),
+          releases: await store.listReleases(a.id),
+          logs: await Promise.all((await store.listReleases(a.id)).map((r) => store.releaseLog(a.id, r.number))),
+          addons: await store.linksOf(a.id),
+          links: await store.appLinksOf(a.id),
+        })),
+      ),
+    };
+  }
+
+  it('copies every table into an empty PostgreSQL database, with counts and checksums that match, and the host reads the same there', async () => {
+    const file = await filledSqliteStore();
+    const url = await newDatabase();
+    const copies = await migrateStore(file, url);
+    expect(Object.fromEntries(copies.map((c) => [c.table, c.rows]))).toEqual({
+      orgs: 2,
+      apps: 3,
+      variables: 2,
+      exposed_variables: 1,
+      ssh_keys: 3,
+      releases: 2,
+      release_logs: 3,
+      addons: 1,
+      addon_links: 1,
+      app_links: 1,
+    });
+    for (const c of copies) expect(c.checksum).toMatch(/^[0-9a-f]{64}$/);
+    const sqlite = await openSqliteStore(file);
+    const postgres = await openPostgresStore(url);
+    try {
+      expect(await contents(postgres)).toEqual(await contents(sqlite));
+      // It goes on where SQLite stopped: the next release of web is 3.
+      const web = (await postgres.findApp('web', 'orga_acme')) as AppRecord;
+      expect((await postgres.beginRelease({ appId: web.id, cause: 'restart', commit: 'b'.repeat(40), by: 'cli', variables: {} })).number).toBe(3);
+    } finally {
+      await sqlite.close();
+      await postgres.close();
+    }
+    // Into a database that holds a store already: refused, and it is left as it was.
+    await expect(migrateStore(file, url)).rejects.toMatchObject({ code: HostErrors.STORE_MIGRATION_FAILED.code, message: expect.stringContaining('is not empty') });
+    expect(await inDatabase<{ n: string }>(url, 'SELECT count(*) AS n FROM releases')).toEqual([{ n: '3' }]);
+  });
+
+  it('keeps nothing of a copy that fails partway (a deploy log line PostgreSQL cannot hold), and names the cause without the password', async () => {
+    const file = await filledSqliteStore();
+    const sqlite = await openSqliteStore(file);
+    const web = (await sqlite.findApp('web', 'orga_acme')) as AppRecord;
+    await sqlite.appendLog(web.id, 1, ['a NUL \u0000 byte']);
+    await sqlite.close();
+    const url = await newDatabase();
+    const error = await migrateStore(file, url).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: HostErrors.STORE_MIGRATION_FAILED.code, message: expect.stringContaining('nothing was kept') });
+    expect((error as Error).message).not.toContain(PASSWORD);
+    for (const table of ['apps', 'releases', 'release_logs']) expect(await inDatabase<{ n: string }>(url, `SELECT count(*) AS n FROM ${table}`)).toEqual([{ n: '0' }]);
   });
 });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isRunplanError } from 'runplan';
+import { isRunplanError, writeFileAtomic } from 'runplan';
 import { parseEnvFile } from 'runplan/buildpack';
 import { HostErrors } from '../errors.js';
 import { readApiToken } from '../host-files.js';
@@ -12,12 +12,17 @@ import type { AddonView, AppView, ReleaseView, VariableView } from '../service.j
 import { appUrl, consoleUrl, readSettings } from '../settings.js';
 import { orgToken } from '../console/sessions.js';
 import { checkOrg } from '../validate.js';
+import { refuseWhileServing } from '../serving.js';
+import { migrateStore } from '../store/migrate-store.js';
+import { usesPostgres } from '../store/open-store.js';
+import { urlWithoutPassword } from '../store/postgres-store.js';
 import { ApiClient } from '../api/api-client.js';
 import { appOfFolder } from './find-app.js';
 
 const USAGE = `runplan-host: a small hosting service on runplan (git push, health-gated deploys, an HTTPS edge)
 
-  runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR]
+  runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR] [--store sqlite|postgres://…]
+  runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
   runplan-host serve                      start sshd, the edge and the API; bring every app back; SIGTERM stops all
   runplan-host status
   runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
@@ -53,6 +58,8 @@ const OPTIONS = {
   'http-port': { type: 'string' },
   'ssh-user': { type: 'string' },
   'cache-dir': { type: 'string' },
+  store: { type: 'string' },
+  to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -110,12 +117,26 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           cacheDir: values['cache-dir'] === undefined ? undefined : resolve(values['cache-dir']),
         }).filter(([, v]) => v !== undefined),
       );
-      const { settings, created } = await initHost(paths, chosen);
+      const { settings, created } = await initHost(paths, chosen, values.store === undefined ? {} : { store: values.store });
       print({ data: paths.root, settings, created }, () => `${created ? 'initialised' : 'kept'} the host in ${paths.root}; start it with: runplan-host serve --data ${paths.root}`);
       return 0;
     }
     case 'serve':
       return serve(paths, io);
+    case 'migrate-store': {
+      if (!values.to || !/^postgres(ql)?:\/\//.test(values.to)) throw usage('migrate-store --to postgres://user:password@host:port/database');
+      if (usesPostgres(paths)) throw HostErrors.INPUT_USAGE.create({ message: "this host's store is in PostgreSQL already." });
+      await refuseWhileServing(paths);
+      const tables = await migrateStore(paths.store, values.to);
+      // From now on the host opens PostgreSQL; store.sqlite stays as it was, a copy to go back to.
+      await writeFileAtomic(paths.storeUrl, `${values.to}\n`, 0o600);
+      print(
+        { store: urlWithoutPassword(values.to), tables },
+        () =>
+          `copied the store into ${urlWithoutPassword(values.to as string)}; the host uses it from its next start (${paths.store} is kept, unchanged)\n${tables.map((t) => `  ${t.table.padEnd(18)} ${String(t.rows).padStart(7)} rows  sha256 ${t.checksum.slice(0, 16)}`).join('\n')}`,
+      );
+      return 0;
+    }
     case 'token': {
       // Derived from the API token, nothing stored: it works as soon as it is printed, and a new API token withdraws it.
       const org = checkOrg(values.org ?? '');

@@ -103,7 +103,8 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
 }
 
 /** The URL as a message may show it: its password, in the user part or a password= parameter, hidden. */
-function urlWithoutPassword(url: string): string {
+/** The URL as it may be printed: its password replaced. */
+export function urlWithoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = 'xxxxx';

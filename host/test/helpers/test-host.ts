@@ -42,7 +42,7 @@ export class TestHost {
    * in as (default: one of this host's own, so that test files running side by
    * side never share one); an account the test made is removed by dispose().
    */
-  static async create({ sshUser = `rph-${randomBytes(3).toString('hex')}` }: { sshUser?: string } = {}): Promise<TestHost> {
+  static async create({ sshUser = `rph-${randomBytes(3).toString('hex')}`, initArgs = [] }: { sshUser?: string; initArgs?: readonly string[] } = {}): Promise<TestHost> {
     const data = join(await tempDir('runplan-host-'), 'data');
     const ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
     const keyDir = await tempDir('runplan-host-client-');
@@ -64,6 +64,7 @@ export class TestHost {
       sshUser,
       '--cache-dir',
       inject('sharedCacheDir'),
+      ...initArgs,
     ]);
     if (init.code !== 0) throw new Error(`runplan-host init failed: ${init.stdout}${init.stderr}`);
     return host;

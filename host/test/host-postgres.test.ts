@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../test/helpers/ports.js';
+import { tempDir } from '../../test/helpers/temp.js';
+import { PostgresqlProvider } from '../src/addons/postgresql.js';
+import { hostPaths } from '../src/paths.js';
+import { openPostgresStore } from '../src/store/postgres-store.js';
+import { TestHost } from './helpers/test-host.js';
+
+/**
+ * runplan-host keeping its state in PostgreSQL (issue 28): a host made with
+ * `init --store postgres://…` takes a push and serves it, and a host on SQLite
+ * moves there with `migrate-store`. The server is a cluster of Debian's
+ * PostgreSQL made for this file; each host gets a database of its own.
+ */
+const ROLE = 'runplan_host';
+const PASSWORD = randomBytes(16).toString('hex');
+let server: PostgresqlProvider;
+let admin: pg.Client;
+const hosts: TestHost[] = [];
+
+async function newDatabase(): Promise<string> {
+  const name = `h_${randomBytes(8).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name} OWNER ${ROLE}`);
+  return `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${server.port}/${name}`;
+}
+
+beforeAll(async () => {
+  server = new PostgresqlProvider({ dir: join(await tempDir('runplan-host-pg-'), 'postgresql'), port: await freePort() });
+  await server.start();
+  admin = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres' });
+  await admin.connect();
+  await admin.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}'`);
+}, 120_000);
+
+afterAll(async () => {
+  for (const host of hosts) await host.dispose();
+  await admin?.end();
+  await server?.stop();
+});
+
+describe('runplan-host on a PostgreSQL store', () => {
+  it('made with init --store: deploys a git push through the gate, and keeps the application and its release in PostgreSQL', async () => {
+    const url = await newDatabase();
+    const host = await TestHost.create({ initArgs: ['--store', url] });
+    hosts.push(host);
+    const paths = hostPaths(host.data);
+    // The URL holds the password: root's alone.
+    expect((await stat(paths.storeUrl)).mode & 0o777).toBe(0o600);
+    await host.serve();
+    const key = await host.key('alice', 'acme');
+    const app = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'facts', '--region', 'par', '--org', 'acme']);
+    const repo = await host.repository('host/facts');
+    await host.git(repo, ['remote', 'add', 'runplan', app.gitRemote]);
+    const pushed = await host.push(repo, 'runplan', key);
+    expect(pushed.code, pushed.output).toBe(0);
+    expect((await host.get(app.id, '/')).json<{ app: string }>().app).toBe('host-facts');
+
+    const store = await openPostgresStore(url);
+    try {
+      expect((await store.findApp(app.id))?.currentRelease).toBe(1);
+      expect((await store.listReleases(app.id)).map((r) => [r.number, r.status])).toEqual([[1, 'succeeded']]);
+      expect((await store.releaseLog(app.id, 1)).join('\n')).toContain('==> release 1 serves');
+    } finally {
+      await store.close();
+    }
+    // init does not move a host to another store.
+    const moved = await host.cli(['init', '--store', 'sqlite']);
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toContain('RUNPLAN_HOST_E_INPUT_USAGE');
+    expect(moved.stderr).toContain('migrate-store');
+    expect(`${moved.stdout}${moved.stderr}`).not.toContain(PASSWORD);
+  }, 300_000);
+
+  it('moves a host from SQLite with migrate-store: refused while it serves, then every record is read back from PostgreSQL', async () => {
+    const host = await TestHost.create();
+    hosts.push(host);
+    await host.serve();
+    await host.key('bob', 'acme');
+    const app = await host.json<{ id: string }>(['create', '--type', 'ruby', 'shop', '--region', 'mtl', '--org', 'acme']);
+    expect((await host.cli(['env', 'set', 'GREETING', 'héllo', '--app', app.id])).code).toBe(0);
+    expect((await host.cli(['build-instance', 'dedicated', '--app', app.id])).code).toBe(0);
+    const url = await newDatabase();
+    const refused = await host.cli(['migrate-store', '--to', url]);
+    expect(refused.stderr).toContain('RUNPLAN_HOST_E_HOST_ALREADY_SERVING');
+    await host.stop();
+
+    const migrated = await host.cli(['migrate-store', '--to', url, '--json']);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const report = JSON.parse(migrated.stdout) as { store: string; tables: { table: string; rows: number; checksum: string }[] };
+    expect(report.store).not.toContain(PASSWORD);
+    expect(Object.fromEntries(report.tables.map((t) => [t.table, t.rows]))).toMatchObject({ orgs: 1, apps: 1, variables: 1, ssh_keys: 1, releases: 0 });
+
+    await host.serve();
+    const shown = await host.json<{ variables: { name: string; value: string }[] }>(['env', '--app', app.id]);
+    expect(shown.variables).toEqual([expect.objectContaining({ name: 'GREETING', value: 'héllo' })]);
+    expect(await host.json<{ dedicatedBuildInstance: boolean }>(['build-instance', '--app', app.id])).toEqual({ dedicatedBuildInstance: true });
+    // What serve changes now is in PostgreSQL.
+    expect((await host.cli(['env', 'set', 'SECOND', 'yes', '--app', app.id])).code).toBe(0);
+    const store = await openPostgresStore(url);
+    try {
+      expect(await store.variables(app.id)).toEqual({ GREETING: 'héllo', SECOND: 'yes' });
+    } finally {
+      await store.close();
+    }
+    const again = await host.cli(['migrate-store', '--to', url]);
+    expect(again.stderr).toContain('in PostgreSQL already');
+  }, 300_000);
+});

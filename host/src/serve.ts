@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { defaultRegistry } from 'runplan';
 import { AddonServers } from './addons/addon-servers.js';
 import { ApiServer } from './api/api-server.js';
@@ -8,7 +8,6 @@ import { ConsoleServer } from './console/console-server.js';
 import { Releases } from './deploy/releases.js';
 import { AppUpstreams } from './edge/app-upstreams.js';
 import { CaddyEdge } from './edge/caddy-edge.js';
-import { HostErrors } from './errors.js';
 import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
 import { installProgram, makeDataFolders, readApiToken } from './host-files.js';
 import type { HostPaths } from './paths.js';

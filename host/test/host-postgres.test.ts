@@ -75,6 +75,36 @@ describe('runplan-host on a PostgreSQL store', () => {
     expect(`${moved.stdout}${moved.stderr}`).not.toContain(PASSWORD);
   }, 300_000);
 
+  it('runs one deploy of an application at a time across two serves sharing the store: pushed to both at once, one waits and says so', async () => {
+    const url = await newDatabase();
+    const [a, b] = [await TestHost.create({ initArgs: ['--store', url] }), await TestHost.create({ initArgs: ['--store', url] })];
+    hosts.push(a, b);
+    await a.serve();
+    const key = await a.key('carol', 'acme');
+    const app = await a.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'facts', '--region', 'par', '--org', 'acme']);
+    // The second host finds the application and the key in the shared store when it starts.
+    await b.serve();
+    const repo = await a.repository('host/facts');
+    const remoteOf = (host: TestHost) => app.gitRemote.replace(`${a.sshUser}@127.0.0.1:${a.ports.ssh}`, `${host.sshUser}@127.0.0.1:${host.ports.ssh}`);
+    await a.git(repo, ['remote', 'add', 'a', remoteOf(a)]);
+    await a.git(repo, ['remote', 'add', 'b', remoteOf(b)]);
+    const [toA, toB] = await Promise.all([a.push(repo, 'a', key), b.push(repo, 'b', key)]);
+    expect(toA.code, toA.output).toBe(0);
+    expect(toB.code, toB.output).toBe(0);
+    const waited = [toA, toB].filter((p) => p.output.includes('another runplan-host on this store is deploying facts: this one waits for it'));
+    expect(waited).toHaveLength(1);
+    // One after the other: release 1 ended before release 2 began.
+    const store = await openPostgresStore(url);
+    try {
+      const [second, first] = await store.listReleases(app.id);
+      expect([first?.number, first?.status, second?.number, second?.status]).toEqual([1, 'succeeded', 2, 'succeeded']);
+      expect(Date.parse(second?.startedAt as string)).toBeGreaterThanOrEqual(Date.parse(first?.finishedAt as string));
+    } finally {
+      await store.close();
+    }
+    for (const host of [a, b]) expect((await host.get(app.id, '/')).status).toBe(200);
+  }, 300_000);
+
   it('moves a host from SQLite with migrate-store: refused while it serves, then every record is read back from PostgreSQL', async () => {
     const host = await TestHost.create();
     hosts.push(host);

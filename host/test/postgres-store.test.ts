@@ -129,6 +129,37 @@ describe('PostgresStore', () => {
     expect(await inDatabase(url, "SELECT to_regclass('apps') AS apps")).toEqual([{ apps: null }]);
   });
 
+  it("holds an application's deploy lock across stores on one database, until released or its holder's connection ends", async () => {
+    const url = await newDatabase();
+    const [a, b] = await Promise.all([openAt(url), openAt(url)]);
+    const app = await a.createApp({ name: 'web', org: 'orga_acme', zone: 'par', type: 'node' });
+    const held = await a.lockApp(app.id, () => {
+      throw new Error('the first lock does not wait');
+    });
+    // Another application is not held up.
+    await (await b.lockApp('app_other', () => {})).release();
+    let waited = 0;
+    let acquired = false;
+    const second = b.lockApp(app.id, () => {
+      waited += 1;
+    });
+    void second.then(() => {
+      acquired = true;
+    });
+    await expect.poll(() => waited).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(acquired).toBe(false);
+    await held.release();
+    await (await second).release();
+    expect(acquired).toBe(true);
+    // A holder that dies: its connection ends, and the lock with it.
+    const dying = await a.lockApp(app.id, () => {});
+    const third = b.lockApp(app.id, () => {});
+    await inDatabase(url, "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()");
+    await (await third).release();
+    await dying.release();
+  });
+
   it('refuses a server that does not answer and a wrong password, naming the URL without its password', async () => {
     const nobody = `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${await freePort()}/postgres`;
     const wrong = (await newDatabase()).replace(PASSWORD, 'not-the-password');

@@ -19,7 +19,7 @@ import type { Edge } from '../edge/edge.js';
 import { HostErrors } from '../errors.js';
 import { type HostPaths, repositoryPath } from '../paths.js';
 import { appHostName, appUrl, type HostSettings } from '../settings.js';
-import type { AppRecord, HostStore, ReleaseCause, ReleaseRecord } from '../store/store.js';
+import type { AppRecord, HostStore, ReleaseCause, ReleaseRecord, StoreLock } from '../store/store.js';
 import { AppLocks } from './app-locks.js';
 import { AppLogs } from './app-logs.js';
 import { type CommitSource, checkOutCommit } from './checkout.js';
@@ -100,7 +100,18 @@ export class Releases {
 
   async deploy(request: ReleaseRequest): Promise<ReleaseResult> {
     const { app, out } = request;
-    const unlock = await this.locks.acquire(app.id, `${request.cause} by ${request.by}`, (holder) => out(`==> another deploy of ${app.name} is running (${holder}): this one waits for it`));
+    const unlockHere = await this.locks.acquire(app.id, `${request.cause} by ${request.by}`, (holder) => out(`==> another deploy of ${app.name} is running (${holder}): this one waits for it`));
+    // The hosts that share a store (PostgreSQL) deploy an application one at a time too.
+    let shared: StoreLock;
+    try {
+      shared = await this.options.store.lockApp(app.id, () => out(`==> another runplan-host on this store is deploying ${app.name}: this one waits for it`));
+    } catch (error) {
+      unlockHere();
+      const { code, lines } = describeError(error);
+      for (const line of lines) out(line);
+      return { ok: false, release: 0, code };
+    }
+    const unlock = () => void shared.release().finally(unlockHere);
     let release: ReleaseRecord | undefined;
     const logLines: string[] = [];
     // Once the deploy has ended, the release's lines (its processes') go to its log only: the push has ended.

@@ -18,7 +18,7 @@ import {
   releaseNotFound,
   type StoreName,
 } from './store-errors.js';
-import type { AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock, VariableSet } from './store.js';
+import type { AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock, StoreLock, VariableSet } from './store.js';
 import { systemClock } from './store.js';
 
 export interface PostgresStoreOptions {
@@ -31,6 +31,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 // The advisory lock the hosts sharing a database take while migrating it: any fixed number no other program
 // on that database uses; this one is "runplan" in ASCII.
 const MIGRATION_LOCK = '32217264538018158';
+// The first key of the deploy locks (the second is the application id's hash): "rpln" in ASCII, apart from other programs' locks.
+const DEPLOY_LOCK_CLASS = 0x72706c6e;
 
 /** A pool, or one client of it inside a transaction: what the queries below run on. */
 type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -157,6 +159,44 @@ export class PostgresStore implements HostStore {
 
   async listApps(org?: string): Promise<AppRecord[]> {
     return (await this.listRows<AppRow>('apps', org)).map(toApp);
+  }
+
+  /**
+   * A session-level advisory lock on a client of its own, keyed on the application's id: PostgreSQL
+   * releases it when that connection ends, so a host that dies mid-deploy blocks no other.
+   */
+  async lockApp(appId: string, onWait: () => void): Promise<StoreLock> {
+    const client = await this.pool.connect();
+    // Held for long, the connection may end under it (the server restarts): told on the client, not thrown at the process.
+    const ignore = () => {};
+    client.on('error', ignore);
+    try {
+      const tried = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [DEPLOY_LOCK_CLASS, appId]);
+      if (!tried.rows[0]?.locked) {
+        onWait();
+        await client.query('SELECT pg_advisory_lock($1, hashtext($2))', [DEPLOY_LOCK_CLASS, appId]);
+      }
+    } catch (error) {
+      client.off('error', ignore);
+      client.release(error as Error);
+      throw error;
+    }
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        try {
+          await client.query('SELECT pg_advisory_unlock($1, hashtext($2))', [DEPLOY_LOCK_CLASS, appId]);
+          client.off('error', ignore);
+          client.release();
+        } catch (error) {
+          // Closed instead: the server drops the lock with the connection.
+          client.off('error', ignore);
+          client.release(error as Error);
+        }
+      },
+    };
   }
 
   async setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord> {

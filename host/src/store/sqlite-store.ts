@@ -29,6 +29,7 @@ import {
   type ReleaseRecord,
   type SshKeyRecord,
   type StoreClock,
+  type StoreLock,
   systemClock,
   type VariableSet,
 } from './store.js';
@@ -339,6 +340,11 @@ export class SqliteStore implements HostStore {
     const row = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(addonId) as AddonRow | undefined;
     if (!row) throw addonNotFound(addonId);
     return row;
+  }
+
+  /** One serve per data folder (serve.pid), and the file is in it: no other host shares this store. */
+  async lockApp(_appId: string, _onWait: () => void): Promise<StoreLock> {
+    return { release: async () => {} };
   }
 
   async setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord> {

@@ -196,5 +196,17 @@ export interface HostStore {
   /** The add-ons linked to the application, by name. */
   linksOf(appId: string): Promise<AddonRecord[]>;
 
+  /**
+   * Holds the application's deploy lock among the hosts that share this store
+   * until `release()`; waits while another holds it (told once through `onWait`).
+   * A holder that dies releases it: the lock lives as long as its holder's
+   * connection. A store only one host opens (SQLite) holds it at once.
+   */
+  lockApp(appId: string, onWait: () => void): Promise<StoreLock>;
+
   close(): Promise<void>;
+}
+
+export interface StoreLock {
+  release(): Promise<void>;
 }

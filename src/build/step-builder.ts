@@ -115,7 +115,7 @@ export class StepBuilder implements Builder {
       if (restoredLayer && layers) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `layer ${restoredLayer.name} came from the cache, which holds it only once it passed this check`);
         // What the check found when the layer was made is still true of this copy.
-        await replayWarnings(layers, restoredLayer, step.name, logger, true);
+        await replayWarnings(layers, restoredLayer, step.name, logger);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         logger.event({ type: 'step-finished', step: step.name, status: 'cached', durationMs: Date.now() - started });
         continue;
@@ -124,7 +124,7 @@ export class StepBuilder implements Builder {
       if (layer?.cacheKey && layer.reuse === undefined && layers && (await restoreLayer(layers, layer, logger, files))) {
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         // What the step said while filling the layer (npm's blocked install scripts) is still true of this copy.
-        await replayWarnings(layers, layer, step.name, logger, false);
+        await replayWarnings(layers, layer, step.name, logger);
         restored.set(layer.name, layer);
         reports.push({ name: step.name, status: 'cached', durationMs: Date.now() - started });
         logger.event({ type: 'step-finished', step: step.name, status: 'cached', durationMs: Date.now() - started });
@@ -221,13 +221,10 @@ async function warmStart(layers: LayerCache, layer: LoweredLayer, logger: Logger
   }
 }
 
-/**
- * Logs the warnings `step` raised when the restored layer was made. The check
- * step also replays those of copies saved before warnings named their step.
- */
-async function replayWarnings(layers: LayerCache, layer: LoweredLayer, step: string, logger: Logger, checks: boolean): Promise<void> {
+/** Logs the warnings `step` raised when the restored layer was made. */
+async function replayWarnings(layers: LayerCache, layer: LoweredLayer, step: string, logger: Logger): Promise<void> {
   const saved = await layers.warnings(layer.name, layer.cacheKey as string);
-  const own = saved.filter((w) => w.step === step || (checks && w.step === undefined));
+  const own = saved.filter((w) => w.step === step);
   reportWarnings(own, logger, ` (found by step ${step} when layer ${layer.name} was cached)`);
 }
 

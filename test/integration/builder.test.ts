@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import * as tar from 'tar';
@@ -305,6 +305,28 @@ describe('StepBuilder', () => {
     expect((await second.run).map((r) => r.status)).toEqual(['cached', 'cached']);
     // Once, from the step that raised it, not again from the check.
     expect(warned(second.sink)).toEqual(['RUNPLAN_W_DEMO_BLOCKED: the install blocked stamp@1.0.0. Fix: Allow it. (found by step fill when layer deps was cached)']);
+  });
+
+  it('builds again a copy an older runplan saved without a record of what its steps warned, then replays them', async () => {
+    const root = await tempDir();
+    const layers = new LayerCache(root);
+    const warnOn = [{ pattern: '^blocked (\\S+)$', warning: { code: 'RUNPLAN_W_DEMO_BLOCKED', message: 'the install blocked {matches}.', fix: 'Allow it.' } }];
+    const plan = planWith([step('fill', 'mkdir -p deps && echo built > deps/marker && echo blocked stamp@1.0.0', { layer: 'deps', warnOn })], {
+      layers: [{ name: 'deps', path: 'deps', cacheKey: 'k', keyInputs: ['test'] }],
+    });
+    await (await build(plan, { layers })).run;
+    // What runplan kept before the record: the copy, and at most the check's warnings without their step.
+    const entry = join(root, 'deps', 'k');
+    await rm(`${entry}.record.json`);
+    await writeFile(`${entry}.warnings.json`, '[]');
+    const older = new LayerCache(root);
+    expect(await older.has('deps', 'k')).toBe(false);
+    const again = await build(plan, { layers: older });
+    expect((await again.run).map((r) => r.status)).toEqual(['succeeded']);
+    expect(await readdir(join(root, 'deps'))).toEqual(['k', 'k.record.json']);
+    const restored = await build(plan, { layers: older });
+    expect((await restored.run).map((r) => r.status)).toEqual(['cached']);
+    expect(restored.sink.lines.some((l) => l.text.includes('RUNPLAN_W_DEMO_BLOCKED') && l.text.includes('(found by step fill'))).toBe(true);
   });
 });
 

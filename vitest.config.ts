@@ -1,4 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The longest test files first (their seconds in test/durations.json, from a full
+ * run: node scripts/test-durations.mjs), so that the two workers finish together
+ * instead of one running the last long file alone; files not listed come after, in
+ * vitest's own order. On a machine that ran the suite before, vitest's cached
+ * durations win.
+ */
+class LongestFirst extends BaseSequencer {
+  private readonly seconds = JSON.parse(readFileSync(new URL('test/durations.json', import.meta.url), 'utf8')) as Record<string, number>;
+
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const ordered = await super.sort(files);
+    const cost = (spec: TestSpecification) => {
+      const key = relative(this.ctx.config.root, spec.moduleId);
+      const cached = this.ctx.cache.getFileTestResults(`${spec.project.name}:${key}`)?.duration;
+      return cached === undefined ? (this.seconds[key] ?? 0) : cached / 1000;
+    };
+    // Stable: files of equal cost keep vitest's order.
+    return ordered
+      .map((spec, index) => ({ spec, index, cost: cost(spec) }))
+      .sort((a, b) => b.cost - a.cost || a.index - b.index)
+      .map(({ spec }) => spec);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -21,5 +49,6 @@ export default defineConfig({
     // Two cores: more parallel builds only make each slower.
     maxWorkers: 2,
     reporters: ['default'],
+    sequence: { sequencer: LongestFirst },
   },
 });

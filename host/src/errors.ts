@@ -70,6 +70,11 @@ export const HostErrors = defineErrors(
       kind: 'deployment',
       fix: 'Read the end of its log quoted in the message; install its Debian package (apt-get install postgresql redis-server) and free the port it names.',
     },
+    ENGINE_ADDON_UNREACHABLE: {
+      title: 'The application is linked to an add-on its engine cannot reach',
+      kind: 'input',
+      fix: 'Unlink the add-on (runplan-host unlink-addon NAME), or run this host with --engine local, whose releases reach the add-on servers on 127.0.0.1.',
+    },
     RELEASE_NOT_FOUND: { title: 'The application has no such release', kind: 'input', fix: 'Give a release number that `runplan-host releases` lists as succeeded.' },
     RELEASE_ALREADY_FINISHED: {
       title: 'A release already finished was given an outcome again',

@@ -5,7 +5,7 @@ import { isAbsolute } from 'node:path';
 import { HostErrors } from './errors.js';
 import { makeApiToken, makeDataFolders } from './host-files.js';
 import type { HostPaths } from './paths.js';
-import { DEFAULT_SETTINGS, type HostSettings, writeSettings } from './settings.js';
+import { DEFAULT_SETTINGS, HOST_ENGINES, type HostSettings, writeSettings } from './settings.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
 import { openHostStore, usesPostgres } from './store/open-store.js';
 import { openPostgresStore } from './store/postgres-store.js';
@@ -24,6 +24,10 @@ export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>, 
   if (!/^[a-z0-9]([a-z0-9.-]{0,200}[a-z0-9])?$/.test(settings.domain)) throw HostErrors.INPUT_USAGE.create({ message: `--domain ${JSON.stringify(settings.domain.slice(0, 60))} is not a host name.` });
   if (settings.cacheDir !== undefined && !isAbsolute(settings.cacheDir))
     throw HostErrors.INPUT_USAGE.create({ message: `--cache-dir ${JSON.stringify(settings.cacheDir.slice(0, 80))} is not an absolute path.` });
+  if (!HOST_ENGINES.includes(settings.engine))
+    throw HostErrors.INPUT_USAGE.create({ message: `--engine takes ${HOST_ENGINES.join(' or ')}, not ${JSON.stringify(String(settings.engine).slice(0, 40))}.` });
+  if (settings.dockerHost !== undefined && settings.engine !== 'swarm')
+    throw HostErrors.INPUT_USAGE.create({ message: '--docker-host names the engine of --engine swarm; this host runs its releases locally.' });
   const created = !existsSync(paths.apiToken);
   // Its home is ssh/: sshd's StrictModes checks the folders above authorized_keys up to the home.
   await ensureSshUser(settings.sshUser, paths.sshDir);

@@ -6,6 +6,7 @@ import { GitServer } from './api/git-server.js';
 import { ApiClient } from './api/api-client.js';
 import { ConsoleServer } from './console/console-server.js';
 import { Releases } from './deploy/releases.js';
+import { localEngine, swarmEngine } from './deploy/release-engines.js';
 import { AppUpstreams } from './edge/app-upstreams.js';
 import { CaddyEdge } from './edge/caddy-edge.js';
 import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
@@ -51,7 +52,8 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
     const registry = defaultRegistry();
-    const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry });
+    const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
+    const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry, engine });
     const self = await installProgram(paths, 'git-program.cjs');
     const service = new HostService({
       store,
@@ -86,6 +88,7 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     await webConsole.listen(paths.consoleSocket);
     undo.push(() => webConsole.close());
     await edge.setRoute(consoleHostName(settings), { socket: paths.consoleSocket });
+    if (engine.name === 'swarm') log(`==> releases run as services of the Docker swarm at ${settings.dockerHost ?? process.env.DOCKER_HOST ?? 'the local Docker socket'}`);
     log(`==> console: ${consoleUrl(settings)} (sign in with the API token or an organization's token: runplan-host token --org ORG)`);
     await service.bringBack(log);
     log(`==> serving (API on ${paths.apiSocket})`);

@@ -339,6 +339,11 @@ export class HostService {
 
   /** Links or unlinks (ADDON_ORG_MISMATCH across organizations): true when it changed anything. Checked before any answer starts. */
   async setLink({ app, addon }: { app: AppRecord; addon: AddonRecord }, link: boolean): Promise<boolean> {
+    if (link && this.o.settings.engine === 'swarm') {
+      throw HostErrors.ENGINE_ADDON_UNREACHABLE.create({
+        message: `${app.name} runs on a Docker swarm, whose tasks cannot reach the add-on servers on this machine's loopback: ${addon.name} is not linked.`,
+      });
+    }
     const unlock = await this.addonLocks.acquire(addon.id, link ? 'link' : 'unlink', () => {});
     try {
       return link ? await this.o.store.linkAddon(app.id, addon.id) : await this.o.store.unlinkAddon(app.id, addon.id);

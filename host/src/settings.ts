@@ -3,6 +3,10 @@ import { writeFileAtomic } from 'runplan';
 import { HostErrors } from './errors.js';
 import type { HostPaths } from './paths.js';
 
+/** Where releases run: this machine's processes, or the services of a Docker swarm (host/src/deploy/release-engines.ts). */
+export type HostEngine = 'local' | 'swarm';
+export const HOST_ENGINES: readonly HostEngine[] = ['local', 'swarm'];
+
 /** What `runplan-host init` chose: where the host answers, and as whom pushes arrive. */
 export interface HostSettings {
   /** Applications answer at https://<app_id>.<domain>:<httpsPort>/. */
@@ -33,6 +37,10 @@ export interface HostSettings {
    * folder's `runplan/cache`: on another disk, or shared by several hosts of one machine.
    */
   readonly cacheDir?: string;
+  /** Where releases run (default local). */
+  readonly engine: HostEngine;
+  /** With the swarm engine: the Docker engine, a manager of the swarm (default: DOCKER_HOST of serve, else the local socket). */
+  readonly dockerHost?: string;
 }
 
 export const DEFAULT_SETTINGS: HostSettings = {
@@ -47,6 +55,7 @@ export const DEFAULT_SETTINGS: HostSettings = {
   instance: { cpus: 1, memoryMb: 1024 },
   // The service's build instance size for webpacker-sized builds (2 CPUs, 4 GiB).
   buildInstance: { cpus: 2, memoryMb: 4096 },
+  engine: 'local',
 };
 
 export async function readSettings(paths: HostPaths): Promise<HostSettings> {

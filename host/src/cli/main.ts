@@ -22,6 +22,7 @@ import { appOfFolder } from './find-app.js';
 const USAGE = `runplan-host: a small hosting service on runplan (git push, health-gated deploys, an HTTPS edge)
 
   runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR] [--store sqlite|postgres://…]
+                    [--engine local|swarm] [--docker-host URL]   releases as local processes, or as the services of a Docker swarm
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
   runplan-host serve                      start sshd, the edge and the API; bring every app back; SIGTERM stops all
   runplan-host status
@@ -59,6 +60,8 @@ const OPTIONS = {
   'ssh-user': { type: 'string' },
   'cache-dir': { type: 'string' },
   store: { type: 'string' },
+  engine: { type: 'string' },
+  'docker-host': { type: 'string' },
   to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -115,6 +118,8 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           httpPort: port('http-port'),
           sshUser: values['ssh-user'],
           cacheDir: values['cache-dir'] === undefined ? undefined : resolve(values['cache-dir']),
+          engine: values.engine,
+          dockerHost: values['docker-host'],
         }).filter(([, v]) => v !== undefined),
       );
       const { settings, created } = await initHost(paths, chosen, values.store === undefined ? {} : { store: values.store });
@@ -165,7 +170,11 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       const settings = await readSettings(paths);
       const { apps } = await client.json<{ apps: AppView[] }>('GET', '/apps');
       const root = `${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt`;
-      print({ serving: true, apps: apps.length, rootCertificate: root, settings }, () => `serving ${apps.length} application(s) from ${paths.root}\nedge root certificate: ${root}`);
+      print(
+        { serving: true, apps: apps.length, rootCertificate: root, settings },
+        () =>
+          `serving ${apps.length} application(s) from ${paths.root}\nreleases run ${settings.engine === 'swarm' ? `as services of the Docker swarm at ${settings.dockerHost ?? 'DOCKER_HOST'}` : 'on this machine'}\nedge root certificate: ${root}`,
+      );
       return 0;
     }
     case 'create': {

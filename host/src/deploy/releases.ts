@@ -1,19 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import {
-  type BuildpackRegistry,
-  type Deployed,
-  deploy,
-  diffPlans,
-  formatDiff,
-  formatLogLine,
-  type LinkedVariables,
-  LocalExecutor,
-  type LogLine,
-  planDigest,
-  planToCarryOut,
-  type RunPlan,
-} from 'runplan';
+import { type BuildpackRegistry, type Built, type Deployed, deploy, diffPlans, formatDiff, formatLogLine, type LinkedVariables, type LogLine, planDigest, planToCarryOut, type RunPlan } from 'runplan';
 import type { AppUpstreams } from '../edge/app-upstreams.js';
 import type { Edge } from '../edge/edge.js';
 import { HostErrors } from '../errors.js';
@@ -26,6 +13,7 @@ import { type CommitSource, checkOutCommit } from './checkout.js';
 import { describeError } from './describe-error.js';
 import { freePort } from './free-port.js';
 import { planSummary } from './plan-summary.js';
+import type { ReleaseEngine } from './release-engines.js';
 
 /** What a deploy is asked to carry out. */
 export interface ReleaseRequest {
@@ -55,7 +43,7 @@ interface Serving {
   readonly release: number;
   readonly port: number;
   readonly plan: RunPlan;
-  readonly deployed: Deployed<Awaited<ReturnType<LocalExecutor['build']>>>;
+  readonly deployed: Deployed<Built>;
 }
 
 /** How many lines of a failed release's own output the push shows again at the end. */
@@ -69,6 +57,8 @@ export interface ReleasesOptions {
   readonly paths: HostPaths;
   readonly settings: HostSettings;
   readonly registry: BuildpackRegistry;
+  /** Where the releases run: this machine, or a swarm. */
+  readonly engine: ReleaseEngine;
   /** Waits (drain); tests pass one that does not sleep. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -155,10 +145,13 @@ export class Releases {
         planDigest: planDigest(started.plan),
         port: started.port,
       });
-      say(`==> release ${release.number} serves ${appUrl(this.options.settings, app.id)}${previous ? ` (release ${previous.release} drains, then stops)` : ''}`);
+      const { inPlace } = this.options.engine;
+      const replaced = previous ? (inPlace ? ` (release ${previous.release}'s tasks were replaced in place)` : ` (release ${previous.release} drains, then stops)`) : '';
+      say(`==> release ${release.number} serves ${appUrl(this.options.settings, app.id)}${replaced}`);
       await this.options.store.appendLog(app.id, release.number, logLines);
       // The next deploy of this application waits for the drain: its build would otherwise remove the folder the draining release runs in.
-      if (previous) void this.drain(app, previous).finally(unlock);
+      // Updated in place, the previous release is gone already: stopping it would stop the application.
+      if (previous && !inPlace) void this.drain(app, previous).finally(unlock);
       else unlock();
       return end({ ok: true, release: release.number });
     } catch (error) {
@@ -181,7 +174,14 @@ export class Releases {
     try {
       const dir = join(paths.appsDir, app.id, 'source');
       await checkOutCommit(request.source, dir);
-      const port = await freePort();
+      if (this.options.engine.name === 'swarm' && request.links.length > 0) {
+        throw HostErrors.ENGINE_ADDON_UNREACHABLE.create({
+          message: `${app.name} is linked to ${request.links.map((l) => l.name).join(', ')}: the add-on servers listen on this machine's loopback, which the swarm's tasks cannot reach.`,
+        });
+      }
+      // A swarm's services are updated in place: the port their proxy publishes stays the application's.
+      const servingPort = this.options.engine.inPlace ? this.serving.get(app.id)?.port : undefined;
+      const port = servingPort ?? (await freePort());
       const keep = request.keepDefaultsOf ?? this.serving.get(app.id)?.plan;
       const toCarryOut = await planToCarryOut({
         registry: this.options.registry,
@@ -219,7 +219,8 @@ export class Releases {
         say(text);
       };
       const { signal } = this.stopping;
-      const deployed = await deploy(toCarryOut, new LocalExecutor({ appDir: dir, registry: this.options.registry, sink, signal }), { signal });
+      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, planDigest: planDigest(plan) });
+      const deployed = await deploy(toCarryOut, executor, { signal });
       return { port, plan, deployed };
     } catch (error) {
       return { error, ownOutput: [...ownOutput] };

@@ -28,6 +28,8 @@ export interface ReleaseEngine {
   readonly name: HostEngine;
   /** Whether a release replaces the serving one where it runs (on the same port) rather than beside it. */
   readonly inPlace: boolean;
+  /** Whether its processes reach this machine's loopback, where the add-on servers listen. */
+  readonly reachesLoopback: boolean;
   executor(input: ReleaseExecutorInput): Promise<Executor<Built>>;
 }
 
@@ -35,6 +37,7 @@ export function localEngine(): ReleaseEngine {
   return {
     name: 'local',
     inPlace: false,
+    reachesLoopback: true,
     executor: async ({ appDir, registry, sink, signal }) => new LocalExecutor({ appDir, registry, sink, signal }),
   };
 }
@@ -48,6 +51,7 @@ export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
   return {
     name: 'swarm',
     inPlace: true,
+    reachesLoopback: false,
     executor: async ({ appId, appDir, registry, sink, signal, planDigest }) => {
       // One client for every release; one that failed to connect is tried again at the next release.
       docker ??= DockerCli.connect(dockerHost ? { host: dockerHost } : {}).catch((error: unknown) => {

@@ -142,7 +142,7 @@ export class Releases {
       await this.options.store.finishRelease(app.id, release.number, {
         status: 'succeeded',
         plan: started.plan,
-        planDigest: planDigest(started.plan),
+        planDigest: started.digest,
         port: started.port,
       });
       const { inPlace } = this.options.engine;
@@ -168,15 +168,15 @@ export class Releases {
     app: AppRecord,
     request: ReleaseRequest,
     say: (line: string) => void,
-  ): Promise<{ port: number; plan: RunPlan; deployed: Serving['deployed'] } | { error: unknown; ownOutput: string[] }> {
+  ): Promise<{ port: number; plan: RunPlan; digest: string; deployed: Serving['deployed'] } | { error: unknown; ownOutput: string[] }> {
     const { paths } = this.options;
     const ownOutput: string[] = [];
     try {
       const dir = join(paths.appsDir, app.id, 'source');
       await checkOutCommit(request.source, dir);
-      if (this.options.engine.name === 'swarm' && request.links.length > 0) {
+      if (!this.options.engine.reachesLoopback && request.links.length > 0) {
         throw HostErrors.ENGINE_ADDON_UNREACHABLE.create({
-          message: `${app.name} is linked to ${request.links.map((l) => l.name).join(', ')}: the add-on servers listen on this machine's loopback, which the swarm's tasks cannot reach.`,
+          message: `${app.name} is linked to ${request.links.map((l) => l.name).join(', ')}: the add-on servers listen on this machine's loopback, which the ${this.options.engine.name} engine's tasks cannot reach.`,
         });
       }
       // A swarm's services are updated in place: the port their proxy publishes stays the application's.
@@ -219,9 +219,10 @@ export class Releases {
         say(text);
       };
       const { signal } = this.stopping;
-      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, planDigest: planDigest(plan) });
+      const digest = planDigest(plan);
+      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, planDigest: digest });
       const deployed = await deploy(toCarryOut, executor, { signal });
-      return { port, plan, deployed };
+      return { port, plan, digest, deployed };
     } catch (error) {
       return { error, ownOutput: [...ownOutput] };
     }

@@ -73,7 +73,7 @@ export const HostErrors = defineErrors(
     ENGINE_ADDON_UNREACHABLE: {
       title: 'The application is linked to an add-on its engine cannot reach',
       kind: 'input',
-      fix: 'Unlink the add-on (runplan-host unlink-addon NAME), or run this host with --engine local, whose releases reach the add-on servers on 127.0.0.1.',
+      fix: 'Unlink the add-on (runplan-host unlink-addon NAME --app APP) and link one created since the engine changed, or run the host on the engine the add-on was made for (runplan-host init --engine …).',
     },
     RELEASE_NOT_FOUND: { title: 'The application has no such release', kind: 'input', fix: 'Give a release number that `runplan-host releases` lists as succeeded.' },
     RELEASE_ALREADY_FINISHED: {

@@ -46,13 +46,13 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     if (interrupted > 0) log(`==> ${interrupted} deploy(s) were under way when the host stopped: recorded as failed`);
     const sshUser = await ensureSshUser(settings.sshUser, paths.sshDir);
     await makeDataFolders(paths);
+    const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     // Started before any release (apps connect to them at start) and stopped after the last one.
-    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') });
+    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices);
     undo.push(() => addons.stop());
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
     const registry = defaultRegistry();
-    const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry, engine });
     const self = await installProgram(paths, 'git-program.cjs');
     const service = new HostService({

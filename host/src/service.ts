@@ -177,7 +177,7 @@ export class HostService {
       by: request.key,
       source: { repository: this.o.releases.repository(app.id), commit: request.newCommit, objectDirectory: request.objectDirectory, alternateObjectDirectories: request.alternateObjectDirectories },
       variables: await this.o.store.variables(app.id),
-      links: await this.linkedVariables(app.id),
+      links: await this.linkedVariables(app),
       out,
     });
   }
@@ -196,7 +196,7 @@ export class HostService {
       by,
       source: { repository: this.o.releases.repository(app.id), commit: current.commit },
       variables: await this.o.store.variables(app.id),
-      links: await this.linkedVariables(app.id),
+      links: await this.linkedVariables(app),
       out,
     });
   }
@@ -225,17 +225,19 @@ export class HostService {
       source: { repository: this.o.releases.repository(app.id), commit: release.commit },
       variables: release.variables,
       // Links are the add-ons of now: an add-on removed since cannot be linked again by going back.
-      links: await this.linkedVariables(app.id),
+      links: await this.linkedVariables(app),
       keepDefaultsOf: release.plan as RunPlan,
       out,
     });
   }
 
   /** The variables of each add-on linked to the application, then of each application it is linked to (what they expose), each in the order of their names. */
-  private async linkedVariables(appId: string): Promise<LinkedVariables[]> {
-    const addons = (await this.o.store.linksOf(appId)).map((addon) => ({ name: addon.name, kind: 'addon' as const, variables: this.o.addons.variables(addon) }));
+  private async linkedVariables(app: AppRecord): Promise<LinkedVariables[]> {
+    const linked = await this.o.store.linksOf(app.id);
+    this.o.addons.assertReachable(app, linked);
+    const addons = linked.map((addon) => ({ name: addon.name, kind: 'addon' as const, variables: this.o.addons.variables(addon) }));
     const apps = await Promise.all(
-      (await this.o.store.appLinksOf(appId)).map(async (target) => ({ name: target.name, kind: 'application' as const, variables: await this.o.store.variables(target.id, 'exposed') })),
+      (await this.o.store.appLinksOf(app.id)).map(async (target) => ({ name: target.name, kind: 'application' as const, variables: await this.o.store.variables(target.id, 'exposed') })),
     );
     return [...addons, ...apps];
   }
@@ -339,11 +341,7 @@ export class HostService {
 
   /** Links or unlinks (ADDON_ORG_MISMATCH across organizations): true when it changed anything. Checked before any answer starts. */
   async setLink({ app, addon }: { app: AppRecord; addon: AddonRecord }, link: boolean): Promise<boolean> {
-    if (link && this.o.settings.engine === 'swarm') {
-      throw HostErrors.ENGINE_ADDON_UNREACHABLE.create({
-        message: `${app.name} runs on a Docker swarm, whose tasks cannot reach the add-on servers on this machine's loopback: ${addon.name} is not linked.`,
-      });
-    }
+    if (link) this.o.addons.assertReachable(app, [addon]);
     const unlock = await this.addonLocks.acquire(addon.id, link ? 'link' : 'unlink', () => {});
     try {
       return link ? await this.o.store.linkAddon(app.id, addon.id) : await this.o.store.unlinkAddon(app.id, addon.id);
@@ -420,7 +418,7 @@ export class HostService {
             by: 'host',
             source: { repository: this.o.releases.repository(app.id), commit: current.commit },
             variables: current.variables,
-            links: await this.linkedVariables(app.id),
+            links: await this.linkedVariables(app),
             keepDefaultsOf: current.plan as RunPlan,
             out: (line) => out(`${app.name} | ${line}`),
           })

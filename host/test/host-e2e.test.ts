@@ -6,6 +6,7 @@ describeHost({
   name: 'local',
   initArgs: async () => [],
   sideBySide: true,
+  addonHost: '127.0.0.1',
   // The specification's lines, as runplan's health gate prints them.
   failedGate: {
     code: 'RUNPLAN_E_HEALTH_CHECK_FAILED',

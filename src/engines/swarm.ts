@@ -25,8 +25,10 @@ export interface SwarmDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
   readonly replicas?: number;
   /** An image already built from this plan (`runplan image`, pushed where every node pulls from); default: build it. */
   readonly image?: string;
-  /** The application's name in the swarm; default its directory's name, or its folder's with APP_FOLDER (src/engines/app-name.ts). */
+  /** The application's name in the swarm and in its image's default tag; default its directory's name, or its folder's with APP_FOLDER (src/engines/app-name.ts). */
   readonly name?: string;
+  /** Attachable overlay networks the application's processes join besides its own, which must exist (a host's add-on servers', say): their servers are then reached by service name. */
+  readonly networks?: readonly string[];
   /** Clock of the waits: convergence, the stability window, the health check's retries. */
   readonly clock?: Clock;
   readonly healthChecker?: HealthChecker;
@@ -161,6 +163,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       imageId: choice.imageId,
       resolveImage: choice.resolve,
       replicas: this.options.replicas ?? 2,
+      networks: this.options.networks ?? [],
       logger,
       clock: this.options.clock ?? systemClock,
     });

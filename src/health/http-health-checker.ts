@@ -41,7 +41,9 @@ export class HttpHealthChecker implements HealthChecker {
     const port = Number(base.port || (base.protocol === 'https:' ? 443 : 80));
 
     const started = this.clock.now();
-    const portOpen = await this.waitForPort(host, port, deadline, signal, target.portProbe === 'http' ? base : undefined);
+    // Through a proxy, the first probe asks the health path, never the application's root: a GET / may do work (count a visit, write a row).
+    const firstProbe = check.kind === 'http' && check.paths[0] ? new URL(check.paths[0].path, base) : new URL('/', base);
+    const portOpen = await this.waitForPort(host, port, deadline, signal, target.portProbe === 'http' ? firstProbe : undefined);
     if (check.kind === 'port') {
       if (!portOpen) {
         const waited = signal?.aborted ? `; the check stopped after ${formatSeconds(this.clock.now() - started)}: ${whyStopped(signal.reason)}` : ` within ${formatSeconds(check.readyTimeoutMs)}`;
@@ -72,22 +74,17 @@ export class HttpHealthChecker implements HealthChecker {
         await this.clock.sleep(check.retryDelayMs, signal);
         continue;
       }
-      for (const r of results)
-        logger.event({ type: 'health-check', path: r.path, status: typeof r.status === 'number' ? r.status : null, ok: r.ok }, `Response from GET ${r.path} is ${r.status}`, { kind: 'health' });
       const report = results.map(({ path, status, ok }) => ({ path, status, ok }));
-      if (failing.length === 0) return { ok: true, results: report };
-      logger.health('Health check failed:', 'error');
-      for (const r of failing) logger.health(`- GET ${r.path} returned ${r.status}.`, 'error');
-      logger.health(HEALTH_CLOSING_LINE, 'error');
-      return { ok: false, results: report };
+      reportPathResults(report, logger);
+      return { ok: failing.length === 0, results: report };
     }
   }
 
-  /** Until the port is open: a TCP connect, or with `http` any HTTP answer at `http` (a proxy may accept connections first). */
+  /** Until the port is open: a TCP connect, or with `http` any HTTP answer from that URL (a proxy may accept connections first). */
   private async waitForPort(host: string, port: number, deadline: number, signal?: AbortSignal, http?: URL): Promise<boolean> {
     const start = this.clock.now();
     for (;;) {
-      if (http ? 'status' in (await probeHttp(new URL('/', http), 1_000)) : await probePort(host, port, 1_000)) return true;
+      if (http ? 'status' in (await probeHttp(http, 1_000)) : await probePort(host, port, 1_000)) return true;
       const delay = pollDelay(this.clock.now() - start);
       if (signal?.aborted || this.clock.now() + delay >= deadline) return false;
       await this.clock.sleep(delay, signal);
@@ -100,6 +97,22 @@ export class HttpHealthChecker implements HealthChecker {
     logger.health(HEALTH_CLOSING_LINE, 'error');
     return { ok: false, results: [], problem: { kind, message } };
   }
+}
+
+/**
+ * The specification's lines for the answers of a health check: `Response from GET
+ * <path> is <status>` each, then on failure `Health check failed:`, one `- GET
+ * <path> returned <status>.` per failing path and the closing line. An engine
+ * whose own scheduler ran the check (Swarm's HEALTHCHECK) reports it with these too.
+ */
+export function reportPathResults(results: readonly PathResult[], logger: Logger): void {
+  for (const r of results)
+    logger.event({ type: 'health-check', path: r.path, status: typeof r.status === 'number' ? r.status : null, ok: r.ok }, `Response from GET ${r.path} is ${r.status}`, { kind: 'health' });
+  const failing = results.filter((r) => !r.ok);
+  if (failing.length === 0) return;
+  logger.health('Health check failed:', 'error');
+  for (const r of failing) logger.health(`- GET ${r.path} returned ${r.status}.`, 'error');
+  logger.health(HEALTH_CLOSING_LINE, 'error');
 }
 
 /** Why the caller stopped the check early: an interruption, or what its abort reason says (the web process exited). */

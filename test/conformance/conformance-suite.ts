@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { checkFixture, type Fixture, type FixtureExpectation, listFixtures } from '../helpers/fixtures.js';
 import { dockerEngine, type EngineUnderTest, LOCAL_ENGINE, podmanEngine, swarmEngine } from '../helpers/engines-under-test.js';
 import { podmanAvailable } from '../helpers/podman.js';
-import { holdSwarm } from '../helpers/swarm-lock.js';
 import { execFileSync } from 'node:child_process';
 import { freePort } from '../helpers/ports.js';
 
@@ -140,7 +139,8 @@ export const fixture = ([type, name]: readonly [string, string]) => {
 
 /**
  * The cases on one engine: each engine's cases are a test file of their own
- * (test/conformance/<engine>.test.ts) so the test workers share them.
+ * (test/conformance/<engine>.test.ts) so the test workers share them; Swarm's
+ * run in test/engines/swarm.test.ts with the other suites that use a swarm.
  */
 export function conformanceSuite(engineName: string): void {
   const entry = ENGINES.find((e) => e.engine().name === engineName);
@@ -168,9 +168,8 @@ export function conformanceSuite(engineName: string): void {
   });
 }
 
-/** The test engine made a single-node swarm for this file, while no other file uses it as one. */
+/** The test engine made a single-node swarm for these cases (the other Swarm suites of test/engines/swarm.test.ts run before or after them). */
 async function swarmOfOneNode(): Promise<() => Promise<void>> {
-  const release = await holdSwarm();
   const docker = (...args: string[]) => execFileSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost }, stdio: 'pipe' });
   try {
     docker('swarm', 'leave', '--force');
@@ -179,10 +178,6 @@ async function swarmOfOneNode(): Promise<() => Promise<void>> {
   }
   docker('swarm', 'init', '--advertise-addr', '127.0.0.1', '--listen-addr', `127.0.0.1:${await freePort()}`);
   return async () => {
-    try {
-      docker('swarm', 'leave', '--force');
-    } finally {
-      await release();
-    }
+    docker('swarm', 'leave', '--force');
   };
 }

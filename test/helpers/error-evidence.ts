@@ -18,6 +18,9 @@ import { listFixtures } from './fixtures.js';
  *   warning in the CLI's output), unless the case is pending (an expected failure);
  * - a fixture whose expect.json names it as `errorCode` of a failing deployment, or
  *   in `output` (the fixture tests require those lines in the CLI's output);
+ * - a conformance case an engine cannot honour (test/conformance/conformance-suite.ts,
+ *   `says: 'CODE'`): the suite runs the case on that engine and requires the code, as
+ *   the deployment's error or a warning in its output;
  * - a golden plan (test/golden) holding it as a plan warning or as the refusal of the
  *   fixture's plan (the golden test compares the whole CLI output with the file);
  * - in a test file, the code (`'RUNPLAN_E_X'`, `/RUNPLAN_E_X/`, `Errors.X.code`,
@@ -188,6 +191,12 @@ export function sourceEvidence(rel: string, text: string): Evidence[] {
     .map(({ code, node }) => ({ code, where: `${rel}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}` }));
 }
 
+function conformanceEvidence(): Evidence[] {
+  const file = 'test/conformance/conformance-suite.ts';
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return [...text.matchAll(/\bsays: '(RUNPLAN_[EW]_[A-Z0-9_]+)'/g)].map((m) => ({ code: m[1] as string, where: `${file} (a case an engine says it cannot honour)` }));
+}
+
 export function allEvidence(): Evidence[] {
-  return [...badInputEvidence(), ...fixtureEvidence(), ...goldenEvidence(), ...testSourceEvidence()];
+  return [...badInputEvidence(), ...fixtureEvidence(), ...conformanceEvidence(), ...goldenEvidence(), ...testSourceEvidence()];
 }

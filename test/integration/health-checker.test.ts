@@ -73,6 +73,22 @@ describe('HTTP health check (specification health-check rules)', () => {
     expect(HEALTH_CLOSING_LINE).toBe('If the deployment fails after this message, please update your configuration and redeploy.');
   });
 
+  it("behind a proxy (portProbe http), waits on the health path, never asking the application's root (a GET / may do work)", async () => {
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      res.writeHead(200);
+      res.end('ok');
+    });
+    servers.push(server);
+    const port = await freePort();
+    await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+    const check = planHealthCheck([{ path: '/health', source: 'CC_HEALTH_CHECK_PATH' }], { kind: 'port', reason: 'r' }, port, {});
+    const report = await new HttpHealthChecker({ clock: new InstantClock() }).check({ baseUrl: `http://127.0.0.1:${port}`, check, portProbe: 'http' }, new Logger(memorySink()));
+    expect(report.ok).toBe(true);
+    expect(asked).toEqual(['/health', '/health']);
+  });
+
   it('does not follow redirects and accepts no 2xx other than 200', async () => {
     const port = await serve({ '/moved': 301, '/found': 302, '/created': 201, '/empty': 204 });
     const { report, lines } = await run(port, ['/moved', '/found', '/created', '/empty']);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { defaultImageTag } from '../../src/engines/image/build-image.js';
 import { renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { proxyConfig } from '../../src/engines/swarm/proxy-config.js';
 import { createArgs, processGroups, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
@@ -67,10 +68,30 @@ describe('swarm services of a plan', () => {
 
   it('swaps a secret whose value changed by name on update', () => {
     const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:2', imageId: 'sha256:2', replicas: 2, secrets: { API_TOKEN: 'express-API_TOKEN-new' } });
-    const args = updateArgs(web!, 'express-net', { secrets: ['express-API_TOKEN-old'], configs: [], publishedTargets: [], sysctls: [] }, false);
+    const args = updateArgs(web!, 'express-net', { secrets: ['express-API_TOKEN-old'], configs: [], publishedTargets: [], sysctls: [], labels: {} }, false);
     expect(args.join(' ')).toContain('--secret-rm express-API_TOKEN-old --secret-add source=express-API_TOKEN-new,target=API_TOKEN');
     expect(args).toContain('--image');
     expect(args.at(-1)).toBe('express-web');
+  });
+
+  it("joins the processes to the other networks asked for, and an update adds and removes only those it attached (the application's own stays)", () => {
+    const input = { app: 'express', plan: express, image: 'runplan/express:2', imageId: 'sha256:2', replicas: 2, secrets: {} };
+    const [web] = processServices({ ...input, networks: ['host-addons'] });
+    expect(createArgs(web!, 'express-net', false).join(' ')).toContain('--network express-net --network host-addons --endpoint-mode dnsrr');
+    const [alone] = processServices(input);
+    const current = (networks: string) => ({ secrets: [], configs: [], publishedTargets: [], sysctls: [], labels: { 'io.runplan.networks': networks } });
+    expect(updateArgs(web!, 'express-net', current(''), false)).toEqual(expect.arrayContaining(['--network-add', 'host-addons']));
+    expect(updateArgs(web!, 'express-net', current('host-addons'), false)).not.toContain('--network-add');
+    const removed = updateArgs(alone!, 'express-net', current('host-addons,old-net'), false).join(' ');
+    expect(removed).toContain('--network-rm host-addons --network-rm old-net');
+    expect(removed).not.toContain('express-net');
+    expect(taskHash(web!, 'n')).not.toBe(taskHash(alone!, 'n'));
+  });
+
+  it("tags an image after the application's name when it has one, else its directory's", () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    expect(defaultImageTag('/srv/apps/app_1/source', digest, 'app-1')).toBe('runplan/app-1:abababababab');
+    expect(defaultImageTag('/srv/apps/shop', digest)).toBe('runplan/shop:abababababab');
   });
 
   it('gives the image an entrypoint that reads secret files and starts a group of processes', () => {

@@ -5,6 +5,8 @@ import { PostgresqlProvider } from './postgresql.js';
 import type { AddonProvider } from './provider.js';
 import { RedisProvider } from './redis.js';
 import { StorageProvider } from './storage.js';
+import { SwarmPostgresqlProvider, SwarmRedisProvider } from './swarm-providers.js';
+import type { SwarmAddonServices } from './swarm-services.js';
 
 /**
  * The add-on servers of one host, under `<data>/addons/<kind>/`. A provider's
@@ -16,20 +18,38 @@ export class AddonServers {
   private readonly providers: Map<AddonProviderKind, AddonProvider>;
   private readonly started = new Set<AddonProviderKind>();
 
-  /** `programs.storageServer`: how to run a storage add-on's server (serve installs it in the data folder's bin/). */
-  constructor(dir: string, programs: { readonly storageServer: readonly string[] }) {
-    const providers: AddonProvider[] = [
-      new PostgresqlProvider({ dir: join(dir, 'postgresql') }),
-      new RedisProvider({ dir: join(dir, 'redis') }),
-      new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer }),
-    ];
+  private readonly engine: 'local' | 'swarm';
+
+  /**
+   * `programs.storageServer`: how to run a storage add-on's server (serve installs it in the data folder's bin/).
+   * `swarm`: the host's releases run on a swarm, so its add-on servers do too (PostgreSQL and Redis; the storage
+   * server is not offered there yet).
+   */
+  constructor(dir: string, programs: { readonly storageServer: readonly string[] }, swarm?: SwarmAddonServices) {
+    const providers: AddonProvider[] = swarm
+      ? [new SwarmPostgresqlProvider(swarm), new SwarmRedisProvider(swarm)]
+      : [new PostgresqlProvider({ dir: join(dir, 'postgresql') }), new RedisProvider({ dir: join(dir, 'redis') }), new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer })];
+    this.engine = swarm ? 'swarm' : 'local';
     this.providers = new Map(providers.map((p) => [p.kind, p]));
   }
 
-  /** Starts the servers of the add-ons the host has (serve start), one kind after another. */
+  /**
+   * Throws ENGINE_ADDON_UNREACHABLE for an add-on whose server this host's releases cannot reach: one made while
+   * the host ran its releases on another engine (a loopback server for swarm tasks, a swarm service for local processes).
+   */
+  assertReachable(app: { readonly name: string }, addons: readonly AddonRecord[]): void {
+    const unreachable = addons.filter((a) => engineOf(a) !== this.engine);
+    if (unreachable.length === 0) return;
+    throw HostErrors.ENGINE_ADDON_UNREACHABLE.create({
+      message: `${app.name} is linked to ${unreachable.map((a) => a.name).join(', ')}, made when this host ran its releases on the ${unreachable[0] ? engineOf(unreachable[0]) : 'local'} engine: the ${this.engine} engine's processes cannot reach ${unreachable.length > 1 ? 'their servers' : 'its server'}.`,
+      details: { app: app.name, addons: unreachable.map((a) => a.name), engine: this.engine },
+    });
+  }
+
+  /** Starts the servers of the add-ons the host has (serve start), one kind after another; those of another engine are left alone. */
   async start(addons: readonly AddonRecord[]): Promise<void> {
     for (const [kind, provider] of this.providers) {
-      const existing = addons.filter((a) => a.provider === kind);
+      const existing = addons.filter((a) => a.provider === kind && engineOf(a) === this.engine);
       if (existing.length === 0) continue;
       this.started.add(kind);
       await provider.start(existing);
@@ -63,4 +83,9 @@ export class AddonServers {
     await Promise.all([...this.providers.values()].map((p) => p.stop()));
     this.started.clear();
   }
+}
+
+/** The engine an add-on's server was made for: swarm providers record it in the config; one without it is a loopback server. */
+function engineOf(addon: AddonRecord): string {
+  return addon.config.engine ?? 'local';
 }

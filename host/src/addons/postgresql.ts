@@ -117,12 +117,7 @@ export class PostgresqlProvider implements AddonProvider {
     const name = sqlName(addon.id);
     const password = randomBytes(24).toString('hex');
     try {
-      // CREATE DATABASE runs outside a transaction: each statement on its own, undone below on failure.
-      await this.admin(`
-        CREATE ROLE "${name}" LOGIN PASSWORD '${scramSha256Verifier(password)}';
-        CREATE DATABASE "${name}" OWNER "${name}";
-        REVOKE ALL ON DATABASE "${name}" FROM PUBLIC;
-      `);
+      await this.admin(createDatabaseSql(name, password));
     } catch (error) {
       await this.drop(name).catch(() => {});
       throw error;
@@ -132,23 +127,11 @@ export class PostgresqlProvider implements AddonProvider {
   }
 
   variables(config: Readonly<Record<string, string>>): Record<string, string> {
-    const { host = LOOPBACK, port = '', database = '', user = '', password = '' } = config;
-    return {
-      POSTGRESQL_ADDON_HOST: host,
-      POSTGRESQL_ADDON_PORT: port,
-      POSTGRESQL_ADDON_DB: database,
-      POSTGRESQL_ADDON_USER: user,
-      POSTGRESQL_ADDON_PASSWORD: password,
-      POSTGRESQL_ADDON_URI: `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`,
-    };
+    return postgresqlVariables(config);
   }
 
   async remove(addon: AddonRef, config: Readonly<Record<string, string>>): Promise<void> {
-    const name = config.database ?? sqlName(addon.id);
-    if (!SQL_NAME.test(name) || (config.user !== undefined && config.user !== name)) {
-      throw HostErrors.INPUT_USAGE.create({ message: `the add-on ${addon.id} does not name a database the host made`, details: { addonId: addon.id } });
-    }
-    await this.drop(name);
+    await this.drop(madeDatabase(addon, config));
   }
 
   async stop(): Promise<void> {
@@ -158,8 +141,7 @@ export class PostgresqlProvider implements AddonProvider {
   }
 
   private async drop(name: string): Promise<void> {
-    // WITH (FORCE) closes the apps' connections first; both are no-ops once gone, so remove() can be repeated.
-    await this.admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE); DROP ROLE IF EXISTS "${name}";`);
+    await this.admin(dropDatabaseSql(name));
   }
 
   /** Runs SQL as the cluster's superuser over the socket (trust: see the class comment); given on stdin, never in argv. */
@@ -209,11 +191,48 @@ export class PostgresqlProvider implements AddonProvider {
 }
 
 /** The role and database name of an add-on: its id without hyphens (a plain SQL identifier, 38 characters). */
-function sqlName(addonId: string): string {
+export function sqlName(addonId: string): string {
   if (!ADDON_ID.test(addonId)) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
   return addonId.replaceAll('-', '');
 }
 
 function ids(account: ServerAccount | undefined): { uid?: number; gid?: number } {
   return account ? { uid: account.uid, gid: account.gid } : {};
+}
+
+/** The SQL that makes an add-on's role (its password given as a SCRAM verifier) and the database it alone may connect to. */
+export function createDatabaseSql(name: string, password: string): string {
+  // CREATE DATABASE runs outside a transaction: each statement on its own, undone by the caller on failure.
+  return `
+    CREATE ROLE "${name}" LOGIN PASSWORD '${scramSha256Verifier(password)}';
+    CREATE DATABASE "${name}" OWNER "${name}";
+    REVOKE ALL ON DATABASE "${name}" FROM PUBLIC;
+  `;
+}
+
+/** The SQL that removes an add-on's database and role; WITH (FORCE) closes the apps' connections first, and both are no-ops once gone, so a removal can be repeated. */
+export function dropDatabaseSql(name: string): string {
+  return `DROP DATABASE IF EXISTS "${name}" WITH (FORCE); DROP ROLE IF EXISTS "${name}";`;
+}
+
+/** The database an add-on's config names, checked to be one the host made before anything is dropped. */
+export function madeDatabase(addon: AddonRef, config: Readonly<Record<string, string>>): string {
+  const name = config.database ?? sqlName(addon.id);
+  if (!SQL_NAME.test(name) || (config.user !== undefined && config.user !== name)) {
+    throw HostErrors.INPUT_USAGE.create({ message: `the add-on ${addon.id} does not name a database the host made`, details: { addonId: addon.id } });
+  }
+  return name;
+}
+
+/** What a link to a PostgreSQL add-on injects, from its stored config. */
+export function postgresqlVariables(config: Readonly<Record<string, string>>): Record<string, string> {
+  const { host = LOOPBACK, port = '', database = '', user = '', password = '' } = config;
+  return {
+    POSTGRESQL_ADDON_HOST: host,
+    POSTGRESQL_ADDON_PORT: port,
+    POSTGRESQL_ADDON_DB: database,
+    POSTGRESQL_ADDON_USER: user,
+    POSTGRESQL_ADDON_PASSWORD: password,
+    POSTGRESQL_ADDON_URI: `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`,
+  };
 }

@@ -73,8 +73,7 @@ export class RedisProvider implements AddonProvider {
   }
 
   variables(config: Readonly<Record<string, string>>): Record<string, string> {
-    const { host = LOOPBACK, port = '', password = '' } = config;
-    return { REDIS_HOST: host, REDIS_PORT: port, REDIS_PASSWORD: password, REDIS_URL: `redis://:${encodeURIComponent(password)}@${host}:${port}` };
+    return redisVariables(config);
   }
 
   async remove(addon: AddonRef, _config: Readonly<Record<string, string>>): Promise<void> {
@@ -102,9 +101,7 @@ export class RedisProvider implements AddonProvider {
     mkdirSync(data, { recursive: true, mode: 0o700 });
     // Written at every start from the store's config: the store is the truth, the file follows it.
     const conf = join(folder, 'redis.conf');
-    writeFileSync(conf, [`bind ${LOOPBACK}`, `port ${port}`, 'protected-mode yes', `requirepass ${password}`, 'appendonly yes', `dir "${data}"`, 'daemonize no', 'logfile ""', ''].join('\n'), {
-      mode: 0o600,
-    });
+    writeFileSync(conf, redisConf({ bind: LOOPBACK, port, password, dir: data }), { mode: 0o600 });
     if (this.account) for (const p of [folder, data, conf]) chownSync(p, this.account.uid, this.account.gid);
     const server = await ServerProcess.start({
       what: `Redis add-on ${id}`,
@@ -125,4 +122,15 @@ export class RedisProvider implements AddonProvider {
     });
     this.running.set(id, server);
   }
+}
+
+/** What a link to a Redis add-on injects, from its stored config. */
+export function redisVariables(config: Readonly<Record<string, string>>): Record<string, string> {
+  const { host = LOOPBACK, port = '', password = '' } = config;
+  return { REDIS_HOST: host, REDIS_PORT: port, REDIS_PASSWORD: password, REDIS_URL: `redis://:${encodeURIComponent(password)}@${host}:${port}` };
+}
+
+/** An instance's redis.conf: its password required, its data kept (appendonly) in `dir`, its log on standard output. */
+export function redisConf(o: { bind: string; port: string; password: string; dir: string }): string {
+  return [`bind ${o.bind}`, `port ${o.port}`, 'protected-mode yes', `requirepass ${o.password}`, 'appendonly yes', `dir "${o.dir}"`, 'daemonize no', 'logfile ""', ''].join('\n');
 }

@@ -1,6 +1,7 @@
 import { type BuildpackRegistry, type Built, type Executor, LocalExecutor, type LogSink } from 'runplan';
 import { DockerCli } from 'runplan/engines/docker';
 import { SwarmExecutor } from 'runplan/engines/swarm';
+import { SwarmAddonServices, swarmName } from '../addons/swarm-services.js';
 import type { HostEngine } from '../settings.js';
 
 /** What one release's executor is made for. */
@@ -11,8 +12,6 @@ interface ReleaseExecutorInput {
   readonly registry: BuildpackRegistry;
   readonly sink: LogSink;
   readonly signal: AbortSignal;
-  /** The digest of the plan the release carries out (its image's tag). */
-  readonly planDigest: string;
 }
 
 /**
@@ -28,8 +27,8 @@ export interface ReleaseEngine {
   readonly name: HostEngine;
   /** Whether a release replaces the serving one where it runs (on the same port) rather than beside it. */
   readonly inPlace: boolean;
-  /** Whether its processes reach this machine's loopback, where the add-on servers listen. */
-  readonly reachesLoopback: boolean;
+  /** Where the add-on servers run for this engine's releases: on this machine's loopback (undefined), or as services of the same swarm. */
+  readonly addonServices: SwarmAddonServices | undefined;
   executor(input: ReleaseExecutorInput): Promise<Executor<Built>>;
 }
 
@@ -37,7 +36,7 @@ export function localEngine(): ReleaseEngine {
   return {
     name: 'local',
     inPlace: false,
-    reachesLoopback: true,
+    addonServices: undefined,
     executor: async ({ appDir, registry, sink, signal }) => new LocalExecutor({ appDir, registry, sink, signal }),
   };
 }
@@ -48,25 +47,23 @@ const SWARM_REPLICAS = 2;
 /** The Docker engine at `dockerHost` (default DOCKER_HOST), a manager of a swarm (runplan says so, RUNPLAN_E_SWARM_NOT_MANAGER, when it is not). */
 export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
   let docker: Promise<DockerCli> | undefined;
+  // One client for every release and add-on server; one that failed to connect is tried again next time.
+  const connect = () =>
+    (docker ??= DockerCli.connect(dockerHost ? { host: dockerHost } : {}).catch((error: unknown) => {
+      docker = undefined;
+      throw error;
+    }));
+  const addonServices = new SwarmAddonServices(connect);
   return {
     name: 'swarm',
     inPlace: true,
-    reachesLoopback: false,
-    executor: async ({ appId, appDir, registry, sink, signal, planDigest }) => {
-      // One client for every release; one that failed to connect is tried again at the next release.
-      docker ??= DockerCli.connect(dockerHost ? { host: dockerHost } : {}).catch((error: unknown) => {
-        docker = undefined;
-        throw error;
-      });
+    addonServices,
+    executor: async ({ appId, appDir, registry, sink, signal }) => {
+      // Its services and image named after the application, not its checkout folder (every application's is "source").
       const name = swarmName(appId);
-      // Named after the application, not its checkout folder (every application's is "source").
-      const tag = `runplan/${name}:${planDigest.replace(/^sha256:/, '').slice(0, 12)}`;
-      return new SwarmExecutor({ appDir, registry, sink, signal, docker: await docker, name, tag, replicas: SWARM_REPLICAS });
+      // Every application joins the add-ons network, linked or not: a link is then a new release, not a new network.
+      const networks = [await addonServices.network()];
+      return new SwarmExecutor({ appDir, registry, sink, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
     },
   };
-}
-
-/** An application's name in the swarm: its id as a DNS label (app_<uuid> → app-<uuid>, 40 characters), unique where directory names are not. */
-export function swarmName(appId: string): string {
-  return appId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
 }

@@ -174,11 +174,6 @@ export class Releases {
     try {
       const dir = join(paths.appsDir, app.id, 'source');
       await checkOutCommit(request.source, dir);
-      if (!this.options.engine.reachesLoopback && request.links.length > 0) {
-        throw HostErrors.ENGINE_ADDON_UNREACHABLE.create({
-          message: `${app.name} is linked to ${request.links.map((l) => l.name).join(', ')}: the add-on servers listen on this machine's loopback, which the ${this.options.engine.name} engine's tasks cannot reach.`,
-        });
-      }
       // A swarm's services are updated in place: the port their proxy publishes stays the application's.
       const servingPort = this.options.engine.inPlace ? this.serving.get(app.id)?.port : undefined;
       const port = servingPort ?? (await freePort());
@@ -220,7 +215,7 @@ export class Releases {
       };
       const { signal } = this.stopping;
       const digest = planDigest(plan);
-      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, planDigest: digest });
+      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal });
       const deployed = await deploy(toCarryOut, executor, { signal });
       return { port, plan, digest, deployed };
     } catch (error) {

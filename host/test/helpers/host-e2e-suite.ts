@@ -13,6 +13,8 @@ export interface HostUnderTest {
   readonly sideBySide: boolean;
   /** How a release whose GET /health answers 500 is refused: the error's code and lines of the push. */
   readonly failedGate: { readonly code: string; readonly lines: readonly string[] };
+  /** Where a linked PostgreSQL add-on's server is, as POSTGRESQL_ADDON_HOST says it. */
+  readonly addonHost: string;
   /** What the host left in its engine once serve stopped (nothing, for a pass). */
   leftBehind(host: TestHost, appId: string): Promise<string[]>;
 }
@@ -194,7 +196,37 @@ export function describeHost(engine: HostUnderTest): void {
       }
     });
 
-    it('brings every application back when serve starts again, and leaves nothing running when it stops', async () => {
+    let pg: { id: string } | undefined;
+    const addonEnv = async (name: string) =>
+      Object.fromEntries((await host.json<{ variables: { name: string; value: string }[] }>(['addon', 'env', name, '--show'])).variables.map((v) => [v.name, v.value]));
+
+    it('links a PostgreSQL add-on: the push connects with the injected URI and the health path queries the database (fixtures/host/pg-facts)', async () => {
+      await host.json(['addon', 'create', 'postgresql', 'db-main', '--org', 'acme']);
+      const created = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'pgfacts', '--region', 'par', '--org', 'acme']);
+      pg = created;
+      const pgRepo = await host.repository('host/pg-facts');
+      await host.git(pgRepo, ['remote', 'add', 'runplan', created.gitRemote]);
+      expect((await host.cli(['env', 'set', 'CC_HEALTH_CHECK_PATH', '/health', '--app', created.id])).code).toBe(0);
+      const linked = await host.cli(['link-addon', 'db-main', '--app', created.id]);
+      expect(linked.code, linked.stderr).toBe(0);
+      const pushed = await host.push(pgRepo, 'runplan', key);
+      expect(pushed.code, pushed.output).toBe(0);
+      expect(pushed.output).toContain('variables of addon db-main: POSTGRESQL_ADDON_DB, POSTGRESQL_ADDON_HOST');
+      expect(pushed.output).toContain('Response from GET /health is 200');
+      const db = await addonEnv('db-main');
+      expect(db.POSTGRESQL_ADDON_HOST).toBe(engine.addonHost);
+      expect(pushed.output).not.toContain(db.POSTGRESQL_ADDON_PASSWORD);
+      expect((await host.get(created.id, '/')).json()).toMatchObject({
+        app: 'host-pg-facts',
+        linked: true,
+        database: db.POSTGRESQL_ADDON_DB,
+        user: db.POSTGRESQL_ADDON_USER,
+        host: engine.addonHost,
+        visits: 1,
+      });
+    });
+
+    it('brings every application back when serve starts again, its add-on data kept, and leaves nothing running when it stops', async () => {
       const serving = (await host.get(app.id, '/')).json<{ release: string; commit: string }>();
       const pid = host.servePid as number;
       expect(await host.stop()).toBe(0);
@@ -202,6 +234,8 @@ export function describeHost(engine: HostUnderTest): void {
       await expect(host.get(app.id, '/')).rejects.toThrow();
       await host.serve();
       expect((await host.get(app.id, '/')).json()).toMatchObject({ app: 'host-facts', release: serving.release, commit: serving.commit });
+      // The add-on's server started again on its data: the row written before serve stopped is there.
+      if (pg) expect((await host.get(pg.id, '/')).json()).toMatchObject({ app: 'host-pg-facts', linked: true, visits: 2 });
       expect(host.serveOutput).not.toContain(secret);
       expect(await host.stop()).toBe(0);
       expect(await engine.leftBehind(host, app.id)).toEqual([]);

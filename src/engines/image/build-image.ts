@@ -38,8 +38,10 @@ export interface ImageOptions {
   readonly previous?: RunPlan;
   /** A saved plan to carry out instead of planning. */
   readonly plan?: RunPlan;
-  /** The image's name; default runplan/<application>:<first 12 hex digits of the plan digest>. */
+  /** The image's name; default runplan/<name>:<first 12 hex digits of the plan digest>. */
   readonly tag?: string;
+  /** The application's name in the default tag; default its directory's, or its folder's with APP_FOLDER (src/engines/app-name.ts). */
+  readonly name?: string;
   /** The image to build on; default the stack image of the plan's type (built when missing). */
   readonly base?: string;
   /** Only write the build context and Dockerfile here, for another builder. */
@@ -68,8 +70,7 @@ export interface BuiltImage {
 }
 
 /** Default image name: the application's name (src/engines/app-name.ts) and the plan's digest. */
-export function defaultImageTag(appDir: string, digest: string): string {
-  const name = appName(appDir);
+export function defaultImageTag(appDir: string, digest: string, name = appName(appDir)): string {
   return `runplan/${name}:${digest.replace(/^sha256:/, '').slice(0, 12)}`;
 }
 
@@ -205,7 +206,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
       await writeFile(npmrc, `registry=${registry}\n${caFile ? `cafile=${HOST_CA_TARGET}\n` : ''}`, { mode: 0o600 });
       secretArgs.push('--secret', `id=host-npmrc,src=${npmrc}`);
     }
-    const tag = options.tag ?? defaultImageTag(appFolderDir, digest);
+    const tag = options.tag ?? defaultImageTag(appFolderDir, digest, options.name);
     const started = Date.now();
     logger.info(`building image ${tag} on ${base}`);
     const steps = new BuildOutput(plan);

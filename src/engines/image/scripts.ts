@@ -179,6 +179,9 @@ function outcomeHookBranch(hooks: readonly LoweredStep[]): string[] {
   return lines;
 }
 
+/** How the image's health check says a path answered another status than 200: renderHealthcheck prints it, the Swarm engine reads it back from the engine's health log. */
+export const HEALTHCHECK_ANSWERED = /^healthcheck: GET (\S+) answered (\d{3}), not 200$/;
+
 /**
  * The image's HEALTHCHECK command, the specification's rule: every configured
  * path must answer exactly 200 (redirects not followed); with none, the web port

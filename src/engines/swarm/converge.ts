@@ -1,14 +1,15 @@
 import { CoreErrors } from '../../errors/core-errors.js';
 import { formatSeconds } from '../../health/probes.js';
+import type { PathResult } from '../../buildpack/contract.js';
 import type { Logger } from '../../log/logger.js';
 import type { Clock } from '../../time/clock.js';
 import type { DockerCli } from '../docker-cli.js';
+import { HEALTHCHECK_ANSWERED } from '../image/scripts.js';
 import { TASK_SPEC_LABEL, type CurrentService } from './services.js';
 
 /** What runplan reads back from `docker service inspect`. */
 export interface ServiceInfo extends CurrentService {
   readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
   /** The state of the last update (null once a new update is accepted, until swarm starts it, and when it replaces no task). */
   readonly update: { readonly state: string; readonly message: string } | undefined;
 }
@@ -70,16 +71,27 @@ interface ContainerHealth {
  * killed as unhealthy only says "unhealthy container", and the check's own
  * output (HTTP 500, a refused connection, an engine that cannot exec) is the cause.
  */
-async function healthCheckFailures(docker: DockerCli, service: string): Promise<string[]> {
+async function healthCheckFailures(docker: DockerCli, service: string): Promise<{ said: string[]; answers: PathResult[] }> {
   const ids = (await docker.run(['ps', '--all', '--quiet', '--filter', `label=com.docker.swarm.service.name=${service}`])).stdout.split('\n').filter(Boolean).slice(0, 5);
-  if (ids.length === 0) return [];
+  if (ids.length === 0) return { said: [], answers: [] };
   const result = await docker.run(['inspect', '--format', '{{json .State.Health}}', ...ids]);
-  const said = result.stdout.split('\n').flatMap((line) => {
+  const outputs = result.stdout.split('\n').flatMap((line) => {
     if (!line.startsWith('{')) return [];
     const failed = ((JSON.parse(line) as ContainerHealth).Log ?? []).filter((entry) => entry.ExitCode !== 0).pop();
-    return failed ? [`health check exited ${failed.ExitCode}: ${failed.Output.trim().split('\n').pop()?.slice(0, 300) ?? ''}`] : [];
+    return failed ? [{ code: failed.ExitCode, last: failed.Output.trim().split('\n').pop()?.slice(0, 300) ?? '' }] : [];
   });
-  return [...new Set(said)].slice(0, 2);
+  const said = [...new Set(outputs.map((o) => `health check exited ${o.code}: ${o.last}`))].slice(0, 2);
+  return { said, answers: pathAnswers(outputs.map((o) => o.last)) };
+}
+
+/** The paths the failed checks found answering another status than 200, once each: what runplan's own gate would have reported. */
+export function pathAnswers(lines: readonly string[]): PathResult[] {
+  const answers = new Map<string, PathResult>();
+  for (const line of lines) {
+    const match = HEALTHCHECK_ANSWERED.exec(line);
+    if (match) answers.set(match[1] as string, { path: match[1] as string, status: Number(match[2]), ok: false });
+  }
+  return [...answers.values()];
 }
 
 const FAILED = new Set(['paused', 'rollback_paused', 'rollback_completed']);
@@ -109,10 +121,12 @@ export async function waitForService(docker: DockerCli, service: string, options
   const started = clock.now();
   let last = '';
   const fail = async (why: string) => {
-    const errors = [...(await taskErrors(docker, service)), ...(await healthCheckFailures(docker, service))];
+    const health = await healthCheckFailures(docker, service);
+    const errors = [...(await taskErrors(docker, service)), ...health.said];
     return CoreErrors.SWARM_NOT_CONVERGED.create({
       message: `${service}: ${why}${errors.length > 0 ? `; tasks: ${errors.join('; ')}` : ''}.`,
-      details: { service },
+      // What the image's health check found (a path answering 500): the Swarm release reports it as the gate's.
+      details: { service, healthAnswers: health.answers },
     });
   };
   for (;;) {

@@ -1,5 +1,8 @@
-import type { RunningApp } from '../../buildpack/contract.js';
+import type { PathResult, RunningApp } from '../../buildpack/contract.js';
 import type { Environment } from '../../env/assemble.js';
+import { isRunplanError } from '../../errors/runplan-error.js';
+import { healthError } from '../../executor/health-gate.js';
+import { reportPathResults } from '../../health/http-health-checker.js';
 import { formatSeconds } from '../../health/probes.js';
 import type { Logger } from '../../log/logger.js';
 import type { RunPlan } from '../../plan/schema.js';
@@ -29,6 +32,8 @@ export interface ReleaseInput {
   readonly resolveImage: boolean;
   /** Tasks of the web service. */
   readonly replicas: number;
+  /** Networks the processes join besides the application's own. */
+  readonly networks: readonly string[];
   readonly logger: Logger;
   readonly clock: Clock;
 }
@@ -104,7 +109,7 @@ export class SwarmRelease {
     if (network.created) logger.info(`created overlay network ${network.name} (attachable)`);
     const secrets: Record<string, string> = {};
     for (const [variable, value] of Object.entries(secretVariables(plan, environment))) secrets[variable] = await ensureObject(docker, 'secret', app, variable, value);
-    const specs = processServices({ app, plan, image: this.input.image, imageId: this.input.imageId, replicas: this.input.replicas, secrets });
+    const specs = processServices({ app, plan, image: this.input.image, imageId: this.input.imageId, replicas: this.input.replicas, secrets, networks: this.input.networks });
     if (web) {
       const proxyImage = await ensureStackImage(docker, STACKS.proxy!, { log: (line) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line) });
       const proxyImageId = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', proxyImage])).trim();
@@ -136,10 +141,28 @@ export class SwarmRelease {
         ),
       );
     };
-    await converge(specs.filter((s) => s.role === 'process'));
+    await converge(specs.filter((s) => s.role === 'process')).catch((error: unknown) => {
+      throw this.asHealthFailure(error);
+    });
     await converge(specs.filter((s) => s.role === 'proxy'));
     const changed = this.changed;
     if (changed.length > 0) logger.info(`services converged in ${formatSeconds(clock.now() - started)}: ${changed.join(', ')}`);
+  }
+
+  /**
+   * A web service that did not converge because the image's health check found a
+   * path answering another status (Swarm ran the check: its start-first update
+   * waits for it, and rolled back): the gate's own lines and error, as every
+   * engine reports a failed health check. Any other failure stays what it is.
+   */
+  private asHealthFailure(error: unknown): unknown {
+    const { plan, logger } = this.input;
+    const details = isRunplanError(error) && error.code === 'RUNPLAN_E_SWARM_NOT_CONVERGED' ? (error.details as { service?: string; healthAnswers?: PathResult[] }) : undefined;
+    const answers = details?.healthAnswers ?? [];
+    if (plan.healthCheck.kind !== 'http' || answers.length === 0 || details?.service !== this.webSpec()?.name) return error;
+    logger.warn(`${details?.service}: its new tasks failed the health check, so swarm did not keep them: ${(error as Error).message}`);
+    reportPathResults(answers, logger);
+    return healthError({ ok: false, results: answers });
   }
 
   /** Creates the service, or updates it when what runplan sets on it changed; tells which it did. */

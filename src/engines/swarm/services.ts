@@ -12,6 +12,8 @@ const ROLE_LABEL = 'io.runplan.role';
 export const SPEC_LABEL = 'io.runplan.spec';
 /** On the containers of a service (so on each task): the hash of the task's part; tasks carrying the new one are the updated ones. */
 export const TASK_SPEC_LABEL = 'io.runplan.task-spec';
+/** On a service: the other networks runplan attached it to (comma-separated), so an update knows which to remove. */
+const NETWORKS_LABEL = 'io.runplan.networks';
 
 /** A file mounted into a service's tasks from a swarm secret or config. */
 interface Mount {
@@ -47,6 +49,8 @@ export interface ServiceSpec {
   /** start-first keeps the old tasks serving until the new one is healthy; a host-mode port cannot be bound twice, so the proxy stops first. */
   readonly updateOrder: 'start-first' | 'stop-first';
   readonly sysctls: Readonly<Record<string, string>>;
+  /** Networks the tasks join besides the application's own (existing attachable overlays, such as a host's add-on servers'). */
+  readonly networks: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
 }
 
@@ -74,6 +78,8 @@ export interface ProcessServiceInput {
   readonly replicas: number;
   /** Secret variable name → the swarm secret holding its value. */
   readonly secrets: Readonly<Record<string, string>>;
+  /** Networks the processes join besides the application's own. */
+  readonly networks?: readonly string[];
 }
 
 /** One service per process group: web with `replicas` tasks and the image's health check, workers with one task each. */
@@ -99,7 +105,8 @@ export function processServices(input: ProcessServiceInput): ServiceSpec[] {
       stopGraceMs: Math.max(...members.map((m) => m.stopGraceMs)),
       updateOrder: 'start-first',
       sysctls: {},
-      labels: { ...appLabels(input.app), [ROLE_LABEL]: web ? 'web' : 'worker', [PROCESS_LABEL]: main.name },
+      networks: input.networks ?? [],
+      labels: { ...appLabels(input.app), [ROLE_LABEL]: web ? 'web' : 'worker', [PROCESS_LABEL]: main.name, ...(input.networks?.length ? { [NETWORKS_LABEL]: input.networks.join(',') } : {}) },
     };
   });
 }
@@ -129,6 +136,7 @@ export function proxyService(input: { app: string; image: string; imageId: strin
     updateOrder: 'stop-first',
     // A non-root nginx may bind a port below 1024 in its own network namespace.
     sysctls: input.port < 1024 ? { 'net.ipv4.ip_unprivileged_port_start': '0' } : {},
+    networks: [],
     labels: { ...appLabels(input.app), [ROLE_LABEL]: 'proxy' },
   };
 }
@@ -216,6 +224,7 @@ export function createArgs(spec: ServiceSpec, network: string, resolveImage: boo
     spec.name,
     '--network',
     network,
+    ...spec.networks.flatMap((n) => ['--network', n]),
     '--endpoint-mode',
     'dnsrr',
     ...settings(spec, network, false),
@@ -235,6 +244,8 @@ export interface CurrentService {
   readonly configs: readonly string[];
   readonly publishedTargets: readonly number[];
   readonly sysctls: readonly string[];
+  /** Its labels: which other networks runplan attached it to. */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 /** `docker service update` arguments that make the service `spec`, whatever it was (the network, named alike, stays). */
@@ -258,7 +269,16 @@ export function updateArgs(spec: ServiceSpec, network: string, current: CurrentS
     ...(spec.publish && !current.publishedTargets.includes(spec.publish) ? ['--publish-add', hostPort(spec.publish)] : []),
     ...current.sysctls.filter((k) => !(k in spec.sysctls)).flatMap((k) => ['--sysctl-rm', k]),
     ...Object.entries(spec.sysctls).flatMap(([k, v]) => ['--sysctl-add', `${k}=${v}`]),
+    ...attachedNetworks(current)
+      .filter((n) => !spec.networks.includes(n))
+      .flatMap((n) => ['--network-rm', n]),
+    ...spec.networks.filter((n) => !attachedNetworks(current).includes(n)).flatMap((n) => ['--network-add', n]),
     ...(resolveImage ? [] : ['--no-resolve-image']),
     spec.name,
   ];
+}
+
+/** The networks besides the application's that runplan attached a service to. */
+function attachedNetworks(current: CurrentService): string[] {
+  return (current.labels[NETWORKS_LABEL] ?? '').split(',').filter(Boolean);
 }

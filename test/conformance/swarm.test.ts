@@ -1,3 +1,0 @@
-import { conformanceSuite } from './conformance-suite.js';
-
-conformanceSuite('swarm');

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HostErrors } from '../errors.js';
 import type { HostService } from '../service.js';
 import type { AppRecord } from '../store/store.js';
-import { optionalText, readJson, sendError, sendJson, text } from './http-util.js';
+import { discardBody, optionalText, readJson, sendError, sendJson, text } from './http-util.js';
 import { lineStream } from './line-stream.js';
 import { Routes } from './routes.js';
 import { listenOnSocket } from './socket-server.js';
@@ -147,10 +147,12 @@ export class ApiServer {
       const url = new URL(req.url ?? '/', 'http://host');
       const route = this.routes.find(req.method, url.pathname);
       if (route) return await route.handler(req, res, route.params, url.searchParams);
+      await discardBody(req);
       sendJson(res, 404, { error: { code: null, message: `no ${req.method} ${url.pathname}` } });
     } catch (error) {
-      if (!res.headersSent) sendError(res, error);
-      else res.end();
+      if (res.headersSent) return void res.end();
+      await discardBody(req);
+      sendError(res, error);
     }
   }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError } from '../deploy/describe-error.js';
 import { type PushRequest, PUSH_PATH } from '../git/hook-protocol.js';
 import type { HostService } from '../service.js';
-import { readJson, sendError, sendJson, text } from './http-util.js';
+import { discardBody, readJson, sendError, sendJson, text } from './http-util.js';
 import { lineStream } from './line-stream.js';
 import { listenOnSocket } from './socket-server.js';
 
@@ -45,10 +45,12 @@ export class GitServer {
         }
         return;
       }
+      await discardBody(req);
       sendJson(res, 404, { error: { message: `no ${req.method} ${url.pathname}` } });
     } catch (error) {
-      if (!res.headersSent) sendError(res, error);
-      else res.end();
+      if (res.headersSent) return void res.end();
+      await discardBody(req);
+      sendError(res, error);
     }
   }
 

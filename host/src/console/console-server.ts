@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { diffPlans, isRunplanError, type RunPlan } from 'runplan';
 import { Routes } from '../api/routes.js';
 import { listenOnSocket } from '../api/socket-server.js';
+import { discardBody } from '../api/http-util.js';
 import type { ApiClient } from '../api/api-client.js';
 import { HostErrors } from '../errors.js';
 import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
@@ -365,6 +366,7 @@ export class ConsoleServer {
       throw HostErrors.CONSOLE_PAGE_NOT_FOUND.create({ message: `there is no page ${req.method} ${url.pathname.slice(0, 200)}.` });
     } catch (error) {
       if (res.headersSent) return void res.end();
+      await discardBody(req);
       send(res, statusOf(error), 'text/html; charset=utf-8', layout('Error', errorBox(describe(error))).text);
     }
   }

@@ -27,6 +27,7 @@ export { BuildpackRegistry } from './buildpack/registry.js';
 export { defaultRegistry, type DefaultRegistryOptions } from './compose/default-registry.js';
 export { runPlanJsonSchema } from './plan/json-schema.js';
 export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
+export { PlanCache, type PlanCacheOptions } from './planning/plan-cache.js';
 export { planToCarryOut, type PlanToCarryOut } from './planning/plan-to-carry-out.js';
 export { gatherInventory, parseInventory, type GatherOptions } from './planning/gather-inventory.js';
 export { InventorySchema, INVENTORY_SCHEMA_VERSION, type Inventory } from './inventory/inventory.js';

@@ -188,7 +188,7 @@ export const NODE_BUNDLED_NPM: readonly BundledNpmLine[] = [
   },
   {
     line: 24,
-    through: '24.21.0',
+    through: '24.22.3',
     npm: [
       ['24.0.0', '11.3.0'],
       ['24.3.0', '11.4.2'],
@@ -204,6 +204,7 @@ export const NODE_BUNDLED_NPM: readonly BundledNpmLine[] = [
       ['24.18.0', '11.16.0'],
       ['24.19.0', '11.17.0'],
       ['24.20.0', '11.19.0'],
+      ['24.22.0', '11.19.1'],
     ],
   },
   {

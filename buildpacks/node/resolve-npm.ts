@@ -209,14 +209,16 @@ function stableReleases(releases: readonly NpmRelease[]): readonly string[] {
 function* declaredReleases(releases: readonly NpmRelease[]): Generator<Declared> {
   let list = sorted.get(releases);
   if (list === undefined) {
-    const candidates: Candidate[] = [];
+    const candidates: Array<Candidate & { readonly parsed: semver.SemVer }> = [];
     for (const r of releases) {
       const node = r.engines?.node;
-      const version = semver.parse(r.version);
-      if (version === null || version.prerelease.length > 0 || typeof node !== 'string') continue;
-      candidates.push({ version: r.version, node });
+      if (typeof node !== 'string') continue;
+      const parsed = semver.parse(r.version);
+      if (parsed === null || parsed.prerelease.length > 0) continue;
+      candidates.push({ version: r.version, node, parsed });
     }
-    list = candidates.sort((a, b) => semver.rcompare(a.version, b.version));
+    // Each version parsed once: comparing the texts would parse both at every comparison.
+    list = candidates.sort((a, b) => b.parsed.compareMain(a.parsed)).map(({ version, node }) => ({ version, node }));
     sorted.set(releases, list);
   }
   for (const c of list) {

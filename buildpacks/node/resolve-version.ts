@@ -55,11 +55,14 @@ export function releaseLine(request: string): { major: number; minor: number } |
 
 const stableCache = new WeakMap<readonly string[], string[]>();
 
+const PLAIN_VERSION = /^(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})\.(?:0|[1-9]\d{0,14})$/;
+
 /** Stable releases only: the specification supports "any stable version". Computed once per list. */
 function stableVersions(available: readonly string[]): string[] {
   let stable = stableCache.get(available);
   if (stable === undefined) {
-    stable = available.filter((v) => semver.valid(v) !== null && semver.prerelease(v) === null);
+    // Nearly every published version is plain MAJOR.MINOR.PATCH (each part a safe integer): answered without parsing it twice.
+    stable = available.filter((v) => PLAIN_VERSION.test(v) || (semver.valid(v) !== null && semver.prerelease(v) === null));
     stableCache.set(available, stable);
   }
   return stable;

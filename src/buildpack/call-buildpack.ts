@@ -28,6 +28,9 @@ export interface CallLimit {
 /** Who is called: a buildpack's id, or the --buildpack module while it has none yet. */
 export type Callee = string;
 
+/** Why a call's timer is cancelled: it settled. A reason of its own spares abort() making a DOMException (and its stack) on every call. */
+const SETTLED = 'the buildpack call settled';
+
 // An error's own text, as much as a message may hold of it; the rest is in no output.
 const CAUSE_MAX_CHARS = 1_000;
 
@@ -66,7 +69,7 @@ export async function callBuildpack<T>(callee: Callee, phase: BuildpackPhase, li
     throw buildpackFailed(callee, phase, error);
   } finally {
     // The timer too: a pending one would keep the CLI alive for the whole limit after the call returned.
-    done.abort();
+    done.abort(SETTLED);
     limit.signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -1,22 +1,21 @@
-import module from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defaultCacheDir } from '../host/cache-dir.js';
+import { type CodeCacheDir, runWithCodeCache } from './code-cache.js';
 
 /**
- * The `runplan` executable. Node.js 22.1 and later keep compiled code on disk
- * when asked before a module loads: turned on here, in a file of its own, so that
- * every later start skips compiling the CLI's bundle (cli-main.js). The cache
- * lives in runplan's cache directory (NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE
- * and --cache-dir's variable RUNPLAN_CACHE_DIR apply). On older Node.js this only
- * loads the CLI.
+ * The `runplan` executable: a small file that runs the CLI's bundle
+ * (cli-main.cjs) from V8's code cache, so that every start after the first skips
+ * compiling it (code-cache.ts). The cache goes to NODE_COMPILE_CACHE when set, else
+ * into runplan's cache directory (RUNPLAN_CACHE_DIR…), and only once a command
+ * has made that directory: a `plan` with an inventory given writes nothing.
+ * NODE_DISABLE_COMPILE_CACHE turns it off, as Node.js's own compile cache.
  */
-const enableCompileCache = (module as { enableCompileCache?: (directory?: string) => unknown }).enableCompileCache;
-if (enableCompileCache !== undefined && process.env.NODE_DISABLE_COMPILE_CACHE === undefined) {
-  try {
-    enableCompileCache(process.env.NODE_COMPILE_CACHE || join(defaultCacheDir(), 'node-compile-cache'));
-  } catch {
-    // A cache that cannot be made only costs speed.
-  }
-}
-// Not a literal: the bundler leaves it to Node.js, which loads the CLI's own bundle beside this file.
-await import(new URL('./cli-main.js', import.meta.url).href);
+const cache: CodeCacheDir | undefined =
+  process.env.NODE_DISABLE_COMPILE_CACHE !== undefined
+    ? undefined
+    : process.env.NODE_COMPILE_CACHE
+      ? { dir: process.env.NODE_COMPILE_CACHE, createParents: true }
+      : { dir: join(defaultCacheDir(), 'node-compile-cache'), createParents: false };
+// The bundle's import() calls, made from this ES module beside it: they resolve as from the bundle.
+runWithCodeCache(fileURLToPath(new URL('./cli-main.cjs', import.meta.url)), cache, (specifier) => import(specifier));

@@ -47,10 +47,51 @@ async function realPathInside(realRoot: string, rel: string): Promise<string | u
  * costs some 50 µs here, against a few µs done in place (docs/perf.md).
  */
 export function realPathInsideSync(realRoot: string, rel: string): string | undefined {
-  const abs = rel === '' ? realRoot : resolve(realRoot, rel);
+  return lookUpInsideSync(realRoot, rel)?.real;
+}
+
+/**
+ * realPathInsideSync, and what lstat says of the path when it is not a link.
+ * The root is real already, so only the parts of `rel` below it are looked at,
+ * one lstat each (resolving the whole path from / costs a readlink per part
+ * above the application too); the first symbolic link hands the path to
+ * realpath, which follows it and says whether it stays inside.
+ */
+function lookUpInsideSync(realRoot: string, rel: string): { real: string; info: Stats | undefined } | undefined {
+  if (rel === '') {
+    // The root itself: there or not (its own links were resolved by whoever gave realRoot).
+    try {
+      lstatSync(realRoot);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw unreadable(rel, error);
+    }
+    return { real: realRoot, info: undefined };
+  }
+  let path = realRoot;
+  let info: Stats | undefined;
+  // normaliseRelative's form: parts joined by "/", none empty, "." or "..".
+  for (const part of rel.split('/')) {
+    path = `${path}/${part}`;
+    try {
+      info = lstatSync(path);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw unreadable(rel, error);
+    }
+    if (info.isSymbolicLink()) {
+      const real = followedInside(realRoot, rel);
+      return real === undefined ? undefined : { real, info: undefined };
+    }
+  }
+  return { real: path, info };
+}
+
+/** The real path of `rel` below a link, undefined when it leads to nothing (a dangling link); a coded error when it leads outside. */
+function followedInside(realRoot: string, rel: string): string | undefined {
   let real: string;
   try {
-    real = realpathSync.native(abs);
+    real = realpathSync.native(resolve(realRoot, rel));
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw unreadable(rel, error);
@@ -75,11 +116,13 @@ const SYNC_READ_BYTES = 256 * 1024;
  * by readFileInside for larger ones.
  */
 export async function readFileInsideFast(realRoot: string, rel: string, maxBytes = MAX_APP_FILE_BYTES): Promise<string | undefined> {
-  const real = realPathInsideSync(realRoot, rel);
-  if (real === undefined) return undefined;
+  const found = lookUpInsideSync(realRoot, rel);
+  if (found === undefined) return undefined;
+  const { real } = found;
   let info: Stats;
   try {
-    info = lstatSync(real);
+    // Looked at already on the way, unless the path went through a link.
+    info = found.info ?? lstatSync(real);
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw unreadable(rel, error);

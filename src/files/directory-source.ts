@@ -17,10 +17,13 @@ export class DirectorySource implements FileSource {
   readonly root: string;
   readonly label: string;
   private realRoot: string | undefined;
+  private readonly looked: Set<string> | undefined;
 
-  constructor(root: string) {
+  /** `lookedAt`: where to note the absolute path of everything this source reads, lists or looks for (what a plan made from it depends on). */
+  constructor(root: string, options: { lookedAt?: Set<string> } = {}) {
     this.root = resolve(root);
     this.label = this.root;
+    this.looked = options.lookedAt;
   }
 
   /** Absolute path of a relative one; never outside the root (lexically: links are checked when reading). */
@@ -30,7 +33,7 @@ export class DirectorySource implements FileSource {
   }
 
   /** The root with its own links resolved (links above the application are the host's and fine); as given when it does not exist, so that every file is then absent. */
-  private resolvedRoot(): string {
+  resolvedRoot(): string {
     if (this.realRoot === undefined) {
       try {
         this.realRoot = realpathSync.native(this.root);
@@ -40,6 +43,10 @@ export class DirectorySource implements FileSource {
       }
     }
     return this.realRoot;
+  }
+
+  private note(root: string, rel: string): void {
+    this.looked?.add(rel === '' ? root : `${root}/${rel}`);
   }
 
   /** Names at the top of the application, listed once (planning looks there for most of what it reads). */
@@ -67,6 +74,7 @@ export class DirectorySource implements FileSource {
   private async real(path: string): Promise<string | undefined> {
     const root = this.resolvedRoot();
     const rel = normaliseRelative(path);
+    this.note(root, rel);
     if (this.surelyAbsent(root, rel)) return undefined;
     return realPathInsideSync(root, rel);
   }
@@ -74,6 +82,7 @@ export class DirectorySource implements FileSource {
   async readText(path: string, options: ReadOptions = {}): Promise<string | undefined> {
     const root = this.resolvedRoot();
     const rel = normaliseRelative(path);
+    this.note(root, rel);
     if (this.surelyAbsent(root, rel)) return undefined;
     return readFileInsideFast(root, rel, options.maxBytes ?? MAX_APP_FILE_BYTES);
   }

@@ -1,7 +1,3 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { connect } from 'node:net';
-
 /** Outcome of one GET: a status code, or a readable reason there was none. */
 export type ProbeOutcome = { readonly status: number } | { readonly failure: string; readonly transient: boolean };
 
@@ -10,9 +6,10 @@ export type ProbeOutcome = { readonly status: number } | { readonly failure: str
  * timeout. The body is discarded. With `socketPath`, the request goes to the
  * server listening on that unix socket (the URL then only gives the path).
  */
-export function probeHttp(url: URL, timeoutMs: number, socketPath?: string): Promise<ProbeOutcome> {
+export async function probeHttp(url: URL, timeoutMs: number, socketPath?: string): Promise<ProbeOutcome> {
+  // Loaded on the first check (then Node's own module cache answers): a CLI that only plans never loads them.
+  const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve) => {
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     let settled = false;
     const finish = (outcome: ProbeOutcome) => {
       if (settled) return;
@@ -35,7 +32,8 @@ export function probeHttp(url: URL, timeoutMs: number, socketPath?: string): Pro
 }
 
 /** Whether something accepts TCP connections on host:port. */
-export function probePort(host: string, port: number, timeoutMs: number): Promise<boolean> {
+export async function probePort(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  const { connect } = await import('node:net');
   return new Promise((resolve) => {
     const socket = connect({ host, port });
     const done = (ok: boolean) => {

@@ -26,6 +26,10 @@ import { resolveHooks, type UserCommandEnvironment } from './resolve-hooks.js';
 import { planBuildInstance, planInstance } from './resolve-instance.js';
 import { resolveSshKey, SSH_KEY_VARIABLE, SSH_KNOWN_HOSTS_VARIABLE } from './resolve-ssh-key.js';
 import { resolveWorkers } from './resolve-workers.js';
+import { environmentDigest, keptPlan, PlanCache, type PlanInputs, type PlanSite } from './plan-cache.js';
+
+/** The plans createPlan keeps when it is given no cache of its own. */
+const processPlanCache = new PlanCache();
 
 /** Options of createPlan: the buildpacks, the application, its environment, the host, the inventory and a previous plan. */
 export interface CreatePlanOptions {
@@ -50,6 +54,13 @@ export interface CreatePlanOptions {
   readonly previous?: RunPlan;
   /** Stops waiting for a buildpack's code (RUNPLAN_E_BUILD_INTERRUPTED). */
   readonly signal?: AbortSignal;
+  /**
+   * Where plans of applications on disk are kept and given out again while
+   * nothing they were made from changed (the buildpacks, the environment, the
+   * host, the inventory, the previous plan, every file looked at). Default: one
+   * cache for the process; `false` plans afresh.
+   */
+  readonly planCache?: PlanCache | false;
 }
 
 /** What createPlan returns: the secret-free plan, and the full environment it was made with. */
@@ -73,13 +84,19 @@ export interface PlanResult {
 export async function createPlan(options: CreatePlanOptions): Promise<PlanResult> {
   // The service's variables come last (they are the strongest and need the host); APP_FOLDER, an
   // application's setting, is known before anything is read.
-  const environment = assembleEnvironment({ ...options.env, service: {}, secretNames: [...(options.env?.secretNames ?? []), ...options.registry.secretVariables()] });
-  const { files, repository, folder, decision: folderDecision } = await applicationFiles(options, environment);
+  const secretNames = [...(options.env?.secretNames ?? []), ...options.registry.secretVariables()];
+  const environment = assembleEnvironment({ ...options.env, service: {}, secretNames });
+  const plans = options.planCache === false ? undefined : (options.planCache ?? processPlanCache);
+  const { files, repository, folder, decision: folderDecision, site, lookedAt } = await applicationFiles(options, environment, plans !== undefined);
+  const started = plans?.now() ?? 0;
   // Known before anything else of the host: every call into a buildpack's code is bounded by them.
   const limits = buildpackLimits(options.host);
   const signal = options.signal ? { signal: options.signal } : {};
   const call = { timeoutMs: limits.buildpackTimeoutMs, ...signal };
-  const { buildpack, detection } = await selectBuildpack(options.registry, files, options.type, call);
+  const buildpacks = options.registry.list();
+  // A plan of the same files: its detection holds (detection reads files and nothing else).
+  const earlier = site && !options.signal?.aborted ? plans?.find(site, buildpacks) : undefined;
+  const { buildpack, detection } = earlier ?? (await selectBuildpack(options.registry, files, options.type, call));
   const inventory =
     options.inventory ?? (await gatherInventory(options.registry, { cacheDir: options.host?.cacheDir ?? defaultCacheDir(), ids: [buildpack.id], timeoutMs: limits.inventoryTimeoutMs, ...signal }));
   const host = resolveHostSettings({ ...options.host, instance: options.host?.instance ?? inventory.host.instance });
@@ -88,6 +105,18 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     environment.list().filter((e) => !e.secret),
     [...environment.list(), ...environment.withheldList()].filter((e) => e.secret),
   );
+  const part = inventoryPart(inventory, buildpack);
+  const inputs: PlanInputs | undefined = site && {
+    environment: environmentDigest(environment, secretNames),
+    host: JSON.stringify(host),
+    inventoryPart: part,
+    previous: options.previous,
+  };
+  const kept = earlier && inputs && keptPlan(earlier, inputs);
+  if (kept) {
+    for (const d of kept.envDefaults) environment.putDefault(d.name, d.value, d.origin);
+    return { plan: JSON.parse(kept.plan) as RunPlan, environment, host, buildpack, inventory };
+  }
 
   // Errors of the buildpack's resolution may quote a variable's value: they leave redacted.
   try {
@@ -96,11 +125,12 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       ...(folder === '' ? {} : { repository, folder }),
       env: environment,
       host,
-      inventory: inventoryPart(inventory, buildpack),
+      inventory: part,
       ...(options.previous ? { previous: options.previous } : {}),
     };
     const contribution = contributionOf(buildpack, await callBuildpack(buildpack.id, 'plan', call, () => buildpack.planner.plan(context)));
-    for (const d of contribution.envDefaults ?? []) environment.putDefault(d.name, d.value, `${buildpack.id} buildpack: ${d.reason}`);
+    const envDefaults = (contribution.envDefaults ?? []).map((d) => ({ name: d.name, value: d.value, origin: `${buildpack.id} buildpack: ${d.reason}` }));
+    for (const d of envDefaults) environment.putDefault(d.name, d.value, d.origin);
 
     const healthCheck = planHealthCheck(healthPathsFromEnv(environment.list().map((e) => [e.name, e.value])), contribution.defaultHealthCheck ?? buildpack.defaultHealthCheck, host.port, {
       ...contribution.healthTiming,
@@ -148,6 +178,8 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     }
     checkPlanValues(parsed.data, { label: `the plan of buildpack "${buildpack.id}"`, structural: CoreErrors.BUILDPACK_RESULT_INVALID });
     assertNoSecretValue(parsed.data, environment, buildpack.id);
+    // The files an earlier plan of this site looked at count too: this plan's detection is that one's.
+    if (site && inputs && lookedAt) plans?.keep(site, started, lookedAt, { detection, buildpack, buildpacks, inputs, plan: JSON.stringify(parsed.data), envDefaults }, earlier);
     return { plan: parsed.data, environment, host, buildpack, inventory };
   } catch (error) {
     throw redactError(error, environment.redactor);
@@ -175,10 +207,12 @@ function contributionOf(buildpack: Buildpack, returned: unknown): PlanContributi
  * the way (host names are) is found too.
  */
 function assertNoSecretValue(plan: RunPlan, environment: Environment, buildpackId: string): void {
+  const secrets = [...environment.list(), ...environment.withheldList()].filter((e) => e.secret && e.value.length >= MIN_COPIED_SECRET_LENGTH);
+  // Most plans are made with no secret at all: nothing to look for, no copy of the plan as text.
+  if (secrets.length === 0) return;
   const text = JSON.stringify(plan);
   const lower = text.toLowerCase();
-  for (const e of [...environment.list(), ...environment.withheldList()]) {
-    if (!e.secret || e.value.length < MIN_COPIED_SECRET_LENGTH) continue;
+  for (const e of secrets) {
     if (!text.includes(e.value) && !lower.includes(e.value.toLowerCase())) continue;
     const at = pathOfValue(plan, e.value.toLowerCase()) ?? 'the plan';
     throw CoreErrors.PLAN_SECRET_VALUE.create({
@@ -204,7 +238,11 @@ function pathOfValue(value: unknown, needle: string, path = ''): string | undefi
  * (with the repository's, for the root files of a workspace). The folder is
  * checked before detection: a missing one must not deploy the root instead.
  */
-async function applicationFiles(options: CreatePlanOptions, environment: Environment): Promise<{ files: FileSource; repository: FileSource; folder: string; decision: Decision | undefined }> {
+async function applicationFiles(
+  options: CreatePlanOptions,
+  environment: Environment,
+  noted: boolean,
+): Promise<{ files: FileSource; repository: FileSource; folder: string; decision: Decision | undefined; site?: PlanSite; lookedAt?: Set<string> }> {
   const entry = environment.entry(APP_FOLDER_VARIABLE);
   const requested = entry?.value.trim() === '' ? undefined : entry?.value;
   const folder = requested === undefined ? '' : normaliseAppFolder(requested);
@@ -216,8 +254,12 @@ async function applicationFiles(options: CreatePlanOptions, environment: Environ
   const root = resolve(options.appDir ?? '.');
   // Synchronous, as DirectorySource's own calls (src/files/directory-source.ts).
   const appDir = checkApplicationOnDisk(root, folder);
-  const repository = new DirectorySource(root);
-  return { files: folder === '' ? repository : new DirectorySource(appDir), repository, folder, decision };
+  // What planning looks at, when a plan of it may be kept (PlanCache).
+  const lookedAt = noted ? new Set<string>() : undefined;
+  const repository = new DirectorySource(root, { lookedAt });
+  const files = folder === '' ? repository : new DirectorySource(appDir, { lookedAt });
+  if (!lookedAt) return { files, repository, folder, decision };
+  return { files, repository, folder, decision, site: { root, realRoot: repository.resolvedRoot(), folder, type: options.type }, lookedAt };
 }
 
 /**

@@ -22,10 +22,12 @@ export interface GatherOptions {
   readonly signal?: AbortSignal;
 }
 
-/** This machine's size, as the inventory records it. */
+/** This machine's size, as the inventory records it: asked once per process (a plan without an inventory given asks on every call). */
 export function machineInstance(): Inventory['host']['instance'] {
-  return { cpus: availableParallelism(), memoryMb: Math.floor(totalmem() / 1048576) };
+  machine ??= { cpus: availableParallelism(), memoryMb: Math.floor(totalmem() / 1048576) };
+  return { ...machine };
 }
+let machine: Inventory['host']['instance'] | undefined;
 
 /**
  * Asks each buildpack's provider what it needs to plan (it may run programs and

@@ -31,6 +31,8 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 const PARALLEL = 4;
 // Two suites on two cores stretch a 3 s case past 20 s; the limit catches hangs, not slowness.
 const CASE_TIMEOUT_MS = 45_000;
+// A build case installs its dependencies with the real npm: on a loaded machine 45 s was seen to cut two short.
+const BUILD_CASE_TIMEOUT_MS = 150_000;
 /** Host settings the golden plans use: planning depends on the inventory only. */
 const HOST_ENV = { RUNPLAN_RUBY_DEFAULT_SERIES: '', RUNPLAN_RUBY_GEM_SOURCE: 'local', RUNPLAN_PLAY1_DEFAULT_VERSION: '', ...HOST_MARKERS };
 
@@ -151,7 +153,7 @@ async function runCase(c: BadInputCase) {
   const hostEnv = { ...HOST_ENV, HOME: home, TMPDIR: tmp, XDG_CACHE_HOME: join(home, '.cache'), ...Object.fromEntries(inEnvironment), ...(c.hostEnv ?? {}) };
   const run = startCli(args, Object.fromEntries(Object.entries(hostEnv).map(([k, v]) => [k, fill(v, vars)])));
   // A hang (a FIFO read, a lock never released) is a failure too: killed after CASE_TIMEOUT_MS, it exits with no status.
-  const timer = setTimeout(() => run.child.kill('SIGKILL'), CASE_TIMEOUT_MS);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), command === 'build' ? BUILD_CASE_TIMEOUT_MS : CASE_TIMEOUT_MS);
   const code = await run.exited;
   clearTimeout(timer);
   return { code, output: run.output(), vars, home, tmp, command, sentinel, sentinelBefore, argBytes: Buffer.byteLength([...envArgs, ...extra].join('')) };

@@ -1,7 +1,9 @@
 import semver from 'semver';
 import { inject } from 'vitest';
+import { NODE_BUNDLED_NPM } from '../../buildpacks/node/bundled-npm.js';
 import { registryInventory, staticInventory, type NodeInventoryData } from '../../buildpacks/node/inventory.js';
 import { latestLts, ltsCodename } from '../../buildpacks/node/lts.js';
+import { resolveNpm } from '../../buildpacks/node/resolve-npm.js';
 import type { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/compose/default-registry.js';
 
@@ -33,7 +35,14 @@ let published: Promise<NodeInventoryData> | undefined;
  * the same inventory and shared cache as the CLI under test, so both see the same lists.
  */
 export function publishedNodeInventory(): Promise<NodeInventoryData> {
-  published ??= registryInventory().gather({ cacheDir: inject('sharedCacheDir') });
+  published ??= (async () => {
+    const cacheDir = inject('sharedCacheDir');
+    const cached = await registryInventory().gather({ cacheDir });
+    // A list fetched before Node.js published the releases runplan's table of bundled npm versions was written
+    // against (a test cache kept between runs) is fetched again, into the same cache the CLI under test reads.
+    const listed = new Set(cached.node.map((v) => v.version));
+    return NODE_BUNDLED_NPM.every((line) => listed.has(line.through)) ? cached : registryInventory({ ttlMs: 0 }).gather({ cacheDir });
+  })();
   return published;
 }
 
@@ -43,9 +52,19 @@ async function publishedNodeVersions(): Promise<readonly string[]> {
 }
 
 /**
+ * The npm runplan installs beside a Node.js release by default: the one it ships (runplan's table), or,
+ * for a release newer than the table, the one runplan's rule for those gives (test/e2e/node-bundled-npm.test.ts
+ * says when the table wants extending): a fixture's expectation does not go stale when Node.js publishes.
+ */
+async function defaultNpmOf(node: string): Promise<string> {
+  const npm = ((await publishedNodeInventory()).npm ?? []).filter((r) => semver.prerelease(r.version) === null);
+  return resolveNpm(node, npm).version;
+}
+
+/**
  * Fills `{{node:RANGE}}` (the greatest published version satisfying RANGE, as
- * semver reads it), `{{node:lts}}` and `{{node:lts-codename}}` (the newest LTS
- * release and its codename), so that no expectation goes stale when Node.js
+ * semver reads it), `{{node:lts}}`, `{{node:lts-codename}}` and `{{node:lts-npm}}` (the
+ * newest LTS release, its codename and the npm runplan installs beside it), so that no expectation goes stale when Node.js
  * publishes a release. Resolved before the test starts: see nodePlaceholders().
  */
 export async function nodePlaceholders(value: unknown): Promise<Record<string, string>> {
@@ -55,7 +74,8 @@ export async function nodePlaceholders(value: unknown): Promise<Record<string, s
   const out: Record<string, string> = {};
   for (const argument of wanted) {
     const lts = latestLts(versions);
-    const found = argument === 'lts' ? lts : argument === 'lts-codename' ? lts && ltsCodename(lts) : semver.maxSatisfying([...versions], argument);
+    const found =
+      argument === 'lts' ? lts : argument === 'lts-codename' ? lts && ltsCodename(lts) : argument === 'lts-npm' ? lts && (await defaultNpmOf(lts)) : semver.maxSatisfying([...versions], argument);
     if (!found) throw new Error(`no published Node.js version for {{node:${argument}}}`);
     out[`node:${argument}`] = found;
   }

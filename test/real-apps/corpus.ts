@@ -383,11 +383,14 @@ const APPS: readonly RealApp[] = [
     id: 'vite-ssr-yarn-berry',
     framework: 'Vite 8 server-side rendering (create-vite-extra 5.0.3, ssr-react) with Yarn 4.9.2',
     origin: 'scaffolder',
-    source: 'npx create-vite-extra@5.0.3 --template ssr-react, then packageManager yarn@4.9.2 and its yarn.lock',
+    source: 'npx create-vite-extra@5.0.3 --template ssr-react, then packageManager yarn@4.9.2, Vite 8.3.8 and its yarn.lock',
     machineTools: NODE_TOOLS,
     scaffold: [
       { run: ['npx', '--yes', 'create-vite-extra@5.0.3', 'app', '--template', 'ssr-react'], in: 'parent' },
       { run: ['npm', 'pkg', 'set', 'packageManager=yarn@4.9.2'] },
+      // The template's range takes the newest Vite 8; 8.4 added an optional dependency (napi-windows-process-start-time)
+      // the registry here does not hold, which npm skips and Yarn, resolving every platform's, cannot.
+      { run: ['npm', 'pkg', 'set', 'devDependencies.vite=8.3.8'] },
       // The lock file only (no install); Yarn reads no .npmrc, so it is told npm's registry.
       {
         run: ['npx', '--yes', '@yarnpkg/cli-dist@4.9.2', 'install', '--mode=update-lockfile'],

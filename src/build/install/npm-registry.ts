@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -6,13 +7,34 @@ import { writeFileAtomic } from '../../files/atomic-write.js';
 import { runHostNpm, type NpmRunner } from './npm-tarball.js';
 
 /** A digest of what decides the registry npm is configured with, apart from npm's global configuration. */
-async function npmConfigFingerprint(): Promise<string> {
+function npmConfigFingerprint(): string {
   const env = process.env;
   const userconfig = env.npm_config_userconfig ?? env.NPM_CONFIG_USERCONFIG ?? join(homedir(), '.npmrc');
-  const read = (file: string) => readFile(file, 'utf8').catch(() => '');
-  const parts = [env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? '', userconfig, await read(userconfig), await read(join(process.cwd(), '.npmrc'))];
+  const parts = [env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? '', userconfig, configText(userconfig), configText(join(process.cwd(), '.npmrc'))];
   return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 16);
 }
+
+/**
+ * An .npmrc's text, '' when there is none. Synchronous, a missing file told
+ * without an exception, and a file read again only when stat says it changed:
+ * planning asks on every plan (the README's call), and most hosts have neither file.
+ */
+function configText(file: string): string {
+  const info = statSync(file, { throwIfNoEntry: false });
+  if (!info?.isFile()) return '';
+  const signature = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+  const known = configTexts.get(file);
+  if (known?.signature === signature) return known.text;
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    // Unreadable: counted as absent.
+  }
+  configTexts.set(file, { signature, text });
+  return text;
+}
+const configTexts = new Map<string, { signature: string; text: string }>();
 
 const known = new Map<string, Promise<string>>();
 
@@ -23,7 +45,7 @@ const known = new Map<string, Promise<string>>();
  * npm_config_registry the host sets, the user's and this directory's .npmrc.
  */
 export async function hostNpmRegistry(cacheDir: string, npm: NpmRunner = runHostNpm): Promise<string> {
-  const file = join(cacheDir, 'inventory', `npm-registry-${await npmConfigFingerprint()}.txt`);
+  const file = join(cacheDir, 'inventory', `npm-registry-${npmConfigFingerprint()}.txt`);
   let answer = known.get(file);
   if (answer === undefined) {
     answer = (async () => {

@@ -1,5 +1,6 @@
 import type { DockerCli } from 'runplan/engines/docker';
 import { ensureStackImage, type StackDefinition } from 'runplan/engines/docker';
+import { type Clock, systemClock } from 'runplan';
 import { HostErrors } from '../errors.js';
 
 /** The attachable overlay network of the add-on servers, which every application's processes join: they reach a server by its service name. */
@@ -35,7 +36,11 @@ export interface AddonServiceSpec {
 export class SwarmAddonServices {
   private node: Promise<string> | undefined;
 
-  constructor(private readonly docker: () => Promise<DockerCli>) {}
+  /** `clock`: what the waits for a task read and sleep with (tests pass one that does not sleep). */
+  constructor(
+    private readonly docker: () => Promise<DockerCli>,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** The add-ons network, made when missing. */
   async network(): Promise<string> {
@@ -104,12 +109,12 @@ export class SwarmAddonServices {
   async stop(service: string): Promise<void> {
     const docker = await this.docker();
     await docker.run(['service', 'rm', service]);
-    const deadline = Date.now() + 60_000;
+    const deadline = this.clock.now() + 60_000;
     // A server started again on the same volume must not meet the one still stopping (PostgreSQL's postmaster.pid).
-    while (Date.now() < deadline) {
+    while (this.clock.now() < deadline) {
       const left = await docker.run(['ps', '--all', '--quiet', '--filter', `label=com.docker.swarm.service.name=${service}`]);
       if (left.code !== 0 || left.stdout.trim() === '') return;
-      await delay(POLL_MS);
+      await this.clock.sleep(POLL_MS);
     }
   }
 
@@ -122,11 +127,11 @@ export class SwarmAddonServices {
   }
 
   private async waitReady(service: string, ready: (container: string) => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    while (Date.now() < deadline) {
+    const deadline = this.clock.now() + READY_TIMEOUT_MS;
+    while (this.clock.now() < deadline) {
       const container = await this.container(service);
       if (container && (await ready(container).catch(() => false))) return;
-      await delay(POLL_MS);
+      await this.clock.sleep(POLL_MS);
     }
     const docker = await this.docker();
     const tasks = await docker.run(['service', 'ps', '--no-trunc', '--format', '{{.CurrentState}} {{.Error}}', service]);
@@ -156,5 +161,3 @@ export class SwarmAddonServices {
 export function swarmName(id: string): string {
   return id.toLowerCase().replace(/[^a-z0-9-]/g, '-');
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

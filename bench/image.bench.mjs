@@ -3,11 +3,11 @@
 // of a hand-written Dockerfile for the same application on the same stack image,
 // also warm. Both run against one engine, interleaved.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startTestEngine } from '../scripts/test-engine.mjs';
-import { cli, median, ms, ratio, root, timeCommand } from './lib.mjs';
+import { cli, median, ms, ratio, root, target, timeCommand } from './lib.mjs';
 
 export const title = 'images';
 
@@ -62,6 +62,28 @@ export async function run({ args }) {
     console.log(`warm rebuild of the unchanged Express fixture, ${runs} runs each, interleaved (engine ${env.DOCKER_HOST})`);
     console.log(`  runplan image (plan, context, BuildKit with every layer cached) median ${ms(median(a))}`);
     console.log(`  docker build of a hand-written Dockerfile (every layer cached)   median ${ms(median(b))}   ratio ${ratio(median(a), median(b))}`);
+    target({
+      what: 'Warm `runplan image` of the unchanged Express fixture ≤ 1.2× a plain `docker build`, every layer cached',
+      runplan: ms(median(a)),
+      against: ms(median(b)),
+      limit: `${ratio(median(a), median(b))} (≤ 1.2×)`,
+      met: median(a) <= 1.2 * median(b),
+    });
+    // Sizes as `docker image ls` gives them: uncompressed, every layer counted once.
+    const size = async (ref) => Number((await docker.run(['image', 'inspect', '--format', '{{.Size}}', ref])).stdout.trim()) / 1e6;
+    const [app, hand, stack] = [await size('runplan-bench/express:runplan'), await size('runplan-bench/express:plain'), await size(base)];
+    const nodeBinary = statSync(join(scratch, 'node', 'bin', 'node')).size / 1e6;
+    console.log(
+      `  sizes: runplan image ${app.toFixed(1)} MB, hand-written image ${hand.toFixed(1)} MB, the node stack image ${stack.toFixed(1)} MB, Node.js's binary alone ${nodeBinary.toFixed(1)} MB`,
+    );
+    target({
+      what: 'The Express image ≤ 150 MB (uncompressed)',
+      runplan: `${app.toFixed(1)} MB`,
+      against: `stack ${stack.toFixed(1)} MB + Node.js binary ${nodeBinary.toFixed(1)} MB`,
+      limit: '150 MB',
+      met: app <= 150,
+      note: app <= 150 ? '' : `the stack and Node.js's binary alone make ${(stack + nodeBinary).toFixed(0)} MB (docs/perf.md, "Images")`,
+    });
     await docker.run(['image', 'rm', 'runplan-bench/express:runplan', 'runplan-bench/express:plain']);
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -27,6 +28,37 @@ export interface StackDefinition {
 }
 
 const ROOTFS_PACKAGES = ['ca-certificates', 'curl', 'tini', 'passwd'];
+/**
+ * mmdebstrap's own hooks for a merged /usr (directory links and a stand-in
+ * usr-is-merged package), as debootstrap and Debian's images make it: without
+ * them apt picks the usrmerge package, which brings Perl (some 50 MB) into every stack.
+ */
+const MERGED_USR_HOOKS = '/usr/share/mmdebstrap/hooks/merged-usr';
+
+/** mmdebstrap's arguments besides the release and its sources: what the root is made of, part of its tag. */
+function rootfsOptions(): string[] {
+  return [
+    '--variant=minbase',
+    `--include=${ROOTFS_PACKAGES.join(',')}`,
+    ...ROOTFS_DPKG_OPTIONS.map((o) => `--dpkgopt=${o}`),
+    // Older mmdebstraps have no such hooks: their roots keep usrmerge, as before.
+    ...(existsSync(MERGED_USR_HOOKS) ? [`--hook-dir=${MERGED_USR_HOOKS}`] : []),
+  ];
+}
+
+/**
+ * What dpkg leaves out of every stack, as Debian's slim images do: manuals, other
+ * documentation (each package's copyright excepted) and message translations. Kept
+ * in the root (/etc/dpkg/dpkg.cfg.d/), so the stacks' own packages leave them out too.
+ */
+const ROOTFS_DPKG_OPTIONS = [
+  'path-exclude=/usr/share/man/*',
+  'path-exclude=/usr/share/info/*',
+  'path-exclude=/usr/share/locale/*',
+  'path-include=/usr/share/locale/locale.alias',
+  'path-exclude=/usr/share/doc/*',
+  'path-include=/usr/share/doc/*/copyright',
+];
 /** The label of an imported root: the tag it was made for. */
 const ROOTFS_LABEL = 'io.runplan.stack-rootfs';
 
@@ -94,9 +126,10 @@ function digest(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 12);
 }
 
+// apt's package lists and its caches (pkgcache.bin, srcpkgcache.bin: some 80 MB) go in the layer that made them; a stack without packages of its own never runs apt.
+// The manuals' folder is left empty, not absent: a package's alternatives (the JDK's java.1.gz) need it to exist.
 const STACK_DOCKERFILE = (rootfs: string, stack: StackDefinition) => `FROM ${rootfs}
-RUN apt-get update -qq${stack.packages.length > 0 ? ` && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${stack.packages.join(' ')}` : ''} && rm -rf /var/lib/apt/lists/*
-RUN useradd --uid 1000 --user-group --create-home --home-dir /home/app --shell /bin/sh app && mkdir -p /app /run/runplan && chown app:app /app /run/runplan
+${stack.packages.length > 0 ? `RUN mkdir -p /usr/share/man/man1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${stack.packages.join(' ')} && apt-get clean && rm -rf /var/lib/apt/lists/*\n` : ''}RUN useradd --uid 1000 --user-group --create-home --home-dir /home/app --shell /bin/sh app && mkdir -p /app /run/runplan && chown app:app /app /run/runplan
 ENV LANG=C.UTF-8
 LABEL io.runplan.stack="${stack.name}" io.runplan.stack-packages="${stack.packages.join(' ')}"
 `;
@@ -117,7 +150,7 @@ function stackTags(release: DebianRelease, stack: StackDefinition, options: Pick
 }
 
 function rootfsTag(release: DebianRelease, options: Pick<StackOptions, 'repository'>): string {
-  return `${options.repository ?? 'runplan'}/stack-rootfs:${release.codename}-${digest(release.codename, release.sourcesText, ROOTFS_PACKAGES.join(','))}`;
+  return `${options.repository ?? 'runplan'}/stack-rootfs:${release.codename}-${digest(release.codename, release.sourcesText, ...rootfsOptions())}`;
 }
 
 /** A label of a local image; undefined when there is no such image. */
@@ -230,7 +263,7 @@ interface ImportedRootfs {
 /** Both programs run to their end, whatever one of them does: the caller decides from both statuses. */
 async function importRootfs(docker: DockerCli, release: DebianRelease, tag: string, env: NodeJS.ProcessEnv | undefined): Promise<ImportedRootfs> {
   // Minutes on a slow mirror: no time limit of their own, like the image builds that follow.
-  const mm = startProgram('mmdebstrap', ['--variant=minbase', '--quiet', `--include=${ROOTFS_PACKAGES.join(',')}`, release.codename, '-', ...release.sourceFiles], {
+  const mm = startProgram('mmdebstrap', ['--quiet', ...rootfsOptions(), release.codename, '-', ...release.sourceFiles], {
     env: env ?? process.env,
     timeoutMs: 0,
     stdoutStream: true,

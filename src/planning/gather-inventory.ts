@@ -7,6 +7,8 @@ import { quoteJsonValue } from '../errors/excerpt.js';
 import { listIssues } from '../errors/issues.js';
 import { buildpackLimits } from '../host/host-settings.js';
 import { INVENTORY_SCHEMA_VERSION, InventorySchema, type Inventory } from '../inventory/inventory.js';
+import { isDeepStrictEqual } from 'node:util';
+import { partDigest, recordValidated, validatedBefore } from './validated-parts.js';
 
 /** Options of gatherInventory. */
 export interface GatherOptions {
@@ -42,7 +44,7 @@ export async function gatherInventory(registry: BuildpackRegistry, options: Gath
   for (const bp of wanted) {
     if (bp.id in parts) continue;
     const gathered = await callBuildpack(bp.id, 'gather', limit, () => bp.inventory!.gather({ cacheDir: options.cacheDir }));
-    parts[bp.id] = validatePart(bp, gathered, 'its provider');
+    parts[bp.id] = await validateGathered(bp, gathered, options.cacheDir);
   }
   const buildpacks = Object.fromEntries(
     Object.keys(parts)
@@ -99,6 +101,25 @@ function remember(value: unknown, schema: object, validated: unknown): void {
     }
     bySchema.set(schema, validated);
   }
+}
+
+/**
+ * A provider's part, validated, or trusted as validated: in this process (the
+ * same object), or by an earlier one with the same cache (validated-parts.ts).
+ * A part Zod gives back changed (defaults, stripped keys) is never recorded.
+ */
+async function validateGathered(bp: Buildpack, value: unknown, cacheDir: string): Promise<unknown> {
+  const schema = bp.inventory!.schema;
+  const known = remembered(value, schema);
+  if (known) return known.value;
+  const digest = partDigest(bp.id, schema, value);
+  if (digest !== undefined && validatedBefore(cacheDir, digest)) {
+    remember(value, schema, value);
+    return value;
+  }
+  const validated = validatePart(bp, value, 'its provider');
+  if (digest !== undefined && isDeepStrictEqual(validated, value)) await recordValidated(cacheDir, digest);
+  return validated;
 }
 
 function validatePart(bp: Buildpack, value: unknown, origin: string): unknown {

@@ -210,8 +210,10 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
     const started = Date.now();
     logger.info(`building image ${tag} on ${base}`);
     const steps = new BuildOutput(plan);
+    // The image's id from the build itself: a `docker image inspect` afterwards is another client start (≈ 30 ms of a warm rebuild).
+    const idFile = join(secrets.dir, 'image-id');
     const code = await docker.stream(
-      ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '-t', tag, context],
+      ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '--iidfile', idFile, '-t', tag, context],
       (line) => {
         steps.push(line);
         logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
@@ -222,7 +224,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
     if (code !== 0) throw buildFailure(plan, tag, code, steps);
     // What a step that succeeded says it skipped (its warnOn rules), as the local builder reports it.
     steps.reportWarnings(logger);
-    const id = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
+    const id = (await readFile(idFile, 'utf8').catch(() => '')).trim() || (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
     logger.info(`built image ${tag} (${id.slice(0, 19)}) in ${formatSeconds(Date.now() - started)}`);
     if (options.oci !== undefined) await writeOciLayout(docker, tag, options.oci, secrets.dir, logger);
     return { plan, digest, environment, host, tag, id, context };

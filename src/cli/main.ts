@@ -1,5 +1,3 @@
-// First: the schemas the other imports make read it (zod-jitless.ts).
-import './zod-jitless.js';
 import { formatLogLine } from '../log/format-line.js';
 import { readFile, stat } from 'node:fs/promises';
 import type { LogLine } from '../log/logger.js';

@@ -367,17 +367,21 @@ function usage(what: string) {
 /** Runs until SIGTERM or SIGINT, then stops everything it started. */
 async function serve(paths: HostPaths, io: Io): Promise<number> {
   const log = (line: string) => io.err(`${line}\n`);
-  const host = await startHost(paths, log);
-  const settings = await readSettings(paths);
-  log(`==> try: curl --cacert ${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt ${appUrl(settings, '<app_id>')}`);
-  await new Promise<void>((resolveStop) => {
+  // Listened for before anything starts: a signal while the applications are brought back (they may already
+  // answer) stops the host once it has started, instead of killing it with what it started left running.
+  let signalled: string | undefined;
+  const stopped = new Promise<string>((resolveStop) => {
     const stop = (signal: string) => {
-      log(`==> ${signal}: stopping every release, the edge and sshd`);
-      resolveStop();
+      signalled = signal;
+      resolveStop(signal);
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  const host = await startHost(paths, log);
+  const settings = await readSettings(paths);
+  if (signalled === undefined) log(`==> try: curl --cacert ${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt ${appUrl(settings, '<app_id>')}`);
+  log(`==> ${await stopped}: stopping every release, the edge and sshd`);
   await host.stop();
   log('==> stopped; nothing left running');
   return 0;

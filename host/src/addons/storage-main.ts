@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import S3rver from 's3rver';
 import AWSAccount from 's3rver/lib/models/account.js';
+import { listenForStopSignals } from '../stop-signals.js';
 import { verifySigV4 } from './sigv4.js';
 
 /**
@@ -41,4 +42,4 @@ server.run().then(
     process.exit(1);
   },
 );
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void server.close().finally(() => process.exit(0)));
+void listenForStopSignals().received.then(() => server.close().finally(() => process.exit(0)));

@@ -11,6 +11,7 @@ import { startHost } from '../serve.js';
 import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
 import { appUrl, consoleUrl, readSettings } from '../settings.js';
 import { orgToken } from '../console/sessions.js';
+import { listenForStopSignals } from '../stop-signals.js';
 import { checkOrg } from '../validate.js';
 import { refuseWhileServing } from '../serving.js';
 import { migrateStore } from '../store/migrate-store.js';
@@ -369,19 +370,11 @@ async function serve(paths: HostPaths, io: Io): Promise<number> {
   const log = (line: string) => io.err(`${line}\n`);
   // Listened for before anything starts: a signal while the applications are brought back (they may already
   // answer) stops the host once it has started, instead of killing it with what it started left running.
-  let signalled: string | undefined;
-  const stopped = new Promise<string>((resolveStop) => {
-    const stop = (signal: string) => {
-      signalled = signal;
-      resolveStop(signal);
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  const stopSignals = listenForStopSignals();
   const host = await startHost(paths, log);
   const settings = await readSettings(paths);
-  if (signalled === undefined) log(`==> try: curl --cacert ${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt ${appUrl(settings, '<app_id>')}`);
-  log(`==> ${await stopped}: stopping every release, the edge and sshd`);
+  if (stopSignals.signal === undefined) log(`==> try: curl --cacert ${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt ${appUrl(settings, '<app_id>')}`);
+  log(`==> ${await stopSignals.received}: stopping every release, the edge and sshd`);
   await host.stop();
   log('==> stopped; nothing left running');
   return 0;

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { quickSafeParse } from '../plan/quick-parse.js';
 import { callBuildpack } from '../buildpack/call-buildpack.js';
 import type { Buildpack, PlanContext, PlanContribution } from '../buildpack/contract.js';
 import { PlanContributionSchema } from '../buildpack/contribution-schema.js';
@@ -172,7 +173,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
       healthCheck,
       warnings: [...contribution.warnings, ...ssh.warnings],
     };
-    const parsed = RunPlanSchema.safeParse(candidate);
+    const parsed = quickSafeParse(RunPlanSchema, candidate);
     if (!parsed.success) {
       throw CoreErrors.PLAN_INVALID.create({ message: `buildpack "${buildpack.id}" produced an invalid plan: ${listIssues(parsed.error.issues)}.` });
     }
@@ -188,7 +189,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
 
 /** What plan() returned, checked against the contract before the core uses any of it. */
 function contributionOf(buildpack: Buildpack, returned: unknown): PlanContribution {
-  const parsed = PlanContributionSchema.safeParse(returned);
+  const parsed = quickSafeParse(PlanContributionSchema, returned);
   if (!parsed.success) {
     throw CoreErrors.BUILDPACK_RESULT_INVALID.create({
       message: `buildpack "${buildpack.id}" returned from plan() something that is not its part of a plan: ${listIssues(parsed.error.issues)}.`,

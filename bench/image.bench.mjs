@@ -90,8 +90,11 @@ export async function run({ args }) {
     const size = async (ref) => Number((await docker.run(['image', 'inspect', '--format', '{{.Size}}', ref])).stdout.trim()) / 1e6;
     const [app, hand, stack] = [await size('runplan-bench/express:runplan'), await size('runplan-bench/express:plain'), await size(base)];
     const nodeBinary = statSync(join(scratch, 'node', 'bin', 'node')).size / 1e6;
+    // What a registry shows is compressed: every layer gzipped, as `docker push` sends them (the sum of the layers, here in one stream).
+    const compressed = (ref) => Number(execFileSync('/bin/sh', ['-c', 'docker save "$1" | gzip -6 | wc -c', 'sh', ref], { env, encoding: 'utf8' }).trim()) / 1e6;
+    const [appGz, handGz] = [compressed('runplan-bench/express:runplan'), compressed('runplan-bench/express:plain')];
     console.log(
-      `  sizes: runplan image ${app.toFixed(1)} MB, hand-written image ${hand.toFixed(1)} MB, the node stack image ${stack.toFixed(1)} MB, Node.js's binary alone ${nodeBinary.toFixed(1)} MB`,
+      `  sizes: runplan image ${app.toFixed(1)} MB (${appGz.toFixed(1)} MB compressed), hand-written image ${hand.toFixed(1)} MB (${handGz.toFixed(1)} MB compressed), the node stack image ${stack.toFixed(1)} MB, Node.js's binary alone ${nodeBinary.toFixed(1)} MB`,
     );
     target({
       what: 'The Express image ≤ 150 MB (uncompressed)',
@@ -99,7 +102,7 @@ export async function run({ args }) {
       against: `stack ${stack.toFixed(1)} MB + Node.js binary ${nodeBinary.toFixed(1)} MB`,
       limit: '150 MB',
       met: app <= 150,
-      note: app <= 150 ? '' : `the stack and Node.js's binary alone make ${(stack + nodeBinary).toFixed(0)} MB (docs/perf.md, "Images")`,
+      note: `compressed ${appGz.toFixed(1)} MB, against 132 MB for Railpack's node-npm example (issue 27)${app <= 150 ? '' : `; uncompressed, the stack and Node.js's binary alone make ${(stack + nodeBinary).toFixed(0)} MB (docs/perf.md, "Image sizes")`}`,
     });
     await docker.run(['image', 'rm', 'runplan-bench/express:runplan', 'runplan-bench/express:sdk', 'runplan-bench/express:plain']);
   } finally {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DockerCli } from '../../src/engines/docker-cli.js';
-import { ensureStackImage, rootfsImageTag, STACKS, stackImageTag } from '../../src/engines/stack-images.js';
+import { ensureStackImage, forgetStackImageIfGone, rootfsImageTag, STACKS, stackImageTag } from '../../src/engines/stack-images.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -74,6 +74,22 @@ describe('stack images', () => {
     });
     expect(lines.join('\n')).toContain('is tagged but no shell runs in it');
     expect(await tagged(rootfs)).toBe(false);
+  });
+
+  it('is asked of the engine once per client; one removed since is noticed when a build fails on it, and made again', async () => {
+    const tag = await stackImageTag(NODE, { repository });
+    // What the engine holds once the stack is built, as far as ensureStackImage looks: an image with the stack's label under its tag.
+    await execFileP('/bin/sh', ['-c', `: | /usr/bin/docker import --change 'LABEL io.runplan.stack=node' - '${tag}'`], { env: { ...process.env, DOCKER_HOST: dockerHost } });
+    // No mmdebstrap: whatever would build the stack fails, with the code that says so.
+    const noTools = { repository, env: { PATH: '/nonexistent' } };
+    expect(await ensureStackImage(cli, NODE, noTools)).toBe(tag);
+    await docker('image', 'rm', tag);
+    expect(await ensureStackImage(cli, NODE, noTools)).toBe(tag);
+    // A client of its own asks the engine.
+    await expect(ensureStackImage(await DockerCli.connect({ host: dockerHost }), NODE, noTools)).rejects.toMatchObject({ code: 'RUNPLAN_E_STACK_TOOL_MISSING' });
+    // What buildImage asks when a build fails: the image is gone, so the client asks the engine again and makes it.
+    expect(await forgetStackImageIfGone(cli, tag)).toBe(true);
+    await expect(ensureStackImage(cli, NODE, noTools)).rejects.toMatchObject({ code: 'RUNPLAN_E_STACK_TOOL_MISSING' });
   });
 
   it.each([

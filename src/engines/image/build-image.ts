@@ -19,7 +19,7 @@ import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carr
 import { lowerPlan } from '../../executor/lower.js';
 import { DockerCli } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
-import { ensureStackImage, stackForType } from '../stack-images.js';
+import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';
 import { explainFailure } from '../../process/command-step.js';
 import { OutputWarnings } from '../../process/output-warnings.js';
 import { describeStep } from '../../plan/describe.js';
@@ -188,7 +188,8 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
   if (options.base === undefined && stack === undefined) {
     throw CoreErrors.IMAGE_BUILD_FAILED.create({ message: `there is no stack image for applications of type "${plan.app.type}"; give one with --base.` });
   }
-  const base = options.base ?? (await ensureStackImage(docker, stack!, { log: (line) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line) }));
+  const stackLog = (line: string) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line);
+  const base = options.base ?? (await ensureStackImage(docker, stack!, { log: stackLog }));
   const context = join(workspace.root, 'image-context');
   const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
   try {
@@ -209,17 +210,27 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
     const tag = options.tag ?? defaultImageTag(appFolderDir, digest, options.name);
     const started = Date.now();
     logger.info(`building image ${tag} on ${base}`);
-    const steps = new BuildOutput(plan);
     // The image's id from the build itself: a `docker image inspect` afterwards is another client start (≈ 30 ms of a warm rebuild).
     const idFile = join(secrets.dir, 'image-id');
-    const code = await docker.stream(
-      ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '--iidfile', idFile, '-t', tag, context],
-      (line) => {
-        steps.push(line);
-        logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
-      },
-      options.signal ? { signal: options.signal } : {},
-    );
+    const build = async () => {
+      const output = new BuildOutput(plan);
+      const status = await docker.stream(
+        ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '--iidfile', idFile, '-t', tag, context],
+        (line) => {
+          output.push(line);
+          logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
+        },
+        options.signal ? { signal: options.signal } : {},
+      );
+      return { status, output };
+    };
+    let { status: code, output: steps } = await build();
+    // The stack image was taken as there (this process found it before) and has been removed since: made again, then built on.
+    if (code !== 0 && !options.signal?.aborted && options.base === undefined && (await forgetStackImageIfGone(docker, base))) {
+      logger.info(`the stack image ${base} is no longer on the engine: building it again, then the image`);
+      await ensureStackImage(docker, stack!, { log: stackLog });
+      ({ status: code, output: steps } = await build());
+    }
     if (options.signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the image build was interrupted.' });
     if (code !== 0) throw buildFailure(plan, tag, code, steps);
     // What a step that succeeded says it skipped (its warnOn rules), as the local builder reports it.

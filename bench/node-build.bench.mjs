@@ -35,6 +35,7 @@ export async function run({ args }) {
     const npmCi = [];
     const links = [];
     const wholeLinks = [];
+    const layerCopies = [];
     const linkTree = (times, flags, i) => {
       const linked = join(scratch, `linked-${i}`);
       times.push(timeCommand('cp', [flags, realpathSync(join(work, app, 'current')), linked], quiet));
@@ -48,17 +49,23 @@ export async function run({ args }) {
       linkTree(links, '-al', i);
       // ...and the whole tree the application sees, the runtime's files included (-L): what hard-linking it file by file costs.
       linkTree(wholeLinks, '-alL', i);
+      // What restoring the sealed layer does at the least: a copy of node_modules file by file (runplan streams it as the application's user).
+      const copied = join(scratch, `node_modules-${i}`);
+      layerCopies.push(timeCommand('cp', ['-a', join(realpathSync(join(work, app, 'current')), 'node_modules'), copied], quiet));
+      rmSync(copied, { recursive: true, force: true });
     }
     console.log(`warm rebuild of fixtures/node/express (Node, npm and node_modules cached), median of ${runs} interleaved (p10–p90)`);
     console.log(`  runplan build ${ms(median(rebuilds))} (${spread(rebuilds)})   raw npm ci ${ms(median(npmCi))} (${spread(npmCi)})   ratio ${ratio(median(rebuilds), median(npmCi))}`);
     console.log(`  cp -al of the build tree (${tree.split('/').slice(-1)[0]}) ${ms(median(links))} (${spread(links)})   ratio ${ratio(median(rebuilds), median(links))}`);
     console.log(`  cp -alL, the same tree with the runtime's files ${ms(median(wholeLinks))} (${spread(wholeLinks)})   ratio ${ratio(median(rebuilds), median(wholeLinks))}`);
+    console.log(`  cp -a of node_modules alone (the copy a restore of the sealed layer makes) ${ms(median(layerCopies))} (${spread(layerCopies)})`);
     target({
       what: 'Warm rebuild of Express ≤ 0.25× raw warm npm ci',
       runplan: ms(median(rebuilds)),
       against: ms(median(npmCi)),
       limit: `${ratio(median(rebuilds), median(npmCi))} (≤ 0.25×)`,
       met: median(rebuilds) <= 0.25 * median(npmCi),
+      note: `of which copying node_modules in from the sealed cache costs at least ${ms(median(layerCopies))} (cp -a) on this machine's disk`,
     });
     target({
       what: 'Warm rebuild of Express ≤ 1.5× cp -al of the same build tree (runtime files included, cp -alL)',

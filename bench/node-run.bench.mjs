@@ -15,18 +15,21 @@ export const title = 'node: time to healthy and runner memory';
 const express = join(root, 'fixtures', 'node', 'express');
 const mark = () => Number(process.hrtime.bigint()) / 1e6;
 
-/** Starts `runplan run`; resolves with when the web process started, when it was healthy, and runplan's RSS a second later. */
+/** Starts `runplan run`; resolves with when the web process started, when its health check passed, and runplan's RSS a second after the deployment was accepted. */
 async function runplanRun(cacheDir, workDir) {
   const port = await freePort();
   const started = mark();
   const child = spawn(process.execPath, [cli, 'run', express, '--port', String(port), '--cache-dir', cacheDir, '--work-dir', workDir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let webStarted;
-  const healthy = await new Promise((resolve, reject) => {
+  let healthy;
+  // Healthy when the health check passed; the build becomes the application's current one once the stability window is over.
+  await new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
       output += chunk;
       if (webStarted === undefined && /started web \(pid/.test(output)) webStarted = mark();
-      if (HEALTHY.test(output)) resolve(mark());
+      if (healthy === undefined && HEALTHY.test(output)) healthy = mark();
+      if (/==> deployment healthy/.test(output)) resolve();
     });
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('exit', (code) => reject(new Error(`runplan run exited with ${code}:\n${output}`)));

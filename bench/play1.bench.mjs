@@ -57,7 +57,8 @@ export async function run({ args }) {
       pathPrepend: [],
       layer: null,
     };
-    const plan = { build: { steps: [install] }, layers: [], files: [] };
+    // Only what the builder reads of a plan: no process, no variable.
+    const plan = { build: { steps: [install] }, layers: [], files: [], processes: [], environment: { variables: [] } };
     const builder = new StepBuilder();
     const env = assembleEnvironment({});
     const logger = new Logger(() => undefined);
@@ -79,8 +80,8 @@ export async function run({ args }) {
     }
     server.close();
     console.log(`install a ${(zip.length / 1048576).toFixed(0)} MB distribution (2,321 files) from a local HTTP mirror, ${runs} runs`);
-    console.log(`  cold (download + SHA-256 + unzip + rename + hard-link into the build): median ${median(cold).toFixed(0)} ms`);
-    console.log(`  cache hit (hard-link into the build):                                  median ${median(warm).toFixed(0)} ms   ratio ${(median(cold) / median(warm)).toFixed(1)}×`);
+    console.log(`  cold (download + SHA-256 + unzip + rename + one link into the build): median ${median(cold).toFixed(0)} ms`);
+    console.log(`  cache hit (one link into the build):                                    median ${median(warm).toFixed(0)} ms   ratio ${(median(cold) / median(warm)).toFixed(1)}×`);
 
     await timeToHealthy(work, runs);
   } finally {

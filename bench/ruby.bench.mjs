@@ -97,7 +97,7 @@ export async function run({ args }) {
     }
     console.log(`warm rebuild of the same Rails fixture, bundle step, ${runs} builds`);
     console.log(
-      `  runplan (cached layer hard-linked, bundler not run) median ${ms(median(cachedSteps))}   raw \`bundle install --local\` median ${ms(median(rawInstalls))}   saved per build ${ms(median(rawInstalls) - median(cachedSteps))}`,
+      `  runplan (cached layer copied in as the application's user, bundler not run) median ${ms(median(cachedSteps))}   raw \`bundle install --local\` median ${ms(median(rawInstalls))}   saved per build ${ms(median(rawInstalls) - median(cachedSteps))}`,
     );
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });

@@ -14,7 +14,7 @@ import { DockerCli } from './docker-cli.js';
 import { containerHealthTarget, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
 import { buildImage, type ImageOptions } from './image/build-image.js';
 import { inspectService } from './swarm/converge.js';
-import { removeSwarmApp } from './swarm/objects.js';
+import { DEPLOYMENT_IMAGE_LABEL, removeSwarmApp } from './swarm/objects.js';
 import { SwarmRelease } from './swarm/release.js';
 import { swarmNames } from './swarm/services.js';
 
@@ -66,14 +66,17 @@ interface ImageChoice {
   readonly imageId: string;
   /** Whether swarm should pin the image's registry digest (an image only this engine has is in no registry). */
   readonly resolve: boolean;
+  /** Whether runplan built the image under its default tag: the application's older images are runplan's to remove. */
+  readonly ownImages?: boolean;
 }
 
 /** The image to run: the one given (checked against the plan), or the plan's image, built here. */
-async function chooseImage(docker: DockerCli, options: SwarmDeployOptions, toCarryOut: PlanToCarryOut, nodes: number, logger: Logger): Promise<ImageChoice> {
+async function chooseImage(docker: DockerCli, app: string, options: SwarmDeployOptions, toCarryOut: PlanToCarryOut, nodes: number, logger: Logger): Promise<ImageChoice> {
   if (options.image === undefined) {
-    const built = await buildImage({ ...options, docker }, toCarryOut);
+    // Labelled as the application's: its images of earlier deployments are then told from other builds of the same tag's repository.
+    const built = await buildImage({ ...options, docker, labels: { ...options.labels, [DEPLOYMENT_IMAGE_LABEL]: app } }, toCarryOut);
     if (nodes > 1) logger.warn(`${built.tag} exists only on this engine: the swarm's other ${nodes - 1} node(s) cannot run it. Push it to a registry every node pulls from and deploy with --image.`);
-    return { image: built.tag as string, imageId: built.id as string, resolve: false };
+    return { image: built.tag as string, imageId: built.id as string, resolve: false, ownImages: options.tag === undefined };
   }
   const { plan } = toCarryOut;
   options.onPlan?.(plan);
@@ -152,8 +155,8 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
     const docker = this.options.docker ?? (await DockerCli.connect());
     const nodes = await swarmNodes(docker);
     const logger = new Logger(this.options.sink, environment.redactor);
-    const choice = await chooseImage(docker, { ...this.options, ...(signal ? { signal } : {}) }, toCarryOut, nodes, logger);
     const app = this.options.name ?? appName(this.options.appDir, plan.app.folder);
+    const choice = await chooseImage(docker, app, { ...this.options, ...(signal ? { signal } : {}) }, toCarryOut, nodes, logger);
     const release = new SwarmRelease({
       docker,
       app,
@@ -162,6 +165,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       image: choice.image,
       imageId: choice.imageId,
       resolveImage: choice.resolve,
+      ownImages: choice.ownImages === true,
       replicas: this.options.replicas ?? 2,
       networks: this.options.networks ?? [],
       logger,

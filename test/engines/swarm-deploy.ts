@@ -194,6 +194,27 @@ export function describeSwarmDeploy(): void {
         expect(run.code).toBe(2);
       }, 300_000);
 
+      it('removes the images of earlier deployments once one is accepted, but the one it runs and the one rollback returns to', async () => {
+        // The images runplan built for this deployment, as it labels them; other builds of the same repository are not its to remove.
+        const images = async () =>
+          (await docker(['image', 'ls', '--filter', 'label=io.runplan.swarm-deployment=express', '--format', '{{.Repository}}:{{.Tag}}'])).stdout
+            .trim()
+            .split('\n')
+            .filter((ref) => ref && !ref.includes('<none>'))
+            .sort();
+        // Left by the earlier tests: the first deployment's image, the serving one (NODE_ENV=staging) and the refused update's.
+        const before = await images();
+        expect(before.length).toBeGreaterThanOrEqual(3);
+        const run = await runCli(['deploy', EXPRESS, '--engine', 'swarm', '--port', String(port), '--env', 'NODE_ENV=pruned'], env);
+        expect(run.code, run.output).toBe(0);
+        const serving = /built image (\S+) /.exec(run.stdout)![1]!;
+        const previous = JSON.parse((await docker(['service', 'inspect', 'express-web'])).stdout)[0].PreviousSpec.TaskTemplate.ContainerSpec.Image;
+        expect(await images()).toEqual([serving, previous].sort());
+        expect(run.stdout).toContain('removed images of earlier deployments:');
+        expect(before).toContain(firstImage);
+        expect(await images()).not.toContain(firstImage);
+      }, 300_000);
+
       it('removes every service, network, secret and config it made', async () => {
         const run = startCli(['deploy', EXPRESS, '--engine', 'swarm', '--remove'], env);
         expect(await run.exited, run.output()).toBe(0);

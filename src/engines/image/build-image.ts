@@ -55,6 +55,8 @@ export interface ImageOptions {
   readonly onPlan?: (plan: RunPlan) => void;
   /** Build every step again (docker build --no-cache): no layer of an earlier image is reused. */
   readonly noCache?: boolean;
+  /** Labels put on the image's configuration only (`docker build --label`): no layer, so the build cache is the same with or without them. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface BuiltImage {
@@ -215,7 +217,20 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
     const build = async () => {
       const output = new BuildOutput(plan);
       const status = await docker.stream(
-        ['build', '--network=host', '--progress=plain', ...(options.noCache ? ['--no-cache'] : []), ...hostNetworkBuildArgs(), ...secretArgs, '--iidfile', idFile, '-t', tag, context],
+        [
+          'build',
+          '--network=host',
+          '--progress=plain',
+          ...(options.noCache ? ['--no-cache'] : []),
+          ...hostNetworkBuildArgs(),
+          ...secretArgs,
+          ...Object.entries(options.labels ?? {}).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
+          '--iidfile',
+          idFile,
+          '-t',
+          tag,
+          context,
+        ],
         (line) => {
           output.push(line);
           logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);

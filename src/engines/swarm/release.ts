@@ -11,7 +11,7 @@ import type { DockerCli } from '../docker-cli.js';
 import { secretVariables } from '../docker-runner.js';
 import { ensureStackImage, STACKS } from '../stack-images.js';
 import { inspectService, waitForService, type ServiceInfo } from './converge.js';
-import { appFilters, assertOurs, ensureNetwork, ensureObject, removeSwarmApp, removeUnused } from './objects.js';
+import { appFilters, assertOurs, DEPLOYMENT_IMAGE_LABEL, ensureNetwork, ensureObject, removeSwarmApp, removeUnused } from './objects.js';
 import { proxyConfig } from './proxy-config.js';
 import { createArgs, processServices, proxyService, SPEC_LABEL, serviceHash, swarmNames, taskHash, updateArgs, type ServiceSpec } from './services.js';
 import { serviceTasks, TaskExits } from './stability.js';
@@ -30,6 +30,8 @@ export interface ReleaseInput {
   readonly imageId: string;
   /** Whether swarm pins the image's registry digest. */
   readonly resolveImage: boolean;
+  /** Whether runplan built the image (labelled as this application's, under its default tag): an accepted deployment then removes the application's older images. */
+  readonly ownImages: boolean;
   /** Tasks of the web service. */
   readonly replicas: number;
   /** Networks the processes join besides the application's own. */
@@ -234,6 +236,27 @@ export class SwarmRelease {
     }
   }
 
+  /**
+   * The application's images of earlier deployments (labelled as its own when they were built), but the one this deployment runs and those its services'
+   * previous specifications name (what `docker service rollback` returns to).
+   */
+  private async removeOldImages(): Promise<void> {
+    const { docker, app, ownImages, image, logger } = this.input;
+    if (!ownImages) return;
+    const previous = await docker.run(['service', 'inspect', '--format', '{{if .PreviousSpec}}{{.PreviousSpec.TaskTemplate.ContainerSpec.Image}}{{end}}', ...this.services]);
+    if (previous.code !== 0) return;
+    const keep = new Set([image, ...previous.stdout.split('\n').map((line) => line.trim())]);
+    const tags = (await docker.ok(['image', 'ls', '--filter', `label=${DEPLOYMENT_IMAGE_LABEL}=${app}`, '--format', '{{.Repository}}:{{.Tag}}']))
+      .split('\n')
+      .filter((ref) => ref && !ref.endsWith(':<none>') && !keep.has(ref));
+    const removed: string[] = [];
+    // Forced: Swarm keeps the stopped containers of earlier tasks (its task history), and a plain rm refuses an image they
+    // name. The tag goes; the image itself stays until no container names it, and is pruned by a later deployment.
+    for (const ref of tags) if ((await docker.run(['image', 'rm', '--force', ref])).code === 0) removed.push(ref);
+    await docker.run(['image', 'prune', '--force', '--filter', `label=${DEPLOYMENT_IMAGE_LABEL}=${app}`]);
+    if (removed.length > 0) logger.info(`removed images of earlier deployments: ${removed.join(', ')}`);
+  }
+
   // A failure here does not fail a deployment that is already accepted: the next one tries again.
   private async removeStale(): Promise<void> {
     const { docker, app, logger } = this.input;
@@ -247,6 +270,7 @@ export class SwarmRelease {
       const used = new Set(this.specs.flatMap((s) => [...s.secrets, ...s.configs].map((m) => m.source)));
       const removed = await removeUnused(docker, app, used);
       if (removed.length > 0) logger.info(`removed secrets and configs no service uses any more: ${removed.join(', ')}`);
+      await this.removeOldImages();
     } catch (error) {
       logger.warn(`could not remove what earlier deployments of ${app} left: ${(error as Error).message}`);
     }

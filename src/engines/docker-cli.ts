@@ -12,6 +12,11 @@ export interface DockerOptions {
   readonly host?: string;
 }
 
+/** `docker … --label k=v` arguments for each label (`flag`: `--label-add`, `--container-label`… where a command names it so). */
+export function labelArgs(labels: Readonly<Record<string, string>>, flag = '--label'): string[] {
+  return Object.entries(labels).flatMap(([k, v]) => [flag, `${k}=${v}`]);
+}
+
 /** Clients tried in order; a newer client without buildx cannot build with BuildKit (NOTES.md, "Container engines"). */
 const CANDIDATES = ['docker', '/usr/bin/docker'];
 

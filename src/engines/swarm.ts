@@ -67,7 +67,7 @@ interface ImageChoice {
   /** Whether swarm should pin the image's registry digest (an image only this engine has is in no registry). */
   readonly resolve: boolean;
   /** Whether runplan built the image under its default tag: the application's older images are runplan's to remove. */
-  readonly ownImages?: boolean;
+  readonly ownImages: boolean;
 }
 
 /** The image to run: the one given (checked against the plan), or the plan's image, built here. */
@@ -83,7 +83,7 @@ async function chooseImage(docker: DockerCli, app: string, options: SwarmDeployO
   const inspected = await docker.run(['image', 'inspect', '--format', '{{.Id}}|{{index .Config.Labels "io.runplan.plan-digest"}}', options.image]);
   if (inspected.code !== 0) {
     logger.info(`${options.image} is not on this engine: the nodes pull it, and its plan digest is not checked here`);
-    return { image: options.image, imageId: options.image, resolve: true };
+    return { image: options.image, imageId: options.image, resolve: true, ownImages: false };
   }
   const [id = '', label = ''] = inspected.stdout.trim().split('|');
   const digest = planDigest(plan);
@@ -94,7 +94,7 @@ async function chooseImage(docker: DockerCli, app: string, options: SwarmDeployO
     });
   }
   // An image here is pinned by its id; its registry digest only matters to other nodes.
-  return { image: options.image, imageId: id, resolve: nodes > 1 };
+  return { image: options.image, imageId: id, resolve: nodes > 1, ownImages: false };
 }
 
 /**
@@ -165,7 +165,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       image: choice.image,
       imageId: choice.imageId,
       resolveImage: choice.resolve,
-      ownImages: choice.ownImages === true,
+      ownImages: choice.ownImages,
       replicas: this.options.replicas ?? 2,
       networks: this.options.networks ?? [],
       logger,

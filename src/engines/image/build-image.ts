@@ -17,7 +17,7 @@ import { planDigest } from '../../plan/digest.js';
 import type { RunPlan } from '../../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carry-out.js';
 import { lowerPlan } from '../../executor/lower.js';
-import { DockerCli } from '../docker-cli.js';
+import { DockerCli, labelArgs } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';
 import { explainFailure } from '../../process/command-step.js';
@@ -224,7 +224,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
           ...(options.noCache ? ['--no-cache'] : []),
           ...hostNetworkBuildArgs(),
           ...secretArgs,
-          ...Object.entries(options.labels ?? {}).flatMap(([k, v]) => ['--label', `${k}=${v}`]),
+          ...labelArgs(options.labels ?? {}),
           '--iidfile',
           idFile,
           '-t',

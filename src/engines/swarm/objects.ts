@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import { CoreErrors } from '../../errors/core-errors.js';
-import type { DockerCli } from '../docker-cli.js';
+import { type DockerCli, labelArgs } from '../docker-cli.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL } from '../docker-runner.js';
 import { appLabels, ENGINE_LABEL, swarmNames } from './services.js';
 
 /** On the images the Swarm executor builds, the application they were built for: its accepted deployments remove the older ones. */
 export const DEPLOYMENT_IMAGE_LABEL = 'io.runplan.swarm-deployment';
-
-const labelArgs = (labels: Readonly<Record<string, string>>) => Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
 
 /** `--filter` arguments that select exactly the swarm objects runplan made for `app`. */
 export function appFilters(app: string): string[] {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PlannedProcess, RunPlan } from '../../plan/schema.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL, PROCESS_LABEL } from '../docker-runner.js';
+import { labelArgs } from '../docker-cli.js';
 import { processGroups } from '../../executor/process-groups.js';
 
 export { processGroups } from '../../executor/process-groups.js';
@@ -163,15 +164,11 @@ function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function labelArgs(flag: string, labels: Readonly<Record<string, string>>): string[] {
-  return Object.entries(labels).flatMap(([k, v]) => [flag, `${k}=${v}`]);
-}
-
 function settings(spec: ServiceSpec, network: string, update: boolean): string[] {
   const containerLabels = { ...spec.labels, [TASK_SPEC_LABEL]: taskHash(spec, network), 'io.runplan.image-id': spec.imageId };
   return [
-    ...labelArgs(update ? '--label-add' : '--label', { ...spec.labels, [SPEC_LABEL]: serviceHash(spec, network) }),
-    ...labelArgs(update ? '--container-label-add' : '--container-label', containerLabels),
+    ...labelArgs({ ...spec.labels, [SPEC_LABEL]: serviceHash(spec, network) }, update ? '--label-add' : '--label'),
+    ...labelArgs(containerLabels, update ? '--container-label-add' : '--container-label'),
     '--replicas',
     String(spec.replicas),
     '--restart-condition',

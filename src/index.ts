@@ -39,3 +39,4 @@ export { healthGate, type HealthGateOptions } from './executor/health-gate.js';
 export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';
 export { Logger, memorySink, type LineOrigin, type LogLine, type LogSink } from './log/logger.js';
 export { formatLogLine } from './log/format-line.js';
+export { AppSandbox, type LimitCounters, type ResourceLimits, type SandboxMachine, type SandboxOptions, type SandboxPhase, SandboxScope, type SandboxUser } from './sandbox/sandbox.js';

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
 import { writablePathInside } from '../files/app-path.js';
 import { type AppUser, appUser, userEnvironment } from '../process/app-user.js';
@@ -18,6 +19,7 @@ import { assertReachable, handOver, mkdirOwned } from '../process/ownership.js';
 import { UserFiles } from '../process/user-files.js';
 import { isolateNpm, systemEnvironment } from '../process/process-env.js';
 import { runCommandStep } from '../process/command-step.js';
+import type { SandboxScope } from '../sandbox/sandbox.js';
 import { type OutputWarning, reportWarnings } from '../process/output-warnings.js';
 
 export interface StepBuilderOptions {
@@ -29,6 +31,8 @@ export interface StepBuilderOptions {
   readonly npmCacheDir?: string;
   /** Who the steps run as; by default the unprivileged user when runplan is root, else runplan's own (process/app-user.ts). */
   readonly user?: AppUser;
+  /** The build's walls: every command step runs inside them, as their user (which `user` then must be). */
+  readonly scope?: SandboxScope;
 }
 
 /**
@@ -48,7 +52,7 @@ export class StepBuilder implements Builder {
     const env = planned.bound(bindings);
     // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
     for (const layer of plan.layers) await writablePathInside(appDir, layer.path, 'dependency layer');
-    const user = this.options.user ?? (await appUser());
+    const user = this.options.scope?.user ?? this.options.user ?? (await appUser());
     await assertReachable(appDir, user, 'build directory');
     // A build createBuildDirectory made is the user's already; a directory a host prepared becomes the user's here.
     await handOver(buildRoot ?? appDir, user);
@@ -63,6 +67,8 @@ export class StepBuilder implements Builder {
       // npm's cache of this application is written by its steps: the user's (made by root before, it is handed over once).
       const npmCache = this.options.npmCacheDir;
       if (npmCache) {
+        // Only the application's own folder is the user's: the folder of every application's caches stays root's.
+        await mkdir(dirname(npmCache), { recursive: true, mode: 0o711 });
         await mkdirOwned(npmCache, user, 0o700);
         await handOver(npmCache, user);
       }
@@ -187,6 +193,7 @@ export class StepBuilder implements Builder {
       env: childEnv,
       logger,
       user,
+      scope: this.options.scope,
       signal,
       timeoutMs,
     });

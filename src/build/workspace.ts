@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import { isInside } from '../files/app-path.js';
@@ -34,6 +34,19 @@ export function appWorkspace(workDir: string, appRoot: string): AppWorkspace {
   const hash = createHash('sha256').update(abs).digest('hex').slice(0, 12);
   const root = join(workDir, `${basename(abs).replace(/[^A-Za-z0-9._-]/g, '_')}-${hash}`);
   return { root, currentLink: join(root, 'current') };
+}
+
+/**
+ * Makes the application's workspace root (if missing) root's, group the
+ * application's user's, mode 0710: its user reaches its builds and temporary
+ * directories, and no other user — another application's included — can even
+ * look inside (docs/security.md, "Tenancy"). Nothing to do when runplan is not root.
+ */
+export async function closeWorkspace(workspace: AppWorkspace, user: AppUser): Promise<void> {
+  await mkdir(workspace.root, { recursive: true, mode: 0o700 });
+  if (!user.dropped) return;
+  await chown(workspace.root, 0, user.gid);
+  await chmod(workspace.root, 0o710);
 }
 
 /** A key for per-application caches (layers), stable across builds of the same source directory. */

@@ -1,4 +1,5 @@
-import { basename, join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StackBindings, StepReport } from '../buildpack/contract.js';
 import type { Executor, ExecutorStartOptions } from '../executor/contract.js';
 import { deploy } from '../executor/deploy-flow.js';
@@ -8,9 +9,10 @@ import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
 import { acquireBuildLock } from '../build/build-lock.js';
-import { appCacheKey, appWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
+import { appCacheKey, appWorkspace, closeWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { appUser } from '../process/app-user.js';
+import { handOver, mkdirOwned } from '../process/ownership.js';
 import { runHookSteps } from '../run/run-hooks.js';
 import { localBindings } from '../process/run-dir.js';
 import { isRunplanError } from '../errors/runplan-error.js';
@@ -24,6 +26,7 @@ import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-o
 import { hostStackBindings } from '../planning/stack-bindings.js';
 import { LocalProcessRunner } from '../run/local-process-runner.js';
 import type { Clock } from '../time/clock.js';
+import { type AppSandbox, instanceLimits, type SandboxScope } from '../sandbox/sandbox.js';
 
 /** Options of buildApp (and deployApp): the planning options, or a plan made earlier, and where the lines go. */
 export interface BuildAppOptions extends CreatePlanOptions {
@@ -45,6 +48,14 @@ export interface BuildAppOptions extends CreatePlanOptions {
   readonly onPlan?: (plan: RunPlan) => void;
   /** Restore nothing from the build cache for this build (what it builds is saved for the next one). */
   readonly noCache?: boolean;
+  /**
+   * The application's walls (a host with several tenants gives each application
+   * its own): its build steps, hooks and processes run as its own user, in
+   * bubblewrap's namespaces with only its own folders writable, and in cgroups
+   * limited to its instance (the build to its build instance). Without it they
+   * run as runplan's one unprivileged user (docs/security.md, "Tenancy").
+   */
+  readonly sandbox?: AppSandbox;
 }
 
 /** A finished, current build of an application: the plan it carried out and the directory its processes run in. */
@@ -68,18 +79,18 @@ export interface BuiltApp {
  * one stays.
  */
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
-  const { promote, discard: _discard, workspace: _workspace, ...built } = await buildCandidate(options, await planToCarryOut(options));
+  const { promote, discard: _discard, workspace: _workspace, buildId: _buildId, ...built } = await buildCandidate(options, await planToCarryOut(options));
   await (await promote()).settled;
   return built;
 }
 
-type LocalBuildOptions = Pick<BuildAppOptions, 'appDir' | 'registry' | 'sink' | 'builder' | 'signal' | 'clock' | 'onPlan' | 'noCache'>;
+type LocalBuildOptions = Pick<BuildAppOptions, 'appDir' | 'registry' | 'sink' | 'builder' | 'signal' | 'clock' | 'onPlan' | 'noCache' | 'sandbox'>;
 
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
 async function buildCandidate(
   options: LocalBuildOptions,
   { plan, environment, host, inventory }: PlanToCarryOut,
-): Promise<BuiltApp & { workspace: AppWorkspace; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
+): Promise<BuiltApp & { workspace: AppWorkspace; buildId: string; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
   const logger = new Logger(options.sink, environment.redactor);
   options.onPlan?.(plan);
   // Before anything is copied: a host without the plan's Ruby refuses it here.
@@ -107,11 +118,24 @@ async function buildCandidate(
     };
   let buildDir: Awaited<ReturnType<typeof createBuildDirectory>> | undefined;
   let temp: Awaited<ReturnType<typeof workspaceTempDir>>;
+  const { sandbox } = options;
+  const user = sandbox?.user ?? (await appUser());
+  const appKey = appCacheKey(workspace);
+  const npmCacheDir = join(host.cacheDir, 'npm-cache', appKey);
+  let scope: SandboxScope | undefined;
   try {
-    const user = await appUser();
+    await closeWorkspace(workspace, user);
     await removeAbandonedBuildTemp(workspace, user);
     buildDir = await createBuildDirectory(workspace, options.appDir, plan.app.folder ?? '', user);
     temp = await workspaceTempDir(workspace, `build-${basename(buildDir.dir)}`, user);
+    if (sandbox) {
+      // The applications' caches side by side: the parent root's (0711), each one its application's own (0700).
+      await mkdir(dirname(npmCacheDir), { recursive: true, mode: 0o711 });
+      await mkdirOwned(npmCacheDir, user, 0o700);
+      await handOver(npmCacheDir, user);
+      // The build is sized for its build instance (the steps are told that size too).
+      scope = await sandbox.open({ name: `build-${basename(buildDir.dir)}`, limits: instanceLimits(host.buildInstance ?? host.instance), writable: [workspace.root, npmCacheDir] });
+    }
   } catch (error) {
     await released(async () => buildDir?.discard().catch(() => undefined))();
     throw error;
@@ -120,9 +144,8 @@ async function buildCandidate(
   // A failed build that cannot be removed (its application made part of it unremovable) must not hide why it failed.
   const discard = () => build.discard().catch((error: Error) => logger.warn(`could not remove the failed build ${build.dir}: ${error.message}`));
   try {
-    const appKey = appCacheKey(workspace);
     // npm's cache is this application's own (never the user's shared ~/.npm), kept between its builds.
-    const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir: join(host.cacheDir, 'npm-cache', appKey) });
+    const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir, user, ...(scope ? { scope } : {}) });
     const steps = await builder.build({
       plan,
       appDir: build.appDir,
@@ -149,6 +172,7 @@ async function buildCandidate(
       logger,
       stack,
       workspace,
+      buildId: basename(build.dir),
       async promote() {
         let prune: () => Promise<void>;
         try {
@@ -174,6 +198,8 @@ async function buildCandidate(
     await released(discard)();
     throw redactError(error, environment.redactor);
   } finally {
+    // Nothing the build started outlives it.
+    await scope?.close();
     await temp.remove();
   }
 }
@@ -205,7 +231,7 @@ export interface Deployment extends BuiltApp {
  */
 export async function deployApp(options: DeployOptions): Promise<Deployment> {
   const { built, running, health, settled, stop } = await deploy(await planToCarryOut(options), new LocalExecutor(options), options);
-  const { promote: _promote, discard: _discard, workspace: _workspace, ...app } = built;
+  const { promote: _promote, discard: _discard, workspace: _workspace, buildId: _buildId, ...app } = built;
   return { ...app, running, health, settled, stop };
 }
 
@@ -235,7 +261,19 @@ export class LocalExecutor implements Executor<LocalBuild> {
   }
 
   start(built: LocalBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
-    const runner = this.options.runner ?? new LocalProcessRunner(this.options.clock ? { clock: this.options.clock } : {});
+    const { sandbox, clock } = this.options;
+    const runner =
+      this.options.runner ??
+      new LocalProcessRunner({
+        ...(clock ? { clock } : {}),
+        ...(sandbox
+          ? {
+              user: sandbox.user,
+              // The release's own cgroup, sized for its instance; a draining release keeps its own meanwhile.
+              confine: (runDir: string) => sandbox.open({ name: `run-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [built.workspace.root, runDir] }),
+            }
+          : {}),
+      });
     return runner.start({
       plan: built.plan,
       appDir: built.appDir,
@@ -253,7 +291,7 @@ export class LocalExecutor implements Executor<LocalBuild> {
 
   // CC_RUN_FAILED_HOOK runs in the failed build, before it is removed.
   outcomeHooks(built: LocalBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
-    return runOutcomeHooks(which, built, { workspace: built.workspace, timeoutMs: built.host.buildStepTimeoutMs, signal });
+    return runOutcomeHooks(which, built, { workspace: built.workspace, timeoutMs: built.host.buildStepTimeoutMs, signal, sandbox: this.options.sandbox });
   }
 
   accept(built: LocalBuild): Promise<{ settled: Promise<void> }> {
@@ -273,20 +311,23 @@ export class LocalExecutor implements Executor<LocalBuild> {
  */
 async function runOutcomeHooks(
   which: 'succeeded' | 'failed',
-  built: BuiltApp,
-  { workspace, timeoutMs, signal }: { workspace: AppWorkspace; timeoutMs: number | undefined; signal: AbortSignal | undefined },
+  built: LocalBuild,
+  { workspace, timeoutMs, signal, sandbox }: { workspace: AppWorkspace; timeoutMs: number | undefined; signal: AbortSignal | undefined; sandbox: AppSandbox | undefined },
 ): Promise<void> {
   if ((built.plan.runHooks?.[which] ?? []).length === 0) return;
   const bindings = localBindings(built.appDir, built.stack);
   let temp: Awaited<ReturnType<typeof workspaceTempDir>> | undefined;
+  let scope: SandboxScope | undefined;
   try {
-    const user = await appUser();
+    const user = sandbox?.user ?? (await appUser());
     temp = await workspaceTempDir(workspace, `hook-${which}-${basename(built.appDir)}`, user);
+    scope = await sandbox?.open({ name: `hook-${which}-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [workspace.root] });
     // Bounded by the step timeout as every hook is; SIGINT/SIGTERM stops it too.
     await runHookSteps(lowerPlan(built.plan, bindings).runHooks[which], {
       env: built.environment.bound(bindings),
       logger: built.logger,
       user,
+      scope,
       home: temp.dir,
       timeoutMs,
       signal,
@@ -296,6 +337,7 @@ async function runOutcomeHooks(
     const reason = isRunplanError(redacted) ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
     built.logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
   } finally {
+    await scope?.close();
     await temp?.remove();
   }
 }

@@ -237,6 +237,16 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Find why the step hangs in its output above (a prompt waiting for input, a server started in the foreground, an unreachable host); if it only needs longer, raise the limit with --step-timeout SECONDS or RUNPLAN_BUILD_STEP_TIMEOUT (default 1800 s).',
   },
+  BUILD_MEMORY_LIMIT: {
+    title: 'A build step was killed for using more memory than the build may',
+    kind: 'deployment',
+    fix: "Make the build use less memory (Node.js's heap follows the instance: NODE_OPTIONS=--max-old-space-size lower; fewer parallel jobs), or build on a larger instance: the host's dedicated build instance, or a larger instance size.",
+  },
+  BUILD_PROCESS_LIMIT: {
+    title: 'A build step failed after the build reached its limit of processes',
+    kind: 'deployment',
+    fix: 'Find what starts so many processes or threads in the step (a fork loop, a tool run with unbounded parallelism) and bound it; the limit follows the instance size.',
+  },
   BUILD_LOCKED: {
     title: 'Another build of the same application is running',
     kind: 'deployment',
@@ -286,6 +296,11 @@ export const CoreErrors = defineErrors({
     title: 'The web process exited before the deployment was accepted',
     kind: 'deployment',
     fix: 'Read the process\'s last lines of output (in the error\'s details and in the log above it) and fix what made it exit: a program not found (exit status 127) must be installed by the build; a file the build should have made (dist/, .next/) needs the build script run (CC_POST_BUILD_HOOK, e.g. "npm run build"); the web command must keep the server running in the foreground.',
+  },
+  RUN_MEMORY_LIMIT: {
+    title: 'The web process was killed for using more memory than its instance has',
+    kind: 'deployment',
+    fix: "Make the application use less memory (a leak, a cache without bound, too many workers or threads: CC_PUMA_WORKERS, WEB_CONCURRENCY), or deploy it on a larger instance. The limit holds for all of the application's processes together, as on a machine of that size.",
   },
   RUN_PORT_IN_USE: {
     title: 'The web port is already in use',
@@ -361,6 +376,11 @@ export const CoreErrors = defineErrors({
     title: 'A program of this host did not finish in time',
     kind: 'deployment',
     fix: 'Find why the program named in the message hangs on this host (a prompt waiting for input, an unreachable engine or mirror, a full disk) and run the command again.',
+  },
+  HOST_SANDBOX_UNAVAILABLE: {
+    title: 'This machine cannot confine applications',
+    kind: 'input',
+    fix: "Run the host as root on Linux with Debian's bubblewrap and util-linux installed (apt-get install bubblewrap util-linux) and the memory, pids and cpu cgroup controllers mounted under /sys/fs/cgroup (v1 or v2).",
   },
   HOST_APP_USER: {
     title: 'The unprivileged user cannot be used',

@@ -10,6 +10,14 @@ export const CoreWarnings = defineWarnings({
     title: 'A process is crash-looping',
     fix: "Read the process's output above the warning and fix what makes it exit (its command: CC_WORKER_COMMAND…, CC_RUN_COMMAND). runplan keeps restarting it as its policy says, but spaces the restarts out (100 ms doubling up to 10 s, or the plan's delay when longer) until it stays up.",
   },
+  RUN_MEMORY_LIMIT: {
+    title: 'A process was killed for using more memory than its instance has',
+    fix: "Make the application use less memory (a leak, a cache without bound, too many workers or threads), or give it a larger instance. The limit holds for all of the application's processes together; runplan restarts the process as its policy says.",
+  },
+  RUN_PROCESS_LIMIT: {
+    title: 'An application reached its limit of processes',
+    fix: 'Find what starts so many processes or threads (a fork loop, a pool without bound) and bound it; the limit follows the instance size, and new processes and threads are refused while it is reached.',
+  },
   SSH_TRUST_ON_FIRST_USE: {
     title: 'An SSH host key is trusted on first use',
     fix: "Give the git servers' host keys explicitly, checked against the fingerprints their operators publish: CC_SSH_KNOWN_HOSTS (one `ssh-keyscan -p PORT HOST` line per server) or the host's known hosts file (--ssh-known-hosts FILE, RUNPLAN_SSH_KNOWN_HOSTS).",

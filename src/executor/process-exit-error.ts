@@ -20,11 +20,13 @@ export function processExitError(exit: ProcessExit, phase: ExitPhase, results: r
   const how =
     exit.error !== undefined
       ? `could not be started (${exit.error})`
-      : exit.signal !== null
-        ? `was killed by ${exit.signal}`
-        : exit.code === null
-          ? 'stopped running (its runner does not tell how)'
-          : `exited with status ${exit.code}`;
+      : exit.limit?.resource === 'memory'
+        ? `was killed: the application used more than its ${exit.limit.limit}`
+        : exit.signal !== null
+          ? `was killed by ${exit.signal}`
+          : exit.code === null
+            ? 'stopped running (its runner does not tell how)'
+            : `exited with status ${exit.code}`;
   const when =
     phase.kind === 'before-ready'
       ? phase.paths.length > 0
@@ -36,13 +38,17 @@ export function processExitError(exit: ProcessExit, phase: ExitPhase, results: r
   // A process restarted says the same again: each line is quoted once.
   const last = meaningful.filter((line, i) => line !== meaningful[i - 1]).slice(-QUOTED_LINES);
   const said = last.length === 0 ? 'it printed nothing' : `its last line${last.length === 1 ? '' : 's'}: ${last.map((l) => JSON.stringify(l)).join(' ')}`;
-  return CoreErrors.RUN_PROCESS_EXITED.create({
-    message: `the deployment failed: the ${exit.process} process ${how} ${when}; ${restarted}; ${said}.`,
-    fix: exitFix(exit, meaningful),
+  const limited = exit.limit === undefined ? '' : exit.limit.resource === 'processes' ? ` after the application reached its limit of ${exit.limit.limit}` : '';
+  // Killed for its memory: the limit is the cause, whatever it printed.
+  const error = exit.limit?.resource === 'memory' ? CoreErrors.RUN_MEMORY_LIMIT : CoreErrors.RUN_PROCESS_EXITED;
+  return error.create({
+    message: `the deployment failed: the ${exit.process} process ${how}${limited} ${when}; ${restarted}; ${said}.`,
+    ...(exit.limit?.resource === 'memory' ? {} : { fix: exitFix(exit, meaningful) }),
     details: {
       process: exit.process,
       exitCode: exit.code,
       signal: exit.signal,
+      ...(exit.limit ? { limit: exit.limit } : {}),
       restarts: exit.restarts,
       phase: phase.kind,
       output: exit.output,

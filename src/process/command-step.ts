@@ -10,6 +10,8 @@ import type { LoweredStep } from '../executor/lower.js';
 import { newTreeTag, type ProcessTree, terminateTree } from './process-tree.js';
 import { startProgram } from './run-program.js';
 import { type OutputWarning, OutputWarnings } from './output-warnings.js';
+import { type SandboxScope, unwrapExit } from '../sandbox/sandbox.js';
+import { limitStrike } from '../sandbox/limit-strike.js';
 
 const STEP_STOP_GRACE_MS = 5_000;
 const OUTPUT_TAIL_LINES = 200;
@@ -21,6 +23,8 @@ export interface CommandStepContext {
   readonly env: Record<string, string>;
   readonly logger: Logger;
   readonly user: AppUser;
+  /** The walls the step runs in (its user is the scope's); without, it runs as `user` on the machine as it is. */
+  readonly scope?: SandboxScope | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly timeoutMs: number;
   /** Bytes of output shown (default MAX_STEP_OUTPUT_BYTES); what comes after is counted. */
@@ -34,7 +38,7 @@ export interface CommandStepContext {
  * is the coded error of its first matching onFailure rule, else
  * RUNPLAN_E_BUILD_STEP_FAILED. Returns the warnings its warnOn rules raised (already logged).
  */
-export async function runCommandStep(step: LoweredStep, { env, logger, user, signal, timeoutMs, maxOutputBytes = MAX_STEP_OUTPUT_BYTES }: CommandStepContext): Promise<OutputWarning[]> {
+export async function runCommandStep(step: LoweredStep, { env, logger, user, scope, signal, timeoutMs, maxOutputBytes = MAX_STEP_OUTPUT_BYTES }: CommandStepContext): Promise<OutputWarning[]> {
   if (step.run.kind === 'install') return [];
   // An interruption before the step started runs nothing.
   if (signal?.aborted) throw interrupted(step);
@@ -47,7 +51,9 @@ export async function runCommandStep(step: LoweredStep, { env, logger, user, sig
     if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
     logger.emit({ kind: 'step', name: step.name, stream }, line, stream === 'stderr' ? 'warn' : 'info');
   };
-  const [file, ...args] = step.run.kind === 'exec' ? step.run.argv : ['/bin/sh', '-c', step.run.script];
+  const command = step.run.kind === 'exec' ? step.run.argv : ['/bin/sh', '-c', step.run.script];
+  const [file, ...args] = scope ? scope.command(command, step.cwd) : command;
+  const before = await scope?.counters();
   // Output past the budget is counted, not split nor shown: it cannot slow the step's own timer down.
   const budget = new OutputBudget(maxOutputBytes, (max) =>
     logger.warn(`step ${step.name} printed more than ${formatBytes(max)}: the rest of its output is not shown (it is counted, and the step goes on)`),
@@ -76,9 +82,9 @@ export async function runCommandStep(step: LoweredStep, { env, logger, user, sig
   }, timeoutMs);
   // The step's own timer and signal stop the whole tree (process-tree.ts), not the runner's: it stops one process.
   const result = await startProgram(file as string, args, {
-    cwd: step.cwd,
+    // In walls, root's programs start from / and drop to the user themselves (sandbox.ts).
+    ...(scope ? { cwd: '/' } : { cwd: step.cwd, ...spawnIdentity(user) }),
     env: { ...env, ...tag.env },
-    ...spawnIdentity(user),
     timeoutMs: 0,
     detached: true,
     onLine: out,
@@ -104,17 +110,27 @@ export async function runCommandStep(step: LoweredStep, { env, logger, user, sig
     });
   }
   if (!result.ok) {
-    // The program could not be started: not on PATH, or not executable (onFailure "not-found").
-    const notFound = result.startError === 'ENOENT' || result.startError === 'EACCES';
-    const { exitCode } = result;
+    if (scope && before) {
+      const strike = limitStrike(scope.limits, before, await scope.counters());
+      if (strike) throw strike.buildError(step.name, describe(step));
+    }
+    // The program could not be started: not on PATH, or not executable (onFailure "not-found"). In walls, setpriv starts it and says so.
+    const execFailure = scope ? /^setpriv: failed to execute .*: (No such file or directory|Permission denied)$/.exec(tail[tail.length - 1] ?? '') : null;
+    const startError = execFailure ? (execFailure[1] === 'Permission denied' ? 'EACCES' : 'ENOENT') : result.startError;
+    const notFound = startError === 'ENOENT' || startError === 'EACCES';
+    const { code: exitCode, signal: endedBy } = execFailure
+      ? { code: null, signal: null }
+      : scope
+        ? unwrapExit(result.exitCode, result.signal ?? null)
+        : { code: result.exitCode, signal: result.signal ?? null };
     const explained = explainFailure(step, { notFound, exitCode, output: tail });
     if (explained) throw explained;
-    const status = exitCode !== null ? `exit status ${exitCode}` : result.signal ? `signal ${result.signal}` : `${result.startError ?? 'an unknown error'} (it could not be started)`;
+    const status = exitCode !== null ? `exit status ${exitCode}` : endedBy ? `signal ${endedBy}` : `${startError ?? 'an unknown error'} (it could not be started)`;
     throw CoreErrors.BUILD_STEP_FAILED.create({
       message: `step "${step.name}" (${describe(step)}) failed with ${status}.`,
-      details: { step: step.name, exitCode, signal: result.signal },
+      details: { step: step.name, exitCode, signal: endedBy },
       ...(notFound
-        ? { fix: result.startError === 'EACCES' ? `"${file}" is not executable; make it executable or fix the command.` : `"${file}" was not found on PATH; install it or fix the command.` }
+        ? { fix: startError === 'EACCES' ? `"${command[0]}" is not executable; make it executable or fix the command.` : `"${command[0]}" was not found on PATH; install it or fix the command.` }
         : {}),
     });
   }

@@ -13,12 +13,19 @@ import { ensureRunDirParent, localBindings } from '../process/run-dir.js';
 import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
 import { CoreErrors } from '../errors/core-errors.js';
+import type { SandboxScope } from '../sandbox/sandbox.js';
 
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
   readonly clock?: Clock;
   /** Who the processes run as; by default the unprivileged user when runplan is root (process/app-user.ts). */
   readonly user?: AppUser;
+  /**
+   * Opens the walls of this start (a release's cgroup with its limits, which may
+   * write the run directory it is given): its pre-run hooks and processes run
+   * inside them, and stopping closes them. Its user is `user`.
+   */
+  readonly confine?: (runDir: string) => Promise<SandboxScope>;
 }
 
 /**
@@ -40,10 +47,12 @@ export interface LocalProcessRunnerOptions {
 export class LocalProcessRunner implements Runner {
   private readonly clock: Clock;
   private readonly user: AppUser | undefined;
+  private readonly confine: LocalProcessRunnerOptions['confine'];
 
   constructor(options: LocalProcessRunnerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.user = options.user;
+    this.confine = options.confine;
   }
 
   async start({ plan, appDir, env: planned, logger, signal, hookTimeoutMs, stack }: RunOptions): Promise<RunningApp> {
@@ -56,6 +65,13 @@ export class LocalProcessRunner implements Runner {
     // A run that was killed may have left its sockets: start from an empty directory,
     // private to the processes' user (Puma's socket, nginx's way to it, HOME).
     await makeRunDir(runDir, user, files);
+    let scope: SandboxScope | undefined;
+    try {
+      scope = await this.confine?.(runDir);
+    } catch (error) {
+      await removeUserDirectory(runDir, files).catch(() => undefined);
+      throw error;
+    }
     const env = planned.bound(bindings);
     // Secret files of the run (basic-auth users) live only while the processes do: the
     // build left on disk afterwards holds no password (docs/security.md, "Secrets").
@@ -64,6 +80,8 @@ export class LocalProcessRunner implements Runner {
     const removeRunDir = async () => {
       // As the user: a folder of the path the application replaced by a link meanwhile leads only where it could write itself.
       await Promise.all(secretRunFiles.map((path) => files.remove(join(appDir, path)).catch(() => undefined)));
+      // Whatever of the release still runs (a daemon that left its tree) goes with its walls.
+      await scope?.close().catch(() => undefined);
       await removeUserDirectory(runDir, files).catch(() => undefined);
       // The shared parent goes with the last run (another one starting now makes it again).
       await rmdir(dirname(runDir)).catch(() => undefined);
@@ -77,9 +95,9 @@ export class LocalProcessRunner implements Runner {
       }
       // CC_PRE_RUN_HOOK: before any process starts; its failure (RUNPLAN_E_HOOK_FAILED) starts none.
       // Bounded as build steps are (the step timeout), and stopped with all it started on SIGINT/SIGTERM.
-      await runHookSteps(lowered.runHooks.preRun, { env, logger, user, home: runDir, timeoutMs: hookTimeoutMs, signal });
+      await runHookSteps(lowered.runHooks.preRun, { env, logger, user, scope, home: runDir, timeoutMs: hookTimeoutMs, signal });
       if (signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the deployment was interrupted before its processes started.' });
-      processes = lowered.processes.map((spec) => new SupervisedProcess(spec, env, logger, this.clock, runDir, user));
+      processes = lowered.processes.map((spec) => new SupervisedProcess(spec, env, logger, this.clock, { tempDir: runDir, user, ...(scope ? { scope } : {}) }));
     } catch (error) {
       await removeRunDir();
       throw error;

@@ -6,12 +6,15 @@ import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 import type { Logger } from '../log/logger.js';
 import { describeStep } from '../plan/describe.js';
 import { type LoweredStep, mergeEnvironment } from '../executor/lower.js';
+import type { SandboxScope } from '../sandbox/sandbox.js';
 
 export interface RunHookContext {
   /** The deployment environment, placeholders bound. */
   readonly env: Environment;
   readonly logger: Logger;
   readonly user: AppUser;
+  /** The walls the hooks run in (their user is the scope's). */
+  readonly scope?: SandboxScope | undefined;
   /** A private directory of the hooks' user: their HOME (when runplan is root) and TMPDIR. */
   readonly home: string;
   /** How long each hook may run (the host's step timeout); default DEFAULT_BUILD_STEP_TIMEOUT_MS. */
@@ -34,6 +37,7 @@ export async function runHookSteps(steps: readonly LoweredStep[], ctx: RunHookCo
       env: mergeEnvironment({ ...systemEnvironment(process.env, ctx.home), ...userEnvironment(ctx.user, ctx.home) }, ctx.env.toRecord(), step),
       logger: ctx.logger,
       user: ctx.user,
+      scope: ctx.scope,
       timeoutMs: ctx.timeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS,
       signal: ctx.signal,
     });

@@ -18,6 +18,17 @@ import type { Clock } from '../time/clock.js';
 import { FLOOR_MAX_MS, minimumRestartDelay, restartDelay } from './backoff.js';
 import { CRASH_LOOP_EXITS } from '../executor/web-watch.js';
 import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from '../process/process-tree.js';
+import { type SandboxScope, unwrapExit } from '../sandbox/sandbox.js';
+import { type LimitStrike, limitStrike } from '../sandbox/limit-strike.js';
+
+/** Where a supervised process runs, beyond its plan: its private directory, its user, its walls. */
+export interface SupervisedProcessPlace {
+  /** Its TMPDIR (and HOME for the unprivileged user): the run directory. */
+  readonly tempDir?: string;
+  readonly user?: AppUser;
+  /** The release's walls: the process starts inside them, and a limit that ends it is said. */
+  readonly scope?: SandboxScope;
+}
 
 /** Loaded when the first process starts: a CLI that only plans never loads it (with net and dgram, ≈ 10 ms of a cold start). */
 let childProcess: typeof import('node:child_process') | undefined;
@@ -45,8 +56,7 @@ export class SupervisedProcess {
     private readonly env: Environment,
     private readonly logger: Logger,
     private readonly clock: Clock,
-    private readonly tempDir?: string,
-    private readonly user?: AppUser,
+    private readonly place: SupervisedProcessPlace = {},
   ) {}
 
   /**
@@ -79,17 +89,19 @@ export class SupervisedProcess {
 
   private spawnOnce(): { ready: Promise<Error | undefined>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }> } {
     const { command } = this.spec;
-    const [file, ...args] = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
+    const { tempDir, user, scope } = this.place;
+    const argv = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
+    const [file, ...args] = scope ? scope.command(argv, this.spec.cwd) : argv;
     const tag = newTreeTag();
     if (childProcess === undefined) throw new Error('SupervisedProcess.start() loads node:child_process before any process starts');
     const child = childProcess.spawn(file as string, args, {
-      cwd: this.spec.cwd,
+      // In walls, root's programs start from / and drop to the user themselves (sandbox.ts).
+      ...(scope ? { cwd: '/' } : { cwd: this.spec.cwd, ...spawnIdentity(user) }),
       // HOME of the unprivileged user: the private run directory (it has no home of its own).
       env: {
-        ...mergeEnvironment({ ...systemEnvironment(process.env, this.tempDir), ...(this.tempDir === undefined ? {} : userEnvironment(this.user, this.tempDir)) }, this.env.toRecord(), this.spec),
+        ...mergeEnvironment({ ...systemEnvironment(process.env, tempDir), ...(tempDir === undefined ? {} : userEnvironment(user, tempDir)) }, this.env.toRecord(), this.spec),
         ...tag.env,
       },
-      ...spawnIdentity(this.user),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -124,22 +136,46 @@ export class SupervisedProcess {
 
   private async superviseFrom(first: ReturnType<SupervisedProcess['spawnOnce']>): Promise<void> {
     let current = first;
+    const { scope } = this.place;
+    // The scope is the release's, made for it: its counters start at nothing.
+    let counters = scope ? { oomKills: 0, processLimitHits: 0 } : undefined;
     for (;;) {
       const startedAt = this.clock.now();
-      const result = await current.exited;
+      const exited = await current.exited;
+      const result = scope ? { ...exited, ...unwrapExit(exited.code, exited.signal) } : exited;
+      // The release's counters since the last exit: a limit that struck meanwhile ended this process.
+      const now = await scope?.counters();
+      const struck: LimitStrike | undefined = scope && counters && now ? limitStrike(scope.limits, counters, now) : undefined;
+      // Another process of the release may be the one the limit struck: this one only if it ended as a strike ends one.
+      const strike = struck?.resource === 'memory' ? (result.signal === 'SIGKILL' ? struck : undefined) : struck && (result.code !== 0 || result.signal !== null) ? struck : undefined;
+      counters = now;
       // The leader is gone; children it left, in its group or daemonised, are part of the same process.
       if (this.tree !== undefined) await terminateTree(this.tree, this.spec.stopGraceMs);
       this.notifyExit();
       this.logger.event({ type: 'process-exited', process: this.spec.name, code: result.code, signal: result.signal });
       if (this.stopping) return;
       const ranMs = this.clock.now() - startedAt;
-      const how = result.error ? `could not start: ${result.error.message}` : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+      if (strike) this.logger.warn(strike.warning(this.spec.name));
+      const how = result.error
+        ? `could not start: ${result.error.message}`
+        : strike?.resource === 'memory'
+          ? strike.how
+          : result.signal
+            ? `was killed by ${result.signal}`
+            : `exited with code ${result.code}`;
       const { restart } = this.spec;
       const failed = result.error !== undefined || result.signal !== null || result.code !== 0;
       const willRestart = !(restart.policy === 'never' || (restart.policy === 'on-failure' && !failed));
       // An exit soon after the start continues a loop; one after a good run starts counting again.
       this.consecutiveCrashes = ranMs >= restart.resetAfterMs ? 1 : this.consecutiveCrashes + 1;
-      this.tellExit({ code: result.code, signal: result.signal, ranMs, willRestart, ...(result.error ? { error: result.error.message } : {}) });
+      this.tellExit({
+        code: result.code,
+        signal: result.signal,
+        ranMs,
+        willRestart,
+        ...(result.error ? { error: result.error.message } : {}),
+        ...(strike ? { limit: { resource: strike.resource, limit: strike.limit } } : {}),
+      });
       if (!willRestart) {
         this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; not restarted (policy ${restart.policy})`);
         return;
@@ -162,7 +198,7 @@ export class SupervisedProcess {
     }
   }
 
-  private tellExit(exit: Pick<ProcessExit, 'code' | 'signal' | 'ranMs' | 'willRestart' | 'error'>): void {
+  private tellExit(exit: Pick<ProcessExit, 'code' | 'signal' | 'ranMs' | 'willRestart' | 'error' | 'limit'>): void {
     const told: ProcessExit = { process: this.spec.name, role: this.spec.role, restarts: this.restarts, inARow: this.consecutiveCrashes, output: this.tail.snapshot(), ...exit };
     for (const listener of this.exitListeners) listener(told);
   }

@@ -26,6 +26,8 @@ export const HOST_PACKAGES = [
   // whichever major Debian ships) and runs one redis-server per Redis add-on (host/src/addons/).
   { name: 'postgresql', command: 'ls /usr/lib/postgresql/*/bin/initdb' },
   { name: 'redis-server', command: 'redis-server' },
+  // Each application in its walls (src/sandbox/): bubblewrap's namespaces; setpriv is util-linux's, on every Debian.
+  { name: 'bubblewrap', command: 'test -x /usr/bin/bwrap' },
 ];
 
 /** Debian packages the tests need, each with a command that succeeds only when it is installed. */

@@ -24,9 +24,6 @@ import { Supervisor } from './supervision/supervisor.js';
 /** A running host: what `stop()` undoes, in the reverse order. */
 export interface RunningHost {
   readonly service: HostService;
-  /** The parts serve keeps running (the edge, sshd, the add-on servers), with their health. */
-  readonly supervisor: Supervisor;
-  readonly hostLog: HostLog;
   stop(): Promise<void>;
 }
 
@@ -112,7 +109,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     log(`==> console: ${consoleUrl(settings)} (sign in with the API token or an organization's token: runplan-host token --org ORG)`);
     await service.bringBack(log);
     log(`==> serving (API on ${paths.apiSocket})`);
-    return { service, supervisor, hostLog, stop };
+    return { service, stop };
   } catch (error) {
     await stop();
     throw error;

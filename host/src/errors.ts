@@ -127,7 +127,7 @@ export const HostErrors = defineErrors(
     EDGE_FAILED: {
       title: 'The HTTPS edge refused the change',
       kind: 'deployment',
-      fix: "Read Caddy's answer in the message; the previous route stays. Restart runplan-host serve if the edge stopped.",
+      fix: "Read Caddy's answer in the message; the previous route stays. If the edge had stopped, serve starts it again by itself (runplan-host logs --host says when and why): try again once runplan-host status says it serves.",
     },
     STORE_NEWER: {
       title: 'The store was made by a newer runplan-host',

@@ -1,5 +1,5 @@
 import { rm, writeFile } from 'node:fs/promises';
-import { defaultRegistry } from 'runplan';
+import { type Clock, defaultRegistry } from 'runplan';
 import { AddonServers } from './addons/addon-servers.js';
 import { ApiServer } from './api/api-server.js';
 import { GitServer } from './api/git-server.js';
@@ -18,6 +18,8 @@ import { Sshd } from './ssh/sshd.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
 import { refuseWhileServing } from './serving.js';
 import { openHostStore } from './store/open-store.js';
+import { HostLog } from './supervision/host-log.js';
+import { Supervisor } from './supervision/supervisor.js';
 
 /** A running host: what `stop()` undoes, in the reverse order. */
 export interface RunningHost {
@@ -25,18 +27,29 @@ export interface RunningHost {
   stop(): Promise<void>;
 }
 
+export interface StartHostOptions {
+  /** The clock of the parts' restart back-off (a test holds a restart with one of its own). */
+  readonly clock?: Clock;
+}
+
 /**
  * `runplan-host serve`: the store, sshd, the edge, the API and git sockets, then
- * every application's current release brought back through the gate. Each part
- * started is stopped by stop(), by PID, and nothing is left.
+ * every application's current release brought back through the gate. sshd, the
+ * edge and the add-on servers are supervised: one that dies is started again.
+ * Each part started is stopped by stop(), by PID, and nothing is left.
  */
-export async function startHost(paths: HostPaths, log: (line: string) => void): Promise<RunningHost> {
+export async function startHost(paths: HostPaths, echo: (line: string) => void, options: StartHostOptions = {}): Promise<RunningHost> {
   const settings = await readSettings(paths);
   const token = await readApiToken(paths);
   await refuseWhileServing(paths);
+  const hostLog = new HostLog(echo);
+  const log = (line: string) => hostLog.line(line);
+  const supervisor = new Supervisor({ log: (line) => log(`==> ${line}`), ...(options.clock === undefined ? {} : { clock: options.clock }) });
   await writeFile(paths.servePid, `${process.pid}\n`);
   const undo: (() => Promise<void>)[] = [async () => rm(paths.servePid, { force: true })];
   const stop = async () => {
+    // Stopping is for good: a part that dies from now on (or is stopped below) is not started again.
+    supervisor.stopRestarting();
     for (const step of undo.reverse()) await step().catch((error: Error) => log(`==> while stopping: ${error.message}`));
   };
   try {
@@ -48,7 +61,7 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     await makeDataFolders(paths);
     const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     // Started before any release (apps connect to them at start) and stopped after the last one.
-    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices);
+    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor);
     undo.push(() => addons.stop());
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
@@ -62,6 +75,8 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
       settings,
       registry,
       addons,
+      supervisor,
+      hostLog,
       sshUser,
       gitShellCommand: (keyId) => gitShellCommand(self, keyId, paths.root),
       hookCommand: preReceiveHookCommand(self, paths.root),
@@ -69,11 +84,12 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     await service.writeKeys();
     await service.ensureRepositories();
     const sshd = new Sshd({ dir: paths.sshDir, port: settings.sshPort, listenAddress: settings.listenAddress, user: settings.sshUser, authorizedKeysFile: paths.authorizedKeys });
-    await sshd.start();
-    undo.push(() => sshd.stop());
+    const supervisedSshd = await supervisor.start(sshd);
+    undo.push(() => supervisedSshd.stop());
     log(`==> sshd: git pushes to ${settings.sshUser}@${settings.listenAddress}:${settings.sshPort}`);
-    await edge.start();
-    undo.push(() => edge.stop());
+    // The edge's deaths are in each application's log too: none of them answered meanwhile.
+    const supervisedEdge = await supervisor.start(edge, (line) => releases.logs.pushToAll(`==> ${line}`));
+    undo.push(() => supervisedEdge.stop());
     log(`==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
     // Releases stop before the edge and sshd do (undo runs backwards).
     undo.push(() => releases.stopAll());
@@ -87,7 +103,8 @@ export async function startHost(paths: HostPaths, log: (line: string) => void): 
     const webConsole = new ConsoleServer(new ApiClient(paths.apiSocket, token), token);
     await webConsole.listen(paths.consoleSocket);
     undo.push(() => webConsole.close());
-    await edge.setRoute(consoleHostName(settings), { socket: paths.consoleSocket });
+    // The console over HTTPS only: its sign-in and session cookie never cross the wire in clear.
+    await edge.setRoute(consoleHostName(settings), { socket: paths.consoleSocket }, { httpsOnly: true });
     if (engine.name === 'swarm') log(`==> releases run as services of the Docker swarm at ${settings.dockerHost ?? process.env.DOCKER_HOST ?? 'the local Docker socket'}`);
     log(`==> console: ${consoleUrl(settings)} (sign in with the API token or an organization's token: runplan-host token --org ORG)`);
     await service.bringBack(log);

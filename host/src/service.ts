@@ -6,6 +6,8 @@ import { AppLocks } from './deploy/app-locks.js';
 import type { Releases, ReleaseResult } from './deploy/releases.js';
 import { HostErrors } from './errors.js';
 import type { PushRequest } from './git/hook-protocol.js';
+import type { HostLog } from './supervision/host-log.js';
+import type { PartHealth, Supervisor } from './supervision/supervisor.js';
 import { ensureRepository } from './git/repositories.js';
 import type { HostPaths } from './paths.js';
 import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
@@ -45,6 +47,10 @@ export interface ServiceOptions {
   readonly settings: HostSettings;
   readonly registry: BuildpackRegistry;
   readonly addons: AddonServers;
+  /** The parts serve keeps running: what status checks. */
+  readonly supervisor: Supervisor;
+  /** The host's own log (logs --host). */
+  readonly hostLog: HostLog;
   /** The command sshd runs for a key (the forced command of its authorized_keys line). */
   readonly gitShellCommand: (keyId: string) => string;
   /** The pre-receive hook of every repository. */
@@ -383,6 +389,17 @@ export class HostService {
   /** The last lines of each application, and who follows them. */
   get logs() {
     return this.o.releases.logs;
+  }
+
+  /** The host's own lines: its start, and each death and restart of a part. */
+  get hostLog(): HostLog {
+    return this.o.hostLog;
+  }
+
+  /** Whether the host serves: every part it runs checked now from outside (its port, its socket), and how many applications it has. */
+  async status(): Promise<{ serving: boolean; apps: number; parts: PartHealth[] }> {
+    const [parts, apps] = await Promise.all([this.o.supervisor.health(), this.o.store.listApps()]);
+    return { serving: parts.every((p) => p.up), apps: apps.length, parts };
   }
 
   private async currentRelease(app: AppRecord): Promise<ReleaseRecord> {

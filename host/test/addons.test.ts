@@ -187,14 +187,15 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     process.kill(killed, 'SIGKILL');
     let answer: Run = { ok: false, stdout: '', stderr: '' };
     // Until the new instance answers from its data: while it reads its append-only file back it answers LOADING, and redis-cli exits 0 on that error.
-    const answered = () => answer.ok && !/^LOADING\b/.test(answer.stdout) && provider.pid(a.id) !== killed;
+    const log = () => readFileSync(join(provider.folder(a.id), 'redis.log'), 'utf8');
+    const answered = () => answer.ok && !/^LOADING\b/.test(answer.stdout) && provider.pid(a.id) !== killed && log().includes('serves again');
     for (let i = 0; i < 100 && !answered(); i++) {
       await new Promise((r) => setTimeout(r, 100));
       answer = await redisCli(va, 'get', 'greeting');
     }
     expect(provider.pid(a.id)).not.toBe(killed);
     expect(answer).toMatchObject({ ok: true, stdout: 'kept' });
-    expect(readFileSync(join(provider.folder(a.id), 'redis.log'), 'utf8')).toMatch(/exited with SIGKILL; starting it again/);
+    expect(log()).toMatch(/Redis add-on addon_\S+ was killed by SIGKILL after [\d.]+ s; starting it again in 1.0 s \(restart 1\)[\s\S]*Redis add-on addon_\S+ serves again \(PID \d+/);
   });
 
   it('stops by PID leaving no process and the ports free; start on a new provider stops what a killed serve left running and finds the data', async () => {

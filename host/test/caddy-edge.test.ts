@@ -43,6 +43,7 @@ function stopApp(app: EchoApp): Promise<void> {
 interface Answer {
   readonly status: number;
   readonly body: string;
+  readonly headers: Record<string, string | string[] | undefined>;
 }
 
 /** A GET to the edge's HTTPS port for `host`, verified against the edge's root certificate only. */
@@ -52,7 +53,7 @@ function httpsGet(port: number, host: string, ca: string, headers: Record<string
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       res.on('error', reject);
     });
     req.setTimeout(30_000, () => req.destroy(new Error('timed out')));
@@ -62,17 +63,22 @@ function httpsGet(port: number, host: string, ca: string, headers: Record<string
   });
 }
 
-function httpGet(port: number, host: string, headers: Record<string, string> = {}): Promise<Answer> {
+function httpGet(
+  port: number,
+  host: string,
+  headers: Record<string, string> = {},
+  { method = 'GET', path = '/', body: sent }: { method?: string; path?: string; body?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/', headers: { host, ...headers }, agent: false }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: { host, ...headers }, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.setTimeout(30_000, () => req.destroy(new Error('timed out')));
     req.on('error', reject);
-    req.end();
+    req.end(sent);
   });
 }
 
@@ -245,6 +251,43 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     await expect(httpsGet(httpsPort, 'nothing-here.localhost', ca)).rejects.toThrow();
   });
 
+  it("serves a name told HTTPS-only (the console's) over HTTPS only: plain HTTP answers 308 to the same path over HTTPS, a POST too, never reaching the upstream; its HTTPS answers carry HSTS; an application's name is served on both, without HSTS", async () => {
+    const [app] = apps as [EchoApp];
+    const consoleName = `console-${randomUUID()}.localhost`;
+    const other = appHost();
+    await edge.setRoute(consoleName, app.port, { httpsOnly: true });
+    await edge.setRoute(other, app.port);
+    const served = app.served;
+    const location = `https://${consoleName}:${httpsPort}/sign-in?next=%2Fapps`;
+    const get = await httpGet(httpPort, consoleName, {}, { path: '/sign-in?next=%2Fapps' });
+    const post = await httpGet(httpPort, consoleName, { 'content-type': 'application/x-www-form-urlencoded' }, { method: 'POST', path: '/sign-in?next=%2Fapps', body: 'token=rpo.acme.x' });
+    // A Host header naming another port or written in capitals gets the same redirect: it names the route's own name.
+    const odd = await httpGet(httpPort, `${consoleName.toUpperCase()}:${httpPort}`, {}, { path: '/sign-in?next=%2Fapps' });
+    for (const answer of [get, post, odd]) {
+      expect(answer.status).toBe(308);
+      expect(answer.headers.location).toBe(location);
+      expect(answer.headers['set-cookie']).toBeUndefined();
+    }
+    expect(app.served).toBe(served);
+    const secure = await httpsGet(httpsPort, consoleName, ca);
+    expect(secure.status).toBe(200);
+    expect(secure.headers['strict-transport-security']).toBe('max-age=31536000');
+    expect(app.served).toBe(served + 1);
+
+    const [plainApp, secureApp] = await Promise.all([httpGet(httpPort, other), httpsGet(httpsPort, other, ca)]);
+    expect(plainApp.status).toBe(200);
+    expect(JSON.parse(plainApp.body).headers['x-forwarded-proto']).toBe('http');
+    expect(secureApp.status).toBe(200);
+    for (const answer of [plainApp, secureApp]) expect(answer.headers['strict-transport-security']).toBeUndefined();
+
+    // Set again as it is: nothing changes; set without the option: served on both again.
+    await edge.setRoute(consoleName, app.port, { httpsOnly: true });
+    expect((await httpGet(httpPort, consoleName)).status).toBe(308);
+    await edge.setRoute(consoleName, app.port);
+    expect((await httpGet(httpPort, consoleName)).status).toBe(200);
+    await Promise.all([edge.removeRoute(consoleName), edge.removeRoute(other)]);
+  });
+
   it('refuses a name that is not a host name with EDGE_FAILED, changing nothing', async () => {
     const before = await edge.routes();
     const error = await edge.setRoute('bad/host', apps[0]!.port).catch((e: unknown) => e);
@@ -284,6 +327,44 @@ describe('CaddyEdge start and stop', () => {
     // A stopped edge answers no change.
     const error = await edge.setRoute('app_x.localhost', 8080).catch((e: unknown) => e);
     expect(HostErrors.EDGE_FAILED.is(error)).toBe(true);
+  });
+
+  it('starts a Caddy that died again with every route the edge had set (Caddy keeps them in memory only), each served over HTTPS again; its check tells the truth meanwhile', async () => {
+    const dir = join(await tempDir('runplan-edge-'), 'edge');
+    const [httpsPort, httpPort] = [await freePort(), await freePort()];
+    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort });
+    const app = await startApp();
+    try {
+      const first = await edge.start();
+      const ca = readFileSync(edge.rootCertificate, 'utf8');
+      const [host, consoleName] = [appHost(), `console-${randomUUID()}.localhost`];
+      await edge.setRoute(host, app.port);
+      await edge.setRoute(consoleName, app.port, { httpsOnly: true });
+      const removed = appHost();
+      await edge.setRoute(removed, app.port);
+      await edge.removeRoute(removed);
+      expect(await edge.check()).toEqual({ up: true, detail: `its admin API answers, and 127.0.0.1:${httpsPort} (HTTPS) and :${httpPort} (HTTP) accept` });
+
+      process.kill(first.pid as number, 'SIGKILL');
+      expect(await first.ended).toBe('was killed by SIGKILL');
+      const down = await edge.check();
+      expect(down.up).toBe(false);
+      expect(down.detail).toContain(`its admin API does not answer on ${join(dir, 'admin.sock')}`);
+      expect(down.detail).toContain(`nothing accepts on its HTTPS port 127.0.0.1:${httpsPort}`);
+
+      const second = await edge.start();
+      expect(second.pid).not.toBe(first.pid);
+      expect(await edge.routes()).toEqual({ [host]: app.port, [consoleName]: app.port });
+      // Served at once over HTTPS: the certificates were kept in Caddy's data folder, and start() waited for each.
+      expect((await httpsGet(httpsPort, host, ca)).status).toBe(200);
+      expect((await httpGet(httpPort, consoleName)).status).toBe(308);
+      expect((await httpsGet(httpsPort, consoleName, ca)).headers['strict-transport-security']).toBe('max-age=31536000');
+      expect((await httpGet(httpPort, removed)).status).toBe(404);
+      expect((await edge.check()).up).toBe(true);
+    } finally {
+      await edge.stop();
+      await stopApp(app);
+    }
   });
 
   it('stops Caddy with no grace after SIGTERM (then SIGKILL), and removes what it left', async () => {

@@ -7,6 +7,7 @@ import { RedisProvider } from './redis.js';
 import { StorageProvider } from './storage.js';
 import { SwarmPostgresqlProvider, SwarmRedisProvider } from './swarm-providers.js';
 import type { SwarmAddonServices } from './swarm-services.js';
+import type { Supervisor } from '../supervision/supervisor.js';
 
 /**
  * The add-on servers of one host, under `<data>/addons/<kind>/`. A provider's
@@ -23,12 +24,17 @@ export class AddonServers {
   /**
    * `programs.storageServer`: how to run a storage add-on's server (serve installs it in the data folder's bin/).
    * `swarm`: the host's releases run on a swarm, so its add-on servers do too (PostgreSQL and Redis; the storage
-   * server is not offered there yet).
+   * server is not offered there yet). `supervisor`: the host's, which starts a local server again when it dies
+   * (a swarm restarts its own services).
    */
-  constructor(dir: string, programs: { readonly storageServer: readonly string[] }, swarm?: SwarmAddonServices) {
+  constructor(dir: string, programs: { readonly storageServer: readonly string[] }, swarm?: SwarmAddonServices, supervisor?: Supervisor) {
     const providers: AddonProvider[] = swarm
       ? [new SwarmPostgresqlProvider(swarm), new SwarmRedisProvider(swarm)]
-      : [new PostgresqlProvider({ dir: join(dir, 'postgresql') }), new RedisProvider({ dir: join(dir, 'redis') }), new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer })];
+      : [
+          new PostgresqlProvider({ dir: join(dir, 'postgresql'), supervisor }),
+          new RedisProvider({ dir: join(dir, 'redis'), supervisor }),
+          new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer, supervisor }),
+        ];
     this.engine = swarm ? 'swarm' : 'local';
     this.providers = new Map(providers.map((p) => [p.kind, p]));
   }

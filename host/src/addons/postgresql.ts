@@ -9,6 +9,7 @@ import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon } from './provider.js';
 import { scramSha256Verifier } from './scram.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+import type { Supervisor } from '../supervision/supervisor.js';
 
 const execFileAsync = promisify(execFile);
 const DEBIAN_ROOT = '/usr/lib/postgresql';
@@ -27,6 +28,8 @@ export interface PostgresqlProviderOptions {
   readonly psql?: string;
   /** Who the server runs as: by default `postgres` when the host runs as root (null: the host's own user). */
   readonly account?: ServerAccount | null;
+  /** The host's supervisor: a death and restart of a server is in the host's log and its state in status. */
+  readonly supervisor?: Supervisor;
 }
 
 /**
@@ -98,6 +101,7 @@ export class PostgresqlProvider implements AddonProvider {
     }
     const port = String(this.port_);
     this.server = await ServerProcess.start({
+      supervisor: this.options.supervisor,
       what: 'PostgreSQL',
       command: join(bin, 'postgres'),
       args: ['-D', this.clusterDir, '-p', port, '-k', this.socketDir, '-c', `listen_addresses=${LOOPBACK}`, '-c', 'unix_socket_permissions=0700'],

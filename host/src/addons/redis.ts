@@ -8,6 +8,7 @@ import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+import type { Supervisor } from '../supervision/supervisor.js';
 
 const execFileAsync = promisify(execFile);
 const LOOPBACK = '127.0.0.1';
@@ -19,6 +20,8 @@ export interface RedisProviderOptions {
   readonly redisCli?: string;
   /** Who the servers run as: by default `redis` when the host runs as root (null: the host's own user). */
   readonly account?: ServerAccount | null;
+  /** The host's supervisor: a death and restart of a server is in the host's log and its state in status. */
+  readonly supervisor?: Supervisor;
 }
 
 /**
@@ -104,6 +107,7 @@ export class RedisProvider implements AddonProvider {
     writeFileSync(conf, redisConf({ bind: LOOPBACK, port, password, dir: data }), { mode: 0o600 });
     if (this.account) for (const p of [folder, data, conf]) chownSync(p, this.account.uid, this.account.gid);
     const server = await ServerProcess.start({
+      supervisor: this.options.supervisor,
       what: `Redis add-on ${id}`,
       command: this.options.redisServer ?? 'redis-server',
       args: [conf],

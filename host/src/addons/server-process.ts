@@ -3,6 +3,7 @@ import { appendFileSync, closeSync, openSync, readFileSync, readlinkSync, writeF
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
+import { exitWords, type Part, type PartRun, type SupervisedPart, Supervisor } from '../supervision/supervisor.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -75,6 +76,8 @@ export interface StartServerOptions {
   readonly timeoutMs?: number;
   /** The signal that makes it shut down cleanly (PostgreSQL: SIGINT, its fast shutdown). */
   readonly stopSignal?: NodeJS.Signals;
+  /** The host's supervisor: each death and restart in the host's log too, and the server in `status` (by default one of its own, whose lines go to the server's log only). */
+  readonly supervisor?: Supervisor;
 }
 
 /** One run of a server: its process, and why it exited once it has. */
@@ -131,8 +134,8 @@ function launch(options: StartServerOptions): Run {
   }
   if (child.pid !== undefined) writeFileSync(pidFile(options), `${child.pid}\n`, { mode: 0o600 });
   const exited = new Promise<string>((resolve) => {
-    child.once('error', (error) => resolve(error.message));
-    child.once('exit', (code, signal) => resolve(`exited with ${signal ?? `code ${code}`}`));
+    child.once('error', (error) => resolve(`could not be run: ${error.message}`));
+    child.once('exit', (code, signal) => resolve(exitWords(code, signal)));
   });
   return { child, exited };
 }
@@ -165,65 +168,59 @@ async function stopRun(run: Run, signal: NodeJS.Signals, graceMs: number): Promi
   clearTimeout(timer);
 }
 
-/** How many times in RESTART_WINDOW_MS a server that keeps exiting is started again before the host gives up on it. */
-const MAX_RESTARTS = 5;
-const RESTART_WINDOW_MS = 60_000;
-
 /**
  * A server process the host started, supervised and stopped by its PID: one that
- * exits unasked (a crash, the OOM killer) is started again after a pause that grows
- * with each restart, at most MAX_RESTARTS times a minute; each restart is written to
- * its log. stop() ends the supervision first.
+ * exits unasked (a crash, the OOM killer) is started again by the host's
+ * Supervisor, after a back-off that grows with each exit in a row up to its
+ * ceiling; each event is written to the server's own log as well as the host's.
+ * stop() ends the supervision first.
  */
 export class ServerProcess {
-  private stopping = false;
-  private readonly restarts: number[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private run: Run | undefined;
+  private graceMs = 20_000;
+  private supervised: SupervisedPart | undefined;
 
-  private constructor(
-    private run: Run,
-    private readonly options: StartServerOptions,
-  ) {
-    this.supervise();
-  }
+  private constructor(private readonly options: StartServerOptions) {}
 
   get pid(): number {
-    return this.run.child.pid as number;
+    return this.run?.child.pid as number;
   }
 
   static async start(options: StartServerOptions): Promise<ServerProcess> {
     await stopLeftover(options);
-    const run = launch(options);
-    await waitReady(run, options);
-    return new ServerProcess(run, options);
+    const server = new ServerProcess(options);
+    const supervisor = options.supervisor ?? new Supervisor({ log: () => {} });
+    server.supervised = await supervisor.start(server.part(), (line) => appendFileSync(options.logFile, `runplan-host: ${line}\n`));
+    return server;
   }
 
-  private supervise(): void {
-    const run = this.run;
-    void run.exited.then((why) => {
-      if (this.stopping || run !== this.run) return;
-      const now = Date.now();
-      while (this.restarts.length > 0 && now - (this.restarts[0] as number) > RESTART_WINDOW_MS) this.restarts.shift();
-      if (this.restarts.length >= MAX_RESTARTS) {
-        appendFileSync(this.options.logFile, `runplan-host: ${this.options.what} ${why}, its ${MAX_RESTARTS + 1}th exit within a minute: not started again\n`);
-        return;
-      }
-      this.restarts.push(now);
-      appendFileSync(this.options.logFile, `runplan-host: ${this.options.what} ${why}; starting it again\n`);
-      this.timer = setTimeout(() => {
-        if (this.stopping) return;
-        this.run = launch(this.options);
-        this.supervise();
-        waitReady(this.run, this.options).catch((error: Error) => appendFileSync(this.options.logFile, `runplan-host: ${error.message}\n`));
-      }, 500 * this.restarts.length);
-    });
+  /** The server as the supervisor runs it: a run is started and waited for until it answers. */
+  private part(): Part {
+    const { options } = this;
+    return {
+      // "Redis add-on addon_…" → "redis:addon_…", "PostgreSQL" → "postgresql": the key of status --json.
+      id: options.what.toLowerCase().replace(/ add-on /, ':'),
+      name: options.what,
+      start: async (): Promise<PartRun> => {
+        const run = launch(options);
+        this.run = run;
+        await waitReady(run, options);
+        return { pid: run.child.pid, ended: run.exited };
+      },
+      stop: async () => {
+        if (this.run !== undefined) await stopRun(this.run, options.stopSignal ?? 'SIGTERM', this.graceMs);
+      },
+      check: async () => {
+        const up = await options.ready().catch(() => false);
+        return { up, detail: up ? `answers (${options.command})` : `does not answer (${options.command}); its log: ${options.logFile}` };
+      },
+    };
   }
 
   /** Ends the supervision, asks it to shut down, then kills it if it has not within `graceMs`; resolves once it has exited. */
   async stop(graceMs = 20_000): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.timer);
-    await stopRun(this.run, this.options.stopSignal ?? 'SIGTERM', graceMs);
+    this.graceMs = graceMs;
+    await this.supervised?.stop();
   }
 }
 

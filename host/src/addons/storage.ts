@@ -6,6 +6,7 @@ import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { ensureServerAccount, type ServerAccount, ServerProcess } from './server-process.js';
+import type { Supervisor } from '../supervision/supervisor.js';
 
 const LOOPBACK = '127.0.0.1';
 /** The account the storage servers run as when the host runs as root (no Debian package makes one). */
@@ -18,6 +19,8 @@ export interface StorageProviderOptions {
   readonly program: readonly string[];
   /** Who the servers run as: by default runplan-storage when the host runs as root (null: the host's own user). */
   readonly account?: ServerAccount | null;
+  /** The host's supervisor: a death and restart of a server is in the host's log and its state in status. */
+  readonly supervisor?: Supervisor;
 }
 
 /**
@@ -105,6 +108,7 @@ export class StorageProvider implements AddonProvider {
     if (this.account) for (const p of [folder, objects, file]) chownSync(p, this.account.uid, this.account.gid);
     const [command = process.execPath, ...args] = this.options.program;
     const server = await ServerProcess.start({
+      supervisor: this.options.supervisor,
       what: `storage add-on ${id}`,
       command,
       args: [...args, file],

@@ -87,6 +87,15 @@ export class ApiServer {
       const stop = logs.follow(app.id, stream.line);
       req.on('close', stop);
     });
+    // The host's own state and log: the API token's alone (the console, which signs organizations in, shows neither).
+    this.route('GET', '/status', async (_req, res) => sendJson(res, 200, await s.status()));
+    this.route('GET', '/logs', async (req, res, _p, q) => {
+      const lines = Number(q.get('lines') ?? 200);
+      if (q.get('follow') !== '1') return sendJson(res, 200, { lines: s.hostLog.tail(lines) });
+      const stream = lineStream(res);
+      for (const line of s.hostLog.tail(lines)) stream.line(line);
+      req.on('close', s.hostLog.follow(stream.line));
+    });
     this.route('GET', '/addons', async (_req, res, _p, q) => sendJson(res, 200, { addons: await s.addons(q.get('org') ?? undefined) }));
     this.route('POST', '/addons', async (req, res) => {
       const b = await readJson(req);

@@ -9,6 +9,7 @@ import { initHost } from '../init.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
 import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
+import type { PartHealth } from '../supervision/supervisor.js';
 import { appUrl, consoleUrl, readSettings } from '../settings.js';
 import { orgToken } from '../console/sessions.js';
 import { listenForStopSignals } from '../stop-signals.js';
@@ -26,12 +27,13 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
                     [--engine local|swarm] [--docker-host URL]   releases as local processes, or as the services of a Docker swarm
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
   runplan-host serve                      start sshd, the edge and the API; bring every app back; SIGTERM stops all
-  runplan-host status
+  runplan-host status                     every part checked now (the edge, sshd, add-on servers); exit 1 when one is down
   runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
   runplan-host apps [--org ORG]
   runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
   runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
   runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
+  runplan-host logs --host [-f]           the host's own log: serve's start, each part that died and was started again
   runplan-host build-instance [dedicated|shared]   builds sized for the dedicated build instance (advised for webpacker)
   runplan-host token --org ORG            a token that signs in to the web console as that organization
   runplan-host addon create <postgresql|redis|storage> <name> --org <org> [--region <par|mtl>]
@@ -53,6 +55,7 @@ const OPTIONS = {
   region: { type: 'string' },
   show: { type: 'boolean' },
   follow: { type: 'boolean', short: 'f' },
+  host: { type: 'boolean' },
   domain: { type: 'string' },
   listen: { type: 'string' },
   'ssh-port': { type: 'string' },
@@ -169,14 +172,23 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
   switch (command) {
     case 'status': {
       const settings = await readSettings(paths);
-      const { apps } = await client.json<{ apps: AppView[] }>('GET', '/apps');
+      const { serving, apps, parts } = await client.json<{ serving: boolean; apps: number; parts: PartHealth[] }>('GET', '/status');
       const root = `${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt`;
-      print(
-        { serving: true, apps: apps.length, rootCertificate: root, settings },
-        () =>
-          `serving ${apps.length} application(s) from ${paths.root}\nreleases run ${settings.engine === 'swarm' ? `as services of the Docker swarm at ${settings.dockerHost ?? 'DOCKER_HOST'}` : 'on this machine'}\nedge root certificate: ${root}`,
+      const down = parts.filter((p) => !p.up).map((p) => p.name);
+      print({ serving, apps, parts, rootCertificate: root, settings }, () =>
+        [
+          serving
+            ? `serving ${apps} application(s) from ${paths.root}`
+            : `NOT serving: ${down.join(', ')} ${down.length > 1 ? 'are' : 'is'} down (serve starts ${down.length > 1 ? 'them' : 'it'} again; runplan-host logs --host says why)`,
+          ...parts.map(
+            (p) =>
+              `  ${p.up ? 'up  ' : 'DOWN'}  ${p.name}: ${p.detail}${p.pid === null ? '' : `; PID ${p.pid}`}${p.restarts > 0 ? `; started again ${p.restarts} time(s), last after it ${p.lastExit}` : ''}`,
+          ),
+          `releases run ${settings.engine === 'swarm' ? `as services of the Docker swarm at ${settings.dockerHost ?? 'DOCKER_HOST'}` : 'on this machine'}`,
+          `edge root certificate: ${root}`,
+        ].join('\n'),
       );
-      return 0;
+      return serving ? 0 : 1;
     }
     case 'create': {
       const [name] = rest;
@@ -347,6 +359,15 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       return 0;
     }
     case 'logs': {
+      if (values.host) {
+        if (values.follow) {
+          await client.lines('GET', '/logs?follow=1', undefined, (line) => io.out(`${line}\n`));
+          return 0;
+        }
+        const { lines } = await client.json<{ lines: string[] }>('GET', '/logs');
+        print({ lines }, () => lines.join('\n'));
+        return 0;
+      }
       const a = await app();
       if (values.follow) {
         await client.lines('GET', `/apps/${a.id}/logs?follow=1`, undefined, (line) => io.out(`${line}\n`));

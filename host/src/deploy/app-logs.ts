@@ -13,6 +13,11 @@ export class AppLogs {
     for (const follow of this.followers.get(appId) ?? []) follow(line);
   }
 
+  /** A line of the host's in the log of every application this serve keeps one for (the edge was down: none of them answered). */
+  pushToAll(line: string): void {
+    for (const appId of this.lines.keys()) this.push(appId, line);
+  }
+
   tail(appId: string, count = 200): string[] {
     return (this.lines.get(appId) ?? []).slice(-count);
   }

@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import type { EdgeOptions, Upstream } from './edge.js';
+import type { EdgeOptions, RouteOptions, Upstream } from './edge.js';
 
 /** Where Caddy keeps its files under the edge's folder (its environment points HOME and XDG_* there). */
 export interface CaddyFiles {
@@ -46,29 +46,59 @@ export interface CaddyRoute {
   readonly terminal?: boolean;
 }
 
-export function dialOf(upstream: Upstream): string {
+function dialOf(upstream: Upstream): string {
   return typeof upstream === 'number' ? `127.0.0.1:${upstream}` : `unix/${upstream.socket}`;
 }
 
 /** The upstream a route dials now. */
 export function dialOfRoute(route: CaddyRoute): string | undefined {
-  return (route.handle[0]?.upstreams as Array<{ dial?: string }> | undefined)?.[0]?.dial;
+  const proxy = route.handle.find((h) => h.handler === 'reverse_proxy');
+  return (proxy?.upstreams as Array<{ dial?: string }> | undefined)?.[0]?.dial;
 }
 
-export function appRoute(host: string, upstream: Upstream): CaddyRoute {
+/** One year, as HSTS is usually given; never includeSubDomains: the applications' names are the domain's, and theirs to decide. */
+const HSTS = 'max-age=31536000';
+
+/** Whether the route is served over HTTPS only (the redirect and HSTS of RouteOptions.httpsOnly). */
+export function isHttpsOnly(route: CaddyRoute): boolean {
+  return route.handle.some((h) => h.handler === 'subroute');
+}
+
+export function appRoute(host: string, upstream: Upstream, options: RouteOptions & { readonly httpsPort: number } = { httpsPort: 443 }): CaddyRoute {
+  const proxy = {
+    handler: 'reverse_proxy',
+    upstreams: [{ dial: dialOf(upstream) }],
+    // A host's socket (an application's, re-pointed at each switch) gets a new connection per request, so
+    // a request after a switch reaches the new release; a loopback port keeps Caddy's connection pool.
+    ...(typeof upstream === 'number' ? {} : { transport: { protocol: 'http', keep_alive: { enabled: false } } }),
+  };
+  const httpsOnly = options.httpsOnly
+    ? [
+        // The plain listener's requests end here (a static response calls no handler after it): the redirect, to the
+        // name of the route itself (never the Host header's words) and the edge's HTTPS port.
+        {
+          handler: 'subroute',
+          routes: [
+            {
+              match: [{ protocol: 'http' }],
+              handle: [
+                {
+                  handler: 'static_response',
+                  status_code: 308,
+                  headers: { Location: [`https://${host}${options.httpsPort === 443 ? '' : `:${options.httpsPort}`}{http.request.uri}`] },
+                },
+              ],
+            },
+          ],
+        },
+        { handler: 'headers', response: { set: { 'Strict-Transport-Security': [HSTS] } } },
+      ]
+    : [];
   return {
     '@id': routeId(host),
     match: [{ host: [host] }],
     // Caddy sets X-Forwarded-For/-Proto/-Host itself and, without trusted_proxies, drops the incoming ones.
-    handle: [
-      {
-        handler: 'reverse_proxy',
-        upstreams: [{ dial: dialOf(upstream) }],
-        // A host's socket (an application's, re-pointed at each switch) gets a new connection per request, so
-        // a request after a switch reaches the new release; a loopback port keeps Caddy's connection pool.
-        ...(typeof upstream === 'number' ? {} : { transport: { protocol: 'http', keep_alive: { enabled: false } } }),
-      },
-    ],
+    handle: [...httpsOnly, proxy],
     terminal: true,
   };
 }
@@ -86,8 +116,11 @@ function listen(address: string, port: number): string {
   return isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
-/** Caddy's whole initial configuration: no application route yet, only the answer for unknown host names. */
-export function initialConfig(options: EdgeOptions, files: CaddyFiles): Record<string, unknown> {
+/**
+ * Caddy's whole configuration at its start: the routes the edge has (none at serve's start; every one it had
+ * when Caddy is started again after it died), then the answer for unknown host names, which stays last.
+ */
+export function initialConfig(options: EdgeOptions, files: CaddyFiles, routes: readonly CaddyRoute[] = []): Record<string, unknown> {
   return {
     // Never the default localhost:2019: any local user could reconfigure the edge there. Caddy checks the
     // Host header even on a unix socket, and an empty one is not valid HTTP/1.1: "localhost" is the one allowed.
@@ -100,13 +133,15 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles): Record<s
         servers: {
           [SERVER]: {
             listen: [listen(options.listenAddress, options.httpsPort), listen(options.listenAddress, options.httpPort)],
-            // HTTP to HTTPS is the application's choice (its force_https), never the edge's.
+            // HTTP to HTTPS is the application's choice (its force_https), never the edge's: Caddy's own redirects would
+            // take every name it serves. The console's name has a redirect of its own route (RouteOptions.httpsOnly).
             automatic_https: { disable_redirects: true },
             // TLS on the HTTPS listener even before the first route names a host.
             tls_connection_policies: [{}],
             // No HTTP/3: it would take the UDP port as well.
             protocols: ['h1', 'h2'],
             routes: [
+              ...routes,
               {
                 '@id': UNKNOWN_HOST_ID,
                 handle: [{ handler: 'static_response', status_code: 404, headers: { 'Content-Type': ['text/plain; charset=utf-8'] }, body: UNKNOWN_HOST_TEXT }],

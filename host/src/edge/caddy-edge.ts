@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:tls';
 import { HostErrors } from '../errors.js';
+import { accepts, connectAddress } from '../supervision/probes.js';
+import { exitWords, type PartCheck, type PartRun } from '../supervision/supervisor.js';
 import { type AdminAnswer, type AdminRequest, adminCall, adminError } from './caddy-admin.js';
-import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appRoute, caddyFiles, dialOf, dialOfRoute, initialConfig, isHostName, readAppRoute, routeId } from './caddy-config.js';
+import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appRoute, caddyFiles, dialOfRoute, initialConfig, isHostName, isHttpsOnly, readAppRoute, routeId } from './caddy-config.js';
 import { type CaddyEnd, type RunningCaddy, findCaddy, logTail, portInUse, runCaddy } from './caddy-process.js';
-import type { Edge, EdgeOptions, Upstream } from './edge.js';
+import type { Edge, EdgeOptions, RouteOptions, Upstream } from './edge.js';
 
 export interface CaddyEdgeOptions {
   /** The caddy program (default: the first on PATH, else /usr/bin/caddy). */
@@ -36,16 +38,22 @@ function sleep(ms: number): Promise<void> {
  * The HTTPS edge run by Caddy: one server with a TLS listener and a plain HTTP one sharing the
  * routes, certificates from Caddy's own CA, and each route change one call of its admin API on a
  * unix socket, made against the ETag of the routes it read (Caddy applies it whole or keeps the old
- * config).
+ * config). Caddy keeps its configuration in memory only (no autosave): the edge keeps each route it
+ * set, and a Caddy started again after it died starts with all of them.
  */
 export class CaddyEdge implements Edge {
+  readonly id = 'edge';
+  readonly name = 'the edge (Caddy)';
   readonly rootCertificate: string;
   private readonly files: CaddyFiles;
   private readonly program: string;
   private readonly delay: (ms: number) => Promise<void>;
   private readonly now: () => number;
   private running: RunningCaddy | undefined;
+  private runEnded: Promise<string> | undefined;
   private rootPem: string | undefined;
+  /** Each route as this edge last set it, by host name: what a Caddy started again is given. */
+  private readonly set = new Map<string, CaddyRoute>();
   // Route changes of this edge, one after the other (each reads the routes it changes).
   private changes: Promise<unknown> = Promise.resolve();
 
@@ -65,8 +73,13 @@ export class CaddyEdge implements Edge {
     return this.running?.pid;
   }
 
-  async start(): Promise<void> {
-    if (this.running !== undefined) return;
+  /** Starts Caddy with every route the edge has (none at serve's start) and resolves once it serves each of them. */
+  async start(): Promise<PartRun> {
+    return this.serialized(() => this.startCaddy());
+  }
+
+  private async startCaddy(): Promise<PartRun> {
+    if (this.running !== undefined && this.runEnded !== undefined) return { pid: this.running.pid, ended: this.runEnded };
     const { dir } = this.options;
     if (Buffer.byteLength(this.files.adminSocket) > MAX_SOCKET_PATH) {
       throw this.partFailed(`the admin socket path ${this.files.adminSocket} is longer than a unix socket allows (${MAX_SOCKET_PATH} bytes)`, {
@@ -75,14 +88,19 @@ export class CaddyEdge implements Edge {
     }
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await this.clearStaleSocket();
-    await writeFile(this.files.config, `${JSON.stringify(initialConfig(this.options, this.files), null, 2)}\n`, { mode: 0o600 });
+    const routes = [...this.set.values()];
+    await writeFile(this.files.config, `${JSON.stringify(initialConfig(this.options, this.files, routes), null, 2)}\n`, { mode: 0o600 });
 
     const running = runCaddy(this.program, dir, this.files);
     let end: CaddyEnd | undefined;
-    void running.ended.then((e) => {
+    const ended = running.ended.then((e) => {
       end = e;
+      // Dead, asked or not: the next start() starts a new one.
+      if (this.running === running) this.running = undefined;
+      return 'error' in e ? `could not be run: ${e.error.message}` : exitWords(e.code, e.signal);
     });
     this.running = running;
+    this.runEnded = ended;
     const deadline = this.now() + (this.caddyOptions.startTimeoutMs ?? 30_000);
     for (;;) {
       // A settled `ended` is seen after one turn of the event loop: the poll below gives it that turn.
@@ -93,34 +111,60 @@ export class CaddyEdge implements Edge {
       }
       if ((await this.adminAnswers()) && existsSync(this.rootCertificate)) break;
       if (this.now() > deadline) {
-        await this.stop();
+        await this.stopCaddy();
         throw this.partFailed(`Caddy did not answer on ${this.files.adminSocket} within ${this.caddyOptions.startTimeoutMs ?? 30_000} ms: ${await logTail(this.files.log, running.logOffset)}`);
       }
       await this.delay(POLL_MS);
     }
     this.rootPem = await readFile(this.rootCertificate, 'utf8');
+    // Started again with routes: it serves once each name's certificate (kept in its data folder) is served.
+    try {
+      await Promise.all(routes.map((route) => this.waitForCertificate(route.match?.[0]?.host?.[0] ?? '')));
+    } catch (error) {
+      await this.stopCaddy();
+      throw error;
+    }
+    return { pid: running.pid, ended };
   }
 
-  async setRoute(host: string, upstream: Upstream): Promise<void> {
+  async setRoute(host: string, upstream: Upstream, options: RouteOptions = {}): Promise<void> {
     const name = this.checkHost(host);
     if (typeof upstream === 'number' && !(Number.isInteger(upstream) && upstream >= 1 && upstream <= 65535)) throw this.edgeFailed(`the port ${upstream} of ${name} is not a TCP port`, { host: name });
+    const route = appRoute(name, upstream, { ...options, httpsPort: this.options.httpsPort });
     return this.serialized(async () => {
       await this.changeRoutes(name, (existing) => {
         if (existing === undefined) {
           // PUT at an index inserts: the new route goes before the catch-all 404, which must stay last.
-          return { method: 'PUT', path: `${ROUTES_PATH}/0`, body: appRoute(name, upstream) };
+          return { method: 'PUT', path: `${ROUTES_PATH}/0`, body: route };
         }
-        if (dialOfRoute(existing) === dialOf(upstream)) return undefined;
+        // Compared by what they do: Caddy gives a route back in its own key order.
+        if (dialOfRoute(existing) === dialOfRoute(route) && isHttpsOnly(existing) === isHttpsOnly(route)) return undefined;
         // The whole route (its @id included) replaced in place: the switch is atomic for every new request.
-        return { method: 'PATCH', path: `/id/${encodeURIComponent(routeId(name))}`, body: appRoute(name, upstream) };
+        return { method: 'PATCH', path: `/id/${encodeURIComponent(routeId(name))}`, body: route };
       });
+      this.set.set(name, route);
       await this.waitForCertificate(name);
     });
   }
 
   async removeRoute(host: string): Promise<void> {
     const name = this.checkHost(host);
-    return this.serialized(() => this.changeRoutes(name, (existing) => (existing === undefined ? undefined : { method: 'DELETE', path: `/id/${encodeURIComponent(routeId(name))}` })));
+    return this.serialized(async () => {
+      await this.changeRoutes(name, (existing) => (existing === undefined ? undefined : { method: 'DELETE', path: `/id/${encodeURIComponent(routeId(name))}` }));
+      this.set.delete(name);
+    });
+  }
+
+  /** Whether the edge serves: its admin API answers with its routes, and both listeners accept. */
+  async check(): Promise<PartCheck> {
+    const { listenAddress, httpsPort, httpPort } = this.options;
+    const [admin, https, http] = await Promise.all([this.adminAnswers(), accepts(listenAddress, httpsPort), accepts(listenAddress, httpPort)]);
+    const down = [
+      ...(admin ? [] : [`its admin API does not answer on ${this.files.adminSocket}`]),
+      ...(https ? [] : [`nothing accepts on its HTTPS port ${listenAddress}:${httpsPort}`]),
+      ...(http ? [] : [`nothing accepts on its HTTP port ${listenAddress}:${httpPort}`]),
+    ];
+    return { up: down.length === 0, detail: down.length === 0 ? `its admin API answers, and ${listenAddress}:${httpsPort} (HTTPS) and :${httpPort} (HTTP) accept` : down.join('; ') };
   }
 
   async routes(): Promise<Record<string, number>> {
@@ -134,6 +178,10 @@ export class CaddyEdge implements Edge {
   }
 
   async stop(): Promise<void> {
+    await this.stopCaddy();
+  }
+
+  private async stopCaddy(): Promise<void> {
     const running = this.running;
     this.running = undefined;
     if (running?.pid !== undefined) {
@@ -177,7 +225,7 @@ export class CaddyEdge implements Edge {
     } catch (cause) {
       throw this.edgeFailed(`the edge does not answer on ${this.files.adminSocket} (${(cause as Error).message})`, {
         cause,
-        fix: 'Restart runplan-host serve: the edge (Caddy) is not running.',
+        fix: 'The edge (Caddy) is not running: serve starts it again by itself (runplan-host logs --host says when, and why it stopped); try again once runplan-host status says it serves.',
       });
     }
   }
@@ -194,6 +242,7 @@ export class CaddyEdge implements Edge {
       } catch (error) {
         last = (error as Error).message;
       }
+      if (this.running === undefined) throw this.edgeFailed(`Caddy stopped while it was getting the certificate of ${host} (${last})`, { host });
       if (this.now() > deadline) {
         throw this.edgeFailed(`Caddy serves no valid certificate for ${host} after ${timeout} ms (${last}): ${await logTail(this.files.log, this.running?.logOffset ?? 0)}`, { host });
       }
@@ -280,13 +329,6 @@ function signal(pid: number, name: NodeJS.Signals): void {
   } catch {
     // Already gone.
   }
-}
-
-/** Where to reach a listener bound to `address` from this machine. */
-function connectAddress(address: string): string {
-  if (address === '0.0.0.0' || address === '') return '127.0.0.1';
-  if (address === '::') return '::1';
-  return address;
 }
 
 /** A TLS handshake with `servername`, verified against the edge's root certificate. */

@@ -1,5 +1,17 @@
+import type { Part, PartRun } from '../supervision/supervisor.js';
+
 /** Where a route sends its requests: an application's loopback port, or a unix socket of the host's own (the console's). */
 export type Upstream = number | { readonly socket: string };
+
+/** How a host is served beside its upstream. */
+export interface RouteOptions {
+  /**
+   * HTTPS only (the console's name): a request on the plain HTTP listener is answered a permanent redirect
+   * (308, which keeps a POST a POST) to the same path over HTTPS, and never reaches the upstream; every
+   * HTTPS answer carries Strict-Transport-Security, so a browser that saw it goes straight to HTTPS.
+   */
+  readonly httpsOnly?: boolean;
+}
 
 /** Where the HTTPS edge listens, and where it keeps its state. */
 export interface EdgeOptions {
@@ -17,11 +29,11 @@ export interface EdgeOptions {
  * X-Forwarded-Proto/-For/-Host set for the application. Each change is one call
  * of the edge's admin API, applied whole or not at all.
  */
-export interface Edge {
-  /** Starts the edge and waits until its admin API answers; the routes are empty. */
-  start(): Promise<void>;
+export interface Edge extends Part {
+  /** Starts the edge with the routes it has (none at first; all of them again after it died) and waits until it serves them. */
+  start(): Promise<PartRun>;
   /** Sends `host` (e.g. app_….localhost) to 127.0.0.1:`port` (or to a unix socket of the host's own): added, or switched in one call. */
-  setRoute(host: string, upstream: Upstream): Promise<void>;
+  setRoute(host: string, upstream: Upstream, options?: RouteOptions): Promise<void>;
   removeRoute(host: string): Promise<void>;
   /** The routes now: host name → port. */
   routes(): Promise<Record<string, number>>;

@@ -1,10 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
+import { accepts } from '../supervision/probes.js';
+import { exitWords, type Part, type PartCheck, type PartRun } from '../supervision/supervisor.js';
 
 const run = promisify(execFile);
 
@@ -33,12 +34,14 @@ const CONFIG_SAFE = /^[A-Za-z0-9_./:@+-]+$/;
  * and pid file in `dir`, nothing of the machine's sshd. It logs in only the
  * SSH user, by key, and authorized_keys gives every key a forced command.
  */
-export class Sshd {
+export class Sshd implements Part {
+  readonly id = 'sshd';
+  readonly name = 'sshd';
   readonly configFile: string;
   readonly hostKeyFile: string;
   readonly pidFile: string;
   private child: ChildProcess | undefined;
-  private exited: Promise<void> | undefined;
+  private exited: Promise<string> | undefined;
   private readonly output: string[] = [];
 
   constructor(private readonly opts: SshdOptions) {
@@ -66,8 +69,9 @@ export class Sshd {
     return this.output.join('\n');
   }
 
-  async start(): Promise<void> {
-    if (this.child !== undefined) return;
+  /** Starts sshd (again, after it died) and resolves once it listens; the run's `ended` says how it ended. */
+  async start(): Promise<PartRun> {
+    if (this.child !== undefined && this.exited !== undefined && this.child.exitCode === null && this.child.signalCode === null) return { pid: this.child.pid, ended: this.exited };
     const { dir, port, listenAddress, user, authorizedKeysFile } = this.opts;
     for (const [what, value] of [
       ['the data folder path', dir],
@@ -93,7 +97,11 @@ export class Sshd {
 
     const child = spawn(this.program, ['-D', '-e', '-f', this.configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    const exited = new Promise<string>((resolve) => {
+      child.once('exit', (code, signal) => resolve(exitWords(code, signal)));
+      child.once('error', (error) => resolve(`could not be run: ${error.message}`));
+    });
+    this.exited = exited;
     // Read to the end, always: sshd (and each connection's process) logs to this pipe, which must never fill.
     let partial = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -110,7 +118,7 @@ export class Sshd {
     const deadline = Date.now() + (this.opts.startTimeoutMs ?? 10_000);
     for (;;) {
       // sshd writes its pid file once its sockets listen: a port that accepts before that may be another program's.
-      if ((await pidFileHolds(this.pidFile, child.pid)) && (await accepts(listenAddress, port))) return;
+      if ((await pidFileHolds(this.pidFile, child.pid)) && (await accepts(listenAddress, port))) return { pid: child.pid, ended: exited };
       const failed = spawnFailure !== undefined || child.exitCode !== null || child.signalCode !== null;
       if (failed || Date.now() > deadline) {
         await this.stop();
@@ -120,6 +128,13 @@ export class Sshd {
       }
       await delay(50);
     }
+  }
+
+  /** Whether sshd serves: its port accepts a connection and greets it as an SSH server does. */
+  async check(): Promise<PartCheck> {
+    const { listenAddress, port } = this.opts;
+    const up = await accepts(listenAddress, port, 'SSH-');
+    return { up, detail: up ? `answers SSH on ${listenAddress}:${port}` : `nothing answers SSH on ${listenAddress}:${port}` };
   }
 
   /** Stops the listener by its PID. Sessions already open end on their own (OpenSSH gives each its own process and session). */
@@ -215,18 +230,4 @@ async function pidFileHolds(file: string, pid: number | undefined): Promise<bool
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Whether something accepts a TCP connection on host:port right now. */
-function accepts(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }

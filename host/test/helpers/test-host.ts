@@ -17,6 +17,7 @@ const CLI = join(ROOT, 'host', 'dist', 'cli.js');
 export interface Answer {
   readonly status: number;
   readonly body: string;
+  readonly headers: Record<string, string | string[] | undefined>;
   json<T = Record<string, unknown>>(): T;
 }
 
@@ -211,7 +212,7 @@ export class TestHost {
         res.on('data', (c: string) => {
           body += c;
         });
-        res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body, json: <T>() => JSON.parse(body) as T }));
+        res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body, headers: res.headers, json: <T>() => JSON.parse(body) as T }));
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);

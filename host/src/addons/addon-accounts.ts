@@ -18,7 +18,7 @@ const PREFIX: Record<WalledKind, string> = { storage: 'rp-s3-', redis: 'rp-redis
  * id (useradd's 32 characters hold no whole id, and `ps -o user` and /etc/passwd,
  * which every local user reads, then show nothing of it).
  */
-export function addonAccountName(kind: WalledKind, addonId: string): string {
+function addonAccountName(kind: WalledKind, addonId: string): string {
   return `${PREFIX[kind]}${createHash('sha256').update(addonId).digest('hex').slice(0, 20)}`;
 }
 

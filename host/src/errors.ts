@@ -68,7 +68,7 @@ export const HostErrors = defineErrors(
     ADDON_SERVER_FAILED: {
       title: 'An add-on server (PostgreSQL, Redis, storage) did not start or answer',
       kind: 'deployment',
-      fix: 'Read the end of its log quoted in the message; install its Debian package (apt-get install postgresql redis-server) and free the port it names.',
+      fix: 'Read the end of its log quoted in the message; install its Debian package (apt-get install postgresql redis-server passwd) and free the port it names.',
     },
     ENGINE_ADDON_UNREACHABLE: {
       title: 'The application is linked to an add-on its engine cannot reach',

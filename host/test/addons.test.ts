@@ -7,9 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesUnder } from '../../test/helpers/processes.js';
 import { freePort } from '../../test/helpers/ports.js';
 import { tempDir } from '../../test/helpers/temp.js';
+import { removeAddonAccount } from '../src/addons/addon-accounts.js';
 import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { RedisProvider } from '../src/addons/redis.js';
 import { StorageProvider } from '../src/addons/storage.js';
+import { removeAddonAccountsUnder } from './helpers/addon-accounts.js';
 import { s3 } from './helpers/s3-client.js';
 import { HostErrors } from '../src/errors.js';
 
@@ -145,6 +147,7 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
   afterAll(async () => {
     await provider.stop();
     blocker?.close();
+    await removeAddonAccountsUnder(join(root, 'data', 'addons'));
   });
 
   it('creates an instance an app reaches with its password, and with nothing else', async () => {
@@ -229,6 +232,8 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
       message: expect.stringMatching(/Address already in use|bind/i),
     });
     expect(processesUnder(join(root, 'other'))).toEqual([]);
+    // The add-on exists (start() was given it): its account stays for its next start, and goes with the test.
+    await removeAddonAccount('redis', id);
   });
 });
 
@@ -254,6 +259,7 @@ describe('storage add-ons (one S3-compatible server per add-on)', () => {
   });
   afterAll(async () => {
     await provider.stop();
+    await removeAddonAccountsUnder(join(root, 'data', 'addons'));
   });
 
   it('creates a server an S3 client reaches with the injected key pair: a bucket made, an object put and read back', async () => {

@@ -117,8 +117,8 @@ export class PostgresqlProvider implements AddonProvider {
     });
   }
 
-  async create(addon: AddonRef): Promise<CreatedAddon> {
-    const name = sqlName(addon.id);
+  async create(_addon: AddonRef): Promise<CreatedAddon> {
+    const name = newSqlName();
     const password = randomBytes(24).toString('hex');
     try {
       await this.admin(createDatabaseSql(name, password));
@@ -194,8 +194,17 @@ export class PostgresqlProvider implements AddonProvider {
   }
 }
 
-/** The role and database name of an add-on: its id without hyphens (a plain SQL identifier, 38 characters). */
-export function sqlName(addonId: string): string {
+/**
+ * The role and database name of a new add-on: random, of the shape SQL_NAME checks. Not
+ * made from the add-on's id: every role sees every database and role name (pg_database,
+ * pg_roles), and `ps` shows them in each connection's process title.
+ */
+export function newSqlName(): string {
+  return `addon_${randomBytes(16).toString('hex')}`;
+}
+
+/** The name an add-on made before names were random has: its id without hyphens (a plain SQL identifier, 38 characters). */
+function sqlName(addonId: string): string {
   if (!ADDON_ID.test(addonId)) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
   return addonId.replaceAll('-', '');
 }

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
-import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+import { ensureAddonAccount, ownTree, removeAddonAccount } from './addon-accounts.js';
+import { type ServerAccount, ServerProcess } from './server-process.js';
 import type { Supervisor } from '../supervision/supervisor.js';
 
 const execFileAsync = promisify(execFile);
@@ -18,7 +19,7 @@ export interface RedisProviderOptions {
   readonly dir: string;
   readonly redisServer?: string;
   readonly redisCli?: string;
-  /** Who the servers run as: by default `redis` when the host runs as root (null: the host's own user). */
+  /** Who the servers run as: by default each add-on's own account when the host runs as root (null: the host's own user). */
   readonly account?: ServerAccount | null;
   /** The host's supervisor: a death and restart of a server is in the host's log and its state in status. */
   readonly supervisor?: Supervisor;
@@ -27,12 +28,13 @@ export interface RedisProviderOptions {
 /**
  * Redis add-ons: one redis-server per add-on (Redis has no per-user databases that keep
  * one customer's keys from another's), each on its own loopback port with its own
- * password (requirepass) and its data kept (appendonly) in its own folder.
+ * password (requirepass) and its data kept (appendonly) in its own folder (0700), run
+ * as the add-on's own account (addon-accounts.ts): a customer who took over its
+ * server (a Lua sandbox escape, as Redis has had) holds only its own data.
  */
 export class RedisProvider implements AddonProvider {
   readonly kind = 'redis' as const;
   private readonly running = new Map<string, ServerProcess>();
-  private account: ServerAccount | undefined;
   private started = false;
 
   constructor(private readonly options: RedisProviderOptions) {}
@@ -56,7 +58,6 @@ export class RedisProvider implements AddonProvider {
 
   private async prepare(): Promise<void> {
     if (this.started) return;
-    this.account = this.options.account === undefined ? await serverAccount('redis') : (this.options.account ?? undefined);
     // Searchable, not listable: each instance's folder is its account's alone.
     mkdirSync(this.options.dir, { recursive: true, mode: 0o711 });
     this.started = true;
@@ -70,6 +71,7 @@ export class RedisProvider implements AddonProvider {
       await this.startInstance(addon.id, config);
     } catch (error) {
       rmSync(folder, { recursive: true, force: true });
+      if (this.options.account === undefined) await removeAddonAccount('redis', addon.id).catch(() => {});
       throw error;
     }
     return { config, variables: this.variables(config) };
@@ -85,6 +87,7 @@ export class RedisProvider implements AddonProvider {
     this.running.delete(addon.id);
     await server?.stop();
     rmSync(folder, { recursive: true, force: true });
+    if (this.options.account === undefined) await removeAddonAccount('redis', addon.id);
   }
 
   async stop(): Promise<void> {
@@ -102,17 +105,22 @@ export class RedisProvider implements AddonProvider {
     const folder = this.folder(id);
     const data = join(folder, 'data');
     mkdirSync(data, { recursive: true, mode: 0o700 });
+    chmodSync(folder, 0o700);
+    const account = this.options.account === undefined ? await ensureAddonAccount('redis', id) : (this.options.account ?? undefined);
+    // A folder an earlier host gave Debian's shared redis account becomes this add-on's own.
+    if (account) ownTree(folder, account);
     // Written at every start from the store's config: the store is the truth, the file follows it.
     const conf = join(folder, 'redis.conf');
     writeFileSync(conf, redisConf({ bind: LOOPBACK, port, password, dir: data }), { mode: 0o600 });
-    if (this.account) for (const p of [folder, data, conf]) chownSync(p, this.account.uid, this.account.gid);
+    if (account) chownSync(conf, account.uid, account.gid);
     const server = await ServerProcess.start({
       supervisor: this.options.supervisor,
       what: `Redis add-on ${id}`,
       command: this.options.redisServer ?? 'redis-server',
-      args: [conf],
+      // Relative to its working folder: the add-on's id (in the folder's name) is on no command line `ps` shows.
+      args: ['redis.conf'],
       cwd: folder,
-      account: this.account,
+      account,
       logFile: join(folder, 'redis.log'),
       ready: async () => {
         // The password through REDISCLI_AUTH, not argv (which every user on the machine can read).

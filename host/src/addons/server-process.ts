@@ -34,32 +34,6 @@ export async function serverAccount(name: string): Promise<ServerAccount | undef
   }
 }
 
-/**
- * An account of the host's own for servers no Debian package makes an account for
- * (the storage add-ons'): made with useradd --system when missing, no login shell,
- * no home. Undefined when the host does not run as root (it runs them as itself).
- */
-export async function ensureServerAccount(name: string): Promise<ServerAccount | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const exists = await execFileAsync('id', ['-u', name]).then(
-    () => true,
-    () => false,
-  );
-  if (!exists) {
-    try {
-      await execFileAsync('useradd', ['--system', '--user-group', '--shell', '/usr/sbin/nologin', '--home-dir', '/nonexistent', '--no-create-home', name]);
-    } catch (error) {
-      throw HostErrors.ADDON_SERVER_FAILED.create({
-        message: `the system account ${name} could not be made with useradd: ${String((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`,
-        fix: `Run runplan-host as root on a system with useradd (package passwd), or make the account yourself (useradd --system ${name}).`,
-        details: { account: name },
-        cause: error,
-      });
-    }
-  }
-  return serverAccount(name);
-}
-
 export interface StartServerOptions {
   /** What it is, for messages: "PostgreSQL", "Redis add-on addon_…". */
   readonly what: string;

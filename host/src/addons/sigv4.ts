@@ -130,10 +130,11 @@ export function verifySigV4(request: SignedRequest, secretFor: (keyId: string) =
     };
   }
   if (!p.signedHeaders.includes('host')) return { ok: false, code: 'AccessDenied', why: 'the signature does not cover the Host header' };
-  // S3's canonical path: each segment decoded, then encoded as RFC 3986 says ("(" as %28), "/" kept.
+  // S3's canonical path: each segment decoded, then encoded as RFC 3986 says ("(" as %28), "/" kept, an encoded
+  // "/" (%2F) included: S3 signs the key, whichever way its slashes were sent (as aws4 and the SDKs sign).
   const path = (request.url.split('?', 1)[0] || '/')
     .split('/')
-    .map((segment) => encode(decodeSegment(segment)))
+    .map((segment) => encode(decodeSegment(segment)).replace(/%2F/g, '/'))
     .join('/');
   const canonicalQuery = p.query
     .map(([k, v]) => [encode(k), encode(v)])

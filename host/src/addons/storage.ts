@@ -1,23 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
-import { ensureServerAccount, type ServerAccount, ServerProcess } from './server-process.js';
+import { ensureAddonAccount, ownTree, removeAddonAccount } from './addon-accounts.js';
+import { type ServerAccount, ServerProcess } from './server-process.js';
 import type { Supervisor } from '../supervision/supervisor.js';
 
 const LOOPBACK = '127.0.0.1';
-/** The account the storage servers run as when the host runs as root (no Debian package makes one). */
-const STORAGE_ACCOUNT = 'runplan-storage';
 
 export interface StorageProviderOptions {
   /** `<data>/addons/storage`: one folder per add-on (`<id>/`: its config, log and objects). */
   readonly dir: string;
   /** How to run the server: `[node, <data>/bin/storage-server.cjs]` (serve installs it). */
   readonly program: readonly string[];
-  /** Who the servers run as: by default runplan-storage when the host runs as root (null: the host's own user). */
+  /** Who the servers run as: by default each add-on's own account when the host runs as root (null: the host's own user). */
   readonly account?: ServerAccount | null;
   /** The host's supervisor: a death and restart of a server is in the host's log and its state in status. */
   readonly supervisor?: Supervisor;
@@ -25,8 +24,10 @@ export interface StorageProviderOptions {
 
 /**
  * Object storage add-ons, S3-compatible: one server per add-on (s3rver, with the
- * add-on's own key pair and every request's SigV4 signature checked: see
- * storage-main.ts), on its own loopback port, its objects in its own folder.
+ * add-on's own key pair, every request's names and SigV4 signature checked: see
+ * storage-main.ts), on its own loopback port, its objects in its own folder (0700),
+ * run as the add-on's own account (addon-accounts.ts), so that not even a path bug
+ * of the server reaches another add-on's objects.
  * The link injects the key pair and the endpoint's host; the customer names the
  * bucket (STORAGE_ADDON_BUCKET_NAME) and the endpoint (STORAGE_ADDON_ENDPOINT), as
  * the specification's Active Storage recipe does.
@@ -34,7 +35,6 @@ export interface StorageProviderOptions {
 export class StorageProvider implements AddonProvider {
   readonly kind = 'storage' as const;
   private readonly running = new Map<string, ServerProcess>();
-  private account: ServerAccount | undefined;
   private prepared = false;
 
   constructor(private readonly options: StorageProviderOptions) {}
@@ -62,6 +62,7 @@ export class StorageProvider implements AddonProvider {
       await this.startInstance(addon.id, config);
     } catch (error) {
       rmSync(this.folder(addon.id), { recursive: true, force: true });
+      if (this.options.account === undefined) await removeAddonAccount('storage', addon.id).catch(() => {});
       throw error;
     }
     return { config, variables: this.variables(config) };
@@ -78,6 +79,7 @@ export class StorageProvider implements AddonProvider {
     this.running.delete(addon.id);
     await server?.stop();
     rmSync(folder, { recursive: true, force: true });
+    if (this.options.account === undefined) await removeAddonAccount('storage', addon.id);
   }
 
   async stop(): Promise<void> {
@@ -88,7 +90,6 @@ export class StorageProvider implements AddonProvider {
 
   private async prepare(): Promise<void> {
     if (this.prepared) return;
-    this.account = this.options.account === undefined ? await ensureServerAccount(STORAGE_ACCOUNT) : (this.options.account ?? undefined);
     mkdirSync(this.options.dir, { recursive: true, mode: 0o711 });
     this.prepared = true;
   }
@@ -102,18 +103,23 @@ export class StorageProvider implements AddonProvider {
     const folder = this.folder(id);
     const objects = join(folder, 'objects');
     mkdirSync(objects, { recursive: true, mode: 0o700 });
+    chmodSync(folder, 0o700);
+    const account = this.options.account === undefined ? await ensureAddonAccount('storage', id) : (this.options.account ?? undefined);
+    // A folder an earlier host gave the shared runplan-storage account becomes this add-on's own.
+    if (account) ownTree(folder, account);
     // Written at every start from the store's config: the store is the truth, the file follows it.
     const file = join(folder, 'storage.json');
     writeFileSync(file, `${JSON.stringify({ port: Number(port), directory: objects, keyId, secret })}\n`, { mode: 0o600 });
-    if (this.account) for (const p of [folder, objects, file]) chownSync(p, this.account.uid, this.account.gid);
+    if (account) chownSync(file, account.uid, account.gid);
     const [command = process.execPath, ...args] = this.options.program;
     const server = await ServerProcess.start({
       supervisor: this.options.supervisor,
       what: `storage add-on ${id}`,
       command,
-      args: [...args, file],
+      // Relative to its working folder: the add-on's id (in the folder's name) is on no command line `ps` shows.
+      args: [...args, 'storage.json'],
       cwd: folder,
-      account: this.account,
+      account,
       logFile: join(folder, 'storage.log'),
       // Any HTTP answer will do: an unsigned request is refused with 403 once it listens.
       ready: () =>

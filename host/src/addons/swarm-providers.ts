@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { StackDefinition } from 'runplan/engines/docker';
 import { HostErrors } from '../errors.js';
-import { createDatabaseSql, dropDatabaseSql, madeDatabase, postgresqlVariables, sqlName } from './postgresql.js';
+import { createDatabaseSql, dropDatabaseSql, madeDatabase, newSqlName, postgresqlVariables } from './postgresql.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { redisConf, redisVariables } from './redis.js';
 import { swarmName, type SwarmAddonServices } from './swarm-services.js';
@@ -60,9 +60,9 @@ export class SwarmPostgresqlProvider implements AddonProvider {
     return this.started;
   }
 
-  async create(addon: AddonRef): Promise<CreatedAddon> {
+  async create(_addon: AddonRef): Promise<CreatedAddon> {
     await this.start();
-    const name = sqlName(addon.id);
+    const name = newSqlName();
     const password = randomBytes(24).toString('hex');
     try {
       await this.admin(createDatabaseSql(name, password));

@@ -1,15 +1,27 @@
 import { request as httpRequest } from 'node:http';
 import aws4 from 'aws4';
 
-/** An S3 request as an app's SDK makes it, signed with a storage add-on's variables (or told not to sign). */
-export function s3(v: Record<string, string>, method: string, path: string, body?: string, { sign = true } = {}): Promise<{ status: number; body: string }> {
+export interface S3Options {
+  /** False: sent unsigned. */
+  readonly sign?: boolean;
+  /** More headers, signed with the rest (x-amz-copy-source…). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The Host header to send and sign, when it is not STORAGE_ADDON_HOST (the connection still goes there). */
+  readonly host?: string;
+}
+
+/**
+ * An S3 request as an app's SDK makes it, signed with a storage add-on's variables (or told not to sign).
+ * The path is sent as given, byte for byte: a hostile client's `..` and percent-encodings reach the server as written.
+ */
+export function s3(v: Record<string, string>, method: string, path: string, body?: string, { sign = true, headers = {}, host: hostHeader }: S3Options = {}): Promise<{ status: number; body: string }> {
   const [host = '', port = ''] = (v.STORAGE_ADDON_HOST ?? '').split(':');
   const signed = sign
     ? (aws4.sign(
-        { host: v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body },
+        { host: hostHeader ?? v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body, headers: { ...headers } },
         { accessKeyId: v.STORAGE_ADDON_KEY_ID ?? '', secretAccessKey: v.STORAGE_ADDON_KEY_SECRET ?? '' },
       ) as { path: string; headers: Record<string, string> })
-    : { path, headers: {} };
+    : { path, headers: { ...headers, ...(hostHeader ? { Host: hostHeader } : {}) } };
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host, port: Number(port), method, path: signed.path, headers: signed.headers }, (res) => {
       let text = '';

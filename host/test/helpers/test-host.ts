@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { freePort } from '../../../test/helpers/ports.js';
 import { tempDir } from '../../../test/helpers/temp.js';
+import { removeAddonAccountsUnder } from './addon-accounts.js';
 import { removeSshUser } from '../../src/ssh/ssh-user.js';
 
 const run = promisify(execFile);
@@ -71,10 +72,11 @@ export class TestHost {
     return host;
   }
 
-  /** Stops serve, and removes the SSH account if this test made it. */
+  /** Stops serve, and removes the SSH account if this test made it, and the accounts of the add-ons it left. */
   async dispose(): Promise<void> {
     await this.stop();
     if (this.userCreated) await removeSshUser(this.sshUser);
+    await removeAddonAccountsUnder(join(this.data, 'addons'));
   }
 
   /** runplan-host with this data folder: exit status and output. */

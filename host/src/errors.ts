@@ -82,6 +82,11 @@ export const HostErrors = defineErrors(
       fix: 'This is a bug of runplan-host: report it with the application id and release number; the recorded outcome was kept.',
     },
     DEPLOY_NOTHING: { title: 'The application has never been deployed', kind: 'input', fix: 'Deploy it first with git push <remote> master.' },
+    APP_USER_FAILED: {
+      title: "An application's own user cannot be made",
+      kind: 'deployment',
+      fix: 'Run runplan-host as root on a machine with groupadd and useradd (package passwd), and keep the uids the store gives applications (800000–899999) free for them.',
+    },
     HOST_NOT_INITIALISED: { title: 'The data folder holds no host', kind: 'input', fix: 'Run runplan-host init (with the same --data) first.' },
     HOST_NOT_SERVING: { title: 'The host is not serving', kind: 'deployment', fix: 'Start it with runplan-host serve (with the same --data), then run the command again.' },
     HOST_PART_FAILED: {

@@ -31,12 +31,16 @@ export async function readApiToken(paths: HostPaths): Promise<string> {
 export async function makeDataFolders(paths: HostPaths): Promise<void> {
   await mkdir(paths.root, { recursive: true });
   await chmod(paths.root, 0o711);
+  // Made 0644 by earlier versions.
+  await chmod(paths.settings, 0o600).catch(() => undefined);
   for (const [dir, mode] of [
     [paths.runDir, 0o711],
     [paths.sshDir, 0o755],
     [paths.edgeDir, 0o700],
     [paths.appsDir, 0o711],
     [dirname(paths.workDir), 0o711],
+    // Each application's builds are in a workspace of its own (root's, its group's, 0710): passed, never listed.
+    [paths.workDir, 0o711],
     // The add-on servers' accounts (postgres, redis) reach their own folders below.
     [paths.addonsDir, 0o711],
   ] as const) {

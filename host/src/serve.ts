@@ -13,6 +13,7 @@ import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
 import { installProgram, makeDataFolders, readApiToken } from './host-files.js';
 import type { HostPaths } from './paths.js';
 import { HostService } from './service.js';
+import { Tenancy } from './tenancy/tenancy.js';
 import { consoleHostName, consoleUrl, readSettings } from './settings.js';
 import { Sshd } from './ssh/sshd.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
@@ -59,6 +60,13 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     if (interrupted > 0) log(`==> ${interrupted} deploy(s) were under way when the host stopped: recorded as failed`);
     const sshUser = await ensureSshUser(settings.sshUser, paths.sshDir);
     await makeDataFolders(paths);
+    // On this machine, each application its own user and walls: a machine that cannot give them is refused now.
+    const tenancy = settings.engine === 'swarm' ? undefined : new Tenancy(store, paths, settings);
+    if (tenancy) {
+      await Tenancy.check();
+      // Undone after the releases have stopped (undo runs backwards).
+      undo.push(() => tenancy.removeCgroups());
+    }
     const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     // Started before any release (apps connect to them at start) and stopped after the last one.
     const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor);
@@ -66,7 +74,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge({ dir: paths.edgeDir, listenAddress: settings.listenAddress, httpsPort: settings.httpsPort, httpPort: settings.httpPort });
     const registry = defaultRegistry();
-    const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry, engine });
+    const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry, engine, ...(tenancy ? { tenancy } : {}) });
     const self = await installProgram(paths, 'git-program.cjs');
     const service = new HostService({
       store,
@@ -78,6 +86,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
       supervisor,
       hostLog,
       sshUser,
+      ...(tenancy ? { tenancy } : {}),
       gitShellCommand: (keyId) => gitShellCommand(self, keyId, paths.root),
       hookCommand: preReceiveHookCommand(self, paths.root),
     });

@@ -14,6 +14,7 @@ import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
 import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from './ssh/authorized-keys.js';
 import type { AddonRecord, AppRecord, HostStore, ReleaseRecord, SshKeyRecord, VariableSet } from './store/store.js';
 import { checkAddonName, checkAppName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
+import type { Tenancy } from './tenancy/tenancy.js';
 
 /** An application as the API shows it: its record, remote, address and what serves. */
 export interface AppView extends AppRecord {
@@ -57,6 +58,8 @@ export interface ServiceOptions {
   readonly hookCommand: string;
   /** The SSH user's ids: repositories are its own. */
   readonly sshUser: { readonly uid: number; readonly gid: number };
+  /** Each application's own user and walls (the local engine): a new application gets its user at once. */
+  readonly tenancy?: Tenancy;
 }
 
 /**
@@ -88,6 +91,7 @@ export class HostService {
   async createApp(input: { name: string; org: string; zone: string; type: string }): Promise<AppView> {
     const app = await this.o.store.createApp({ name: checkAppName(input.name), org: checkOrg(input.org), zone: checkZone(input.zone), type: checkType(input.type) });
     await ensureRepository(this.o.paths.gitDir, app.id, this.o.hookCommand, this.o.sshUser);
+    await this.o.tenancy?.users.ensure(app.id);
     return this.view(app);
   }
 

@@ -69,7 +69,8 @@ export async function readSettings(paths: HostPaths): Promise<HostSettings> {
 }
 
 export async function writeSettings(paths: HostPaths, settings: HostSettings): Promise<void> {
-  await writeFileAtomic(paths.settings, `${JSON.stringify(settings, null, 2)}\n`, 0o644);
+  // root's alone: no account of the machine (an application's, the SSH account) has anything to read there.
+  await writeFileAtomic(paths.settings, `${JSON.stringify(settings, null, 2)}\n`, 0o600);
 }
 
 /** The application's address on the edge. */

@@ -1,4 +1,5 @@
-import { access } from 'node:fs/promises';
+import { access, readdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { constants } from 'node:os';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { InstanceSize } from '../host/host-settings.js';
@@ -116,12 +117,32 @@ export class AppSandbox {
     if (missing.length > 0) throw CoreErrors.HOST_SANDBOX_UNAVAILABLE.create({ message: `applications cannot be confined on this machine: it lacks ${missing.join(', ')}.` });
   }
 
+  /**
+   * Removes the cgroup folders under `path` (names under each hierarchy's root,
+   * e.g. a host's `['runplan-host-1a2b3c']`) once no process is left in them:
+   * what a host's applications kept between their releases. One still in use stays.
+   */
+  static async removeCgroups(path: readonly string[]): Promise<void> {
+    const layout = machineCgroups();
+    if (!layout || path.length === 0) return;
+    for (const mount of new Set(Object.values(layout.controllers).map((c) => c.mount))) await removeEmptyTree(join(mount, ...path));
+  }
+
   /** Makes the phase's cgroup with its limits: every command wrapped by the scope runs in it. */
   async open(phase: SandboxPhase): Promise<SandboxScope> {
     const layout = machineCgroups();
     if (!layout) throw CoreErrors.HOST_SANDBOX_UNAVAILABLE.create({ message: 'applications cannot be confined on this machine: the memory, pids and cpu cgroup controllers are not all mounted.' });
     const cgroup = await CgroupScope.create(layout, [...this.options.cgroup, phase.name], phase.limits);
-    return new SandboxScope(this.user, this.options, phase, cgroup);
+    // Only what exists can be hidden: bwrap would have to make the others in the read-only root.
+    const present = async (path: string) =>
+      (await access(path).then(
+        () => true,
+        () => false,
+      ))
+        ? [path]
+        : [];
+    const hidden = (await Promise.all([...HIDDEN_BY_DEFAULT, ...(this.options.hidden ?? []), '/sys/fs/cgroup'].map(present))).flat();
+    return new SandboxScope(this.user, { ...this.options, hidden }, phase, cgroup);
   }
 }
 
@@ -148,7 +169,7 @@ export class SandboxScope {
   command(argv: readonly string[], cwd: string): string[] {
     const { user } = this;
     const view = bubblewrapArgs({
-      hidden: [...HIDDEN_BY_DEFAULT, ...(this.options.hidden ?? []), '/sys/fs/cgroup'],
+      hidden: this.options.hidden ?? [],
       // Its own cgroups stay readable: runtimes size themselves from the limits there (the JVM, libuv).
       readable: [...(this.options.readable ?? []), ...this.cgroup.directories],
       writable: this.phase.writable,
@@ -168,6 +189,13 @@ export class SandboxScope {
   close(): Promise<void> {
     return this.cgroup.remove();
   }
+}
+
+/** Removes the cgroup folder `dir` and the folders below it, deepest first; a folder with a process stays (EBUSY). */
+async function removeEmptyTree(dir: string): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) if (entry.isDirectory()) await removeEmptyTree(join(dir, entry.name));
+  await rmdir(dir).catch(() => undefined);
 }
 
 /**

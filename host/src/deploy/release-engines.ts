@@ -1,4 +1,4 @@
-import { type BuildpackRegistry, type Built, type Executor, LocalExecutor, type LogSink } from 'runplan';
+import { type AppSandbox, type BuildpackRegistry, type Built, type Executor, LocalExecutor, type LogSink } from 'runplan';
 import { DockerCli } from 'runplan/engines/docker';
 import { SwarmExecutor } from 'runplan/engines/swarm';
 import { SwarmAddonServices, swarmName } from '../addons/swarm-services.js';
@@ -12,6 +12,8 @@ interface ReleaseExecutorInput {
   readonly registry: BuildpackRegistry;
   readonly sink: LogSink;
   readonly signal: AbortSignal;
+  /** The application's walls on this machine (its own user, namespaces and limits). */
+  readonly sandbox?: AppSandbox;
 }
 
 /**
@@ -37,7 +39,7 @@ export function localEngine(): ReleaseEngine {
     name: 'local',
     inPlace: false,
     addonServices: undefined,
-    executor: async ({ appDir, registry, sink, signal }) => new LocalExecutor({ appDir, registry, sink, signal }),
+    executor: async ({ appDir, registry, sink, signal, sandbox }) => new LocalExecutor({ appDir, registry, sink, signal, ...(sandbox ? { sandbox } : {}) }),
   };
 }
 

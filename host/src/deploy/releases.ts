@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type BuildpackRegistry, type Built, type Deployed, deploy, diffPlans, formatDiff, formatLogLine, type LinkedVariables, type LogLine, planDigest, planToCarryOut, type RunPlan } from 'runplan';
 import type { AppUpstreams } from '../edge/app-upstreams.js';
@@ -14,6 +15,7 @@ import { describeError } from './describe-error.js';
 import { freePort } from './free-port.js';
 import { planSummary } from './plan-summary.js';
 import type { ReleaseEngine } from './release-engines.js';
+import type { Tenancy } from '../tenancy/tenancy.js';
 
 /** What a deploy is asked to carry out. */
 export interface ReleaseRequest {
@@ -59,6 +61,8 @@ export interface ReleasesOptions {
   readonly registry: BuildpackRegistry;
   /** Where the releases run: this machine, or a swarm. */
   readonly engine: ReleaseEngine;
+  /** Each application's user and walls on this machine (the local engine). */
+  readonly tenancy?: Tenancy;
   /** Waits (drain); tests pass one that does not sleep. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -173,7 +177,11 @@ export class Releases {
     const ownOutput: string[] = [];
     try {
       const dir = join(paths.appsDir, app.id, 'source');
+      // The checkout is root's and closed to every application: runplan copies it into the application's own build.
+      await mkdir(join(paths.appsDir, app.id), { recursive: true, mode: 0o700 });
+      await chmod(join(paths.appsDir, app.id), 0o700);
       await checkOutCommit(request.source, dir);
+      const sandbox = await this.options.tenancy?.sandbox(app.id);
       // A swarm's services are updated in place: the port their proxy publishes stays the application's.
       const servingPort = this.options.engine.inPlace ? this.serving.get(app.id)?.port : undefined;
       const port = servingPort ?? (await freePort());
@@ -215,7 +223,7 @@ export class Releases {
       };
       const { signal } = this.stopping;
       const digest = planDigest(plan);
-      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal });
+      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, ...(sandbox ? { sandbox } : {}) });
       const deployed = await deploy(toCarryOut, executor, { signal });
       return { port, plan, digest, deployed };
     } catch (error) {

@@ -143,6 +143,20 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE apps ADD COLUMN dedicated_build_instance INTEGER NOT NULL DEFAULT 0 CHECK (dedicated_build_instance IN (0, 1));
     `,
   },
+  {
+    version: 7,
+    name: "each application's own Unix user",
+    sql: `
+      -- The user an application's code runs as. No foreign key to apps: the row outlives its
+      -- application, so that a uid is given once and never again while files of it may exist.
+      CREATE TABLE app_users (
+        uid        INTEGER PRIMARY KEY CHECK (uid > 0),
+        app_id     TEXT NOT NULL UNIQUE,
+        name       TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The version a store has once every migration above is applied. */

@@ -147,4 +147,18 @@ export const postgresMigrations: readonly Migration[] = [
       ALTER TABLE apps ADD COLUMN dedicated_build_instance BOOLEAN NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 7,
+    name: "each application's own Unix user",
+    sql: `
+      -- The user an application's code runs as. No foreign key to apps: the row outlives its
+      -- application, so that a uid is given once and never again while files of it may exist.
+      CREATE TABLE app_users (
+        uid        INTEGER PRIMARY KEY CHECK (uid > 0),
+        app_id     TEXT COLLATE "C" NOT NULL UNIQUE,
+        name       TEXT COLLATE "C" NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,7 +1,23 @@
 import pg from 'pg';
 import { HostErrors } from '../errors.js';
 import { postgresMigrations } from './postgres-migrations.js';
-import { type AddonRow, type AppRow, type KeyRow, newAddonRecord, newAppRecord, newKeyRecord, planText, type ReleaseRow, toAddon, toApp, toKey, toRelease, VARIABLE_TABLES } from './records.js';
+import {
+  type AddonRow,
+  type AppRow,
+  type AppUserRow,
+  type KeyRow,
+  newAddonRecord,
+  newAppRecord,
+  newKeyRecord,
+  planText,
+  type ReleaseRow,
+  toAddon,
+  toApp,
+  toAppUser,
+  toKey,
+  toRelease,
+  VARIABLE_TABLES,
+} from './records.js';
 import {
   addonLinked,
   addonNameTaken,
@@ -18,7 +34,7 @@ import {
   releaseNotFound,
   type StoreName,
 } from './store-errors.js';
-import type { AddonRecord, AppRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock, StoreLock, VariableSet } from './store.js';
+import type { AddonRecord, AppRecord, AppUserRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock, StoreLock, VariableSet } from './store.js';
 import { systemClock } from './store.js';
 
 export interface PostgresStoreOptions {
@@ -164,6 +180,25 @@ export class PostgresStore implements HostStore {
    * A session-level advisory lock on a client of its own, keyed on the application's id: PostgreSQL
    * releases it when that connection ends, so a host that dies mid-deploy blocks no other.
    */
+  async appUser(appId: string): Promise<AppUserRecord | undefined> {
+    return toAppUser(await first<AppUserRow>(this.pool, 'SELECT * FROM app_users WHERE app_id = $1', [appId]));
+  }
+
+  async highestAppUid(): Promise<number | undefined> {
+    return (await first<{ uid: number | null }>(this.pool, 'SELECT max(uid) AS uid FROM app_users', []))?.uid ?? undefined;
+  }
+
+  async recordAppUser(user: Omit<AppUserRecord, 'createdAt'>): Promise<AppUserRecord | undefined> {
+    const at = this.now();
+    const row = await first<AppUserRow>(this.pool, 'INSERT INTO app_users (uid, app_id, name, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *', [
+      user.uid,
+      user.appId,
+      user.name,
+      at,
+    ]);
+    return toAppUser(row);
+  }
+
   async lockApp(appId: string, onWait: () => void): Promise<StoreLock> {
     const client = await this.pool.connect();
     // Held for long, the connection may end under it (the server restarts): told on the client, not thrown at the process.

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { HostErrors } from '../errors.js';
-import { ADDON_ID, type AddonRecord, type AppRecord, type NewAddon, type NewApp, type ReleaseRecord, type SshKeyRecord } from './store.js';
+import { ADDON_ID, type AddonRecord, type AppRecord, type AppUserRecord, type NewAddon, type NewApp, type ReleaseRecord, type SshKeyRecord } from './store.js';
 
 /** Where each set of an application's variables is kept. */
 export const VARIABLE_TABLES = { own: 'variables', exposed: 'exposed_variables' } as const;
@@ -78,6 +78,17 @@ export function newAddonRecord(addon: NewAddon, createdAt: string): AddonRecord 
 /** The plan column's text: null until the release is planned. */
 export function planText(plan: unknown): string | null {
   return plan === undefined ? null : JSON.stringify(plan);
+}
+
+export interface AppUserRow {
+  uid: number;
+  app_id: string;
+  name: string;
+  created_at: string;
+}
+
+export function toAppUser(row: AppUserRow | undefined): AppUserRecord | undefined {
+  return row ? { uid: Number(row.uid), appId: row.app_id, name: row.name, createdAt: row.created_at } : undefined;
 }
 
 export function toApp(row: AppRow): AppRecord {

@@ -2,7 +2,23 @@ import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { HostErrors } from '../errors.js';
 import { type Migration, migrations } from './migrations.js';
-import { type AddonRow, type AppRow, type KeyRow, newAddonRecord, newAppRecord, newKeyRecord, planText, type ReleaseRow, toAddon, toApp, toKey, toRelease, VARIABLE_TABLES } from './records.js';
+import {
+  type AddonRow,
+  type AppRow,
+  type AppUserRow,
+  type KeyRow,
+  newAddonRecord,
+  newAppRecord,
+  newKeyRecord,
+  planText,
+  type ReleaseRow,
+  toAddon,
+  toApp,
+  toAppUser,
+  toKey,
+  toRelease,
+  VARIABLE_TABLES,
+} from './records.js';
 import {
   addonLinked,
   addonNameTaken,
@@ -21,6 +37,7 @@ import {
 import {
   type AddonRecord,
   type AppRecord,
+  type AppUserRecord,
   type HostStore,
   type NewAddon,
   type NewApp,
@@ -343,6 +360,20 @@ export class SqliteStore implements HostStore {
   }
 
   /** One serve per data folder (serve.pid), and the file is in it: no other host shares this store. */
+  async appUser(appId: string): Promise<AppUserRecord | undefined> {
+    return toAppUser(this.db.prepare('SELECT * FROM app_users WHERE app_id = ?').get(appId) as AppUserRow | undefined);
+  }
+
+  async highestAppUid(): Promise<number | undefined> {
+    return (this.db.prepare('SELECT max(uid) AS uid FROM app_users').get() as { uid: number | null }).uid ?? undefined;
+  }
+
+  async recordAppUser(user: Omit<AppUserRecord, 'createdAt'>): Promise<AppUserRecord | undefined> {
+    const at = this.now();
+    const { changes } = this.db.prepare('INSERT INTO app_users (uid, app_id, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING').run(user.uid, user.appId, user.name, at);
+    return changes === 1 ? { ...user, createdAt: at } : undefined;
+  }
+
   async lockApp(_appId: string, _onWait: () => void): Promise<StoreLock> {
     return { release: async () => {} };
   }

@@ -103,6 +103,15 @@ export interface NewAddon {
   readonly config: Readonly<Record<string, string>>;
 }
 
+/** The Unix user an application's code runs as (its build, hooks and processes): its uid is never given to another. */
+export interface AppUserRecord {
+  readonly uid: number;
+  readonly appId: string;
+  /** Its name in the machine's passwd database. */
+  readonly name: string;
+  readonly createdAt: string;
+}
+
 export interface NewApp {
   readonly name: string;
   readonly org: string;
@@ -203,6 +212,16 @@ export interface HostStore {
    * connection. A store only one host opens (SQLite) holds it at once.
    */
   lockApp(appId: string, onWait: () => void): Promise<StoreLock>;
+
+  /** The user recorded for the application, if it has one yet. */
+  appUser(appId: string): Promise<AppUserRecord | undefined>;
+  /** The highest uid ever recorded (gone applications' included), to give the next one. */
+  highestAppUid(): Promise<number | undefined>;
+  /**
+   * Records the application's user; undefined, recording nothing, when its uid or name is
+   * taken or the application has one already (another host of the same store was quicker).
+   */
+  recordAppUser(user: Omit<AppUserRecord, 'createdAt'>): Promise<AppUserRecord | undefined>;
 
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { freePort } from '../../../test/helpers/ports.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 import { removeAddonAccountsUnder } from './addon-accounts.js';
 import { removeSshUser } from '../../src/ssh/ssh-user.js';
+import { appUserName } from '../../src/tenancy/app-users.js';
 
 const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
@@ -77,6 +78,7 @@ export class TestHost {
     await this.stop();
     if (this.userCreated) await removeSshUser(this.sshUser);
     await removeAddonAccountsUnder(join(this.data, 'addons'));
+    await removeAppUsersOf(join(this.data, 'git'));
   }
 
   /** runplan-host with this data folder: exit status and output. */
@@ -268,5 +270,17 @@ export class TestHost {
 
   async writeFile(dir: string, name: string, text: string): Promise<void> {
     await writeFile(join(dir, name), text);
+  }
+}
+
+/** Removes the users of the applications of a test host (one repository per application in its git/), made at their creation. */
+async function removeAppUsersOf(gitDir: string): Promise<void> {
+  const repositories = await readdir(gitDir).catch(() => [] as string[]);
+  for (const repository of repositories) {
+    const appId = repository.replace(/\.git$/, '');
+    if (!/^app_[0-9a-f-]{36}$/.test(appId)) continue;
+    const name = appUserName(appId);
+    await run('userdel', [name]).catch(() => undefined);
+    await run('groupdel', [name]).catch(() => undefined);
   }
 }

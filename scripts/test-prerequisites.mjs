@@ -28,6 +28,8 @@ export const HOST_PACKAGES = [
   { name: 'redis-server', command: 'redis-server' },
   // Each application in its walls (src/sandbox/): bubblewrap's namespaces; setpriv is util-linux's, on every Debian.
   { name: 'bubblewrap', command: 'test -x /usr/bin/bwrap' },
+  // A release's loopback port closed to the other applications' users (host/src/tenancy/loopback-guard.ts).
+  { name: 'nftables', command: 'test -x /usr/sbin/nft' },
 ];
 
 /** Debian packages the tests need, each with a command that succeeds only when it is installed. */

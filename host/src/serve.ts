@@ -64,8 +64,12 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const tenancy = settings.engine === 'swarm' ? undefined : new Tenancy(store, paths, settings);
     if (tenancy) {
       await Tenancy.check();
+      await tenancy.guard.start();
       // Undone after the releases have stopped (undo runs backwards).
-      undo.push(() => tenancy.removeCgroups());
+      undo.push(async () => {
+        await tenancy.guard.stop();
+        await tenancy.removeCgroups();
+      });
     }
     const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     // Started before any release (apps connect to them at start) and stopped after the last one.

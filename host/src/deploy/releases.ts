@@ -175,6 +175,7 @@ export class Releases {
   ): Promise<{ port: number; plan: RunPlan; digest: string; deployed: Serving['deployed'] } | { error: unknown; ownOutput: string[] }> {
     const { paths } = this.options;
     const ownOutput: string[] = [];
+    let unguard: (() => Promise<void>) | undefined;
     try {
       const dir = join(paths.appsDir, app.id, 'source');
       // The checkout is root's and closed to every application: runplan copies it into the application's own build.
@@ -185,6 +186,8 @@ export class Releases {
       // A swarm's services are updated in place: the port their proxy publishes stays the application's.
       const servingPort = this.options.engine.inPlace ? this.serving.get(app.id)?.port : undefined;
       const port = servingPort ?? (await freePort());
+      // Only the release's own user, of the applications' users, may connect to its port.
+      if (sandbox) unguard = await this.options.tenancy?.guard.guard(port, sandbox.user.uid);
       const keep = request.keepDefaultsOf ?? this.serving.get(app.id)?.plan;
       const toCarryOut = await planToCarryOut({
         registry: this.options.registry,
@@ -225,8 +228,10 @@ export class Releases {
       const digest = planDigest(plan);
       const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, ...(sandbox ? { sandbox } : {}) });
       const deployed = await deploy(toCarryOut, executor, { signal });
-      return { port, plan, digest, deployed };
+      const release = unguard;
+      return { port, plan, digest, deployed: release ? { ...deployed, stop: () => deployed.stop().finally(release) } : deployed };
     } catch (error) {
+      await unguard?.();
       return { error, ownOutput: [...ownOutput] };
     }
   }

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { AppSandbox } from 'runplan';
+import { AppSandbox, runProgram } from 'runplan';
+import { HostErrors } from '../errors.js';
 import type { HostPaths } from '../paths.js';
 import { DEFAULT_DATA_DIR } from '../paths.js';
 import type { HostSettings } from '../settings.js';
 import type { HostStore } from '../store/store.js';
 import { AppUsers } from './app-users.js';
+import { LoopbackGuard } from './loopback-guard.js';
 
 /**
  * Tenants apart on this machine (docs/security.md, "Tenancy"): each application
@@ -17,6 +19,8 @@ export class Tenancy {
   readonly users: AppUsers;
   /** This host's cgroup, under each hierarchy's root: two hosts of one machine (tests) never share one. */
   readonly cgroup: string;
+  /** The releases' loopback ports, closed to the other applications' users. */
+  readonly guard: LoopbackGuard;
 
   constructor(
     store: HostStore,
@@ -24,12 +28,20 @@ export class Tenancy {
     private readonly settings: HostSettings,
   ) {
     this.users = new AppUsers(store);
-    this.cgroup = `runplan-host-${createHash('sha256').update(paths.root).digest('hex').slice(0, 12)}`;
+    const id = createHash('sha256').update(paths.root).digest('hex').slice(0, 12);
+    this.cgroup = `runplan-host-${id}`;
+    this.guard = new LoopbackGuard(`runplan_host_${id}`);
   }
 
   /** Refuses a machine that cannot confine applications (RUNPLAN_E_HOST_SANDBOX_UNAVAILABLE), before anything is deployed. */
-  static check(): Promise<void> {
-    return AppSandbox.check();
+  static async check(): Promise<void> {
+    await AppSandbox.check();
+    if (!(await runProgram('nft', ['--version']))?.ok) {
+      throw HostErrors.HOST_PART_FAILED.create({
+        message: "nft is not installed: the host closes each release's port to the other applications with the kernel's nftables.",
+        fix: "Install Debian's nftables package (apt-get install nftables), then start serve again.",
+      });
+    }
   }
 
   /** Removes this host's cgroups once its releases have stopped (serve's stop): they are made again at the next start. */

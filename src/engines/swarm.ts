@@ -9,6 +9,7 @@ import { planDigest } from '../plan/digest.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import { instanceLimits } from '../sandbox/sandbox.js';
 import { appName } from './app-name.js';
 import { DockerCli } from './docker-cli.js';
 import { containerHealthTarget, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
@@ -168,6 +169,8 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       ownImages: choice.ownImages,
       replicas: this.options.replicas ?? 2,
       networks: this.options.networks ?? [],
+      // Each task held to the instance the plan was made for, as on this machine (src/sandbox/).
+      limits: instanceLimits(host.instance),
       logger,
       clock: this.options.clock ?? systemClock,
     });

@@ -45,6 +45,14 @@ describe('swarm services of a plan', () => {
     expect(args.endsWith('runplan/express:1 web')).toBe(true);
   });
 
+  it("holds each task to its instance with no capability, as the local engine's walls do (issue 35)", () => {
+    const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: {}, limits: { cpus: 1, memoryMb: 1024, processes: 1024 } });
+    const args = createArgs(web!, 'express-net', false).join(' ');
+    expect(args).toContain('--cap-drop ALL --limit-cpu 1 --limit-memory 1024M --limit-pids 1024');
+    // An update sets them again: a task replaced by an update keeps its walls.
+    expect(updateArgs(web!, 'express-net', { secrets: [], configs: [], publishedTargets: [], sysctls: [], labels: {} }, false).join(' ')).toContain('--limit-memory 1024M');
+  });
+
   it('publishes the proxy in host mode, stops it first, and resolves the web service per request', () => {
     const proxy = proxyService({ app: 'express', image: 'runplan/stack-proxy:x', imageId: 'sha256:2', port: 8080, config: 'express-proxy-abc' });
     const args = createArgs(proxy, 'express-net', false).join(' ');

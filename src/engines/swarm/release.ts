@@ -7,6 +7,7 @@ import { formatSeconds } from '../../health/probes.js';
 import type { Logger } from '../../log/logger.js';
 import type { RunPlan } from '../../plan/schema.js';
 import type { Clock } from '../../time/clock.js';
+import type { ResourceLimits } from '../../sandbox/cgroups.js';
 import type { DockerCli } from '../docker-cli.js';
 import { secretVariables } from '../docker-runner.js';
 import { ensureStackImage, STACKS } from '../stack-images.js';
@@ -36,6 +37,8 @@ export interface ReleaseInput {
   readonly replicas: number;
   /** Networks the processes join besides the application's own. */
   readonly networks: readonly string[];
+  /** Each task's instance: its memory, CPU and processes. */
+  readonly limits?: ResourceLimits;
   readonly logger: Logger;
   readonly clock: Clock;
 }
@@ -111,7 +114,16 @@ export class SwarmRelease {
     if (network.created) logger.info(`created overlay network ${network.name} (attachable)`);
     const secrets: Record<string, string> = {};
     for (const [variable, value] of Object.entries(secretVariables(plan, environment))) secrets[variable] = await ensureObject(docker, 'secret', app, variable, value);
-    const specs = processServices({ app, plan, image: this.input.image, imageId: this.input.imageId, replicas: this.input.replicas, secrets, networks: this.input.networks });
+    const specs = processServices({
+      app,
+      plan,
+      image: this.input.image,
+      imageId: this.input.imageId,
+      replicas: this.input.replicas,
+      secrets,
+      networks: this.input.networks,
+      ...(this.input.limits ? { limits: this.input.limits } : {}),
+    });
     if (web) {
       const proxyImage = await ensureStackImage(docker, STACKS.proxy!, { log: (line) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line) });
       const proxyImageId = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', proxyImage])).trim();

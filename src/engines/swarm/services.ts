@@ -3,6 +3,7 @@ import type { PlannedProcess, RunPlan } from '../../plan/schema.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL, PROCESS_LABEL } from '../docker-runner.js';
 import { labelArgs } from '../docker-cli.js';
 import { processGroups } from '../../executor/process-groups.js';
+import type { ResourceLimits } from '../../sandbox/cgroups.js';
 
 export { processGroups } from '../../executor/process-groups.js';
 
@@ -53,6 +54,8 @@ export interface ServiceSpec {
   /** Networks the tasks join besides the application's own (existing attachable overlays, such as a host's add-on servers'). */
   readonly networks: readonly string[];
   readonly labels: Readonly<Record<string, string>>;
+  /** What each task may use: its instance (memory, CPU, processes and threads). The proxy has none. */
+  readonly limits?: ResourceLimits;
 }
 
 /** The application's objects: the proxy is named after the application (src/engines/app-name.ts: what users reach), each process `<app>-<process>`. */
@@ -81,6 +84,8 @@ export interface ProcessServiceInput {
   readonly secrets: Readonly<Record<string, string>>;
   /** Networks the processes join besides the application's own. */
   readonly networks?: readonly string[];
+  /** Each task's instance (the plan's host instance): its memory, CPU and processes. */
+  readonly limits?: ResourceLimits;
 }
 
 /** One service per process group: web with `replicas` tasks and the image's health check, workers with one task each. */
@@ -107,6 +112,7 @@ export function processServices(input: ProcessServiceInput): ServiceSpec[] {
       updateOrder: 'start-first',
       sysctls: {},
       networks: input.networks ?? [],
+      ...(input.limits ? { limits: input.limits } : {}),
       labels: { ...appLabels(input.app), [ROLE_LABEL]: web ? 'web' : 'worker', [PROCESS_LABEL]: main.name, ...(input.networks?.length ? { [NETWORKS_LABEL]: input.networks.join(',') } : {}) },
     };
   });
@@ -199,6 +205,10 @@ function settings(spec: ServiceSpec, network: string, update: boolean): string[]
     '5s',
     ...(spec.health === 'none' ? ['--no-healthcheck'] : []),
     ...(spec.user ? ['--user', spec.user] : []),
+    // No capability: the processes run as the image's user, which needs none (a port below 1024 has its sysctl).
+    '--cap-drop',
+    'ALL',
+    ...(spec.limits ? ['--limit-cpu', String(spec.limits.cpus), '--limit-memory', `${spec.limits.memoryMb}M`, '--limit-pids', String(spec.limits.processes)] : []),
     ...(spec.entrypoint ? ['--entrypoint', shellWord(spec.entrypoint)] : []),
   ];
 }

@@ -114,6 +114,21 @@ export const HostErrors = defineErrors(
       fix: "Push with a key of the application's organization (runplan-host keys add <org> <file.pub>), to a remote URL that `runplan-host create` printed.",
     },
     PUSH_BRANCH: { title: 'Only the master branch deploys', kind: 'input', fix: 'Push the master branch: git push <remote> master (or git push <remote> <branch>:master).' },
+    PUSH_STALE: {
+      title: 'master moved while this push waited',
+      kind: 'input',
+      fix: 'Another push of this application was accepted first: bring its commit into yours (from whoever pushed it) and push again, or push with --force (git push --force <remote> master) to replace it.',
+    },
+    PUSH_REF_UPDATE: {
+      title: 'git could not move master to the pushed commit',
+      kind: 'deployment',
+      fix: "Push again; if it fails again, check the data folder's free space and that nothing but runplan-host writes the application's repository (<data>/git/<app id>.git).",
+    },
+    PUSH_ABANDONED: {
+      title: 'The push ended before its release was accepted',
+      kind: 'deployment',
+      fix: 'Push again and let git push run to its end; the release that served before still serves and master did not move.',
+    },
     SSH_COMMAND_REFUSED: {
       title: 'The host runs nothing over SSH but git push',
       kind: 'input',

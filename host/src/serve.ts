@@ -9,7 +9,7 @@ import { Releases } from './deploy/releases.js';
 import { localEngine, swarmEngine } from './deploy/release-engines.js';
 import { AppUpstreams } from './edge/app-upstreams.js';
 import { CaddyEdge } from './edge/caddy-edge.js';
-import { gitShellCommand, preReceiveHookCommand } from './git/commands.js';
+import { gitShellCommand, procReceiveHookCommand } from './git/commands.js';
 import { installProgram, makeDataFolders, readApiToken } from './host-files.js';
 import type { HostPaths } from './paths.js';
 import { HostService } from './service.js';
@@ -92,10 +92,11 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
       sshUser,
       ...(tenancy ? { tenancy } : {}),
       gitShellCommand: (keyId) => gitShellCommand(self, keyId, paths.root),
-      hookCommand: preReceiveHookCommand(self, paths.root),
+      hookCommand: procReceiveHookCommand(self, paths.root),
     });
     await service.writeKeys();
     await service.ensureRepositories();
+    await service.putBackInterruptedPushes(log);
     const sshd = new Sshd({ dir: paths.sshDir, port: settings.sshPort, listenAddress: settings.listenAddress, user: settings.sshUser, authorizedKeysFile: paths.authorizedKeys });
     const supervisedSshd = await supervisor.start(sshd);
     undo.push(() => supervisedSshd.stop());
@@ -104,11 +105,12 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const supervisedEdge = await supervisor.start(edge, (line) => releases.logs.pushToAll(`==> ${line}`));
     undo.push(() => supervisedEdge.stop());
     log(`==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
-    // Releases stop before the edge and sshd do (undo runs backwards).
-    undo.push(() => releases.stopAll());
     const git = new GitServer(service);
     await git.listen(paths.gitSocket, sshUser);
     undo.push(() => git.close());
+    // Releases stop before the edge and sshd do (undo runs backwards), and before the git socket closes: each push under way gets its answer
+    // (refused, or accepted when master had moved already), so git reports what serves.
+    undo.push(() => releases.stopAll());
     const api = new ApiServer(service, token);
     await api.listen(paths.apiSocket);
     undo.push(() => api.close());

@@ -3,9 +3,11 @@ import type { BuildpackRegistry, LinkedVariables, RunPlan } from 'runplan';
 import { secretReason } from 'runplan/buildpack';
 import type { AddonServers } from './addons/addon-servers.js';
 import { AppLocks } from './deploy/app-locks.js';
+import { describeError } from './deploy/describe-error.js';
 import type { Releases, ReleaseResult } from './deploy/releases.js';
 import { HostErrors } from './errors.js';
 import type { PushRequest } from './git/hook-protocol.js';
+import { moveMaster, putBackInterruptedMove, readMaster, type Repository } from './git/master-ref.js';
 import type { HostLog } from './supervision/host-log.js';
 import type { PartHealth, Supervisor } from './supervision/supervisor.js';
 import { ensureRepository } from './git/repositories.js';
@@ -54,7 +56,7 @@ export interface ServiceOptions {
   readonly hostLog: HostLog;
   /** The command sshd runs for a key (the forced command of its authorized_keys line). */
   readonly gitShellCommand: (keyId: string) => string;
-  /** The pre-receive hook of every repository. */
+  /** The proc-receive hook of every repository. */
   readonly hookCommand: string;
   /** The SSH user's ids: repositories are its own. */
   readonly sshUser: { readonly uid: number; readonly gid: number };
@@ -174,21 +176,45 @@ export class HostService {
     return key.org === app.org || (await this.o.store.listKeys(app.org)).some((k) => k.publicKey === key.publicKey);
   }
 
-  async push(request: PushRequest, out: (line: string) => void): Promise<ReleaseResult> {
+  /** The application's bare repository, which serve reads and moves master in as its owner (the SSH user). */
+  private repositoryOf(appId: string): Repository {
+    return { path: this.o.releases.repository(appId), owner: this.o.sshUser };
+  }
+
+  /**
+   * A push, from the proc-receive hook (git moves no ref itself): deployed under
+   * the application's lock, which also moves master, once the release passed its
+   * gate and before it serves. A push whose master moved while it waited is
+   * refused before anything runs (git would refuse its ref update); `signal`:
+   * the hook has gone, so the deploy stops unless master has moved already.
+   */
+  async push(request: PushRequest, out: (line: string) => void, signal?: AbortSignal): Promise<ReleaseResult> {
     if (!(await this.mayPush(request.key, request.app))) {
       const error = HostErrors.PUSH_DENIED.create({ message: 'this key may not push to that application.' });
       out(`error ${error.message}`);
       return { ok: false, release: 0, code: error.code };
     }
     const app = await this.app(request.app);
+    const repository = this.repositoryOf(app.id);
     return this.o.releases.deploy({
       app,
       cause: 'push',
       by: request.key,
-      source: { repository: this.o.releases.repository(app.id), commit: request.newCommit, objectDirectory: request.objectDirectory, alternateObjectDirectories: request.alternateObjectDirectories },
+      source: { repository: repository.path, commit: request.newCommit },
       variables: await this.o.store.variables(app.id),
       links: await this.linkedVariables(app),
       out,
+      ...(signal ? { signal } : {}),
+      underLock: async () => {
+        const master = (await readMaster(repository)) ?? '0'.repeat(request.oldCommit.length);
+        if (master !== request.oldCommit) {
+          throw HostErrors.PUSH_STALE.create({
+            message: `master moved while this push waited: it is at ${master.slice(0, 12)} now, not at ${request.oldCommit.slice(0, 12)} as when this push began; nothing of this push was deployed.`,
+          });
+        }
+        return {};
+      },
+      accept: (release) => moveMaster(repository, { from: request.oldCommit, to: request.newCommit, release }),
     });
   }
 
@@ -198,7 +224,10 @@ export class HostService {
     return { app, current: await this.currentRelease(app) };
   }
 
-  /** A new release of the serving commit with the variables of now, through the same gate. */
+  /**
+   * A new release of the serving commit with the variables of now, through the same gate. The commit is read
+   * again under the application's lock: a push accepted while the restart waited is the one restarted.
+   */
   async restart({ app, current }: { app: AppRecord; current: ReleaseRecord }, by: string, out: (line: string) => void): Promise<ReleaseResult> {
     return this.o.releases.deploy({
       app,
@@ -208,6 +237,7 @@ export class HostService {
       variables: await this.o.store.variables(app.id),
       links: await this.linkedVariables(app),
       out,
+      underLock: async () => ({ source: { repository: this.o.releases.repository(app.id), commit: (await this.currentRelease(await this.app(app.id))).commit } }),
     });
   }
 
@@ -425,23 +455,43 @@ export class HostService {
     return { release: { ...r, variableNames: Object.keys(variables).sort() }, plan, log: await this.o.store.releaseLog(app.id, number) };
   }
 
+  /**
+   * serve starting, before it takes pushes: master put back where a push moved it but serve stopped before
+   * its release served (the release is recorded DEPLOY_INTERRUPTED), so that the current release is master's.
+   */
+  async putBackInterruptedPushes(out: (line: string) => void): Promise<void> {
+    for (const app of await this.o.store.listApps()) {
+      const [newest] = await this.o.store.listReleases(app.id);
+      if (newest?.cause !== 'push' || newest.errorCode !== HostErrors.DEPLOY_INTERRUPTED.code) continue;
+      const master = await putBackInterruptedMove(this.repositoryOf(app.id), newest).catch((error: unknown) => {
+        out(`==> ${app.name}: ${describeError(error).lines.join(' ')}`);
+        return undefined;
+      });
+      if (master !== undefined) out(`==> ${app.name}: master put back to ${/^0+$/.test(master) ? 'no commit' : master.slice(0, 12)}: release ${newest.number} was interrupted before it served`);
+    }
+  }
+
   /** Every application's current release started again (serve starting): each a restart through the gate. */
   async bringBack(out: (line: string) => void): Promise<void> {
     const apps = (await this.o.store.listApps()).filter((a) => a.currentRelease !== null);
     await Promise.all(
       apps.map(async (app) => {
         // The release as it was: its variables (changes staged since wait for a restart) and its plan's defaults.
-        const current = await this.currentRelease(app);
+        const asItWas = (current: ReleaseRecord) => ({
+          source: { repository: this.o.releases.repository(app.id), commit: current.commit },
+          variables: current.variables,
+          keepDefaultsOf: current.plan as RunPlan,
+        });
         const result = await this.o.releases
           .deploy({
             app,
             cause: 'restart',
             by: 'host',
-            source: { repository: this.o.releases.repository(app.id), commit: current.commit },
-            variables: current.variables,
+            ...asItWas(await this.currentRelease(app)),
             links: await this.linkedVariables(app),
-            keepDefaultsOf: current.plan as RunPlan,
             out: (line) => out(`${app.name} | ${line}`),
+            // A push accepted before this got the lock made the current release: that one is brought back.
+            underLock: async () => asItWas(await this.currentRelease(await this.app(app.id))),
           })
           .catch((error: Error) => ({ ok: false, code: error.message }));
         out(`==> ${app.name}: ${result.ok ? 'serving again' : `could not be brought back (${'code' in result ? result.code : ''})`}`);

@@ -1,11 +1,11 @@
 /**
  * The two entry points the host's CLI will wire (`runplan-host git-shell --key
- * <id> --data DIR`, `runplan-host hook pre-receive --data DIR`), as a program of
+ * <id> --data DIR`, `runplan-host hook proc-receive --data DIR`), as a program of
  * their own for git-push.test.ts, which bundles it with esbuild into its
  * temporary folder (the SSH user runs it with node).
  */
 import { gitShellMain } from '../src/git/git-shell.js';
-import { preReceiveMain } from '../src/git/pre-receive.js';
+import { procReceiveMain } from '../src/git/proc-receive.js';
 
 const args = process.argv.slice(2);
 const option = (name: string): string => {
@@ -16,6 +16,6 @@ const option = (name: string): string => {
 
 let status = 2;
 if (args[0] === 'git-shell') status = await gitShellMain({ key: option('--key'), data: option('--data') });
-else if (args[0] === 'hook' && args[1] === 'pre-receive') status = await preReceiveMain({ data: option('--data') });
-else process.stderr.write('usage: git-push-runner git-shell --key <id> --data DIR | hook pre-receive --data DIR\n');
+else if (args[0] === 'hook' && args[1] === 'proc-receive') status = await procReceiveMain({ data: option('--data') });
+else process.stderr.write('usage: git-push-runner git-shell --key <id> --data DIR | hook proc-receive --data DIR\n');
 process.exitCode = status;

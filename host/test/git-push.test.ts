@@ -11,8 +11,9 @@ import { freePort } from '../../test/helpers/ports.js';
 import { isAlive } from '../../test/helpers/processes.js';
 import { tempDir } from '../../test/helpers/temp.js';
 import { HostErrors } from '../src/errors.js';
-import { gitShellCommand, preReceiveHookCommand } from '../src/git/commands.js';
+import { gitShellCommand, procReceiveHookCommand } from '../src/git/commands.js';
 import { AUTHORIZE_PATH, EXIT_LINE_PREFIX, PUSH_PATH, type PushRequest } from '../src/git/hook-protocol.js';
+import { moveMaster } from '../src/git/master-ref.js';
 import { ensureRepository } from '../src/git/repositories.js';
 import { hostPaths } from '../src/paths.js';
 import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from '../src/ssh/authorized-keys.js';
@@ -64,10 +65,12 @@ let crashNext = false;
 /**
  * A stand-in for `runplan-host serve`'s side of the git socket: /authorize from a
  * table (a key may push to its organization's applications), /push reads the
- * pushed commit through git's quarantine (git archive, as root) and streams its
- * file names, then the exit line: 1 when the commit holds a file FAIL.
+ * pushed commit in the repository (git archive, as root; the proc-receive hook
+ * runs once git has moved the objects in) and streams its file names, then the
+ * exit line: 1 when the commit holds a file FAIL, else 0 once it moved master as
+ * serve does (as the repository's owner).
  */
-function standInServe(socket: string, repository: (app: string) => string): Server {
+function standInServe(socket: string, repository: (app: string) => string, owner: () => { uid: number; gid: number }): Server {
   return createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://git.sock');
     if (req.method === 'GET' && url.pathname === AUTHORIZE_PATH) {
@@ -95,8 +98,7 @@ function standInServe(socket: string, repository: (app: string) => string): Serv
         setTimeout(() => res.socket?.destroy(), 100);
         return;
       }
-      const env = { ...process.env, GIT_OBJECT_DIRECTORY: push.objectDirectory, GIT_ALTERNATE_OBJECT_DIRECTORIES: push.alternateObjectDirectories };
-      const archive = spawn('git', ['-c', 'safe.directory=*', '--git-dir', repository(push.app), 'archive', '--format=tar', push.newCommit], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const archive = spawn('git', ['-c', 'safe.directory=*', '--git-dir', repository(push.app), 'archive', '--format=tar', push.newCommit], { stdio: ['ignore', 'pipe', 'pipe'] });
       const list = spawn('tar', ['-t'], { stdio: ['pipe', 'pipe', 'ignore'] });
       archive.stdout.pipe(list.stdin);
       let errors = '';
@@ -107,12 +109,13 @@ function standInServe(socket: string, repository: (app: string) => string): Serv
       list.stdout.on('data', (chunk: Buffer) => {
         files += chunk.toString();
       });
-      list.on('close', () => {
+      list.on('close', async () => {
         const names = files.split('\n').filter((name) => name !== '');
         for (const name of names) res.write(`file: ${name}\n`);
         if (errors !== '') res.write(`git archive: ${errors.trim()}\n`);
         const failed = names.includes('FAIL') || names.length === 0;
         if (failed) res.write('deploy failed on purpose\n');
+        else await moveMaster({ path: repository(push.app), owner: owner() }, { from: push.oldCommit, to: push.newCommit, release: received.length });
         res.end(`${EXIT_LINE_PREFIX}${failed ? 1 : 0}\n`);
       });
     });
@@ -207,10 +210,14 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
       authorizedKeysText(keys, (id) => gitShellCommand([node, program], id, data)),
     );
 
-    const hook = preReceiveHookCommand([node, program], data);
+    const hook = procReceiveHookCommand([node, program], data);
     for (const app of [ACME_APP, OTHER_APP]) await ensureRepository(paths.gitDir, app, hook, owner);
 
-    serve = standInServe(paths.gitSocket, (app) => join(paths.gitDir, `${app}.git`));
+    serve = standInServe(
+      paths.gitSocket,
+      (app) => join(paths.gitDir, `${app}.git`),
+      () => owner,
+    );
     await new Promise((resolve) => serve?.once('listening', resolve));
     // The SSH user's alone (serve runs as root).
     await chown(paths.gitSocket, owner.uid, owner.gid);
@@ -233,7 +240,7 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
   });
 
   it('makes each repository the SSH user’s alone, with a root-owned hook, and keeps it so when ensured again', async () => {
-    await ensureRepository(paths.gitDir, ACME_APP, preReceiveHookCommand([process.execPath, join(root, 'bin', 'runner.mjs')], data), owner);
+    await ensureRepository(paths.gitDir, ACME_APP, procReceiveHookCommand([process.execPath, join(root, 'bin', 'runner.mjs')], data), owner);
     // Another account (runplan's app user as much as nobody) can neither list nor read it.
     const other = await runProgram('runuser', ['-u', 'nobody', '--', 'ls', join(paths.gitDir, `${ACME_APP}.git`)]);
     expect(other.code).not.toBe(0);
@@ -244,13 +251,13 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
     expect(repository.uid).toBe(owner.uid);
     expect(repository.mode & 0o777).toBe(0o700);
     expect((await stat(paths.gitDir)).mode & 0o777).toBe(0o711);
-    const hook = await stat(join(paths.gitDir, `${ACME_APP}.git`, 'hooks', 'pre-receive'));
+    const hook = await stat(join(paths.gitDir, `${ACME_APP}.git`, 'hooks', 'proc-receive'));
     expect([hook.uid, hook.mode & 0o777]).toEqual([0, 0o755]);
     const keysFile = await stat(paths.authorizedKeys);
     expect([keysFile.uid, keysFile.mode & 0o777]).toEqual([0, 0o644]);
   });
 
-  it('accepts a push of master: the hook streams serve’s lines as remote: …, and master moves', async () => {
+  it('accepts a push of master: the hook streams serve’s lines as remote: …, and master moves as serve moved it', async () => {
     const pushed = await git(['push', remote(ACME_APP), 'master']);
     expect(pushed.code, pushed.stderr).toBe(0);
     expect(pushed.stderr).toContain(`remote: deploying ${(await localHead()).slice(0, 7)} of ${ACME_APP}`);
@@ -268,7 +275,7 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
     expect(pushed.code).not.toBe(0);
     expect(pushed.stderr).toContain('remote: file: FAIL');
     expect(pushed.stderr).toContain('remote: deploy failed on purpose');
-    expect(pushed.stderr).toMatch(/\[remote rejected\] master -> master \(pre-receive hook declined\)/);
+    expect(pushed.stderr).toMatch(/\[remote rejected\] master -> master \(not deployed\)/);
     expect(await bareHead(ACME_APP)).toBe(before);
     await runProgram('git', ['reset', '-q', '--hard', 'HEAD~1'], { cwd: work });
   });
@@ -290,7 +297,12 @@ describe.skipIf(!CAN_RUN)('git push over the host sshd', () => {
     const pushed = await git(['push', remote(ACME_APP), 'master:feature']);
     expect(pushed.code).not.toBe(0);
     expect(pushed.stderr).toContain(`remote: ${HostErrors.PUSH_BRANCH.code}: refs/heads/feature was not pushed: only the master branch deploys; push to master with git push <remote> feature:master`);
+    expect(pushed.stderr).toContain(`[remote rejected] master -> feature (${HostErrors.PUSH_BRANCH.code})`);
     expect(await bareHead(ACME_APP, 'refs/heads/feature')).toBe('');
+    // Nor may master be deleted, though git hands the deletion to the hook too.
+    const deleted = await git(['push', remote(ACME_APP), ':master']);
+    expect(deleted.stderr).toContain(`remote: ${HostErrors.PUSH_BRANCH.code}: master cannot be deleted`);
+    expect(await bareHead(ACME_APP)).toBe(await localHead());
   });
 
   it('refuses a key of another organization and an application that does not exist with the same words', async () => {

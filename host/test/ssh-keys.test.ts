@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
 import { HostErrors } from '../src/errors.js';
-import { gitShellCommand, preReceiveHookCommand } from '../src/git/commands.js';
+import { gitShellCommand, procReceiveHookCommand } from '../src/git/commands.js';
 import { parseGitCommand } from '../src/git/git-shell.js';
-import { checkPushedRefs } from '../src/git/pre-receive.js';
+import { checkPushedRefs } from '../src/git/proc-receive.js';
 import { authorizedKeysText, parsePublicKey } from '../src/ssh/authorized-keys.js';
 import type { SshKeyRecord } from '../src/store/store.js';
 
@@ -87,7 +87,7 @@ describe('command lines', () => {
     expect(command).toBe("'/usr/bin/printf' '%s|' git-shell --key 'key_0123456789ab' --data '/var/lib/it'\\''s here'");
     // printf repeats its format ("%s|") for each word after it.
     expect(execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8' })).toBe("git-shell|--key|key_0123456789ab|--data|/var/lib/it's here|");
-    expect(preReceiveHookCommand(['/usr/bin/node', '/cli.js'], '/d')).toBe("'/usr/bin/node' '/cli.js' hook pre-receive --data '/d'");
+    expect(procReceiveHookCommand(['/usr/bin/node', '/cli.js'], '/d')).toBe("'/usr/bin/node' '/cli.js' hook proc-receive --data '/d'");
   });
 });
 

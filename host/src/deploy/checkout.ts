@@ -1,12 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { runProgram } from 'runplan';
 
-/** Where git reads the commit: the repository, and for a push still in quarantine, the hook's object folders. */
+/** Where git reads the commit: the application's repository (a push's objects are in it when its hook runs). */
 export interface CommitSource {
   readonly repository: string;
   readonly commit: string;
-  readonly objectDirectory?: string;
-  readonly alternateObjectDirectories?: string;
 }
 
 const COMMIT = /^[0-9a-f]{40}$/;
@@ -21,9 +19,7 @@ export async function checkOutCommit(source: CommitSource, dir: string): Promise
   if (!COMMIT.test(source.commit)) throw new Error(`not a commit id: ${JSON.stringify(source.commit)}`);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_DIR: source.repository };
-  if (source.objectDirectory) env.GIT_OBJECT_DIRECTORY = source.objectDirectory;
-  if (source.alternateObjectDirectories) env.GIT_ALTERNATE_OBJECT_DIRECTORIES = source.alternateObjectDirectories;
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_DIR: source.repository };
   const script = 'git -c safe.directory="$GIT_DIR" archive --format=tar "$1" | tar -x --no-same-owner -C "$2" -f -';
   const result = await runProgram('/bin/bash', ['-o', 'pipefail', '-c', script, 'checkout', source.commit, dir], { env, timeoutMs: 300_000 });
   if (!result?.ok) throw new Error(`git archive of ${source.commit} failed: ${result ? result.stderr.trim().split('\n').slice(-3).join(' ') : 'bash not found'}`);

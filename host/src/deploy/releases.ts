@@ -31,6 +31,22 @@ export interface ReleaseRequest {
   readonly keepDefaultsOf?: RunPlan | undefined;
   /** Each line for whoever asked (the pusher's `remote:` lines), as it comes. */
   readonly out: (line: string) => void;
+  /**
+   * Run once the application's lock is held, before anything is recorded: what
+   * only then is known (the release a restart restarts: a push may have
+   * replaced it while the restart waited), or a coded error that refuses the
+   * deploy (a push whose master moved while it waited).
+   */
+  readonly underLock?: () => Promise<Partial<Pick<ReleaseRequest, 'source' | 'variables' | 'keepDefaultsOf'>>>;
+  /** Aborted when whoever asked has gone (a push's hook): the deploy stops, unless it was accepted already. */
+  readonly signal?: AbortSignal;
+  /**
+   * The commit point of a push (git's master moved to the new commit), once the
+   * release passed the gate and before it serves, under the lock: throws to
+   * refuse it (the new release stops, the old one serves on). `back()` undoes
+   * it when the switch then fails.
+   */
+  readonly accept?: (release: number) => Promise<{ back(): Promise<void> }>;
 }
 
 export interface ReleaseResult {
@@ -92,20 +108,31 @@ export class Releases {
     return s ? { release: s.release, port: s.port } : undefined;
   }
 
-  async deploy(request: ReleaseRequest): Promise<ReleaseResult> {
-    const { app, out } = request;
-    const unlockHere = await this.locks.acquire(app.id, `${request.cause} by ${request.by}`, (holder) => out(`==> another deploy of ${app.name} is running (${holder}): this one waits for it`));
+  async deploy(asked: ReleaseRequest): Promise<ReleaseResult> {
+    const { app, out } = asked;
+    const refuse = (error: unknown): ReleaseResult => {
+      const { code, lines } = describeError(error);
+      for (const line of lines) out(line);
+      return { ok: false, release: 0, code };
+    };
+    const unlockHere = await this.locks.acquire(app.id, `${asked.cause} by ${asked.by}`, (holder) => out(`==> another deploy of ${app.name} is running (${holder}): this one waits for it`));
     // The hosts that share a store (PostgreSQL) deploy an application one at a time too.
     let shared: StoreLock;
     try {
       shared = await this.options.store.lockApp(app.id, () => out(`==> another runplan-host on this store is deploying ${app.name}: this one waits for it`));
     } catch (error) {
       unlockHere();
-      const { code, lines } = describeError(error);
-      for (const line of lines) out(line);
-      return { ok: false, release: 0, code };
+      return refuse(error);
     }
     const unlock = () => void shared.release().finally(unlockHere);
+    let request: ReleaseRequest;
+    try {
+      request = { ...asked, ...(await asked.underLock?.()) };
+      asked.signal?.throwIfAborted();
+    } catch (error) {
+      unlock();
+      return refuse(error);
+    }
     let release: ReleaseRecord | undefined;
     const logLines: string[] = [];
     // Once the deploy has ended, the release's lines (its processes') go to its log only: the push has ended.
@@ -131,14 +158,20 @@ export class Releases {
       });
       say(`==> release ${release.number} of ${app.name} (${app.id}): ${request.cause} of ${request.source.commit.slice(0, 12)}`);
       const started = await this.start(app, request, say);
-      if ('error' in started) return end(await this.failed(app, release, started.error, started.ownOutput, say, logLines).finally(unlock));
+      // Whoever asked has gone: that is why it stopped, whatever step noticed.
+      if ('error' in started) return end(await this.failed(app, release, request.signal?.reason ?? started.error, started.ownOutput, say, logLines).finally(unlock));
       const previous = this.serving.get(app.id);
+      let accepted: { back(): Promise<void> } | undefined;
       try {
+        // A push is accepted here, git's master moving under this lock, and only then serves: a push git reports rejected never serves.
+        request.signal?.throwIfAborted();
+        accepted = await request.accept?.(release.number);
         // The route is made once, at the first release (the same route again makes no call of the edge);
         // the switch itself is the socket's, so Caddy never reloads while the application serves.
         await this.options.edge.setRoute(appHostName(this.options.settings, app.id), { socket: this.options.upstreams.socketOf(app.id) });
         await this.options.upstreams.point(app.id, started.port);
       } catch (error) {
+        await accepted?.back().catch((undone: unknown) => describeError(undone).lines.forEach(say));
         await started.deployed.stop();
         return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
       }
@@ -224,7 +257,7 @@ export class Releases {
         }
         say(text);
       };
-      const { signal } = this.stopping;
+      const signal = request.signal ? AbortSignal.any([this.stopping.signal, request.signal]) : this.stopping.signal;
       const digest = planDigest(plan);
       const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, ...(sandbox ? { sandbox } : {}) });
       const deployed = await deploy(toCarryOut, executor, { signal });

@@ -1,9 +1,9 @@
 import { gitShellMain } from './git-shell.js';
-import { preReceiveMain } from './pre-receive.js';
+import { procReceiveMain } from './proc-receive.js';
 
 /**
- * The program sshd's forced command and git's pre-receive hook run, as the SSH
- * account: `git-shell --key K --data D` and `hook pre-receive --data D`. Built
+ * The program sshd's forced command and git's proc-receive hook run, as the SSH
+ * account: `git-shell --key K --data D` and `hook proc-receive --data D`. Built
  * as one file with everything it imports (dist/git-program.cjs), which serve
  * copies into the data folder (bin/, 0755): the SSH account reads it there,
  * wherever the host's own files are (a checkout under /root is closed to it).
@@ -15,8 +15,8 @@ export async function gitMain(argv: readonly string[], stderr: NodeJS.WritableSt
   };
   const data = option('--data');
   if (data !== undefined && argv[0] === 'git-shell') return gitShellMain({ key: option('--key') ?? '', data, env: process.env, stderr });
-  if (data !== undefined && argv[0] === 'hook' && argv[1] === 'pre-receive') return preReceiveMain({ data, env: process.env, stdin: process.stdin, stderr });
-  stderr.write('usage: git-program (git-shell --key <id> | hook pre-receive) --data <dir>\n');
+  if (data !== undefined && argv[0] === 'hook' && argv[1] === 'proc-receive') return procReceiveMain({ data, env: process.env, stdin: process.stdin, stdout: process.stdout, stderr });
+  stderr.write('usage: git-program (git-shell --key <id> | hook proc-receive) --data <dir>\n');
   return 2;
 }
 

@@ -5,7 +5,7 @@ import { readLineAnswer } from './line-answer.js';
 
 /**
  * The client side of the git socket (HTTP on <data>/run/git.sock, served by
- * `runplan-host serve`), used by the forced command and the pre-receive hook,
+ * `runplan-host serve`), used by the forced command and the proc-receive hook,
  * which run as the SSH user.
  */
 
@@ -28,17 +28,17 @@ export async function authorizePush(socketPath: string, key: string, app: string
 
 /**
  * POST /push: hands each line serve streams to `onLine` as it arrives and
- * resolves with the status of the exit line; 1 when the answer ends without one
- * (serve stopped mid-deploy).
+ * resolves with the status of the exit line and the code it names; 1 when the
+ * answer ends without one (serve stopped mid-deploy).
  */
-export async function postPush(socketPath: string, push: PushRequest, onLine: (line: string) => void): Promise<number> {
+export async function postPush(socketPath: string, push: PushRequest, onLine: (line: string) => void): Promise<{ status: number; code?: string }> {
   const body = JSON.stringify(push);
   return new Promise((resolve, reject) => {
     let answered = false;
     let settled = false;
     const req = request({ socketPath, path: PUSH_PATH, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
       answered = true;
-      readLineAnswer(res, onLine, (status) => {
+      readLineAnswer(res, onLine, (status, code) => {
         if (settled) return;
         settled = true;
         if (status === undefined) {
@@ -48,7 +48,7 @@ export async function postPush(socketPath: string, push: PushRequest, onLine: (l
               : `runplan-host serve refused the push (HTTP ${res.statusCode}); the push is rejected.`,
           );
         }
-        resolve(status ?? 1);
+        resolve(status === undefined ? { status: 1 } : { status, ...(code === undefined ? {} : { code }) });
       });
     });
     req.once('error', (error) => {

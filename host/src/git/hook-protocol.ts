@@ -1,10 +1,12 @@
 /**
- * What the pre-receive hook (running as the SSH user, inside git-receive-pack)
+ * What the proc-receive hook (running as the SSH user, inside git-receive-pack)
  * asks of `runplan-host serve` over the git socket (<data>/run/git.sock, the SSH
  * user's alone): POST /push with this JSON. The answer is text/plain, streamed:
  * each line for the pusher as it comes (git shows it as `remote: …`), and last a
- * line `EXIT_LINE_PREFIX<status>`: 0 accepts the push, anything else rejects it
- * and the branch does not move.
+ * line `EXIT_LINE_PREFIX<status>[ <code>]`: 0 when serve moved master to the new
+ * commit and its release serves; anything else when master did not move, with
+ * the code of the refusal (git's report shows it). A hook that goes away before
+ * the answer ends stops the deploy, unless master has moved already.
  */
 export interface PushRequest {
   /** The application id, from the repository the push goes to. */
@@ -13,15 +15,9 @@ export interface PushRequest {
   readonly key: string;
   /** One pushed ref: `refs/heads/master`. */
   readonly ref: string;
+  /** master when receive-pack began (zeros for the first push): serve moves master only from it. */
   readonly oldCommit: string;
   readonly newCommit: string;
-  /**
-   * git's quarantine of the pushed objects (GIT_OBJECT_DIRECTORY and
-   * GIT_ALTERNATE_OBJECT_DIRECTORIES of the hook): the new commit is readable only
-   * through them until the hook accepts the push.
-   */
-  readonly objectDirectory: string;
-  readonly alternateObjectDirectories: string;
 }
 
 export const PUSH_PATH = '/push';

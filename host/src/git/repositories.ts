@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, lstat, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
@@ -10,9 +10,12 @@ const run = promisify(execFile);
 
 /**
  * The bare repository of an application, `<gitDir>/<appId>.git`, made once and
- * checked at each call: default branch master, and a pre-receive hook that
- * execs `hook` (a shell command line) — the hook asks serve to deploy, and its
- * exit status accepts or rejects the push.
+ * checked at each call: default branch master, and every pushed ref handed to
+ * the proc-receive hook (receive.procReceiveRefs = refs), which execs `hook` (a
+ * shell command line). git then moves no ref itself: the hook asks serve to
+ * deploy, serve moves master under the application's lock once the release
+ * passed its gate, and the hook reports each ref accepted or rejected — so the
+ * release that serves is always master's (proc-receive.ts).
  *
  * Ownership: the repository is the SSH user's and 0700 (git-receive-pack writes
  * objects and refs as that user; no other account — the app user runplan builds
@@ -22,8 +25,8 @@ const run = promisify(execFile);
  *
  * Force pushes are allowed (receive.denyNonFastForwards false): a force push to
  * master deploys like any push, as on the service; every release's commit stays
- * in the store and can be rolled back to. Deleting master is refused (here and
- * by the hook).
+ * in the store and can be rolled back to. Deleting master is refused by the
+ * hook (receive.denyDeletes too, for any ref git would update itself).
  */
 export async function ensureRepository(gitDir: string, appId: string, hook: string, owner: { uid: number; gid: number }): Promise<string> {
   if (!isAppId(appId)) throw HostErrors.APP_NOT_FOUND.create({ message: `${JSON.stringify(appId)} is not an application id (app_ and a UUID)` });
@@ -44,6 +47,8 @@ export async function ensureRepository(gitDir: string, appId: string, hook: stri
   // Malformed objects are refused before the hook runs.
   await config('receive.fsckObjects', 'true');
   await config('core.logAllRefUpdates', 'true');
+  // Every ref to the hook, which moves none but master (receive.procReceiveRefs matches by prefix).
+  await config('receive.procReceiveRefs', 'refs');
 
   if (fresh) await chownTree(repository, owner);
   await chown(repository, owner.uid, owner.gid);
@@ -53,9 +58,11 @@ export async function ensureRepository(gitDir: string, appId: string, hook: stri
   await mkdir(hooks, { recursive: true });
   await chown(hooks, 0, 0);
   await chmod(hooks, 0o755);
-  const script = join(hooks, 'pre-receive');
+  // The hook of earlier versions, which deployed before git moved master.
+  await rm(join(hooks, 'pre-receive'), { force: true });
+  const script = join(hooks, 'proc-receive');
   const temporary = `${script}.${process.pid}.tmp`;
-  await writeFile(temporary, `#!/bin/sh\n# Written by runplan-host: asks serve to deploy the push; its status accepts or rejects it.\nexec ${hook}\n`, { mode: 0o755 });
+  await writeFile(temporary, `#!/bin/sh\n# Written by runplan-host: asks serve to deploy the push; serve moves master once the release passed its gate.\nexec ${hook}\n`, { mode: 0o755 });
   await chown(temporary, 0, 0);
   await chmod(temporary, 0o755);
   await rename(temporary, script);

@@ -41,10 +41,11 @@ export interface ReleaseRequest {
   /** Aborted when whoever asked has gone (a push's hook): the deploy stops, unless it was accepted already. */
   readonly signal?: AbortSignal;
   /**
-   * The commit point of a push (git's master moved to the new commit), once the
-   * release passed the gate and before it serves, under the lock: throws to
-   * refuse it (the new release stops, the old one serves on). `back()` undoes
-   * it when the switch then fails.
+   * The commit point of a push (git's master moved to the new commit), under the
+   * lock, once the release passed the gate and before it serves (on an engine
+   * that updates in place, before the update: the update is the switch). Throws
+   * to refuse it (the new release stops, the old one serves on); `back()` undoes
+   * it when the release then fails.
    */
   readonly accept?: (release: number) => Promise<{ back(): Promise<void> }>;
 }
@@ -157,21 +158,35 @@ export class Releases {
         links: request.links.map((l) => l.name),
       });
       say(`==> release ${release.number} of ${app.name} (${app.id}): ${request.cause} of ${request.source.commit.slice(0, 12)}`);
-      const started = await this.start(app, request, say);
-      // Whoever asked has gone: that is why it stopped, whatever step noticed.
-      if ('error' in started) return end(await this.failed(app, release, request.signal?.reason ?? started.error, started.ownOutput, say, logLines).finally(unlock));
-      const previous = this.serving.get(app.id);
+      // A push is accepted (git's master moves, under this lock) right before its release serves: a push git reports rejected never serves.
+      // Updated in place (a swarm), the services serve the new release as their tasks are replaced: master moves first, and back if it fails.
       let accepted: { back(): Promise<void> } | undefined;
+      const putBack = () => accepted?.back().catch((undone: unknown) => describeError(undone).lines.forEach(say));
+      if (this.options.engine.inPlace) {
+        try {
+          accepted = await request.accept?.(release.number);
+        } catch (error) {
+          return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
+        }
+      }
+      const started = await this.start(app, request, say);
+      if ('error' in started) {
+        await putBack();
+        // Whoever asked has gone: that is why it stopped, whatever step noticed.
+        return end(await this.failed(app, release, request.signal?.reason ?? started.error, started.ownOutput, say, logLines).finally(unlock));
+      }
+      const previous = this.serving.get(app.id);
       try {
-        // A push is accepted here, git's master moving under this lock, and only then serves: a push git reports rejected never serves.
-        request.signal?.throwIfAborted();
-        accepted = await request.accept?.(release.number);
+        if (!this.options.engine.inPlace) {
+          request.signal?.throwIfAborted();
+          accepted = await request.accept?.(release.number);
+        }
         // The route is made once, at the first release (the same route again makes no call of the edge);
         // the switch itself is the socket's, so Caddy never reloads while the application serves.
         await this.options.edge.setRoute(appHostName(this.options.settings, app.id), { socket: this.options.upstreams.socketOf(app.id) });
         await this.options.upstreams.point(app.id, started.port);
       } catch (error) {
-        await accepted?.back().catch((undone: unknown) => describeError(undone).lines.forEach(say));
+        await putBack();
         await started.deployed.stop();
         return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
       }

@@ -1,10 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../../test/helpers/temp.js';
+import { freePort } from '../../test/helpers/ports.js';
 import { ROOT, TestHost } from './helpers/test-host.js';
 
 const run = promisify(execFile);
@@ -59,8 +60,13 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 describe('atomic pushes (local engine)', () => {
   let host: TestHost;
   let key: string;
-  /** A file whose presence holds each build of the first application at its pre-build hook (CC_PRE_BUILD_HOOK): the tests choose when a deploy is under way. */
-  let gate: string;
+  /**
+   * A loopback port that holds each build of the first application at its pre-build hook while something listens there
+   * (CC_PRE_BUILD_HOOK): the tests choose when a deploy is under way. A port, not a file: inside its walls an application
+   * sees no /tmp of the machine, but its network is the machine's (docs/security.md).
+   */
+  let gatePort: number;
+  let gate: Server | undefined;
   const apps: { id: string; gitRemote: string; repo: string }[] = [];
 
   const master = async (appId: string) => {
@@ -90,14 +96,26 @@ describe('atomic pushes (local engine)', () => {
   const push = async (dir: string) => {
     for (let attempt = 1; ; attempt += 1) {
       const pushed = await host.push(dir, 'runplan', key, '+master:master');
-      // sshd drops some of many connections opened at once before they log in (its MaxStartups): nothing reached the host, so the pusher tries again.
+      // sshd drops some of many connections opened at once before they log in (its MaxStartups): nothing reached the host, so the pusher tries again, a little later.
       const dropped = pushed.code !== 0 && !pushed.output.includes('remote:') && /kex_exchange_identification|Connection (reset|closed)/.test(pushed.output);
-      if (!dropped || attempt === 3) return pushed;
+      if (!dropped || attempt === 5) return pushed;
+      await new Promise((resolve) => setTimeout(resolve, attempt * (200 + Math.random() * 800)));
     }
   };
   const deploying = async (appId: string, commit: string) => (await releasesOf(appId)).some((r) => r.commit === commit && r.status === 'deploying');
-  const closeGate = () => writeFile(gate, 'held\n');
-  const openGate = () => rm(gate, { force: true });
+  const closeGate = async () => {
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(gatePort, '127.0.0.1', resolve);
+    });
+    gate = server;
+  };
+  const openGate = async () => {
+    const server = gate;
+    gate = undefined;
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  };
 
   beforeAll(async () => {
     host = await TestHost.create();
@@ -106,7 +124,7 @@ describe('atomic pushes (local engine)', () => {
     await writeFile(join(host.data, 'settings.json'), JSON.stringify({ ...settings, drainMs: 1000 }));
     await host.serve();
     key = await host.key('alice', 'acme');
-    gate = join(await tempDir('runplan-host-gate-'), 'gate');
+    gatePort = await freePort();
     for (const name of ['atom-one', 'atom-two']) {
       const app = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', name, '--region', 'par', '--org', 'acme']);
       const repo = await host.repository('host/facts');
@@ -118,6 +136,7 @@ describe('atomic pushes (local engine)', () => {
   }, 300_000);
 
   afterAll(async () => {
+    await openGate();
     await host?.dispose();
   });
 
@@ -166,7 +185,8 @@ describe('atomic pushes (local engine)', () => {
 
   it('refuses a push whose master moved while it waited, before deploying anything (RUNPLAN_HOST_E_PUSH_STALE)', async () => {
     const app = apps[0] as (typeof apps)[number];
-    expect((await host.cli(['env', 'set', 'CC_PRE_BUILD_HOOK', `while [ -e ${gate} ]; do sleep 0.1; done`, '--app', app.id])).code).toBe(0);
+    const waitWhileHeld = `const net = require('net'); const held = () => { const s = net.connect(${gatePort}, '127.0.0.1'); s.once('connect', () => { s.destroy(); setTimeout(held, 100); }); s.once('error', () => process.exit(0)); }; held();`;
+    expect((await host.cli(['env', 'set', 'CC_PRE_BUILD_HOOK', `node -e "${waitWhileHeld}"`, '--app', app.id])).code).toBe(0);
     const first = await change(app, 'the first of two');
     const second = await change(app, 'the second of two');
     await closeGate();

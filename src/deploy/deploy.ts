@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StackBindings, StepReport } from '../buildpack/contract.js';
 import type { Executor, ExecutorStartOptions } from '../executor/contract.js';
 import { deploy } from '../executor/deploy-flow.js';
@@ -162,7 +162,8 @@ async function buildCandidate(
       stack,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    logger.info(`build succeeded: ${build.appDir}`);
+    // In the application's terms: where its workspace is on the host is the host's business (a tenant reads this line).
+    logger.info(`build succeeded: builds/${relative(join(workspace.root, 'builds'), build.appDir)}`);
     return {
       plan,
       environment,

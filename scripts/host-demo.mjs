@@ -59,9 +59,11 @@ starting.stop();
 
 const key = join(client, 'id_ed25519');
 if (!existsSync(key)) {
+  console.log(`==> runplan-host keys add demo ${key}.pub (a key made for the demo: it may push to organization demo's applications)`);
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'demo', '-f', key]);
   host(['keys', 'add', 'demo', `${key}.pub`]);
 }
+console.log('==> runplan-host create --type node express --region par --org demo (once), and env set CC_HEALTH_CHECK_PATH /');
 const app = hostJson(['apps', '--org', 'demo']).apps.find((a) => a.name === 'express') ?? hostJson(['create', '--type', 'node', 'express', '--region', 'par', '--org', 'demo']);
 console.log(`==> application ${app.name}: ${app.id}\n    git remote: ${app.gitRemote}`);
 host(['env', 'set', 'CC_HEALTH_CHECK_PATH', '/', '--app', app.id]);

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 
 /** The longest a phase stays without a new line. */
-const SILENCE_MS = 9_000;
+const SILENCE_MS = 8_000;
 
 /** "45 s", "2 min 05 s". */
 export function elapsed(ms) {

@@ -15,8 +15,8 @@ export const BUILD_TOOLS = [
 ];
 
 /**
- * What runplan-host runs to serve applications: git pushes over sshd, and the HTTPS edge (and curl, to
- * try it). `npm run demo` installs these and nothing else: it makes no add-on.
+ * What runplan-host runs to serve applications: git pushes over sshd, the HTTPS edge (and curl, to
+ * try it), and each application's walls. `npm run demo` installs these and nothing else: it makes no add-on.
  */
 export const HOST_PACKAGES = [
   { name: 'curl', command: 'curl' },
@@ -26,6 +26,10 @@ export const HOST_PACKAGES = [
   // The HTTPS edge: the host runs its own Caddy. Debian's package also enables a caddy.service
   // (ports 80/443, admin localhost:2019); it starts only where systemd runs (not here, and policy-rc.d refuses it).
   { name: 'caddy', command: 'caddy' },
+  // Each application in its walls (src/sandbox/): bubblewrap's namespaces; setpriv is util-linux's, on every Debian.
+  { name: 'bubblewrap', command: 'test -x /usr/bin/bwrap' },
+  // A release's loopback port closed to the other applications' users (host/src/tenancy/loopback-guard.ts).
+  { name: 'nftables', command: 'test -x /usr/sbin/nft' },
 ];
 
 /**
@@ -36,10 +40,6 @@ export const HOST_PACKAGES = [
 export const ADDON_PACKAGES = [
   { name: 'postgresql', command: 'ls /usr/lib/postgresql/*/bin/initdb' },
   { name: 'redis-server', command: 'redis-server' },
-  // Each application in its walls (src/sandbox/): bubblewrap's namespaces; setpriv is util-linux's, on every Debian.
-  { name: 'bubblewrap', command: 'test -x /usr/bin/bwrap' },
-  // A release's loopback port closed to the other applications' users (host/src/tenancy/loopback-guard.ts).
-  { name: 'nftables', command: 'test -x /usr/sbin/nft' },
 ];
 
 /** Debian packages the tests need, each with a command that succeeds only when it is installed. */

@@ -6,7 +6,7 @@ export default defineConfig([
   // The program: runplan and better-sqlite3 stay packages of their own (runplan through its public entry points only).
   {
     ...shared,
-    entry: { cli: 'src/cli/main.ts' },
+    entry: { cli: 'src/cli/program.ts' },
     clean: true,
     external: ['runplan', /^runplan\//, 'better-sqlite3'],
     banner: { js: '#!/usr/bin/env -S node --' },

@@ -1,6 +1,7 @@
 // What the test suite needs beyond npm packages. Each buildpack's issue adds its
 // Debian packages here; they are installed only when missing.
 import { execFileSync } from 'node:child_process';
+import { runPhase } from './progress.mjs';
 
 /**
  * What `npm ci` needs to build native npm packages (better-sqlite3 for runplan-host;
@@ -13,7 +14,10 @@ export const BUILD_TOOLS = [
   { name: 'g++', command: 'g++' },
 ];
 
-/** What runplan-host runs: git pushes over sshd, and the HTTPS edge (and curl, to try it). */
+/**
+ * What runplan-host runs to serve applications: git pushes over sshd, the HTTPS edge (and curl, to
+ * try it), and each application's walls. `npm run demo` installs these and nothing else: it makes no add-on.
+ */
 export const HOST_PACKAGES = [
   { name: 'curl', command: 'curl' },
   { name: 'git', command: 'git' },
@@ -22,14 +26,20 @@ export const HOST_PACKAGES = [
   // The HTTPS edge: the host runs its own Caddy. Debian's package also enables a caddy.service
   // (ports 80/443, admin localhost:2019); it starts only where systemd runs (not here, and policy-rc.d refuses it).
   { name: 'caddy', command: 'caddy' },
-  // Add-ons: the host makes its own PostgreSQL cluster with Debian's initdb (/usr/lib/postgresql/<major>/bin,
-  // whichever major Debian ships) and runs one redis-server per Redis add-on (host/src/addons/).
-  { name: 'postgresql', command: 'ls /usr/lib/postgresql/*/bin/initdb' },
-  { name: 'redis-server', command: 'redis-server' },
   // Each application in its walls (src/sandbox/): bubblewrap's namespaces; setpriv is util-linux's, on every Debian.
   { name: 'bubblewrap', command: 'test -x /usr/bin/bwrap' },
   // A release's loopback port closed to the other applications' users (host/src/tenancy/loopback-guard.ts).
   { name: 'nftables', command: 'test -x /usr/sbin/nft' },
+];
+
+/**
+ * runplan-host's add-ons: the host makes its own PostgreSQL cluster with Debian's initdb
+ * (/usr/lib/postgresql/<major>/bin, whichever major Debian ships) and runs one redis-server per Redis
+ * add-on (host/src/addons/); a host that offers them needs these (docs/host.md, Add-ons).
+ */
+export const ADDON_PACKAGES = [
+  { name: 'postgresql', command: 'ls /usr/lib/postgresql/*/bin/initdb' },
+  { name: 'redis-server', command: 'redis-server' },
 ];
 
 /** Debian packages the tests need, each with a command that succeeds only when it is installed. */
@@ -51,7 +61,7 @@ export const DEBIAN_PACKAGES = [
   { name: 'ruby-byebug', command: 'byebug' },
   { name: 'ruby-web-console', command: 'ruby -e "require %q(web-console)"' },
   { name: 'nginx', command: 'nginx' },
-  // redis-server (Sidekiq's fixtures) comes with HOST_PACKAGES below.
+  // redis-server (Sidekiq's fixtures) comes with ADDON_PACKAGES below.
   // Play 1.x: the stand-in framework is compiled with javac (and jar) and run with java; its launcher is Python 3 (BUILD_TOOLS), like Play's.
   { name: 'default-jdk-headless', command: 'javac' },
   // Engines: Docker (Debian's client builds with BuildKit), stack images from Debian packages
@@ -72,6 +82,7 @@ export const DEBIAN_PACKAGES = [
   { name: 'chromium', command: 'test -x /usr/bin/chromium' },
   { name: 'libnss3-tools', command: 'certutil' },
   ...HOST_PACKAGES,
+  ...ADDON_PACKAGES,
 ];
 
 function present(command) {
@@ -85,19 +96,21 @@ function present(command) {
 }
 
 export async function ensureTestPrerequisites() {
-  ensureDebianPackages(DEBIAN_PACKAGES);
+  await ensureDebianPackages(DEBIAN_PACKAGES, 'for all of them, about 1.0 GB installed: 2-5 min');
 }
 
-/** Installs those of `packages` that are missing, with apt-get (as root, or through sudo). */
-export function ensureDebianPackages(packages) {
+/**
+ * Installs those of `packages` that are missing, with apt-get (as root, or through sudo); `usually`
+ * says how long that takes when all are missing (apt-get -qq prints nothing while it downloads).
+ */
+export async function ensureDebianPackages(packages, usually = '1 min') {
   const missing = packages.filter((p) => !present(p.command)).map((p) => p.name);
   if (missing.length === 0) return;
   const asRoot = process.getuid?.() === 0 ? [] : ['sudo'];
-  const apt = (...args) => {
-    const [cmd, ...rest] = [...asRoot, 'apt-get', ...args];
-    console.log(`==> ${cmd} ${rest.join(' ')}`);
-    execFileSync(cmd, rest, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const apt = (what, detail, time, ...args) => {
+    const [command, ...rest] = [...asRoot, 'apt-get', ...args];
+    return runPhase({ what, detail, usually: time, command, args: rest, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   };
-  apt('update', '-qq');
-  apt('install', '-y', '-qq', '--no-install-recommends', ...missing);
+  await apt("reading Debian's package lists", '', '5-30 s', 'update', '-qq');
+  await apt('installing Debian packages', missing.join(' '), usually, 'install', '-y', '-qq', '--no-install-recommends', ...missing);
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from './bootstrap.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-ensureBuilt();
+await ensureBuilt();
 const { runPlanJsonSchema } = await import(join(root, 'dist', 'index.js'));
 writeFileSync(join(root, 'docs', 'plan.schema.json'), `${JSON.stringify(runPlanJsonSchema(), null, 2)}\n`);
 console.log('wrote docs/plan.schema.json');

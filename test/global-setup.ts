@@ -19,7 +19,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // `vitest` run directly (not through `npm test`) still tests a current dist/.
   // @ts-expect-error: plain ES module without type declarations
   const { ensureBuilt } = await import('../scripts/bootstrap.mjs');
-  ensureBuilt();
+  await ensureBuilt();
   // Kept between runs: it only holds content addressed by version or key, so
   // reusing it is safe, and it spares downloading the same runtimes again.
   const sharedCacheDir = process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');

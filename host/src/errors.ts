@@ -50,10 +50,11 @@ export const HostErrors = defineErrors(
     ADDON_NAME_TAKEN: { title: 'The organization already has an add-on of that name', kind: 'input', fix: 'Choose another name, or remove the other add-on first.' },
     ADDON_PROVIDER_UNKNOWN: { title: 'The host offers no add-on of that kind', kind: 'input', fix: 'Give postgresql, redis or storage.' },
     ADDON_NOT_FOUND: { title: 'No add-on of that name or id', kind: 'input', fix: 'Give the name or id of an add-on that `runplan-host addons` lists.' },
+    // Not bad input: the command was right, the add-on's state refuses it for now (exit 1; the API answers 409).
     ADDON_LINKED: {
       title: 'The add-on is still linked to applications',
-      kind: 'input',
-      fix: 'Unlink it from each application named (runplan-host unlink-addon <name> --app <app>), then remove it.',
+      kind: 'deployment',
+      fix: 'Unlink it from each application the message names (runplan-host unlink-addon, as the message spells it out), then remove it.',
     },
     ADDON_ORG_MISMATCH: {
       title: 'The add-on belongs to another organization than the application',

@@ -115,11 +115,13 @@ describe('runplan-host add-ons', () => {
     expect(releases[0]).toMatchObject({ number: 1, links: ['db-main'] });
   });
 
-  it('refuses to remove a linked add-on, naming the application', async () => {
+  it('refuses to remove a linked add-on (exit 1, a conflict, not bad input), naming it as typed and the application, with the exact command that unlinks it', async () => {
     const r = await host.cli(['addon', 'rm', 'db-main']);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     expect(codeOf(r)).toBe('RUNPLAN_HOST_E_ADDON_LINKED');
-    expect(r.stderr).toContain('shop');
+    expect(r.stderr).toContain('the add-on db-main is linked to shop');
+    expect(r.stderr).toContain('fix: Unlink it first, then remove it: runplan-host unlink-addon db-main --app shop.');
+    expect(r.stderr).not.toMatch(/<name>|<app>|addon_[0-9a-f]/);
   });
 
   it('with the database stopped, a push is rejected by the gate and the old release keeps serving', async () => {

@@ -402,8 +402,10 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
         await store.linkAddon(worker.id, db.id);
         await expect(store.removeAddon(db.id)).rejects.toMatchObject({
           code: HostErrors.ADDON_LINKED.code,
-          message: expect.stringMatching(/web, worker/),
+          message: expect.stringMatching(/the add-on db is linked to web, worker/),
+          fix: 'Unlink it first, then remove it: runplan-host unlink-addon db --app web; runplan-host unlink-addon db --app worker.',
           details: {
+            addon: 'db',
             apps: [
               { id: web.id, name: 'web' },
               { id: worker.id, name: 'worker' },

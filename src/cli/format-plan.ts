@@ -12,7 +12,8 @@ import { formatSeconds } from '../health/probes.js';
 const SHOWN_MAX_CHARS = 2_000;
 const t = (text: string) => lineExcerpt(text, SHOWN_MAX_CHARS);
 const q = (text: string) => quoteExcerpt(text, SHOWN_MAX_CHARS);
-const describe = (step: BuildStep) => t(describeStep(step));
+// The plan shows a step's purpose on a line of its own: its command line shows the command.
+const describe = (step: BuildStep) => t(describeStep(step, { inlineScripts: 'first-line' }));
 const command = (c: Command) => t(describeCommand(c));
 
 /** The plan for people: every choice with where it came from and why. `source` names what was planned (the plan itself names no path). */

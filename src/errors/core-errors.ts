@@ -170,7 +170,7 @@ export const CoreErrors = defineErrors({
   HEALTH_CHECK_FAILED: {
     title: 'Health check failed',
     kind: 'deployment',
-    fix: 'Make every configured health-check path answer 200, or update CC_HEALTH_CHECK_PATH… and redeploy.',
+    fix: 'Make every configured health-check path answer 200, or set CC_HEALTH_CHECK_PATH (and CC_HEALTH_CHECK_PATH_<n>) to paths that do, then deploy again.',
   },
   HEALTH_NOT_LISTENING: {
     title: 'The web process never accepted connections',

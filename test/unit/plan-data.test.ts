@@ -261,5 +261,11 @@ describe('plan descriptions', () => {
     expect(
       describeStep(step({ kind: 'install', source: { type: 'archive', url: 'https://mirror.example/play-1.11.0.zip', sha256: 'a'.repeat(64) }, target: '.runplan/play', executables: [], links: [] })),
     ).toBe('install https://mirror.example/play-1.11.0.zip into .runplan/play');
+    // A step whose command holds such a script is told by its purpose (a build log's step line), unless whole or as the plan prints it.
+    const check = { ...step(script), description: 'check that every dependency was built' };
+    expect(describeStep(check)).toBe('check that every dependency was built (an inline node script)');
+    expect(describeStep(check, { inlineScripts: 'first-line' })).toBe("node -e 'var a = 1; … (2 more lines)' x");
+    expect(describeStep(check, { full: true })).toBe(`node -e 'var a = 1;\nvar b = 2;\nconsole.log(a + b);' x`);
+    expect(describeStep({ ...step({ kind: 'exec', argv: ['npm', 'ci'] }), description: 'install the dependencies' })).toBe('npm ci');
   });
 });

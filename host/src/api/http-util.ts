@@ -47,11 +47,20 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 const STATUS_OF_KIND: Record<string, number> = { input: 400, deployment: 500, internal: 500 };
 
-/** A coded error as the API answers it: 404 for what does not exist, 401 without the token, 400 for bad input. */
+/** The codes of a request that was right but conflicts with the state of what it names. */
+const CONFLICTS = new Set([HostErrors.ADDON_LINKED.code]);
+
+function statusOf(code: string, kind: string): number {
+  if (/_NOT_FOUND$/.test(code)) return 404;
+  if (code === HostErrors.API_UNAUTHORIZED.code) return 401;
+  if (CONFLICTS.has(code)) return 409;
+  return STATUS_OF_KIND[kind] ?? 500;
+}
+
+/** A coded error as the API answers it: 404 for what does not exist, 401 without the token, 409 for a conflict, 400 for bad input. */
 export function sendError(res: ServerResponse, error: unknown): void {
   if (isRunplanError(error)) {
-    const status = /_NOT_FOUND$/.test(error.code) ? 404 : error.code === HostErrors.API_UNAUTHORIZED.code ? 401 : (STATUS_OF_KIND[error.kind] ?? 500);
-    sendJson(res, status, { error: error.toJSON() });
+    sendJson(res, statusOf(error.code, error.kind), { error: error.toJSON() });
     return;
   }
   sendJson(res, 500, { error: { code: null, kind: 'internal', message: (error as Error)?.message ?? String(error) } });

@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isRunplanError, writeFileAtomic } from 'runplan';
 import { parseEnvFile } from 'runplan/buildpack';
+import { cleanEnvironment, droppedNames } from '../clean-environment.js';
 import { HostErrors } from '../errors.js';
 import { readApiToken } from '../host-files.js';
 import { initHost } from '../init.js';
@@ -10,7 +13,7 @@ import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
 import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
 import type { PartHealth } from '../supervision/supervisor.js';
-import { appUrl, consoleUrl, readSettings } from '../settings.js';
+import { consoleUrl, readSettings } from '../settings.js';
 import { orgToken } from '../console/sessions.js';
 import { listenForStopSignals } from '../stop-signals.js';
 import { checkOrg } from '../validate.js';
@@ -33,6 +36,7 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host keys add <org> <file.pub> | keys rm <key-id> | keys [--org ORG]
   runplan-host env [--show] | env set NAME VALUE | env rm NAME | env import FILE
   runplan-host restart | rollback [RELEASE] | releases | logs [-f] | open
+                                          (rollback without RELEASE: to the newest succeeded release before the current one)
   runplan-host logs --host [-f]           the host's own log: serve's start, each part that died and was started again
   runplan-host build-instance [dedicated|shared]   builds sized for the dedicated build instance (advised for webpacker)
   runplan-host token --org ORG            a token that signs in to the web console as that organization
@@ -131,7 +135,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       return 0;
     }
     case 'serve':
-      return serve(paths, io);
+      return droppedNames(process.env).length === 0 ? serve(paths, io) : serveInCleanEnvironment(io);
     case 'migrate-store': {
       if (!values.to || !/^postgres(ql)?:\/\//.test(values.to)) throw usage('migrate-store --to postgres://user:password@host:port/database');
       if (usesPostgres(paths)) throw HostErrors.INPUT_USAGE.create({ message: "this host's store is in PostgreSQL already." });
@@ -393,23 +397,26 @@ async function serve(paths: HostPaths, io: Io): Promise<number> {
   // answer) stops the host once it has started, instead of killing it with what it started left running.
   const stopSignals = listenForStopSignals();
   const host = await startHost(paths, log);
-  const settings = await readSettings(paths);
-  if (stopSignals.signal === undefined) log(`==> try: curl --cacert ${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt ${appUrl(settings, '<app_id>')}`);
   log(`==> ${await stopSignals.received}: stopping every release, the edge and sshd`);
   await host.stop();
   log('==> stopped; nothing left running');
   return 0;
 }
 
-// Run as a program (not when a test imports it).
-if (process.argv[1] && /cli\.js$/.test(process.argv[1])) {
-  main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`internal error: ${String((error as Error)?.stack ?? error)}\n`);
-      process.exitCode = 70;
-    },
-  );
+/**
+ * serve started with variables beyond its allow-list (src/clean-environment.ts), as from an
+ * operator's shell or `npm run`: it starts itself again with only those it keeps (Node.js 20
+ * has no execve), passes the stop signals on, and exits as that serve does. The serve that
+ * runs the host, and everything it starts, never had the others.
+ */
+function serveInCleanEnvironment(io: Io): Promise<number> {
+  const dropped = droppedNames(process.env).length;
+  io.err(`==> serve starts in a clean environment: ${dropped} variable(s) of the one it was given are left out (docs/host.md, "serve's environment")\n`);
+  const child = spawn(process.execPath, [...process.execArgv, '--', process.argv[1] as string, ...process.argv.slice(2)], { env: cleanEnvironment(process.env), stdio: 'inherit' });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, forward);
+  return new Promise((resolveExit, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => resolveExit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  });
 }

@@ -19,6 +19,8 @@ table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 code { font-family: ui-monospace, monospace; font-size: .95em; overflow-wrap: anywhere; }
+code.name { overflow-wrap: normal; }
+.hint { color: var(--muted); }
 .stack { display: grid; gap: .35rem; max-width: 28rem; }
 .stack button { justify-self: start; margin-top: .5rem; }
 .row { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
@@ -41,11 +43,14 @@ fieldset { border: 1px solid var(--line); }
 export const CONSOLE_JS = `'use strict';
 document.addEventListener('DOMContentLoaded', function () {
   var log = document.getElementById('log');
+  var empty = document.getElementById('log-empty');
   if (log && window.EventSource && log.dataset.events) {
     var source = new EventSource(log.dataset.events);
     // The stream starts with the last lines the page already shows.
     source.onopen = function () { log.textContent = ''; };
     source.onmessage = function (event) {
+      // The first line replaces the page's "No lines yet".
+      if (log.hidden) { log.hidden = false; if (empty) empty.hidden = true; }
       var atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
       log.appendChild(document.createTextNode(event.data + '\\n'));
       if (atEnd) log.scrollTop = log.scrollHeight;

@@ -16,9 +16,9 @@ import {
   dependenciesBody,
   environmentBody,
   errorBox,
+  errorPage,
   homePage,
   informationBody,
-  layout,
   logsBody,
   type NewAddonValues,
   type NewAppValues,
@@ -339,6 +339,8 @@ export class ConsoleServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://console');
+    // Once the session is known, an error page keeps the navigation, the organization and Sign out.
+    let context: PageContext | undefined;
     try {
       const asset = ASSETS[url.pathname];
       if (req.method === 'GET' && asset) return send(res, 200, asset.type, asset.body, { 'cache-control': 'public, max-age=300' });
@@ -352,6 +354,7 @@ export class ConsoleServer {
         if (req.method === 'GET' && !url.pathname.endsWith('/events')) return this.redirect(res, '/sign-in');
         throw HostErrors.CONSOLE_SIGNED_OUT.create({ message: `${req.method} ${url.pathname} needs a session of the console, and this request has none.` });
       }
+      context = { member: session.member, csrf: session.csrf };
       const form = req.method === 'POST' ? await readForm(req) : new URLSearchParams();
       // Every change needs the session's own token: a form of another site (or a forged request) has none.
       if (req.method !== 'GET' && !csrfMatches(session, form.get('_csrf') ?? undefined)) {
@@ -362,12 +365,12 @@ export class ConsoleServer {
         return this.redirect(res, '/sign-in', { 'set-cookie': `${COOKIE}=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0` });
       }
       const route = this.routes.find(req.method, url.pathname);
-      if (route) return await route.handler({ req, res, url, session, context: { member: session.member, csrf: session.csrf }, form, params: route.params });
+      if (route) return await route.handler({ req, res, url, session, context, form, params: route.params });
       throw HostErrors.CONSOLE_PAGE_NOT_FOUND.create({ message: `there is no page ${req.method} ${url.pathname.slice(0, 200)}.` });
     } catch (error) {
       if (res.headersSent) return void res.end();
       await discardBody(req);
-      send(res, statusOf(error), 'text/html; charset=utf-8', layout('Error', errorBox(describe(error))).text);
+      send(res, statusOf(error), 'text/html; charset=utf-8', errorPage(describe(error), context).text);
     }
   }
 
@@ -404,9 +407,22 @@ function send(res: ServerResponse, status: number, type: string, body: string, h
   res.end(body);
 }
 
-/** A coded error as a person reads it: what happened, then the fix. */
+/**
+ * What a member of the console does about an error, where the error's own fix is for the command
+ * line (`Give --app <name|id>…`): what is not found was removed, or is another organization's.
+ */
+const CONSOLE_FIXES: Record<string, string> = {
+  [HostErrors.APP_NOT_FOUND.code]: 'Open the application from the Applications page: the address is out of date (the application was removed) or is not one of your organization.',
+  [HostErrors.ADDON_NOT_FOUND.code]: 'Open the add-on from the Add-ons page: the address is out of date (the add-on was removed) or is not one of your organization.',
+  [HostErrors.RELEASE_NOT_FOUND.code]: "Open the release from the application's Releases page.",
+};
+
+/** A coded error as a person reads it: the code and what happened (its message, once), then the fix for the console. */
 function describe(error: unknown): string {
-  if (isRunplanError(error)) return `${error.code}: ${error.message}${error.fix ? ` Fix: ${error.fix}` : ''}`;
+  if (isRunplanError(error)) {
+    const fix = CONSOLE_FIXES[error.code] ?? error.fix;
+    return `${error.message}${fix ? ` Fix: ${fix}` : ''}`;
+  }
   return (error as Error)?.message ?? String(error);
 }
 

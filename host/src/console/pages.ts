@@ -14,7 +14,7 @@ function memberName(member: Member): string {
 }
 
 /** The page around every screen: one stylesheet, one script, nothing inline (the content security policy allows no inline code). */
-export function layout(title: string, body: Html, context?: PageContext): Html {
+function layout(title: string, body: Html, context?: PageContext): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -48,6 +48,22 @@ function csrfField(context: PageContext): Html {
 
 export function errorBox(message: string | undefined): Html {
   return message ? html`<p class="error" role="alert">${message}</p>` : html``;
+}
+
+/** A page that could not be shown: its error, and the way on (the navigation, the organization and Sign out once signed in). */
+export function errorPage(message: string, context?: PageContext): Html {
+  return layout(
+    'Error',
+    html`<h1>This page cannot be shown</h1>
+${errorBox(message)}
+<p>${context ? html`<a href="/">Back to the applications</a>` : html`<a href="/sign-in">Sign in</a>`}</p>`,
+    context,
+  );
+}
+
+/** A variable's name, breakable only after its underscores (CONSOLE_<wbr>GREETING, never CONSOLE_GREETIN|G). */
+function variableName(name: string): Html {
+  return html`<code class="name">${name.split('_').map((part, i) => (i === 0 ? part : html`_<wbr>${part}`))}</code>`;
 }
 
 export function signInPage(error?: string): Html {
@@ -187,9 +203,10 @@ interface VariableRow {
 }
 
 /** A staged value is shown only when revealed: the console cannot tell which are secrets before the host checks them. */
-function variableRows(variables: readonly VariableView[], pending: PendingChanges | undefined, revealed: boolean): VariableRow[] {
+function variableRows(app: AppView, variables: readonly VariableView[], pending: PendingChanges | undefined, revealed: boolean): VariableRow[] {
   const rows = new Map<string, VariableRow>();
-  for (const v of variables) rows.set(v.name, { name: v.name, value: v.value, secret: v.secret, state: v.changed ? 'saved, applied at the next restart or deploy' : '' });
+  const applied = app.currentRelease === null ? 'saved, applied at the first deploy' : `applied (release ${app.currentRelease})`;
+  for (const v of variables) rows.set(v.name, { name: v.name, value: v.value, secret: v.secret, state: v.changed ? 'saved, applied at the next restart or deploy' : applied });
   for (const [name, value] of pending?.set ?? [])
     rows.set(name, { name, value: revealed ? value : '***', secret: rows.get(name)?.secret ?? false, state: rows.has(name) ? 'pending change' : 'pending addition' });
   for (const name of pending?.remove ?? []) {
@@ -200,7 +217,7 @@ function variableRows(variables: readonly VariableView[], pending: PendingChange
 }
 
 export function environmentBody(context: PageContext, app: AppView, variables: readonly VariableView[], removed: readonly string[], pending: PendingChanges | undefined, revealed: boolean): Html {
-  const rows = variableRows(variables, pending, revealed);
+  const rows = variableRows(app, variables, pending, revealed);
   const staged = (pending?.set.size ?? 0) + (pending?.remove.size ?? 0);
   const saved = variables.some((v) => v.changed) || removed.length > 0;
   return html`<p>A change takes effect only after <strong>Update Changes</strong>, and in the application at its next restart or deploy.</p>
@@ -213,7 +230,7 @@ ${
 <tbody>
 ${rows.map(
   (r) =>
-    html`<tr data-variable="${r.name}"><td><code>${r.name}</code></td><td><code>${r.value}</code></td><td>${r.state}</td><td>${
+    html`<tr data-variable="${r.name}"><td>${variableName(r.name)}</td><td><code>${r.value}</code></td><td>${r.state}</td><td>${
       r.state === 'pending removal' ? '' : actionButton(context, `/apps/${app.id}/env/remove`, 'Remove', html`<input type="hidden" name="name" value="${r.name}">`)
     }</td></tr>\n`,
 )}
@@ -231,7 +248,7 @@ ${removed.length > 0 ? html`<p>Removed, applied at the next restart or deploy: $
   <input id="var-value" name="value" autocomplete="off">
   <button type="submit">Add</button>
 </form>
-<p>${staged > 0 ? html`${staged} pending change(s). ` : ''}${actionButton(context, `/apps/${app.id}/env/update`, 'Update Changes')} ${staged > 0 ? actionButton(context, `/apps/${app.id}/env/discard`, 'Discard pending changes') : ''}</p>
+${staged > 0 ? html`<p>${staged} pending change(s). ${actionButton(context, `/apps/${app.id}/env/update`, 'Update Changes')} ${actionButton(context, `/apps/${app.id}/env/discard`, 'Discard pending changes')}</p>` : ''}
 ${saved && app.currentRelease !== null ? html`<p>Saved changes reach the application at its next release: ${actionButton(context, `/apps/${app.id}/restart`, 'Restart now')}</p>` : ''}`;
 }
 
@@ -317,7 +334,8 @@ ${changes.map((c) => html`<tr><td>${c.area} <code>${c.subject}</code></td><td>${
 
 export function logsBody(app: AppView, lines: readonly string[]): Html {
   return html`<p>The application's processes and its deploys (pushes, restarts, rollbacks), live.</p>
-<pre id="log" class="log" aria-live="polite" data-events="/apps/${app.id}/logs/events">${lines.map((l) => `${l}\n`)}</pre>`;
+<p id="log-empty" class="hint"${lines.length > 0 ? html` hidden` : ''}>No lines yet: they appear here as the application's processes and deploys write them${app.currentRelease === null ? html` (its first deploy is a git push to <code>${app.gitRemote}</code>)` : ''}.</p>
+<pre id="log" class="log" aria-live="polite" data-events="/apps/${app.id}/logs/events"${lines.length === 0 ? html` hidden` : ''}>${lines.map((l) => `${l}\n`)}</pre>`;
 }
 
 export interface NewAddonValues {
@@ -396,7 +414,7 @@ export function addonPage(context: PageContext, addon: AddonView, variables: rea
 <caption>Variables a link injects</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Value</th></tr></thead>
 <tbody>
-${variables.map((v) => html`<tr data-variable="${v.name}"><td><code>${v.name}</code></td><td><code>${v.value}</code></td></tr>\n`)}
+${variables.map((v) => html`<tr data-variable="${v.name}"><td>${variableName(v.name)}</td><td><code>${v.value}</code></td></tr>\n`)}
 </tbody>
 </table>
 <p>${revealed ? html`<a href="/addons/${addon.id}">Mask secret values</a>` : html`<a href="/addons/${addon.id}?reveal=1">Reveal secret values</a>`}</p>

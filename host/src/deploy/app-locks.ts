@@ -1,6 +1,7 @@
 /**
  * One deploy per application at a time; deploys of different applications run
- * side by side. A deploy that has to wait is told so (`onWait`) once.
+ * side by side. A deploy that has to wait is told so (`onWait`) once, with what
+ * the holder is doing (`holder`, a phrase such as "another deploy of web is running").
  */
 export class AppLocks {
   private readonly tails = new Map<string, Promise<void>>();
@@ -15,7 +16,7 @@ export class AppLocks {
     const tail = (previous ?? Promise.resolve()).then(() => mine);
     this.tails.set(appId, tail);
     if (previous) {
-      onWait(this.holders.get(appId) ?? 'another deploy');
+      onWait(this.holders.get(appId) ?? 'another deploy is running');
       await previous;
     }
     this.holders.set(appId, holder);
@@ -29,6 +30,11 @@ export class AppLocks {
       }
       release();
     };
+  }
+
+  /** What the holder of an application's lock is doing now, as the next deploy is told when it waits (a drain after a deploy). */
+  describe(appId: string, holder: string): void {
+    if (this.holders.has(appId)) this.holders.set(appId, holder);
   }
 
   /** Resolves once no deploy holds or waits for any application's lock. */

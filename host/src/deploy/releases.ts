@@ -116,7 +116,7 @@ export class Releases {
       for (const line of lines) out(line);
       return { ok: false, release: 0, code };
     };
-    const unlockHere = await this.locks.acquire(app.id, `${asked.cause} by ${asked.by}`, (holder) => out(`==> another deploy of ${app.name} is running (${holder}): this one waits for it`));
+    const unlockHere = await this.locks.acquire(app.id, `another deploy of ${app.name} is running (${asked.cause} by ${asked.by})`, (holder) => out(`==> ${holder}: this one waits for it`));
     // The hosts that share a store (PostgreSQL) deploy an application one at a time too.
     let shared: StoreLock;
     try {
@@ -203,8 +203,10 @@ export class Releases {
       await this.options.store.appendLog(app.id, release.number, logLines);
       // The next deploy of this application waits for the drain: its build would otherwise remove the folder the draining release runs in.
       // Updated in place, the previous release is gone already: stopping it would stop the application.
-      if (previous && !inPlace) void this.drain(app, previous).finally(unlock);
-      else unlock();
+      if (previous && !inPlace) {
+        this.locks.describe(app.id, `release ${previous.release} of ${app.name} answers its last requests for ${this.options.settings.drainMs / 1000} s before it stops`);
+        void this.drain(app, previous).finally(unlock);
+      } else unlock();
       return end({ ok: true, release: release.number });
     } catch (error) {
       // A failure of the host itself (the store, the edge): the release is recorded as failed all the same.

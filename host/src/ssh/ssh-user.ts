@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 
@@ -24,7 +24,10 @@ export interface SshUser {
  * UsePAM no sshd refuses every login, key logins included, to an account whose
  * password is locked (`!`, useradd's default) — `*` still matches no password.
  * An existing account is reused; if its password is locked it is set to `*`
- * for the same reason (nothing else of it changes).
+ * for the same reason, and if its home is gone (the data folder of a host since
+ * removed, which made the account) it becomes `home`: sshd changes into the
+ * account's home before the forced command, and says `Could not chdir to home
+ * directory …` on every push when it cannot. Nothing else of it changes.
  */
 export async function ensureSshUser(name: string, home: string): Promise<SshUser> {
   checkName(name);
@@ -43,8 +46,12 @@ export async function ensureSshUser(name: string, home: string): Promise<SshUser
     created = true;
     entry = await passwdEntry(name);
     if (entry === undefined) throw HostErrors.HOST_PART_FAILED.create({ message: `useradd reported success but the SSH user ${name} does not exist` });
-  } else if (await isLocked(name)) {
-    await run('usermod', ['--password', '*', name]);
+  } else {
+    if (await isLocked(name)) await run('usermod', ['--password', '*', name]);
+    if (!(await isFolder(entry.home))) {
+      await run('usermod', ['--home', home, name]);
+      entry = { ...entry, home };
+    }
   }
   return { uid: entry.uid, gid: entry.gid, home: entry.home, created };
 }
@@ -99,6 +106,13 @@ async function passwdEntry(name: string): Promise<{ uid: number; gid: number; ho
     // getent exits 2 when the key is not found.
     return undefined;
   }
+}
+
+async function isFolder(path: string): Promise<boolean> {
+  return stat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 }
 
 async function isLocked(name: string): Promise<boolean> {

@@ -396,9 +396,9 @@ export class PostgresStore implements HostStore {
   async removeAddon(id: string): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       // Locked: a link being made to it meanwhile (linkAddon holds it FOR SHARE) is waited for, then seen.
-      await requireAddon(client, id, 'FOR UPDATE');
+      const addon = await requireAddon(client, id, 'FOR UPDATE');
       const apps = await all<{ id: string; name: string }>(client, 'SELECT apps.id, apps.name FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = $1 ORDER BY apps.name', [id]);
-      if (apps.length > 0) throw addonLinked(id, apps);
+      if (apps.length > 0) throw addonLinked(addon, apps);
       await client.query('DELETE FROM addons WHERE id = $1', [id]);
     });
   }

@@ -293,12 +293,12 @@ export class SqliteStore implements HostStore {
   async removeAddon(id: string): Promise<void> {
     this.db
       .transaction(() => {
-        this.requireAddon(id);
+        const addon = this.requireAddon(id);
         const apps = this.db.prepare('SELECT apps.id, apps.name FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = ? ORDER BY apps.name').all(id) as Array<{
           id: string;
           name: string;
         }>;
-        if (apps.length > 0) throw addonLinked(id, apps);
+        if (apps.length > 0) throw addonLinked(addon, apps);
         this.db.prepare('DELETE FROM addons WHERE id = ?').run(id);
       })
       .immediate();

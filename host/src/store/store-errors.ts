@@ -67,12 +67,13 @@ export const releaseAlreadyFinished = (appId: string, number: number, status: st
     details: { appId, number, status },
   });
 
-export function addonLinked(addonId: string, apps: ReadonlyArray<{ id: string; name: string }>) {
+/** The add-on by the name its organization knows it by, and the exact commands that unlink it from each application. */
+export function addonLinked(addon: { readonly id: string; readonly name: string }, apps: ReadonlyArray<{ id: string; name: string }>) {
   const names = apps.map((a) => a.name).join(', ');
   return HostErrors.ADDON_LINKED.create({
-    message: `the add-on ${addonId} is linked to ${names}`,
-    fix: `Unlink it first (runplan-host unlink-addon <name> --app <app> for ${names}), then remove it.`,
-    details: { addonId, apps: apps.map((a) => ({ id: a.id, name: a.name })) },
+    message: `the add-on ${addon.name} is linked to ${names}: removing it would take it from ${apps.length === 1 ? 'that application' : 'those applications'} at their next release.`,
+    fix: `Unlink it first, then remove it: ${apps.map((a) => `runplan-host unlink-addon ${addon.name} --app ${a.name}`).join('; ')}.`,
+    details: { addonId: addon.id, addon: addon.name, apps: apps.map((a) => ({ id: a.id, name: a.name })) },
   });
 }
 

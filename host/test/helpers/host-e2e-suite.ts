@@ -82,6 +82,10 @@ export function describeHost(engine: HostUnderTest): void {
       expect(pushed.output).toContain('remote: Response from GET /health is 200');
       expect(pushed.output).toContain(`remote: ==> release 1 serves ${app.url}`);
       expect(pushed.output).not.toContain(secret);
+      // What the pusher reads is in the application's terms: sshd finds the SSH account's home, and a step
+      // whose command is an inline script (the native-modules check) is told by its purpose.
+      expect(pushed.output).not.toContain('Could not chdir');
+      expect(pushed.output).not.toMatch(/node -e '|more lines\)/);
       const answer = await host.get(app.id, '/');
       expect(answer.status).toBe(200);
       const facts = answer.json<Record<string, unknown>>();
@@ -165,6 +169,10 @@ export function describeHost(engine: HostUnderTest): void {
       expect(pushed.code, pushed.output).toBe(0);
       expect(restarted.code, restarted.stdout + restarted.stderr).toBe(0);
       expect(restarted.stdout).toContain('==> another deploy of facts is running (push by key_');
+      // Right after a deploy, the next one waits for the replaced release's drain, and says that is what it waits for.
+      const again = await host.cli(['restart', '--app', app.id]);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/==> release \d+ of facts answers its last requests for 5 s before it stops: this one waits for it/);
     });
 
     it("refuses a push of hostile content with runplan's own code, and keeps serving", async () => {

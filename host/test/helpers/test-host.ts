@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { freePort } from '../../../test/helpers/ports.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 import { removeAddonAccountsUnder } from './addon-accounts.js';
+import { cleanEnvironment } from '../../src/clean-environment.js';
 import { removeSshUser } from '../../src/ssh/ssh-user.js';
 import { appUserName } from '../../src/tenancy/app-users.js';
 
@@ -38,14 +39,25 @@ export class TestHost {
     readonly keyDir: string,
     readonly sshUser: string,
     private readonly userCreated: boolean,
+    /** The program and its first arguments: this clone's host/dist/cli.js, or an installed runplan-host. */
+    private readonly program: readonly [string, ...string[]],
   ) {}
 
   /**
    * A host with its own data folder and ports. `sshUser`: the account pushes log
    * in as (default: one of this host's own, so that test files running side by
-   * side never share one); an account the test made is removed by dispose().
+   * side never share one); an account the test made is removed by dispose(). `program`: another
+   * runplan-host than this clone's (an installed one's bin).
    */
-  static async create({ sshUser = `rph-${randomBytes(3).toString('hex')}`, initArgs = [] }: { sshUser?: string; initArgs?: readonly string[] } = {}): Promise<TestHost> {
+  static async create({
+    sshUser = `rph-${randomBytes(3).toString('hex')}`,
+    initArgs = [],
+    program = [process.execPath, CLI],
+  }: {
+    sshUser?: string;
+    initArgs?: readonly string[];
+    program?: readonly [string, ...string[]];
+  } = {}): Promise<TestHost> {
     const data = join(await tempDir('runplan-host-'), 'data');
     const ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
     const keyDir = await tempDir('runplan-host-client-');
@@ -53,7 +65,7 @@ export class TestHost {
       () => true,
       () => false,
     );
-    const host = new TestHost(data, ports, keyDir, sshUser, !existed);
+    const host = new TestHost(data, ports, keyDir, sshUser, !existed, program);
     // runplan's cache is the run's shared one, as runplan's own tests use it: Node.js and the npm releases are downloaded once per run, not once per host.
     const init = await host.cli([
       'init',
@@ -84,7 +96,8 @@ export class TestHost {
   /** runplan-host with this data folder: exit status and output. */
   async cli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
     try {
-      const { stdout, stderr } = await run(process.execPath, [CLI, ...args, '--data', this.data], { cwd: options.cwd ?? ROOT, maxBuffer: 64 * 1024 * 1024 });
+      const [file, ...first] = this.program;
+      const { stdout, stderr } = await run(file, [...first, ...args, '--data', this.data], { cwd: options.cwd ?? ROOT, maxBuffer: 64 * 1024 * 1024 });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -98,10 +111,15 @@ export class TestHost {
     return JSON.parse(r.stdout) as T;
   }
 
-  /** Starts `serve` and waits until it says it serves; `env`: host-level settings for runplan added to its environment (e.g. RUNPLAN_PLAY1_MIRROR). */
-  async serve({ env = {} }: { env?: Readonly<Record<string, string>> } = {}): Promise<void> {
+  /**
+   * Starts `serve` and waits until it says it serves; `env`: host-level settings for runplan added to its environment
+   * (e.g. RUNPLAN_PLAY1_MIRROR). Its environment is the test's as serve keeps it (so that servePid is serve itself);
+   * `shell` gives it one as an operator's shell would, which serve leaves for a clean one of its own.
+   */
+  async serve({ env = {}, shell }: { env?: Readonly<Record<string, string>>; shell?: NodeJS.ProcessEnv } = {}): Promise<void> {
     this.serveOutput = '';
-    const child = spawn(process.execPath, [CLI, 'serve', '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const [file, ...first] = this.program;
+    const child = spawn(file, [...first, 'serve', '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...(shell ?? cleanEnvironment(process.env)), ...env } });
     this.serveProcess = child;
     await new Promise<void>((resolveServing, reject) => {
       const onData = (chunk: Buffer) => {

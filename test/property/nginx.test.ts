@@ -119,6 +119,7 @@ function expectedCensus(input: NginxConfigInput): Map<string, number> {
     default_type: 1,
     access_log: 1,
     client_body_temp_path: 1,
+    client_max_body_size: 1,
     proxy_temp_path: 1,
     fastcgi_temp_path: 1,
     uwsgi_temp_path: 1,

@@ -441,7 +441,9 @@ const APPS: readonly RealApp[] = [
       LOCK,
     ],
     // The CLI's server (dist/app/server/server.mjs) reads PORT; its build (ng build) is a development dependency.
-    env: { ...BUILT_IN_PRODUCTION, CC_RUN_COMMAND: 'node dist/app/server/server.mjs', CC_HEALTH_CHECK_PATH: '/' },
+    // Angular's server renders only for the host names it is told (NG_ALLOWED_HOSTS, its guide's variable; a 400 for
+    // any other Host): on the service, the application's domain; here the address the health check and the test use.
+    env: { ...BUILT_IN_PRODUCTION, CC_RUN_COMMAND: 'NG_ALLOWED_HOSTS=127.0.0.1 node dist/app/server/server.mjs', CC_HEALTH_CHECK_PATH: '/' },
     check: { path: '/', includes: ['<h1>Hello, app</h1>', 'ng-server-context'] },
   },
   {

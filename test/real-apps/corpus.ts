@@ -444,7 +444,8 @@ const APPS: readonly RealApp[] = [
     // Angular's server renders only for the host names it is told (NG_ALLOWED_HOSTS, its guide's variable; a 400 for
     // any other Host): on the service, the application's domain; here the address the health check and the test use.
     env: { ...BUILT_IN_PRODUCTION, CC_RUN_COMMAND: 'NG_ALLOWED_HOSTS=127.0.0.1 node dist/app/server/server.mjs', CC_HEALTH_CHECK_PATH: '/' },
-    check: { path: '/', includes: ['<h1>Hello, app</h1>', 'ng-server-context'] },
+    // The page as the server rendered it (ng-server-context on the root component), not the client's empty shell.
+    check: { path: '/', includes: ['>Hello, app</h1>', 'ng-server-context="'] },
   },
   {
     id: 'rails',

@@ -30,6 +30,14 @@ describe('the sockets an application process tree listens on', () => {
     expect(where.fix).toContain('Listen on 0.0.0.0 at the port in PORT (8080 here), not a fixed one: read it from process.env.PORT');
   });
 
+  it('finds it inside a bubblewrap sandbox with its own PID namespace, as runplan-host runs an application', async () => {
+    const bwrap = ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--'];
+    const { pid, line } = await start(`exec bwrap ${bwrap.join(' ')} ${server('0.0.0.0')}`);
+    const sockets = await listeningSockets([pid]);
+    expect(sockets).toEqual([{ address: '0.0.0.0', port: Number(line), pid: expect.any(Number), command: 'node' }]);
+    expect(sockets?.[0]?.pid).not.toBe(pid);
+  });
+
   it('reads loopback and IPv6 listeners, and none for a process that opened no socket', async () => {
     const loopback = await start(`exec ${server('::1')}`);
     expect(await listeningSockets([loopback.pid])).toEqual([{ address: '::1', port: Number(loopback.line), pid: loopback.pid, command: 'node' }]);

@@ -253,7 +253,8 @@ export async function planNode({ files, repository, folder, env, host, inventory
           warnOn: [
             outputWarning(
               NodeWarnings.NODE_INSTALL_SCRIPTS_BLOCKED,
-              '^npm warn install-scripts\\s{2,}(\\S+@\\S+) \\(',
+              // Not a script that only selects a prebuilt binary (node-gyp-build…): the native-modules step judges those by their loader.
+              '^npm warn install-scripts\\s{2,}(\\S+@\\S+) \\((?!install: node-gyp-build(?:-optional-packages)?(?:-optional)?\\)$)',
               'npm blocked the install scripts of {matches}: they are not covered by package.json allowScripts, so what they make (a build, a binary, a patch) is not in the build.',
             ),
           ],

@@ -1,5 +1,5 @@
 import { RubyErrors } from './errors.js';
-import { appRelativePath, isSafeRedirectTarget, isSafeUrlPath } from './nginx-values.js';
+import { appRelativePath, isSafeRedirectTarget, isSafeUrlPath, nginxSize } from './nginx-values.js';
 import { lineExcerpt, quoteJsonValue } from '../../src/kit/index.js';
 
 export const HTTP_JSON = 'platform/http.json';
@@ -15,9 +15,11 @@ export interface HttpSettings {
   readonly aliases?: ReadonlyArray<{ readonly path: string; readonly target: string }>;
   /** nginx charset name. */
   readonly charset?: string;
+  /** nginx size ("50m"): the largest request body; NGINX_CLIENT_MAX_BODY_SIZE wins over it. */
+  readonly clientMaxBodySize?: string;
 }
 
-const FIELDS = ['languages', 'error_pages', 'force_https', 'aliases', 'charset'];
+const FIELDS = ['languages', 'error_pages', 'force_https', 'aliases', 'charset', 'client_max_body_size'];
 
 /** Common spellings of charsets → the names nginx (and browsers) use. */
 const CHARSET_NAMES: Readonly<Record<string, string>> = {
@@ -87,6 +89,12 @@ export async function parseHttpJson(text: string, fileExists: (path: string) => 
     const name = typeof raw.charset === 'string' ? charsetName(raw.charset) : undefined;
     if (name === undefined) throw fail(`charset ${quoteJsonValue(raw.charset)} is not one of ${[...new Set(Object.values(CHARSET_NAMES))].join(', ')} (or a usual spelling of one).`);
     out.charset = name;
+  }
+
+  if (raw.client_max_body_size !== undefined) {
+    const size = typeof raw.client_max_body_size === 'string' ? nginxSize(raw.client_max_body_size) : undefined;
+    if (size === undefined) throw fail(`client_max_body_size must be a size such as "100m", "512k" or "1g" ("0" lifts the limit), not ${quoteJsonValue(raw.client_max_body_size)}.`);
+    out.clientMaxBodySize = size;
   }
 
   if (raw.aliases !== undefined) {

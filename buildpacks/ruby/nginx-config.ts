@@ -19,6 +19,8 @@ export interface NginxConfigInput {
   /** A `user` directive, only when the host asks for one: runplan starts nginx as its unprivileged user (docs/security.md). */
   readonly user?: string | undefined;
   readonly readTimeoutS: number;
+  /** nginx size of the largest request body (client_max_body_size). */
+  readonly clientMaxBodySize: string;
   readonly staticFiles?: StaticFiles | undefined;
   readonly basicAuth: boolean;
   readonly http: HttpSettings;
@@ -89,6 +91,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   out(1, 'access_log off;');
   for (const temp of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) out(1, `${temp}_temp_path ${at(`${NGINX_DIR}/${temp}`)};`);
   out(1, 'sendfile on;');
+  // A larger body gets 413 before the application sees it (nginx's own default is 1 MiB).
+  out(1, `client_max_body_size ${input.clientMaxBodySize};`);
   out(1, 'server_tokens off;');
   // Quoted whole, like every host path: the run directory comes from TMPDIR, which may hold a space.
   out(1, `upstream app_server { server ${hostPath(`unix:${input.upstreamSocket}`)} fail_timeout=0; }`);

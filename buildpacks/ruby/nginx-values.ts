@@ -36,6 +36,15 @@ export function appRelativePath(value: string): string | undefined {
   return parts.join('/');
 }
 
+/** nginx's size syntax: a number of bytes, or of k, m or g; 0 lifts the limit. */
+const SIZE = /^(\d{1,6})([kmg]?)$/i;
+
+/** A size as nginx reads it, lower-cased ("50M" → "50m"); undefined when it is not one. */
+export function nginxSize(value: string): string | undefined {
+  const m = SIZE.exec(value.trim());
+  return m ? `${Number(m[1])}${(m[2] ?? '').toLowerCase()}` : undefined;
+}
+
 /** Writes a checked value as an nginx string. */
 export function quote(value: string): string {
   if (/["\\$\s;{}#]/.test(value) || /[\x00-\x1f\x7f]/.test(value)) {

@@ -26,6 +26,7 @@ import { readProject } from './project.js';
 import { resolveBasicAuth } from './resolve-basic-auth.js';
 import { planBundle } from './resolve-bundle.js';
 import { resolvePumaSizing } from './resolve-puma-sizing.js';
+import { resolveClientMaxBodySize } from './resolve-body-size.js';
 import { resolveBuildHeap } from './resolve-build-heap.js';
 import { resolveRakeGoals } from './resolve-rake-goals.js';
 import { resolveReadTimeout } from './resolve-read-timeout.js';
@@ -176,7 +177,8 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
   const auth = resolveBasicAuth(env.list().map((e) => [e.name, e.value] as const));
   const httpText = await files.readText(HTTP_JSON);
   const http: HttpSettings = httpText === undefined ? {} : await parseHttpJson(httpText, async (p) => (await files.exists(p)) && !(await files.isDirectory(p)));
-  decisions.push(timeout.decision, staticFiles.decision, httpDecision(httpText !== undefined, http));
+  const bodySize = resolveClientMaxBodySize(env.get('NGINX_CLIENT_MAX_BODY_SIZE'), http.clientMaxBodySize);
+  decisions.push(timeout.decision, bodySize.decision, staticFiles.decision, httpDecision(httpText !== undefined, http));
   if (auth) decisions.push(auth.decision);
 
   // In the executor's short run directory: unix socket paths are limited to 107 bytes, build directories are long.
@@ -194,6 +196,7 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
     workerProcesses: Math.max(1, Math.min(host.instance.cpus, 4)),
     user: nginxUser,
     readTimeoutS: timeout.seconds,
+    clientMaxBodySize: bodySize.size,
     staticFiles: staticFiles.settings,
     basicAuth: auth !== undefined,
     http,
@@ -241,8 +244,11 @@ export async function planRuby({ files, env, host, inventory, previous }: PlanCo
       port: host.port,
       env: {},
       pathPrepend: nginxPath,
-      // nginx opens the web port only once Puma answers: a port check then means the application is ready.
-      startAfter: [{ kind: 'http-unix-socket', socket, path: '/' }],
+      // nginx opens the web port only once Puma accepts connections on its socket. Puma binds it once the application
+      // is loaded in single mode and with preload_app!; a cluster without it binds first, and a request waits in the
+      // socket's backlog until a worker booted. No request is sent: Rails logs one for a path it has no route for
+      // (GET / of an API-only application) as a FATAL RoutingError.
+      startAfter: [{ kind: 'unix-socket', socket }],
     }),
     ...sidekiq.processes.map((p) => proc(p.name, 'worker', ['bundle', 'exec', 'sidekiq', '-e', rubyEnv, ...p.args], { stopGraceMs: 30_000 })),
   ];
@@ -328,13 +334,14 @@ function httpDecision(present: boolean, http: HttpSettings): Decision {
   if (http.aliases?.length) parts.push(`${http.aliases.length} alias${http.aliases.length > 1 ? 'es' : ''}`);
   if (http.errorPages?.length) parts.push(`error pages for ${http.errorPages.map((p) => p.status).join(', ')}`);
   if (http.languages) parts.push(`languages ${http.languages.codes.map((c) => c.code).join(', ') || '(none)'}${http.languages.default !== undefined ? ' + default' : ''}`);
+  if (http.clientMaxBodySize) parts.push(`client_max_body_size ${http.clientMaxBodySize}`);
   return decide({
     id: 'ruby.http-json',
     subject: 'Web server settings (platform/http.json)',
     requests: [{ source: present ? HTTP_JSON : 'default', value: present ? HTTP_JSON : null }],
     resolved: parts.length > 0 ? parts.join('; ') : '(none)',
     reason: present
-      ? 'each field becomes nginx configuration: force_https redirects when X-Forwarded-Proto is http, aliases redirect (301), error_pages replace error responses with files of the application, charset is added to text responses, languages rewrite paths by Accept-Language'
+      ? 'each field becomes nginx configuration: force_https redirects when X-Forwarded-Proto is http, aliases redirect (301), error_pages replace error responses with files of the application, charset is added to text responses, languages rewrite paths by Accept-Language, client_max_body_size bounds request bodies'
       : `no ${HTTP_JSON}: nginx only proxies to Puma`,
   });
 }

@@ -95,7 +95,8 @@ export interface PumaSizing {
  * a value it comes from the instance size (PUMA_SIZING_TABLE). Values runplan
  * decides are passed as `-w` / `-t`, which Puma applies over its configuration
  * file; WEB_CONCURRENCY and RAILS_MAX_THREADS are filled when absent, so a
- * config/puma.rb that reads them sees the same numbers.
+ * config/puma.rb that reads them sees the same numbers. One worker from the
+ * instance size is Puma's single mode (`-w 0`, WEB_CONCURRENCY=0).
  */
 export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): PumaSizing {
   const fromRb = readPumaRb(pumaRb);
@@ -124,9 +125,14 @@ export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): P
     workersSource = `config/puma.rb via ${fromRb.workers.variable}`;
     workersReason = `config/puma.rb reads ${fromRb.workers.variable} (\`${fromRb.workers.text}\`), which is set`;
   } else {
-    workers = table.workers;
+    // One worker: Puma's single mode (-w 0) serves the same with one process less; Puma itself warns that a
+    // cluster of one worker is "often a misconfiguration". CC_PUMA_WORKERS=1 still asks for that cluster.
+    const single = table.workers === 1;
+    workers = single ? 0 : table.workers;
     workersSource = 'instance size';
-    workersReason = `neither CC_PUMA_WORKERS nor config/puma.rb sets it: ${table.why}; passed as puma -w`;
+    workersReason = single
+      ? `neither CC_PUMA_WORKERS nor config/puma.rb sets it: ${table.why}; one worker runs in Puma's single mode (puma -w 0: one process, no cluster master, as Puma advises for one worker); CC_PUMA_WORKERS=1 asks for a cluster of one worker instead`
+      : `neither CC_PUMA_WORKERS nor config/puma.rb sets it: ${table.why}; passed as puma -w`;
     args.push('-w', String(workers));
     if (fromRb.workers.kind === 'env')
       workersOverridden.push({ source: 'config/puma.rb', value: fromRb.workers.text, reason: `reads ${fromRb.workers.variable}, which is unset: runplan fills it with the same value` });
@@ -190,7 +196,7 @@ export function resolvePumaSizing({ env, pumaRb, instance }: PumaSizingInput): P
         id: 'ruby.puma.workers',
         subject: 'Puma workers',
         requests: [{ source: workersSource, value: ccWorkers ?? null }],
-        resolved: String(workers),
+        resolved: workers === 0 ? '0 (single mode)' : String(workers),
         reason: workersReason,
         lost: workersOverridden,
       }),

@@ -67,7 +67,7 @@ function neighbourOnly(condition: Readiness): boolean {
 /** Whether a process opens what `condition` waits for: it names the socket or port in its command or environment, or the port is its own. */
 function opens(proc: PlannedProcess, condition: Readiness): boolean {
   const words = [...(proc.command.kind === 'exec' ? proc.command.argv : [proc.command.script]), ...Object.values(proc.env)];
-  if (condition.kind === 'http-unix-socket') return words.some((w) => w.includes(condition.socket));
+  if (condition.kind !== 'tcp-port') return words.some((w) => w.includes(condition.socket));
   return proc.port === condition.port || words.some((w) => w.includes(`:${condition.port}`));
 }
 

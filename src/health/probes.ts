@@ -46,6 +46,21 @@ export async function probePort(host: string, port: number, timeoutMs: number): 
   });
 }
 
+/** Whether something accepts connections on the unix socket at `path` (nothing is sent). */
+export async function probeUnixSocket(path: string, timeoutMs: number): Promise<boolean> {
+  const { connect } = await import('node:net');
+  return new Promise((resolve) => {
+    const socket = connect({ path });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
 function describeSocketError(error: NodeJS.ErrnoException): ProbeOutcome {
   switch (error.code) {
     case 'ECONNREFUSED':

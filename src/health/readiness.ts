@@ -1,6 +1,6 @@
 import { shellWord } from '../shell/shell-word.js';
 import type { Readiness } from '../plan/schema.js';
-import { probeHttp, probePort } from './probes.js';
+import { probeHttp, probePort, probeUnixSocket } from './probes.js';
 import type { Clock } from '../time/clock.js';
 import { pollDelay } from '../time/poll-delay.js';
 
@@ -13,6 +13,10 @@ const PROBE_TIMEOUT_MS = 5_000;
  *
  * - `http-unix-socket`: any HTTP answer on the socket, whatever its status,
  *   means the server behind it serves requests;
+ * - `unix-socket`: the socket accepts a connection, and nothing is sent (an
+ *   application would log a request it cannot route as an error); in an image
+ *   the socket file's presence stands for it (the server makes it as it
+ *   listens, and an image ships no client that only connects);
  * - `tcp-port`: a TCP connection to 127.0.0.1 is accepted. (Inside a container
  *   nothing stands between the process and the port; docker-proxy's early
  *   accept only concerns a published port, which the health check handles.)
@@ -22,6 +26,8 @@ async function isReady(condition: Readiness): Promise<boolean> {
     case 'http-unix-socket':
       // Any answer, whatever its status, means the server behind the socket serves requests.
       return 'status' in (await probeHttp(new URL(condition.path, 'http://localhost'), PROBE_TIMEOUT_MS, condition.socket));
+    case 'unix-socket':
+      return probeUnixSocket(condition.socket, PROBE_TIMEOUT_MS);
     case 'tcp-port':
       return probePort('127.0.0.1', condition.port, PROBE_TIMEOUT_MS);
   }
@@ -31,6 +37,8 @@ export function describeReadiness(condition: Readiness): string {
   switch (condition.kind) {
     case 'http-unix-socket':
       return `GET ${condition.path} answered on unix:${condition.socket}`;
+    case 'unix-socket':
+      return `unix:${condition.socket} accepting connections`;
     case 'tcp-port':
       return `127.0.0.1:${condition.port} accepting connections`;
   }
@@ -58,6 +66,7 @@ export function readinessTest(condition: Readiness): string {
   if (condition.kind === 'http-unix-socket') {
     return `curl -s -o /dev/null --max-time 5 --unix-socket ${shellWord(condition.socket)} ${shellWord(`http://localhost${condition.path}`)}`;
   }
+  if (condition.kind === 'unix-socket') return `test -S ${shellWord(condition.socket)}`;
   // bash's /dev/tcp: a TCP connect and nothing more, as probePort does.
   return `timeout 5 bash -c ${shellWord(`exec 3<>/dev/tcp/127.0.0.1/${condition.port}`)} 2>/dev/null`;
 }

@@ -30,7 +30,7 @@ export function bindStep(step: BuildStep, b: Bindings): BuildStep {
 
 /** A process ready to start, likewise; its readiness sockets too. */
 export function bindProcess(proc: PlannedProcess, b: Bindings): PlannedProcess {
-  const bindReadiness = (r: Readiness): Readiness => (r.kind === 'http-unix-socket' ? { ...r, socket: fillPlaceholders(r.socket, b) } : r);
+  const bindReadiness = (r: Readiness): Readiness => (r.kind === 'tcp-port' ? r : { ...r, socket: fillPlaceholders(r.socket, b) });
   return {
     ...proc,
     command: proc.command.kind === 'exec' ? { ...proc.command, argv: proc.command.argv.map((a) => fillPlaceholders(a, b)) } : proc.command,

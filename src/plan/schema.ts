@@ -288,17 +288,25 @@ const RestartPolicySchema = z.object({
   resetAfterMs: z.number().int().nonnegative().describe('A process that ran this long is considered healthy again: the delay resets.'),
 });
 
+const ReadinessSocketSchema = z
+  .string()
+  .max(PLAN_PATH_MAX_CHARS)
+  .refine((p) => ['${RUN_DIR}/', '${APP_HOME}/'].some((root) => p.startsWith(root) && isPlainRelative(p.slice(root.length))), 'must be a path below ${RUN_DIR} or ${APP_HOME}, without ".."')
+  .refine(printable, PRINTABLE)
+  .describe('Path of the unix socket the awaited server listens on, below ${RUN_DIR} (usually) or ${APP_HOME}.');
+
 const ReadinessSchema = z
   .discriminatedUnion('kind', [
     z.object({
       kind: z.literal('http-unix-socket'),
-      socket: z
-        .string()
-        .max(PLAN_PATH_MAX_CHARS)
-        .refine((p) => ['${RUN_DIR}/', '${APP_HOME}/'].some((root) => p.startsWith(root) && isPlainRelative(p.slice(root.length))), 'must be a path below ${RUN_DIR} or ${APP_HOME}, without ".."')
-        .refine(printable, PRINTABLE)
-        .describe('Path of the unix socket the awaited server listens on, below ${RUN_DIR} (usually) or ${APP_HOME}.'),
+      socket: ReadinessSocketSchema,
       path: z.string().describe('Path requested with GET; any HTTP answer (whatever its status) means the server is up.'),
+    }),
+    z.object({
+      kind: z.literal('unix-socket'),
+      socket: ReadinessSocketSchema.describe(
+        'Path of the unix socket that must accept connections (no request is sent: the server behind it may log one it cannot route as an error), below ${RUN_DIR} (usually) or ${APP_HOME}.',
+      ),
     }),
     z.object({
       kind: z.literal('tcp-port'),

@@ -5,7 +5,7 @@ import { planDigest } from '../../src/plan/digest.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import * as kit from '../../scripts/fixture-kit.mjs';
 import { ROOT, runCli, startCli } from './cli.js';
-import { get } from './http.js';
+import { get, post } from './http.js';
 import { freePort } from './ports.js';
 import { processesUnder, processOwnersUnder } from './processes.js';
 import { appUser } from '../../src/process/app-user.js';
@@ -41,6 +41,8 @@ export interface FixtureExpectation {
   readonly notInOutput?: readonly string[];
   readonly requests?: readonly {
     readonly path: string;
+    /** A POST of this many bytes (an upload) instead of a GET. */
+    readonly uploadBytes?: number;
     readonly status: number;
     readonly headers?: Readonly<Record<string, string>>;
     readonly json?: Readonly<Record<string, unknown>>;
@@ -217,7 +219,8 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
         await run.waitFor('==> deployment healthy');
       }
       for (const request of expectation.requests ?? []) {
-        const answer = await get(`http://127.0.0.1:${port}${request.path}`, { ...request.headers });
+        const url = `http://127.0.0.1:${port}${request.path}`;
+        const answer = request.uploadBytes === undefined ? await get(url, { ...request.headers }) : await post(url, Buffer.alloc(request.uploadBytes, 'x'), { ...request.headers });
         expect(answer.status, `GET ${request.path}: ${answer.body}`).toBe(request.status);
         if (request.json) expect(JSON.parse(answer.body), `GET ${request.path}`).toMatchObject(request.json);
         for (const [field, pattern] of Object.entries(request.match ?? {})) {

@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseHttpJson, type HttpSettings } from '../../buildpacks/ruby/http-json.js';
 import { NGINX_CONF, renderNginxConfig, type NginxConfigInput } from '../../buildpacks/ruby/nginx-config.js';
 import { resolveBasicAuth } from '../../buildpacks/ruby/resolve-basic-auth.js';
+import { DEFAULT_CLIENT_MAX_BODY_SIZE, resolveClientMaxBodySize } from '../../buildpacks/ruby/resolve-body-size.js';
 import { resolveReadTimeout } from '../../buildpacks/ruby/resolve-read-timeout.js';
 import { resolveStaticFiles } from '../../buildpacks/ruby/resolve-static-files.js';
 import { tempDir } from '../helpers/temp.js';
@@ -118,6 +119,7 @@ function expectedCensus(input: NginxConfigInput): Map<string, number> {
     default_type: 1,
     access_log: 1,
     client_body_temp_path: 1,
+    client_max_body_size: 1,
     proxy_temp_path: 1,
     fastcgi_temp_path: 1,
     uwsgi_temp_path: 1,
@@ -162,6 +164,8 @@ const target = fc.oneof(
 const relativeFile = fc.tuple(chars('abcXY019._-/', 1, 12), fc.constantFrom('.html', '.htm', '', '.json')).map(([p, e]) => `/${p}${e}`);
 const language = fc.tuple(chars('abcdefz', 2, 3), fc.option(chars('abc019', 2, 8))).map(([l, r]) => (r ? `${l}-${r}` : l));
 
+const bodySize = fc.tuple(fc.integer({ min: 0, max: 999_999 }), fc.constantFrom('', 'k', 'K', 'm', 'M', 'g')).map(([n, unit]) => `${n}${unit}`);
+
 const rawHttpJson = fc.record(
   {
     force_https: fc.boolean(),
@@ -169,6 +173,7 @@ const rawHttpJson = fc.record(
     aliases: fc.dictionary(urlPath, target, { maxKeys: 4 }),
     error_pages: fc.dictionary(fc.integer({ min: 400, max: 599 }).map(String), relativeFile, { maxKeys: 3 }),
     languages: fc.dictionary(fc.oneof(fc.constant('default'), language), fc.record({ rewrite: fc.oneof(urlPath, fc.constant('/')) }), { maxKeys: 4 }),
+    client_max_body_size: bodySize,
   },
   { requiredKeys: [] },
 );
@@ -186,6 +191,7 @@ const settings = fc.record({
     fc.tuple(chars('abc019', 1, 6), chars('abc019!@%^&*()[]<>?', 1, 10)).map(([u, p]) => `${u}:${p}`),
     { nil: undefined },
   ),
+  bodySize: fc.option(bodySize, { nil: undefined }),
   http: rawHttpJson,
 });
 
@@ -206,12 +212,14 @@ describe('generated nginx configuration', () => {
         const staticFiles = (await codedOrAsync(() => resolveStaticFiles(s.staticPath, s.staticPrefix, async () => true)))?.settings;
         const auth = s.basicAuth === undefined ? undefined : codedOr(() => resolveBasicAuth([['CC_HTTP_BASIC_AUTH', s.basicAuth as string]]));
         const http: HttpSettings = (await codedOrAsync(() => parseHttpJson(JSON.stringify(s.http), async () => true))) ?? {};
+        const bodyLimit = codedOr(() => resolveClientMaxBodySize(s.bodySize, http.clientMaxBodySize))?.size ?? DEFAULT_CLIENT_MAX_BODY_SIZE;
         const input: NginxConfigInput = {
           appRoot: root,
           port: s.port,
           upstreamSocket: join(root, 'run', 'puma.sock'),
           workerProcesses: s.workerProcesses,
           readTimeoutS: timeout,
+          clientMaxBodySize: bodyLimit,
           staticFiles,
           basicAuth: auth !== undefined,
           http,

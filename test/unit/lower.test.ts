@@ -49,7 +49,7 @@ describe('lowerPlan over every golden plan', () => {
         expect(posix.normalize(dir)).toBe(dir.length > 1 ? dir.replace(/\/$/, '') : dir);
       }
     }
-    for (const proc of lowered.processes) for (const c of proc.startAfter ?? []) if (c.kind === 'http-unix-socket') expect(c.socket).not.toMatch(TOKEN);
+    for (const proc of lowered.processes) for (const c of proc.startAfter ?? []) if (c.kind !== 'tcp-port') expect(c.socket).not.toMatch(TOKEN);
   });
 
   it.each(CASES)('%s: files hold their text with the placeholders filled, at their path in the application', (_, plan, bindings) => {

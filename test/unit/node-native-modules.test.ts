@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NATIVE_MODULES_SCRIPT, NATIVE_UNBUILT_MARK } from '../../buildpacks/node/build-checks.js';
+import { NATIVE_MODULES_SCRIPT, NATIVE_UNBUILT_MARK, OPTIONAL_SKIPPED_MARK, PREBUILT_MARK } from '../../buildpacks/node/build-checks.js';
 import { explainFailure } from '../../src/process/command-step.js';
+import { OutputWarnings } from '../../src/process/output-warnings.js';
 import type { BuildStep } from '../../src/plan/schema.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { createPlan } from '../../src/planning/create-plan.js';
@@ -86,12 +87,135 @@ describe('the check that every native module was built', () => {
     expect(check(dir)).toEqual({ status: 1, output: `${NATIVE_UNBUILT_MARK}@scope/native@1.0.0, nested@1.0.0, stored@1.0.0\n` });
   });
 
+  // Issue 36, item 1: lmdb and msgpackr-extract (Angular's build) failed the check with their prebuilt binaries installed.
+  describe('a package whose install script only selects a prebuilt binary (node-gyp-build-optional-packages, node-gyp-build)', () => {
+    const platformPackage = (name: string) => `${name.startsWith('@') ? '' : `@${name}/`}${name}-${process.platform}-${process.arch}`;
+    const selector = (name: string, version: string, script = 'node-gyp-build-optional-packages') => ({
+      [`node_modules/${name}/package.json`]: { name, version, gypfile: true, scripts: { install: script }, optionalDependencies: { [platformPackage(name)]: version } },
+      [`node_modules/${name}/binding.gyp`]: '{}',
+    });
+    const binaries = (name: string, files: string[]) =>
+      Object.fromEntries([
+        [`node_modules/${platformPackage(name)}/package.json`, { name: platformPackage(name), version: '3.5.6', os: [process.platform], cpu: [process.arch] }],
+        ...files.map((f) => [`node_modules/${platformPackage(name)}/${f}`, 'ELF']),
+      ]);
+
+    it('is satisfied by the binary its loader finds in the per-platform package of its optional dependencies, and the check says so', async () => {
+      const dir = await tree({
+        ...selector('lmdb', '3.5.6'),
+        ...binaries('lmdb', ['node.napi.musl.node', 'node.napi.glibc.node']),
+        ...selector('msgpackr-extract', '3.0.7'),
+        ...binaries('msgpackr-extract', [`node.abi${process.versions.modules}.glibc.node`]),
+      });
+      const result = check(dir);
+      expect(result.status).toBe(0);
+      expect(result.output).toContain(
+        `${PREBUILT_MARK}lmdb@3.5.6 (${platformPackage('lmdb')}/node.napi.glibc.node), msgpackr-extract@3.0.7 (${platformPackage('msgpackr-extract')}/node.abi${process.versions.modules}.glibc.node)`,
+      );
+      expect(result.output).toContain('every native module is built');
+    });
+
+    it("still fails when its loader would find nothing for this system: no per-platform package, or only another libc's or ABI's binary", async () => {
+      const dir = await tree({
+        ...selector('lmdb', '3.5.6'),
+        ...selector('msgpackr-extract', '3.0.7'),
+        ...binaries('msgpackr-extract', ['node.napi.musl.node', 'node.abi1.glibc.node']),
+      });
+      expect(check(dir)).toEqual({ status: 1, output: `${NATIVE_UNBUILT_MARK}lmdb@3.5.6, msgpackr-extract@3.0.7\n` });
+    });
+
+    it("reads node-gyp-build's own prebuilds/<platform>-<arch> folder, and a build the script made", async () => {
+      const dir = await tree({
+        ...selector('bufferutil', '4.0.9', 'node-gyp-build'),
+        [`node_modules/bufferutil/prebuilds/${process.platform}-${process.arch}/node.napi.node`]: 'ELF',
+        ...selector('only-darwin', '1.0.0', 'node-gyp-build'),
+        'node_modules/only-darwin/prebuilds/darwin-x64+arm64/node.napi.node': 'ELF',
+        ...selector('compiled', '1.0.0', 'node-gyp-build'),
+        'node_modules/compiled/build/Release/compiled.node': 'ELF',
+      });
+      const result = check(dir);
+      expect(result).toMatchObject({ status: 1, output: expect.stringContaining(`${NATIVE_UNBUILT_MARK}only-darwin@1.0.0\n`) });
+      expect(result.output).toContain(`${PREBUILT_MARK}bufferutil@4.0.9 (prebuilds/${process.platform}-${process.arch}/node.napi.node)\n`);
+    });
+  });
+
+  // Issue 36, item 2: npm's own rules for what it leaves out.
+  describe('the optional dependencies npm left out', () => {
+    const lockOf = (packages: Record<string, object>) => ({ 'package-lock.json': { lockfileVersion: 3, packages } });
+    const here = { os: [process.platform], cpu: [process.arch] };
+
+    it('names one an installed package needs, that fits this system, and is missing', async () => {
+      const dir = await tree({
+        ...lockOf({
+          '': { name: 'app', dependencies: { parent: '1.0.0' } },
+          'node_modules/parent': { version: '1.0.0', optionalDependencies: { 'broken-optional': '1.0.0' } },
+          'node_modules/broken-optional': { version: '1.0.0', optional: true, ...here },
+        }),
+        'node_modules/parent/package.json': { name: 'parent', version: '1.0.0' },
+      });
+      expect(check(dir).output).toContain(`${OPTIONAL_SKIPPED_MARK}broken-optional@1.0.0\n`);
+    });
+
+    it("says nothing of what only a package left out for another system wants (fsevents' bindings, a wasm32 binding's runtime), nor of os, cpu and libc given as a string", async () => {
+      const dir = await tree({
+        ...lockOf({
+          '': { name: 'app', dependencies: { chokidar: '2.1.8', rolldown: '1.0.0', 'sass-embedded': '1.90.0' } },
+          'node_modules/chokidar': { version: '2.1.8', optionalDependencies: { fsevents: '1.2.13' } },
+          'node_modules/fsevents': { version: '1.2.13', optional: true, os: ['darwin'], dependencies: { bindings: '^1.5.0', nan: '^2.12.1' } },
+          'node_modules/bindings': { version: '1.5.0', optional: true, dependencies: { 'file-uri-to-path': '1.0.0' } },
+          'node_modules/file-uri-to-path': { version: '1.0.0', optional: true },
+          'node_modules/nan': { version: '2.22.2', optional: true },
+          'node_modules/rolldown': { version: '1.0.0', optionalDependencies: { '@rolldown/binding-wasm32-wasi': '1.0.0' } },
+          'node_modules/@rolldown/binding-wasm32-wasi': { version: '1.0.0', optional: true, cpu: ['wasm32'], dependencies: { '@napi-rs/wasm-runtime': '^1.0.0' } },
+          'node_modules/@napi-rs/wasm-runtime': { version: '1.0.3', optional: true, dependencies: { '@emnapi/core': '^1.4.5', '@emnapi/runtime': '^1.4.5' } },
+          'node_modules/@emnapi/core': { version: '1.4.5', optional: true },
+          'node_modules/@emnapi/runtime': { version: '1.4.5', optional: true },
+          'node_modules/sass-embedded': { version: '1.90.0', optionalDependencies: { 'sass-embedded-linux-musl-x64': '1.90.0', 'sass-embedded-win32-x64': '1.90.0' } },
+          'node_modules/sass-embedded-linux-musl-x64': { version: '1.90.0', optional: true, os: 'linux', cpu: 'x64', libc: 'musl' },
+          'node_modules/sass-embedded-win32-x64': { version: '1.90.0', optional: true, os: 'win32', cpu: 'x64' },
+        }),
+        'node_modules/chokidar/package.json': { name: 'chokidar', version: '2.1.8' },
+        'node_modules/rolldown/package.json': { name: 'rolldown', version: '1.0.0' },
+        'node_modules/sass-embedded/package.json': { name: 'sass-embedded', version: '1.90.0' },
+      });
+      const result = check(dir);
+      expect(result.status).toBe(0);
+      expect(result.output).not.toContain(OPTIONAL_SKIPPED_MARK);
+    });
+
+    it("resolves as Node.js does (a nested copy first), and counts the application's devDependencies only when they were installed", async () => {
+      const dir = await tree({
+        ...lockOf({
+          '': { name: 'app', dependencies: { a: '1.0.0' }, devDependencies: { 'dev-tool': '1.0.0', 'dev-optional': '1.0.0' } },
+          'node_modules/a': { version: '1.0.0', optionalDependencies: { opt: '2.0.0' } },
+          'node_modules/a/node_modules/opt': { version: '2.0.0', optional: true },
+          'node_modules/opt': { version: '1.0.0', optional: true },
+          'node_modules/dev-tool': { version: '1.0.0', dev: true },
+          'node_modules/dev-optional': { version: '1.0.0', dev: true, optional: true },
+        }),
+        'node_modules/a/package.json': { name: 'a', version: '1.0.0' },
+        'node_modules/opt/package.json': { name: 'opt', version: '1.0.0' },
+      });
+      expect(
+        check(dir)
+          .output.split('\n')
+          .filter((l) => l.startsWith(OPTIONAL_SKIPPED_MARK)),
+      ).toEqual([`${OPTIONAL_SKIPPED_MARK}opt@2.0.0`]);
+      await mkdir(join(dir, 'node_modules/dev-tool'));
+      expect(
+        check(dir)
+          .output.split('\n')
+          .filter((l) => l.startsWith(OPTIONAL_SKIPPED_MARK)),
+      ).toEqual([`${OPTIONAL_SKIPPED_MARK}dev-optional@1.0.0`, `${OPTIONAL_SKIPPED_MARK}opt@2.0.0`]);
+    });
+  });
+
   it('passes with no node_modules at all (no dependencies, Yarn PnP)', async () => {
     expect(check(await tree({ 'package.json': {} })).status).toBe(0);
   });
 
-  it('does not contain its own mark, which an image build echoes with the script', () => {
-    expect(NATIVE_MODULES_SCRIPT).not.toContain(NATIVE_UNBUILT_MARK);
+  it('does not contain its own marks, which an image build echoes with the script', () => {
+    for (const mark of [NATIVE_UNBUILT_MARK, OPTIONAL_SKIPPED_MARK, PREBUILT_MARK]) expect(NATIVE_MODULES_SCRIPT).not.toContain(mark);
   });
 });
 
@@ -111,6 +235,19 @@ describe('the native-modules step of a Node.js plan', () => {
       message: expect.stringContaining('the install left native modules unbuilt: better-sqlite3@12.11.1, bcrypt@6.0.0. Their install scripts did not run'),
       fix: expect.stringContaining('npm install-scripts approve'),
     });
+  });
+
+  it('does not warn that npm blocked a script that only selects a prebuilt binary: this step judges those by their loader', async () => {
+    const { plan: p } = await plan({ 'package.json': JSON.stringify({ main: 'a.js' }) });
+    const warnings = new OutputWarnings(p.build.steps.find((s) => s.name === 'install')?.warnOn ?? []);
+    for (const line of [
+      'npm warn install-scripts 3 packages have install scripts not yet covered by allowScripts:',
+      'npm warn install-scripts   lmdb@3.5.6 (install: node-gyp-build-optional-packages)',
+      'npm warn install-scripts   msgpackr-extract@3.0.7 (install: node-gyp-build-optional-packages)',
+      'npm warn install-scripts   better-sqlite3@12.11.1 (install: prebuild-install || node-gyp rebuild --release)',
+    ])
+      warnings.push(line);
+    expect(warnings.warnings()).toEqual([expect.objectContaining({ code: 'RUNPLAN_W_NODE_INSTALL_SCRIPTS_BLOCKED', message: expect.stringContaining('install scripts of better-sqlite3@12.11.1:') })]);
   });
 
   it('says how pnpm and bun are told to run the scripts', async () => {

@@ -203,6 +203,35 @@ describe('plan differences', () => {
     expect(text).toContain('variable GREETING: added: "hi" from application (application variables)');
   });
 
+  // Issue 36, item 7: what the service assigns anew each release made five lines that buried the user's change.
+  it('groups what the service assigns anew each release in one line, after what the user changed', async () => {
+    const release = (port: number, instance: string, commit: string, application: Record<string, string> = {}) =>
+      nodePlan({ main: 'a.js' }, application, { env: { application, service: { APP_ID: 'app_1', INSTANCE_ID: instance, COMMIT_ID: commit } }, host: { port } });
+    const [before, after] = [await release(41000, 'i-1', 'c1'), await release(41001, 'i-2', 'c2', { GREETING: 'hi' })];
+    const changes = diffPlans(before, after);
+    expect(changes.map((c) => `${c.area} ${c.subject}`)).toEqual(['variable GREETING', 'release assigned by the service for this release']);
+    expect(changes[1]).toMatchObject({
+      change: 'changed',
+      values: [
+        { name: 'PORT', before: '41000', after: '41001' },
+        { name: 'COMMIT_ID', before: 'c1', after: 'c2' },
+        { name: 'INSTANCE_ID', before: 'i-1', after: 'i-2' },
+      ],
+    });
+    expect(formatDiff(changes)).toBe(
+      [
+        'variable GREETING: added: "hi" from application (application variables)',
+        'assigned by the service for this release: PORT 41000 → 41001, COMMIT_ID c1 → c2, INSTANCE_ID i-1 → i-2, process web, health check on the new port',
+      ].join('\n'),
+    );
+    // A release that changes nothing else is that one line; the same plan, none.
+    expect(formatDiff(diffPlans(before, await release(41001, 'i-2', 'c2')))).toMatch(/^assigned by the service for this release: [^\n]+$/);
+    expect(diffPlans(after, after)).toEqual([]);
+    // A change of the process beyond its port is the user's, shown as before.
+    const other = await nodePlan({ main: 'b.js' }, {}, { env: { application: {}, service: { APP_ID: 'app_1', INSTANCE_ID: 'i-3', COMMIT_ID: 'c3' } }, host: { port: 41002 } });
+    expect(diffPlans(after, other).map((c) => `${c.area} ${c.subject}`)).toEqual(expect.arrayContaining(['process web', 'variable GREETING', 'release assigned by the service for this release']));
+  });
+
   it('shows secrets and placeholders by name, and files by a fingerprint, never their content', async () => {
     const before = await nodePlan({ main: 'a.js' }, { NPM_TOKEN: 'npm_secret_token_1234' });
     const after = await nodePlan({ main: 'a.js' }, { NPM_TOKEN: 'npm_rotated_token_99', CC_NPM_REGISTRY: 'npm.example.com' });

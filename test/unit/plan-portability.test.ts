@@ -67,7 +67,7 @@ function hostPaths(plan: RunPlan): Found[] {
   for (const step of steps) commandOf(`step ${step.name}`, step, found);
   for (const proc of plan.processes) {
     commandOf(`process ${proc.name}`, proc, found);
-    for (const r of proc.startAfter ?? []) if (r.kind === 'http-unix-socket') pathValue(`process ${proc.name} startAfter`, r.socket, found);
+    for (const r of proc.startAfter ?? []) if (r.kind !== 'tcp-port') pathValue(`process ${proc.name} startAfter`, r.socket, found);
   }
   for (const file of plan.files) {
     pathValue(`file ${file.path}`, file.path, found);

@@ -102,11 +102,13 @@ describe('platform/http.json', () => {
         aliases: { '/old': '/new', '/docs': 'https://docs.example.test/v2?x=1' },
         error_pages: { '404': '/errors/404.html', '500': 'errors/500.html' },
         languages: { default: { rewrite: '/en/' }, fr: { rewrite: '/fr' }, 'pt-br': { rewrite: '/br' } },
+        client_max_body_size: '250M',
       }),
       exists,
     );
     expect(http).toEqual({
       forceHttps: true,
+      clientMaxBodySize: '250m',
       charset: 'utf-8',
       aliases: [
         { path: '/old', target: '/new' },
@@ -156,6 +158,8 @@ describe('platform/http.json', () => {
     ['alias target with a variable', { aliases: { '/a': 'http://evil.example/$request_uri' } }],
     ['alias to a protocol-relative URL', { aliases: { '/a': '//evil.example/' } }],
     ['alias target not a string', { aliases: { '/a': 3 } }],
+    ['client_max_body_size as a number', { client_max_body_size: 1048576 }],
+    ['client_max_body_size injecting', { client_max_body_size: '10m; return 200' }],
     ...HOSTILE.flatMap(
       (h): Array<[string, unknown]> => [
         [`alias path ${JSON.stringify(h)}`, { aliases: { [h]: '/b' } }],
@@ -185,6 +189,7 @@ describe('nginx configuration', () => {
     workerProcesses: 2,
     user: process.getuid?.() === 0 ? 'root' : undefined,
     readTimeoutS: 300,
+    clientMaxBodySize: '100m',
     basicAuth: false,
     http: {},
     ...extra,
@@ -195,6 +200,7 @@ describe('nginx configuration', () => {
     expect(conf).toContain('listen 8080;');
     expect(conf).toContain('upstream app_server { server "unix:/tmp/runplan-puma-test.sock" fail_timeout=0; }');
     expect(conf).toContain('proxy_read_timeout 42s;');
+    expect(conf).toContain('client_max_body_size 100m;');
     expect(conf).toContain('daemon off;');
     expect(conf).toContain('pid "/srv/app/.runplan/nginx/nginx.pid";');
     expect(conf).not.toContain('auth_basic');
@@ -255,6 +261,7 @@ describe('nginx configuration in a plan', () => {
     upstreamSocket: '${RUN_DIR}/puma.sock',
     workerProcesses: 2,
     readTimeoutS: 300,
+    clientMaxBodySize: '100m',
     basicAuth: true,
     http: {},
     staticFiles: { prefix: '/static/', directory: 'public' },

@@ -128,7 +128,8 @@ describe('ruby plan', () => {
       role: 'web',
       port: 8080,
       command: { kind: 'exec', argv: ['nginx', '-e', 'stderr', '-p', '${APP_HOME}/', '-c', '${APP_HOME}/.runplan/nginx/nginx.conf'] },
-      startAfter: [{ kind: 'http-unix-socket', socket: '${RUN_DIR}/puma.sock', path: '/' }],
+      // Issue 36, item 6: no request Rails may not route (GET / of an API-only application), only a connection.
+      startAfter: [{ kind: 'unix-socket', socket: '${RUN_DIR}/puma.sock' }],
     });
     const conf = nginxConf(p);
     expect(conf).toContain('pid "${APP_HOME}/.runplan/nginx/nginx.pid";');

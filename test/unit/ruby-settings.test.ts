@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RubyErrors, RubyWarnings } from '../../buildpacks/ruby/errors.js';
 import { readPumaRb, resolvePumaSizing, sizeFromInstance } from '../../buildpacks/ruby/resolve-puma-sizing.js';
 import { resolveRakeGoals } from '../../buildpacks/ruby/resolve-rake-goals.js';
+import { resolveClientMaxBodySize } from '../../buildpacks/ruby/resolve-body-size.js';
 import { resolveReadTimeout } from '../../buildpacks/ruby/resolve-read-timeout.js';
 import { checkSidekiqYaml, resolveSidekiq } from '../../buildpacks/ruby/resolve-sidekiq.js';
 
@@ -78,6 +79,19 @@ describe('Puma sizing (Ruby rule 5)', () => {
     ]);
   });
 
+  // Issue 36, item 5: `-w 1` on a one-CPU instance made Puma warn that a cluster of one worker is often a misconfiguration.
+  it("runs one worker from the instance size in Puma's single mode, and says so; CC_PUMA_WORKERS=1 still asks for a cluster of one", () => {
+    const small = { cpus: 1, memoryMb: 2048 };
+    const r = resolvePumaSizing({ env: env({}), pumaRb: RAILS_PUMA_RB, instance: small });
+    expect(r.workers).toBe(0);
+    expect(r.args).toEqual(['-w', '0', '-t', '5:5']);
+    expect(r.envDefaults).toContainEqual(expect.objectContaining({ name: 'WEB_CONCURRENCY', value: '0' }));
+    expect(r.decisions[0]).toMatchObject({ resolved: '0 (single mode)', reason: expect.stringContaining("one worker runs in Puma's single mode (puma -w 0") });
+    expect(r.decisions[0]?.reason).toContain('CC_PUMA_WORKERS=1');
+    const asked = resolvePumaSizing({ env: env({ CC_PUMA_WORKERS: '1' }), pumaRb: RAILS_PUMA_RB, instance: small });
+    expect([asked.workers, asked.args.slice(0, 2)]).toEqual([1, ['-w', '1']]);
+  });
+
   it('reports the config/puma.rb values CC_ variables override, and WEB_CONCURRENCY that does not decide', () => {
     const r = resolvePumaSizing({ env: env({ CC_PUMA_WORKERS: '3', WEB_CONCURRENCY: '9' }), pumaRb: 'workers 5\n', instance });
     expect(r.decisions[0]?.overridden).toEqual([
@@ -135,6 +149,25 @@ describe('NGINX_READ_TIMEOUT (Limits)', () => {
   });
   it.each(['0', '-5', '1.5', '5m', '300; return 200', '999999'])('refuses %j', (value) => {
     expect(() => resolveReadTimeout(value)).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_NGINX_SETTING_INVALID.code, variable: 'NGINX_READ_TIMEOUT' }));
+  });
+});
+
+// Issue 36, item 4: nginx's own 1 MiB limit answered 413 to an ordinary photo upload.
+describe('the largest request body (NGINX_CLIENT_MAX_BODY_SIZE, platform/http.json client_max_body_size)', () => {
+  it.each<[string | undefined, string | undefined, string, string]>([
+    [undefined, undefined, '100m', 'default'],
+    ['', undefined, '100m', 'default'],
+    [undefined, '20m', '20m', 'platform/http.json client_max_body_size'],
+    ['1G', '20m', '1g', 'env NGINX_CLIENT_MAX_BODY_SIZE'],
+    ['512k', undefined, '512k', 'env NGINX_CLIENT_MAX_BODY_SIZE'],
+    ['0', undefined, '0', 'env NGINX_CLIENT_MAX_BODY_SIZE'],
+  ])('%j with http.json %j → %s', (variable, fromFile, size, source) => {
+    const r = resolveClientMaxBodySize(variable, fromFile);
+    expect(r).toMatchObject({ size, decision: { source, reason: expect.stringContaining('413') } });
+    if (variable && fromFile) expect(r.decision.overridden).toEqual([expect.objectContaining({ source: 'platform/http.json client_max_body_size', value: fromFile })]);
+  });
+  it.each(['1.5m', '10 m', '-1', '5t', '100m; return 200', '99999999'])('refuses %j', (value) => {
+    expect(() => resolveClientMaxBodySize(value, undefined)).toThrowError(expect.objectContaining({ code: RubyErrors.RUBY_NGINX_SETTING_INVALID.code, variable: 'NGINX_CLIENT_MAX_BODY_SIZE' }));
   });
 });
 

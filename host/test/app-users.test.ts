@@ -44,7 +44,7 @@ describe.runIf(process.getuid?.() === 0)("an application's own user", () => {
     await store.close();
   });
 
-  it("makes the recorded user again on a machine without it, and refuses one whose uid the machine gave another user", async () => {
+  it('makes the recorded user again on a machine without it, and refuses one whose uid the machine gave another user', async () => {
     const store = await openSqliteStore(join(await tempDir(), 'store.sqlite'));
     const app = await store.createApp({ name: 'moved', org: 'acme', zone: 'par', type: 'node' });
     const user = await new AppUsers(store).ensure(app.id);

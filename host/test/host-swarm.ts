@@ -80,6 +80,57 @@ export function describeHostOnSwarm(): void {
       }
     }, 600_000);
 
+    it("keeps tenants apart on a swarm: B's task sees nothing of the host or of A, runs without capability, held to its instance, and never gets A's secret", async () => {
+      const host = await TestHost.create({ initArgs: ['--engine', 'swarm', '--docker-host', dockerHost, '--store', await (server as StoreServer).newDatabase('ht')] });
+      try {
+        const marker = 'operator_npm_token_9e3a';
+        await host.serve({ env: { npm_config_marker_token: marker } });
+        const keyA = await host.key('alice', 'org-a');
+        const keyB = await host.key('bob', 'org-b');
+        const a = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'victim', '--region', 'par', '--org', 'org-a']);
+        const b = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'probe', '--region', 'par', '--org', 'org-b']);
+        const secret = 'sk_live_swarm_tenant_a_31c8';
+        expect((await host.cli(['env', 'set', 'API_TOKEN', secret, '--app', a.id])).code).toBe(0);
+        const repoA = await host.repository('host/facts');
+        await host.git(repoA, ['remote', 'add', 'runplan', a.gitRemote]);
+        expect((await host.push(repoA, 'runplan', keyA)).code).toBe(0);
+        const targets = [
+          { op: 'read', path: `${host.data}/settings.json` },
+          { op: 'list', path: host.data },
+          { op: 'read', path: '/var/run/docker.sock' },
+          { op: 'list', path: '/run/secrets' },
+        ];
+        for (const [name, value] of [
+          ['CC_HEALTH_CHECK_PATH', '/health'],
+          ['PROBE_TARGETS', JSON.stringify(targets)],
+        ])
+          expect((await host.cli(['env', 'set', name as string, value as string, '--app', b.id])).code).toBe(0);
+        const repoB = await host.repository('host/tenant-probe');
+        await host.git(repoB, ['remote', 'add', 'runplan', b.gitRemote]);
+        const pushed = await host.push(repoB, 'runplan', keyB);
+        expect(pushed.code, pushed.output).toBe(0);
+        const facts = (await host.get(b.id, '/facts')).json<{ uid: number; visiblePids: number; capabilities: string[]; envNames: string[] }>();
+        expect(facts.uid).not.toBe(0);
+        expect(facts.visiblePids).toBeLessThan(10);
+        expect(facts.capabilities).toEqual(expect.arrayContaining(['CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000']));
+        expect(facts.envNames.filter((n) => /marker|API_TOKEN/i.test(n))).toEqual([]);
+        const tryOne = async (t: Record<string, string>) => (await host.get(b.id, `/try?${new URLSearchParams(t)}`)).json<{ ok: boolean; value?: unknown }>();
+        for (const target of targets.slice(0, 3)) expect(await tryOne(target), JSON.stringify(target)).toMatchObject({ ok: false });
+        // Its own secrets only: none of A's is mounted in B's task.
+        expect(JSON.stringify(await tryOne(targets[3] as Record<string, string>))).not.toContain('API_TOKEN');
+        // Held to its instance, as the local engine's cgroups hold it.
+        const limits = JSON.parse(await docker(['service', 'inspect', '--format', '{{json .Spec.TaskTemplate.Resources.Limits}}', `${swarmName(b.id)}-web`])) as {
+          NanoCPUs: number;
+          MemoryBytes: number;
+          Pids: number;
+        };
+        expect(limits).toMatchObject({ NanoCPUs: 1_000_000_000, MemoryBytes: 1024 * 1024 * 1024, Pids: 1024 });
+        expect((await host.cli(['logs', '--app', b.id])).stdout).not.toContain(secret);
+      } finally {
+        await host.dispose();
+      }
+    }, 900_000);
+
     describeHost({
       name: 'swarm on PostgreSQL',
       initArgs: async () => ['--engine', 'swarm', '--docker-host', dockerHost, '--store', await (server as StoreServer).newDatabase('he')],

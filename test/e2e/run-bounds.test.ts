@@ -44,10 +44,11 @@ describe('a pre-run hook, bounded', () => {
     expect(run.output()).toContain('==> interrupted by SIGTERM; nothing left running');
     expect(processesWithArgument(marker)).toEqual([]);
     expect(processesUnder(dirs.workDir)).toEqual([]);
-    expect(existsSync(localRunDir(buildDir(run.output())))).toBe(false);
+    // The build is named in the application's terms (builds/<id>), inside its workspace.
+    const [workspace] = await readdir(dirs.workDir);
+    expect(existsSync(localRunDir(join(dirs.workDir, workspace as string, buildDir(run.output()))))).toBe(false);
     // The deployment was stopped, it did not fail: no run-failed hook, no build left.
     expect(run.output()).not.toContain('run-failed-hook');
-    const [workspace] = await readdir(dirs.workDir);
     expect(await readdir(join(dirs.workDir, workspace as string, 'builds'))).toEqual([]);
   });
 

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appUser } from '../../src/process/app-user.js';
 import { type Fixture, fillPlaceholders, listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
 import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
 import { TestHost } from './helpers/test-host.js';
@@ -55,7 +54,6 @@ describe('runplan-host deploys the three application types', () => {
   let host: TestHost;
   let mirror: Play1Mirror;
   let key: string;
-  let appUid: string;
   const apps = new Map<AppType, Deployed>();
 
   beforeAll(async () => {
@@ -66,13 +64,14 @@ describe('runplan-host deploys the three application types', () => {
     // For comparison with the figure taken while it serves the three applications.
     measured('RSS of serve (node) just started, no application', `${(await rssMiB(host.servePid as number)).toFixed(1)} MiB`);
     key = await host.key('dev', 'apps');
-    appUid = String((await appUser()).uid);
     for (const type of Object.keys(FIXTURES) as AppType[]) {
       const prepared = await prepareFixture(fixture(type));
       const created = await host.json<{ id: string; gitRemote: string }>(['create', '--type', type, `${type}-app`, '--region', 'par', '--org', 'apps']);
       const repo = await host.repository(prepared.dir);
       await host.git(repo, ['remote', 'add', 'runplan', created.gitRemote]);
       // Only what the host is asked to do: `output` lines name runplan's own port ({{port}}), which the host chooses.
+      // Each application runs as its own user (host/src/tenancy/app-users.ts), made when it was created.
+      const appUid = String(await host.appUid(created.id));
       const expectation = fillPlaceholders({ env: prepared.expect.env, requests: prepared.expect.requests }, { appUid });
       for (const [name, value] of Object.entries(expectation.env ?? {})) {
         const set = await host.cli(['env', 'set', name, value, '--app', created.id]);

@@ -190,6 +190,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
     const db = await store.createAddon({ name: 'db', org: 'orga_acme', provider: 'postgresql', zone: 'par', config: { password: 'p@ss' } });
     await store.linkAddon(web.id, db.id);
     await store.linkApp(web.id, api.id);
+    await store.recordAppUser({ uid: 800_001, appId: web.id, name: 'app_0123456789abcdef0123456789ab' });
     await store.close();
     return file;
   }
@@ -209,6 +210,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
           logs: await Promise.all((await store.listReleases(a.id)).map((r) => store.releaseLog(a.id, r.number))),
           addons: await store.linksOf(a.id),
           links: await store.appLinksOf(a.id),
+          user: await store.appUser(a.id),
         })),
       ),
     };
@@ -229,6 +231,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
       addons: 1,
       addon_links: 1,
       app_links: 1,
+      app_users: 1,
     });
     for (const c of copies) expect(c.checksum).toMatch(/^[0-9a-f]{64}$/);
     const sqlite = await openSqliteStore(file);

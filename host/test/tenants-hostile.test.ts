@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appUserName } from '../src/tenancy/app-users.js';
 import { type Answer, TestHost } from './helpers/test-host.js';
 
 interface Attempt {
@@ -23,10 +22,6 @@ function processesOf(uid: number): number[] {
       }
     })
     .map(Number);
-}
-
-function uidOf(name: string): number {
-  return Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
 }
 
 /** The p99 of `n` GETs one after another, in milliseconds. */
@@ -79,7 +74,7 @@ describe('tenants apart on one runplan-host (local engine)', () => {
     ])
       expect((await host.cli(['env', 'set', name as string, value as string, '--app', a.id])).code).toBe(0);
     expect((await host.push(repoA, 'runplan', keyA)).code).toBe(0);
-    const aUid = uidOf(appUserName(a.id));
+    const aUid = await host.appUid(a.id);
     aPid = processesOf(aUid).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('server.js')) as number;
     expect(aPid).toBeGreaterThan(0);
     // A's running build, as root finds it: the file its web process serves.
@@ -120,8 +115,8 @@ describe('tenants apart on one runplan-host (local engine)', () => {
 
   it("runs each application as its own user, neither root nor the other's, nor the SSH account", async () => {
     const facts = (await host.get(b.id, '/facts')).json<{ uid: number; groups: number[]; visiblePids: number }>();
-    expect(facts.uid).toBe(uidOf(appUserName(b.id)));
-    expect(facts.uid).not.toBe(uidOf(appUserName(a.id)));
+    expect(facts.uid).toBe(await host.appUid(b.id));
+    expect(facts.uid).not.toBe(await host.appUid(a.id));
     expect(facts.uid).not.toBe(0);
     expect(facts.groups).toEqual([facts.uid]);
     expect(facts.visiblePids).toBeLessThan(10);

@@ -148,6 +148,11 @@ export class TestHost {
   }
 
   /** A new SSH key pair of the client, added to `org` unless told otherwise. */
+  /** The uid an application runs as: its own user, made when it was created (host/src/tenancy/app-users.ts). */
+  async appUid(appId: string): Promise<number> {
+    return Number((await run('id', ['-u', appUserName(appId)])).stdout.trim());
+  }
+
   async key(name: string, org?: string): Promise<string> {
     const file = join(this.keyDir, name);
     await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${name}@test`, '-f', file]);

@@ -29,6 +29,21 @@ async function filesOf(tarball: string): Promise<string[]> {
 }
 
 /**
+ * A folder holding better-sqlite3's binary as its installer (prebuild-install, option
+ * local-prebuilds) looks for one before it downloads or compiles: the binary npm ci compiled for
+ * this clone, for this Node.js. npm i -g then installs it instead of compiling SQLite a second time
+ * (minutes on two cores); compiling it is bootstrap's npm ci, on every fresh machine.
+ */
+async function localPrebuilds(): Promise<NodeJS.ProcessEnv> {
+  const module = join(ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(await readFile(join(module, 'package.json'), 'utf8')) as { version: string };
+  const dir = await tempDir('runplan-prebuilds-');
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await run('tar', ['-czf', join(dir, name), '-C', module, 'build/Release/better_sqlite3.node']);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
+}
+
+/**
  * runplan-host as an operator gets it: linked by npm in a clone (npx runplan-host), run
  * through a symbolic link (the way npm links a bin, where it used to do nothing and exit 0),
  * and installed from the packed tarballs with `npm i -g`, whose runplan-host inits, serves
@@ -104,7 +119,7 @@ describe('runplan-host as a command', () => {
     // @ts-expect-error: plain ES module without type declarations
     const { nodeHeaders } = await import('../../scripts/bootstrap.mjs');
     const installed = await exec('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', sdk, hostTarball], {
-      env: { ...process.env, npm_config_nodedir: await nodeHeaders() },
+      env: { ...process.env, npm_config_nodedir: await nodeHeaders(), ...(await localPrebuilds()) },
     });
     expect(installed.code, installed.stdout + installed.stderr).toBe(0);
     const program = join(prefix, 'bin', 'runplan-host');

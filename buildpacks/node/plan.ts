@@ -1,4 +1,5 @@
 import semver from 'semver';
+import { lockInstallsOldNodeGyp } from './node-gyp-readers.js';
 import {
   type BuildStep,
   CoreErrors,
@@ -117,7 +118,9 @@ export async function planNode({ files, repository, folder, env, host, inventory
   // and a process's HOME is fresh at every start: ~150 ms (and a connection) per `npm start`.
   const appSets = (name: string) => env.list().some((e) => e.name.toLowerCase() === name);
   if (!appSets('npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
-  const nodedir = nodedirEnvironment(npm.version, appSets('npm_config_nodedir') || appSets('npm_package_config_node_gyp_nodedir'));
+  // npm's install only: a lock file that names no node-gyp older than 11 lets it go without npm_config_nodedir, and without npm 11's warning about that name.
+  const npmLock = tool.manager === 'npm' && workspace === undefined && tool.lockfile !== undefined ? await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES }) : undefined;
+  const nodedir = nodedirEnvironment(npm.version, appSets('npm_config_nodedir') || appSets('npm_package_config_node_gyp_nodedir'), lockInstallsOldNodeGyp(npmLock ?? undefined));
   Object.assign(runEnv, nodedir.commands);
   // A dedicated build instance: the build's steps and hooks get its heap, the processes keep the instance's.
   const buildNodeOptions = host.buildInstance ? resolveNodeOptions(env.get('NODE_OPTIONS'), host.buildInstance.memoryMb, version.version, 'build instance') : undefined;
@@ -385,14 +388,15 @@ export async function planNode({ files, repository, folder, env, host, inventory
  * .npmrc, names another Node.js). node-gyp reads npm_config_nodedir; npm 11 and
  * later warn on every call about that name (not one of npm's settings), so the
  * application's commands get the name their node-gyp also reads
- * (npm_package_config_node_gyp_nodedir), and the install both: a dependency may
- * build with an older node-gyp of its own, which reads only the first.
+ * (npm_package_config_node_gyp_nodedir). The install gets both only when a
+ * dependency may build with an older node-gyp of its own, which reads only the
+ * first (`oldNodeGyp`: its lock file says so, or there is none to ask).
  */
-function nodedirEnvironment(npmVersion: string, appSetsOne: boolean): { commands: Record<string, string>; install: Record<string, string> } {
+function nodedirEnvironment(npmVersion: string, appSetsOne: boolean, oldNodeGyp: boolean): { commands: Record<string, string>; install: Record<string, string> } {
   if (appSetsOne) return { commands: {}, install: {} };
   const dir = `${placeholder('APP_HOME')}/${RUNTIME_DIR}`;
   const commands: Record<string, string> = semver.major(npmVersion) >= 11 ? { npm_package_config_node_gyp_nodedir: dir } : { npm_config_nodedir: dir };
-  return { commands, install: { ...commands, npm_config_nodedir: dir } };
+  return { commands, install: oldNodeGyp ? { ...commands, npm_config_nodedir: dir } : commands };
 }
 
 /**

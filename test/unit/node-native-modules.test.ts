@@ -3,6 +3,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NATIVE_MODULES_SCRIPT, NATIVE_UNBUILT_MARK, OPTIONAL_SKIPPED_MARK, PREBUILT_MARK } from '../../buildpacks/node/build-checks.js';
+import { lockInstallsOldNodeGyp } from '../../buildpacks/node/node-gyp-readers.js';
 import { explainFailure } from '../../src/process/command-step.js';
 import { OutputWarnings } from '../../src/process/output-warnings.js';
 import type { BuildStep } from '../../src/plan/schema.js';
@@ -271,9 +272,34 @@ describe('the native-modules step of a Node.js plan', () => {
     // npm 10 does not warn: one name everywhere.
     const { plan: older } = await plan({ 'package.json': '{"main":"a.js","engines":{"node":"22.x"}}' });
     expect(older.processes[0]?.env).toMatchObject({ npm_config_nodedir: headers });
+    // npm's lock file names no node-gyp older than 11: the install gets only the name npm does not warn about.
+    const lock = (nodeGyp?: string) =>
+      JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'a' }, ...(nodeGyp ? { 'node_modules/sqlite3/node_modules/node-gyp': { version: nodeGyp } } : {}) } });
+    const { plan: locked } = await plan({ 'package.json': '{"main":"a.js"}', 'package-lock.json': lock() });
+    expect(locked.build.steps.find((s) => s.name === 'install')?.env).toMatchObject({ npm_package_config_node_gyp_nodedir: headers });
+    expect(locked.build.steps.find((s) => s.name === 'install')?.env).not.toHaveProperty('npm_config_nodedir');
+    const { plan: oldGyp } = await plan({ 'package.json': '{"main":"a.js"}', 'package-lock.json': lock('8.4.1') });
+    expect(oldGyp.build.steps.find((s) => s.name === 'install')?.env).toMatchObject({ npm_config_nodedir: headers, npm_package_config_node_gyp_nodedir: headers });
     // The application's own setting stays.
     const { plan: own } = await plan({ 'package.json': '{"main":"a.js"}' }, { NPM_CONFIG_NODEDIR: '/opt/node' });
     expect(own.build.steps.find((s) => s.name === 'install')?.env).not.toHaveProperty('npm_config_nodedir');
     expect(own.processes[0]?.env).not.toHaveProperty('npm_package_config_node_gyp_nodedir');
+  });
+});
+
+describe('lockInstallsOldNodeGyp', () => {
+  it('says whether an npm lock file installs a node-gyp that reads only npm_config_nodedir', () => {
+    expect(lockInstallsOldNodeGyp(JSON.stringify({ lockfileVersion: 3, packages: { '': {}, 'node_modules/express': { version: '5.1.0' } } }))).toBe(false);
+    expect(lockInstallsOldNodeGyp(JSON.stringify({ lockfileVersion: 3, packages: { 'node_modules/node-gyp': { version: '11.5.0' } } }))).toBe(false);
+    expect(lockInstallsOldNodeGyp(JSON.stringify({ lockfileVersion: 3, packages: { 'node_modules/a/node_modules/node-gyp': { version: '10.3.1' } } }))).toBe(true);
+    // A package whose name only ends in node-gyp is another package.
+    expect(lockInstallsOldNodeGyp(JSON.stringify({ lockfileVersion: 3, packages: { 'node_modules/@electron/node-gyp': { version: '10.2.0' } } }))).toBe(false);
+    // Lock file version 1: the nested tree.
+    expect(lockInstallsOldNodeGyp(JSON.stringify({ lockfileVersion: 1, dependencies: { sqlite3: { version: '5.1.7', dependencies: { 'node-gyp': { version: '8.4.1' } } } } }))).toBe(true);
+    expect(lockInstallsOldNodeGyp(JSON.stringify({ lockfileVersion: 1, dependencies: { express: { version: '4.21.2' } } }))).toBe(false);
+    // Nothing to ask, or nothing readable: npm may resolve such a dependency.
+    expect(lockInstallsOldNodeGyp(undefined)).toBe(true);
+    expect(lockInstallsOldNodeGyp('{ not json')).toBe(true);
+    expect(lockInstallsOldNodeGyp('[]')).toBe(true);
   });
 });

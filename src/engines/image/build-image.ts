@@ -233,7 +233,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
         ],
         (line) => {
           output.push(line);
-          logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
+          logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, output.shown(line));
         },
         options.signal ? { signal: options.signal } : {},
       );
@@ -269,8 +269,24 @@ class BuildOutput {
   private readonly stepOf = new Map<string, string>();
   private readonly warnings: Map<string, OutputWarnings>;
 
+  private readonly steps: Map<string, RunPlan['build']['steps'][number]>;
+
   constructor(plan: RunPlan) {
     this.warnings = new Map(plan.build.steps.filter((s) => s.warnOn?.length).map((s) => [s.name, new OutputWarnings(s.warnOn)]));
+    this.steps = new Map(plan.build.steps.map((s) => [s.name, s]));
+  }
+
+  /**
+   * A line as the build's reader sees it. BuildKit names a RUN vertex by its whole
+   * instruction (cache and secret mounts, exports, an inline script of many lines):
+   * a plan step's vertex is named as the local build names the step.
+   */
+  shown(line: string): string {
+    const run = /^(#\d+ \[[^\]]*\] RUN )(.*)$/.exec(line);
+    const at = run ? (run[2] ?? '').indexOf(STEP_MARKER) : -1;
+    const name = at < 0 ? undefined : /^[\w.-]+/.exec((run?.[2] ?? '').slice(at + STEP_MARKER.length))?.[0];
+    const step = name === undefined ? undefined : this.steps.get(name);
+    return run && step ? `${run[1]}step ${step.name}: ${describeStep(step)}` : line;
   }
 
   reportWarnings(logger: Logger): void {

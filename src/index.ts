@@ -5,8 +5,10 @@
  * The root entry holds what a host embedding runplan needs, and nothing of how
  * an executor works inside:
  *
- * - the kit (`runplan/buildpack`): the buildpack contract, the plan's types and
- *   schema, `decide()`, errors and warnings, file sources, a buildpack's I/O;
+ * - the kit's types (the plan, the buildpack contract); its functions (the plan's
+ *   schema, `decide()`, defining errors and warnings, file sources, a buildpack's
+ *   I/O) are at `runplan/buildpack` only;
+ * - runplan's errors: `RunplanError`, `isRunplanError`, `CoreErrors`;
  * - the registry (`defaultRegistry`, `BuildpackRegistry`) and the other contracts
  *   (Builder, Runner, HealthChecker…);
  * - planning: `createPlan`, `parsePlan`, the inventory, `planDigest`, `diffPlans`,
@@ -14,23 +16,28 @@
  * - the deploy flow: the `Executor` contract, `deploy()`, `healthGate()`, and the
  *   local executor (`LocalExecutor`, `buildApp`, `deployApp`).
  *
- * The engines are entries of their own (`runplan/engines/docker`,
+ * Running programs as runplan does (one runner, a child environment from an
+ * allow-list, atomic writes, clocks) is `runplan/process`. The engines are entries of their own (`runplan/engines/docker`,
  * `runplan/engines/swarm`, `runplan/engines/kubernetes`), as each built-in
  * buildpack is (`runplan/buildpacks/node`…). Every name exported here is listed
  * in api/exports.txt, which a test compares with this module.
  *
  * @packageDocumentation
  */
-export * from './kit/index.js';
+// The kit's types, for the plans and contracts the functions below take and return; its functions are at runplan/buildpack.
+export type * from './kit/types.js';
+export { RunplanError, isRunplanError } from './errors/runplan-error.js';
+export { CoreErrors } from './errors/core-errors.js';
 export type * from './buildpack/contract.js';
 export { BuildpackRegistry } from './buildpack/registry.js';
 export { defaultRegistry, type DefaultRegistryOptions } from './compose/default-registry.js';
 export { runPlanJsonSchema } from './plan/json-schema.js';
+export { RunPlanSchema } from './plan/schema.js';
 export { createPlan, parsePlan, type CreatePlanOptions, type PlanResult } from './planning/create-plan.js';
 export { PlanCache, type PlanCacheOptions } from './planning/plan-cache.js';
 export { planToCarryOut, type PlanToCarryOut } from './planning/plan-to-carry-out.js';
 export { gatherInventory, parseInventory, type GatherOptions } from './planning/gather-inventory.js';
-export { InventorySchema, INVENTORY_SCHEMA_VERSION, type Inventory } from './inventory/inventory.js';
+export type { Inventory } from './inventory/inventory.js';
 export { planDigest } from './plan/digest.js';
 export { diffPlans, formatDiff, type PlanChange } from './plan/diff.js';
 export type { Built, Executor, ExecutorStartOptions } from './executor/contract.js';
@@ -39,4 +46,4 @@ export { healthGate, type HealthGateOptions } from './executor/health-gate.js';
 export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';
 export { Logger, memorySink, type LineOrigin, type LogLine, type LogSink } from './log/logger.js';
 export { formatLogLine } from './log/format-line.js';
-export { AppSandbox, type LimitCounters, type ResourceLimits, type SandboxMachine, type SandboxOptions, type SandboxPhase, SandboxScope, type SandboxUser } from './sandbox/sandbox.js';
+export { AppSandbox, type LimitCounters, type ResourceLimits, type SandboxMachine, type SandboxOptions, type SandboxPhase, type SandboxScope, type SandboxUser } from './sandbox/sandbox.js';

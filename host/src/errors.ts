@@ -1,4 +1,4 @@
-import { defineErrors, listDefinitions } from 'runplan';
+import { defineErrors, listDefinitions } from 'runplan/buildpack';
 
 /**
  * The host's own codes, RUNPLAN_HOST_E_<AREA>_<WHAT>, beside runplan's RUNPLAN_E_…

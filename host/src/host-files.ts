@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFileAtomic } from 'runplan';
+import { writeFileAtomic } from 'runplan/process';
 import { HostErrors } from './errors.js';
 import type { HostPaths } from './paths.js';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from 'runplan';
+import { writeFileAtomic } from 'runplan/process';
 import { isAbsolute } from 'node:path';
 import { HostErrors } from './errors.js';
 import { makeApiToken, makeDataFolders } from './host-files.js';

@@ -1,5 +1,6 @@
 import { rm, writeFile } from 'node:fs/promises';
-import { type Clock, defaultRegistry } from 'runplan';
+import { defaultRegistry } from 'runplan';
+import type { Clock } from 'runplan/process';
 import { AddonServers } from './addons/addon-servers.js';
 import { ApiServer } from './api/api-server.js';
 import { GitServer } from './api/git-server.js';

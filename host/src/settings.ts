@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from 'runplan';
+import { writeFileAtomic } from 'runplan/process';
 import { HostErrors } from './errors.js';
 import type { HostPaths } from './paths.js';
 

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { InstantClock } from 'runplan';
+import { InstantClock } from 'runplan/process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive } from '../../test/helpers/processes.js';
 import { HeldClock } from './helpers/held-clock.js';

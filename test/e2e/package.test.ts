@@ -32,15 +32,17 @@ describe('the published package', () => {
   it.each([
     ['ES module', `const load = (p) => import(p);`, ['--input-type=module']],
     ['CommonJS', `const load = async (p) => require(p);`, ['--no-experimental-require-module']],
-  ])('%s: the kit, each built-in buildpack and each engine are entry points of their own, sharing one copy of the core', (_name, loader, flags) => {
+  ])('%s: the kit, running programs, each built-in buildpack and each engine are entry points of their own, sharing one copy of the core', (_name, loader, flags) => {
     const code = `${loader}
 (async () => {
-  const names = ['runplan', 'runplan/buildpack', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1', 'runplan/engines/docker', 'runplan/engines/swarm', 'runplan/engines/kubernetes'];
-  const [core, kit, node, ruby, play1, docker, swarm, kubernetes] = await Promise.all(names.map(load));
+  const names = ['runplan', 'runplan/buildpack', 'runplan/process', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1', 'runplan/engines/docker', 'runplan/engines/swarm', 'runplan/engines/kubernetes'];
+  const [core, kit, proc, node, ruby, play1, docker, swarm, kubernetes] = await Promise.all(names.map(load));
   const internals = await load('runplan/internals').then(() => 'loaded', (e) => e.code);
   console.log(JSON.stringify({
     sameClass: core.RunplanError === kit.RunplanError,
     kit: ['decide', 'ensureCached', 'runProgram', 'defineErrors'].every((n) => typeof kit[n] === 'function'),
+    process: proc.runProgram === kit.runProgram && typeof proc.writeFileAtomic === 'function',
+    rootHoldsNoKitFunction: ['decide', 'runProgram', 'defineErrors', 'writeFileAtomic'].filter((n) => n in core),
     buildpacks: [node.createNodeBuildpack().id, ruby.createRubyBuildpack().id, play1.createPlay1Buildpack().id],
     engines: [docker.DockerExecutor, docker.buildImage, swarm.deployToSwarm, kubernetes.exportToKubernetes].map((f) => typeof f),
     deployFlow: [core.deploy, core.healthGate, core.LocalExecutor, core.deployApp].map((f) => typeof f),
@@ -53,6 +55,8 @@ describe('the published package', () => {
     expect(JSON.parse(out)).toEqual({
       sameClass: true,
       kit: true,
+      process: true,
+      rootHoldsNoKitFunction: [],
       buildpacks: ['node', 'ruby', 'play1'],
       engines: ['function', 'function', 'function', 'function'],
       deployFlow: ['function', 'function', 'function', 'function'],

@@ -11,6 +11,7 @@ import { ROOT } from './cli.js';
 export const ENTRY_POINTS: Readonly<Record<string, string>> = {
   runplan: 'src/index.ts',
   'runplan/buildpack': 'src/kit/index.ts',
+  'runplan/process': 'src/process/entry.ts',
   'runplan/buildpacks/node': 'buildpacks/node/index.ts',
   'runplan/buildpacks/ruby': 'buildpacks/ruby/index.ts',
   'runplan/buildpacks/play1': 'buildpacks/play1/index.ts',
@@ -84,6 +85,24 @@ function kindOf(target: ts.Symbol, typeOnly: boolean): ExportedName['kind'] {
   return f & ts.SymbolFlags.Interface ? 'interface' : 'type';
 }
 
+/**
+ * The names an entry point has only through `export type * from`: there as types,
+ * absent at run time. A name it also exports by name (`export { X }`) is that export's.
+ */
+function typeStarNames(checker: ts.TypeChecker, source: ts.SourceFile): Set<string> {
+  const named = new Set<string>();
+  const starred = new Set<string>();
+  for (const statement of source.statements) {
+    if (!ts.isExportDeclaration(statement)) continue;
+    if (statement.exportClause && ts.isNamedExports(statement.exportClause)) for (const e of statement.exportClause.elements) named.add(e.name.text);
+    else if (statement.isTypeOnly && !statement.exportClause && statement.moduleSpecifier) {
+      const module = checker.getSymbolAtLocation(statement.moduleSpecifier);
+      for (const s of module ? checker.getExportsOfModule(module) : []) starred.add(s.name);
+    }
+  }
+  return new Set([...starred].filter((name) => !named.has(name)));
+}
+
 /** Every name an entry point exports, sorted, with what it is and whether it is documented. */
 export function entryExports(entry: string): ExportedName[] {
   const file = ENTRY_POINTS[entry];
@@ -93,6 +112,7 @@ export function entryExports(entry: string): ExportedName[] {
   const source = p.getSourceFile(join(ROOT, file));
   const moduleSymbol = source && checker.getSymbolAtLocation(source);
   if (!moduleSymbol) throw new Error(`${file} is not a module`);
+  const typesOnly = typeStarNames(checker, source);
   return checker
     .getExportsOfModule(moduleSymbol)
     .map((symbol) => {
@@ -100,7 +120,7 @@ export function entryExports(entry: string): ExportedName[] {
       const declarations = target.declarations ?? [];
       return {
         name: symbol.name,
-        kind: kindOf(target, typeOnlyExport(checker, symbol)),
+        kind: kindOf(target, typesOnly.has(symbol.name) || typeOnlyExport(checker, symbol)),
         documented: target.getDocumentationComment(checker).length > 0 || target.getJsDocTags(checker).length > 0 || documentedExport(checker, symbol),
         declaredIn: [...new Set(declarations.map((d) => relative(ROOT, d.getSourceFile().fileName)))],
       };

@@ -1,6 +1,6 @@
 import type { DockerCli } from 'runplan/engines/docker';
 import { ensureStackImage, type StackDefinition } from 'runplan/engines/docker';
-import { type Clock, systemClock } from 'runplan';
+import { type Clock, systemClock } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 
 /** The attachable overlay network of the add-on servers, which every application's processes join: they reach a server by its service name. */

@@ -1,4 +1,4 @@
-import { runProgram } from 'runplan';
+import { runProgram } from 'runplan/process';
 
 const APP_IN_URL = /\/(app_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.git$/;
 

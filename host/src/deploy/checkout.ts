@@ -1,5 +1,5 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { runProgram } from 'runplan';
+import { runProgram } from 'runplan/process';
 
 /** Where git reads the commit: the application's repository (a push's objects are in it when its hook runs). */
 export interface CommitSource {

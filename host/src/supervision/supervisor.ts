@@ -1,4 +1,6 @@
-import { type Clock, DEFAULT_RESTART, type RestartPolicy, systemClock } from 'runplan';
+import type { RestartPolicy } from 'runplan';
+import { type Clock, systemClock } from 'runplan/process';
+import { DEFAULT_RESTART } from 'runplan/buildpack';
 
 /** One run of a part: it serves from the moment start() resolved until `ended` settles. */
 export interface PartRun {

@@ -1,4 +1,5 @@
-import { runProgram, type SandboxUser } from 'runplan';
+import type { SandboxUser } from 'runplan';
+import { runProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import type { AppUserRecord, HostStore } from '../store/store.js';
 

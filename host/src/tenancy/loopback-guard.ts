@@ -1,4 +1,4 @@
-import { runProgram } from 'runplan';
+import { runProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import { APP_UIDS } from './app-users.js';
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { AppSandbox, runProgram } from 'runplan';
+import { AppSandbox } from 'runplan';
+import { runProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import type { HostPaths } from '../paths.js';
 import { DEFAULT_DATA_DIR } from '../paths.js';

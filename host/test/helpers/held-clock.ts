@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from 'runplan';
+import { type Clock, systemClock } from 'runplan/process';
 
 /** The real clock, whose back-off sleeps a test can hold until it lets them go. */
 export class HeldClock implements Clock {

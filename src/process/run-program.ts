@@ -50,6 +50,7 @@ export interface RunProgramOptions {
   readonly maxBufferBytes?: number;
 }
 
+/** Options of startProgram: runProgram's, and what a program that lives long or runs as another user needs. */
 export interface StartProgramOptions extends RunProgramOptions {
   /** Run with this user's ids (spawnIdentity()); default: runplan's own. */
   readonly uid?: number;
@@ -76,6 +77,7 @@ export interface StartProgramOptions extends RunProgramOptions {
   readonly onExit?: () => void;
 }
 
+/** A started program: its output as a stream when asked for, and how it ended. */
 export interface RunningProgram {
   /** Its standard output, when started with stdoutStream (otherwise an ended stream). */
   readonly stdout: Readable;

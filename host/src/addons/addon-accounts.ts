@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 import type { ServerAccount } from './server-process.js';
-
-const execFileAsync = promisify(execFile);
+import { runChecked } from '../programs.js';
 
 /** The add-on kinds whose servers run one per add-on, each as its own account. */
 export type WalledKind = 'storage' | 'redis';
@@ -32,7 +29,7 @@ function serialized<T>(work: () => Promise<T>): Promise<T> {
 
 async function accountIds(name: string): Promise<ServerAccount | undefined> {
   try {
-    const [uid, gid] = await Promise.all([execFileAsync('id', ['-u', name]), execFileAsync('id', ['-g', name])]);
+    const [uid, gid] = await Promise.all([runChecked('id', ['-u', name]), runChecked('id', ['-g', name])]);
     return { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
   } catch {
     return undefined;
@@ -43,7 +40,7 @@ async function accountIds(name: string): Promise<ServerAccount | undefined> {
 async function accountTool(command: string, args: readonly string[], fine: readonly number[]): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await execFileAsync(command, args);
+      await runChecked(command, args);
       return;
     } catch (error) {
       const e = error as { code?: number; stderr?: string; message: string };

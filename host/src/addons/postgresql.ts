@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
@@ -10,8 +8,8 @@ import type { AddonProvider, AddonRef, CreatedAddon } from './provider.js';
 import { scramSha256Verifier } from './scram.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
 import type { Supervisor } from '../supervision/supervisor.js';
+import { type ProgramFailed, runChecked } from '../programs.js';
 
-const execFileAsync = promisify(execFile);
 const DEBIAN_ROOT = '/usr/lib/postgresql';
 const LOOPBACK = '127.0.0.1';
 // What a role or database name made from an id looks like; checked again before any DROP.
@@ -88,7 +86,7 @@ export class PostgresqlProvider implements AddonProvider {
     if (!existsSync(join(this.clusterDir, 'PG_VERSION'))) {
       const args = ['-D', this.clusterDir, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '--encoding=UTF8', '--no-locale', '--no-instructions'];
       try {
-        await execFileAsync(join(bin, 'initdb'), args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }, ...ids(account) });
+        await runChecked(join(bin, 'initdb'), args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }, timeoutMs: 0, ...ids(account) });
       } catch (error) {
         const e = error as { stderr?: string; message: string };
         throw HostErrors.ADDON_SERVER_FAILED.create({
@@ -111,7 +109,7 @@ export class PostgresqlProvider implements AddonProvider {
       // SIGINT is PostgreSQL's fast shutdown: open connections (the apps') are closed, not waited for.
       stopSignal: 'SIGINT',
       ready: async () => {
-        await execFileAsync(join(bin, 'pg_isready'), ['-q', '-h', this.socketDir, '-p', port, '-U', 'postgres', '-d', 'postgres', '-t', '2']);
+        await runChecked(join(bin, 'pg_isready'), ['-q', '-h', this.socketDir, '-p', port, '-U', 'postgres', '-d', 'postgres', '-t', '2']);
         return true;
       },
     });
@@ -152,24 +150,17 @@ export class PostgresqlProvider implements AddonProvider {
   private admin(sql: string): Promise<void> {
     if (!this.server) return Promise.reject(new Error('PostgresqlProvider: start() first'));
     const psql = this.options.psql ?? 'psql';
-    return new Promise((resolve, reject) => {
-      const child = execFile(
-        psql,
-        ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', this.socketDir, '-p', String(this.port), '-U', 'postgres', '-d', 'postgres'],
-        { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } },
-        (error, _stdout, stderr) => {
-          if (!error) return resolve();
-          reject(
-            HostErrors.ADDON_SERVER_FAILED.create({
-              message: `PostgreSQL refused the host's administration: ${String(stderr).trim() || error.message}`,
-              file: this.logFile,
-              details: { what: 'PostgreSQL', command: 'psql' },
-            }),
-          );
-        },
-      );
-      child.stdin?.end(sql);
-    });
+    const args = ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', this.socketDir, '-p', String(this.port), '-U', 'postgres', '-d', 'postgres'];
+    return runChecked(psql, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }, input: sql, timeoutMs: 0 }).then(
+      () => undefined,
+      (error: ProgramFailed) => {
+        throw HostErrors.ADDON_SERVER_FAILED.create({
+          message: `PostgreSQL refused the host's administration: ${error.stderr.trim() || error.message}`,
+          file: this.logFile,
+          details: { what: 'PostgreSQL', command: 'psql' },
+        });
+      },
+    );
   }
 
   private bin(): string {

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
@@ -10,8 +8,8 @@ import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './pro
 import { ensureAddonAccount, ownTree, removeAddonAccount } from './addon-accounts.js';
 import { type ServerAccount, ServerProcess } from './server-process.js';
 import type { Supervisor } from '../supervision/supervisor.js';
+import { runChecked } from '../programs.js';
 
-const execFileAsync = promisify(execFile);
 const LOOPBACK = '127.0.0.1';
 
 export interface RedisProviderOptions {
@@ -124,10 +122,10 @@ export class RedisProvider implements AddonProvider {
       logFile: join(folder, 'redis.log'),
       ready: async () => {
         // The password through REDISCLI_AUTH, not argv (which every user on the machine can read).
-        const { stdout } = await execFileAsync(this.options.redisCli ?? 'redis-cli', ['-h', LOOPBACK, '-p', port, 'ping'], {
+        const { stdout } = await runChecked(this.options.redisCli ?? 'redis-cli', ['-h', LOOPBACK, '-p', port, 'ping'], {
           env: { PATH: process.env.PATH ?? '/usr/bin:/bin', REDISCLI_AUTH: password },
           // Another program on the port may accept and never answer.
-          timeout: 2000,
+          timeoutMs: 2000,
         });
         return stdout.trim() === 'PONG';
       },

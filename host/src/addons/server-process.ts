@@ -1,11 +1,9 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, closeSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 import { exitWords, type Part, type PartRun, type SupervisedPart, Supervisor } from '../supervision/supervisor.js';
-
-const execFileAsync = promisify(execFile);
+import { runChecked } from '../programs.js';
 
 /** The system account a server runs as. */
 export interface ServerAccount {
@@ -22,7 +20,7 @@ export interface ServerAccount {
 export async function serverAccount(name: string): Promise<ServerAccount | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   try {
-    const [uid, gid] = await Promise.all([execFileAsync('id', ['-u', name]), execFileAsync('id', ['-g', name])]);
+    const [uid, gid] = await Promise.all([runChecked('id', ['-u', name]), runChecked('id', ['-g', name])]);
     return { name, uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
   } catch (error) {
     throw HostErrors.ADDON_SERVER_FAILED.create({

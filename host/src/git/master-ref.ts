@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { startProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 
 const MASTER = 'refs/heads/master';
@@ -17,22 +17,16 @@ function moveMessage(release: number): string {
   return `runplan-host: release ${release}`;
 }
 
-function git(repository: Repository, args: readonly string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      ['--git-dir', repository.path, ...args],
-      {
-        cwd: repository.path,
-        uid: repository.owner.uid,
-        gid: repository.owner.gid,
-        // Nothing of root's configuration or home (unreadable to the owner): the repository's own config only.
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_COMMITTER_NAME: 'runplan-host', GIT_COMMITTER_EMAIL: 'runplan-host@localhost' },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => resolve({ ok: error === null, stdout: String(stdout), stderr: String(stderr) }),
-    );
-  });
+async function git(repository: Repository, args: readonly string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+  const { ok, stdout, stderr } = await startProgram('git', ['--git-dir', repository.path, ...args], {
+    cwd: repository.path,
+    uid: repository.owner.uid,
+    gid: repository.owner.gid,
+    // Nothing of root's configuration or home (unreadable to the owner): the repository's own config only.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_COMMITTER_NAME: 'runplan-host', GIT_COMMITTER_EMAIL: 'runplan-host@localhost' },
+    timeoutMs: 60_000,
+  }).done;
+  return { ok, stdout, stderr };
 }
 
 /** master's commit, or undefined before the first push. */

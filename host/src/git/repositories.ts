@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 import { isAppId } from './app-id.js';
-
-const run = promisify(execFile);
+import { runChecked } from '../programs.js';
 
 /**
  * The bare repository of an application, `<gitDir>/<appId>.git`, made once and
@@ -74,7 +71,7 @@ export async function ensureRepository(gitDir: string, appId: string, hook: stri
 
 async function git(...args: string[]): Promise<void> {
   try {
-    await run('git', args);
+    await runChecked('git', args, { timeoutMs: 0 });
   } catch (cause) {
     const output = String((cause as { stderr?: string }).stderr ?? '').trim();
     throw HostErrors.HOST_PART_FAILED.create({

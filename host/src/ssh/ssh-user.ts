@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
-
-const run = promisify(execFile);
+import { runChecked } from '../programs.js';
 
 /** A POSIX account name useradd accepts (and one that is safe in sshd_config's AllowUsers). */
 const USER_NAME = /^[a-z_][a-z0-9_-]{0,30}$/;
@@ -35,7 +32,7 @@ export async function ensureSshUser(name: string, home: string): Promise<SshUser
   let entry = await passwdEntry(name);
   if (entry === undefined) {
     try {
-      await run('useradd', ['--system', '--user-group', '--shell', '/bin/sh', '--home-dir', home, '--no-create-home', '--password', '*', name]);
+      await runChecked('useradd', ['--system', '--user-group', '--shell', '/bin/sh', '--home-dir', home, '--no-create-home', '--password', '*', name]);
     } catch (cause) {
       throw HostErrors.HOST_PART_FAILED.create({
         message: `the SSH user ${name} could not be created with useradd: ${lastLine(cause)}`,
@@ -47,9 +44,9 @@ export async function ensureSshUser(name: string, home: string): Promise<SshUser
     entry = await passwdEntry(name);
     if (entry === undefined) throw HostErrors.HOST_PART_FAILED.create({ message: `useradd reported success but the SSH user ${name} does not exist` });
   } else {
-    if (await isLocked(name)) await run('usermod', ['--password', '*', name]);
+    if (await isLocked(name)) await runChecked('usermod', ['--password', '*', name]);
     if (!(await isFolder(entry.home))) {
-      await run('usermod', ['--home', home, name]);
+      await runChecked('usermod', ['--home', home, name]);
       entry = { ...entry, home };
     }
   }
@@ -68,7 +65,7 @@ export async function removeSshUser(name: string, timeoutMs = 10_000): Promise<v
   if (entry === undefined) return;
   const deadline = Date.now() + timeoutMs;
   while ((await processesOf(entry.uid)) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  await run('userdel', [name]);
+  await runChecked('userdel', [name]);
 }
 
 /** How many live processes run as `uid` (Linux /proc). */
@@ -99,7 +96,7 @@ function checkName(name: string): void {
 
 async function passwdEntry(name: string): Promise<{ uid: number; gid: number; home: string } | undefined> {
   try {
-    const { stdout } = await run('getent', ['passwd', name]);
+    const { stdout } = await runChecked('getent', ['passwd', name]);
     const fields = stdout.trim().split(':');
     return { uid: Number(fields[2]), gid: Number(fields[3]), home: fields[5] ?? '/' };
   } catch {
@@ -117,7 +114,7 @@ async function isFolder(path: string): Promise<boolean> {
 
 async function isLocked(name: string): Promise<boolean> {
   try {
-    const { stdout } = await run('getent', ['shadow', name]);
+    const { stdout } = await runChecked('getent', ['shadow', name]);
     return (stdout.split(':')[1] ?? '').startsWith('!');
   } catch {
     return false;

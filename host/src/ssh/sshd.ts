@@ -1,13 +1,11 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HostErrors } from '../errors.js';
 import { accepts } from '../supervision/probes.js';
 import { exitWords, type Part, type PartCheck, type PartRun } from '../supervision/supervisor.js';
-
-const run = promisify(execFile);
+import { runChecked } from '../programs.js';
 
 export interface SshdOptions {
   /** The folder of sshd's own files: host key, sshd_config, pid file (the data folder's ssh/). */
@@ -202,7 +200,7 @@ export class Sshd implements Part {
 
   private async tool(program: string, args: string[]): Promise<void> {
     try {
-      await run(program, args);
+      await runChecked(program, args);
     } catch (cause) {
       const output = String((cause as { stderr?: string }).stderr ?? '').trim() || String((cause as Error).message);
       throw this.failure(`${program} ${args[0] === '-t' ? 'refused its configuration' : 'failed'}: ${output.split('\n').slice(-5).join(' | ')}`, cause);

@@ -169,7 +169,10 @@ describe('tenants apart on one runplan-host (local engine)', () => {
     const noisy = await p99(askA, 100);
     console.log(`A's p99 through the edge: quiet ${quiet.p99.toFixed(1)} ms, B noisy ${noisy.p99.toFixed(1)} ms`);
     expect(noisy.failed).toBe(0);
-    expect(noisy.p99).toBeLessThan(Math.max(3 * quiet.p99, quiet.p99 + 20));
+    // Within 3x of the quiet p99, or 250 ms of it: the two windows are a few seconds apart, and the other test files
+    // running on the same two cores move a p99 of tens of milliseconds by as much as 100 ms (CI: 23 ms quiet, 115 ms
+    // later). A starved A, what the limits prevent, answers in seconds or not at all. The line above logs both.
+    expect(noisy.p99).toBeLessThan(Math.max(3 * quiet.p99, quiet.p99 + 250));
     // B was stopped by its limit, and its log says so with the code.
     await expect
       .poll(async () => (await host.cli(['logs', '--app', b.id])).stdout, { timeout: 60_000 })

@@ -118,9 +118,14 @@ export async function planNode({ files, repository, folder, env, host, inventory
   // and a process's HOME is fresh at every start: ~150 ms (and a connection) per `npm start`.
   const appSets = (name: string) => env.list().some((e) => e.name.toLowerCase() === name);
   if (!appSets('npm_config_update_notifier')) runEnv.npm_config_update_notifier = 'false';
+  // The lock files the layer's cache key holds, read once: npm's also tells the install's nodedir variables.
+  const custom = tool.manager === 'custom';
+  // A custom command may read any lock file: all of them are in its key.
+  const keyLockfiles = workspace !== undefined ? [] : custom ? ownLockfiles : tool.lockfile === undefined ? [] : [tool.lockfile];
+  const lockfileTexts = await Promise.all(keyLockfiles.map(async (name) => ({ name, text: (await files.readText(name, { maxBytes: MAX_LOCKFILE_BYTES })) ?? '' })));
   // npm's install only: a lock file that names no node-gyp older than 11 lets it go without npm_config_nodedir, and without npm 11's warning about that name.
-  const npmLock = tool.manager === 'npm' && workspace === undefined && tool.lockfile !== undefined ? await files.readText(tool.lockfile, { maxBytes: MAX_LOCKFILE_BYTES }) : undefined;
-  const nodedir = nodedirEnvironment(npm.version, appSets('npm_config_nodedir') || appSets('npm_package_config_node_gyp_nodedir'), lockInstallsOldNodeGyp(npmLock ?? undefined));
+  const npmLock = tool.manager === 'npm' ? lockfileTexts[0]?.text : undefined;
+  const nodedir = nodedirEnvironment(npm.version, appSets('npm_config_nodedir') || appSets('npm_package_config_node_gyp_nodedir'), lockInstallsOldNodeGyp(npmLock));
   Object.assign(runEnv, nodedir.commands);
   // A dedicated build instance: the build's steps and hooks get its heap, the processes keep the instance's.
   const buildNodeOptions = host.buildInstance ? resolveNodeOptions(env.get('NODE_OPTIONS'), host.buildInstance.memoryMb, version.version, 'build instance') : undefined;
@@ -226,11 +231,7 @@ export async function planNode({ files, repository, folder, env, host, inventory
   const command = installCommand(tool, dev.install, npm.version);
   const sshDependencies = sshGitDependencies(pkg, dev.install);
   // A workspace installs into the root's node_modules, which is not this application's layer.
-  const custom = tool.manager === 'custom';
   const cacheable = !custom && workspace === undefined;
-  // A custom command may read any lock file: all of them are in its key.
-  const keyLockfiles = workspace !== undefined ? [] : custom ? ownLockfiles : tool.lockfile === undefined ? [] : [tool.lockfile];
-  const lockfileTexts = await Promise.all(keyLockfiles.map(async (name) => ({ name, text: (await files.readText(name, { maxBytes: MAX_LOCKFILE_BYTES })) ?? '' })));
   const keyInput = {
     pkg,
     lockfile: lockfileTexts.length === 0 ? undefined : { name: lockfileTexts.map((l) => l.name).join(' + '), text: lockfileTexts.map((l) => l.text).join('\0') },

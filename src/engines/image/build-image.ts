@@ -282,11 +282,11 @@ class BuildOutput {
    * a plan step's vertex is named as the local build names the step.
    */
   shown(line: string): string {
-    const run = /^(#\d+ \[[^\]]*\] RUN )(.*)$/.exec(line);
-    const at = run ? (run[2] ?? '').indexOf(STEP_MARKER) : -1;
-    const name = at < 0 ? undefined : /^[\w.-]+/.exec((run?.[2] ?? '').slice(at + STEP_MARKER.length))?.[0];
+    const [, vertex, instruction = ''] = /^(#\d+ \[[^\]]*\] RUN )(.*)$/.exec(line) ?? [];
+    const at = instruction.indexOf(STEP_MARKER);
+    const name = vertex !== undefined && at >= 0 ? /^[\w.-]+/.exec(instruction.slice(at + STEP_MARKER.length))?.[0] : undefined;
     const step = name === undefined ? undefined : this.steps.get(name);
-    return run && step ? `${run[1]}step ${step.name}: ${describeStep(step)}` : line;
+    return step ? `${vertex}step ${step.name}: ${describeStep(step)}` : line;
   }
 
   reportWarnings(logger: Logger): void {

@@ -3,6 +3,7 @@ import type { Built, Executor, ExecutorStartOptions } from '../executor/contract
 import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
+import { unhonouredRestartDelays } from './restart-delays.js';
 import { processesApart } from '../executor/process-groups.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import type { Clock } from '../time/clock.js';
@@ -53,7 +54,7 @@ export class DockerExecutor implements Executor<DockerBuild> {
   }
 
   unhonoured(plan: RunPlan): PlanWarning[] {
-    return processesApart(plan, 'Docker', 'processes');
+    return [...processesApart(plan, 'Docker', 'processes'), ...unhonouredRestartDelays(plan, 'Docker', 'its own back-off (100 ms, doubling up to 1 min)')];
   }
 
   portInUse(built: DockerBuild): Promise<boolean> {

@@ -3,6 +3,7 @@ import type { InstanceSize } from '../host/host-settings.js';
 import { planDigest } from '../plan/digest.js';
 import { fillPlaceholders } from '../plan/placeholders.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
+import { unhonouredRestartDelays } from './restart-delays.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { MANAGED_LABEL, DEPLOYMENT_LABEL } from './docker-runner.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR } from './image/scripts.js';
@@ -134,7 +135,13 @@ export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): 
   const values = Object.fromEntries(secretVariables.filter((n) => given[n] !== undefined).map((n) => [n, given[n] as string]));
   const secret =
     secretVariables.length > 0 ? { apiVersion: 'v1', kind: 'Secret', metadata: meta(secretName, common, { [ANNOTATIONS.planDigest]: digest }), type: 'Opaque', stringData: values } : undefined;
-  return { deployments, service, secret, missingSecrets: secretVariables.filter((n) => given[n] === undefined), warnings: unhonouredRestarts(plan) };
+  return {
+    deployments,
+    service,
+    secret,
+    missingSecrets: secretVariables.filter((n) => given[n] === undefined),
+    warnings: [...unhonouredRestarts(plan), ...unhonouredRestartDelays(plan, 'Kubernetes', 'its own back-off (10 s, doubling up to 5 min)', ['always'])],
+  };
 }
 
 /** The labels that pick a group's Pods: stable across plans (a Deployment's selector cannot change). */

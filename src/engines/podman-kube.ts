@@ -12,6 +12,7 @@ import { ContainerExits, type ContainerEvent } from './container-exits.js';
 import { DockerCli } from './docker-cli.js';
 import { containerHealthTarget, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
 import { buildImage, type BuiltImage, type ImageOptions } from './image/build-image.js';
+import { unhonouredRestartDelays } from './restart-delays.js';
 import { unhonouredRestarts, type K8sObject, type KubernetesManifests } from './kubernetes.js';
 import { planManifests } from './kubernetes-export.js';
 import { appName } from './app-name.js';
@@ -104,7 +105,7 @@ export class PodmanKubeExecutor implements Executor<PodmanKubeBuild> {
   }
 
   unhonoured(plan: RunPlan): PlanWarning[] {
-    return [...unhonouredRestarts(plan), ...processesApart(plan, 'Kubernetes', 'groups')];
+    return [...unhonouredRestarts(plan), ...unhonouredRestartDelays(plan, 'podman', 'no wait at all', ['always']), ...processesApart(plan, 'Kubernetes', 'groups')];
   }
 
   portInUse(built: PodmanKubeBuild): Promise<boolean> {

@@ -38,6 +38,10 @@ export const CoreWarnings = defineWarnings({
     title: 'Processes of the application that share no files in this engine',
     fix: "Share what processes exchange through an add-on (a database, Redis, object storage) or the network, not through files of the application's folder: each process group runs in a container of its own, where the service's instance (and runplan's local executor) gives them one folder.",
   },
+  ENGINE_RESTART_DELAY: {
+    title: "A worker's restart delay that this engine does not wait",
+    fix: 'Nothing to change for the engine: it restarts the worker with its own back-off instead of CC_WORKER_RESTART_DELAY. Where the delay matters (a worker that must not retry at once), deploy on the local executor or Swarm, which wait it, or have the worker wait before it exits.',
+  },
   K8S_WORKER_RESTART: {
     title: 'A worker restart policy that a Kubernetes Deployment cannot honour',
     fix: 'Kubernetes restarts the containers of a Deployment always: set CC_WORKER_RESTART=always, or run such a worker as a Job of your own.',

@@ -1,10 +1,11 @@
-import type { HealthCheckPlan } from '../plan/schema.js';
+import type { RunPlan } from '../plan/schema.js';
 import type { HealthReport, ProcessExit, ProcessState, RunningApp } from '../buildpack/contract.js';
 import type { RunplanError } from '../errors/runplan-error.js';
 import { formatSeconds } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../time/clock.js';
 import { processExitError } from './process-exit-error.js';
+import { refusalError, refusalIn } from './refusal.js';
 
 /**
  * Exits in a row, each soon after its start, that make a crash loop
@@ -36,9 +37,11 @@ export class WebWatch {
       running.onExit?.((exit) => {
         if (exit.process !== web) return;
         this.exits.push(exit);
-        if (this.decisive === undefined && (!exit.willRestart || exit.inARow >= CRASH_LOOP_EXITS)) {
+        // An entrypoint's refusal (refusal.ts) is final: the restart would refuse again, as the local runner fails at once.
+        const refused = refusalIn(exit.output) !== undefined;
+        if (this.decisive === undefined && (refused || !exit.willRestart || exit.inARow >= CRASH_LOOP_EXITS)) {
           this.decisive = exit;
-          this.controller.abort(`the ${web} process ${exit.willRestart ? 'is crash-looping' : 'exited and is not restarted'}`);
+          this.controller.abort(`the ${web} process ${refused ? 'was refused its start' : exit.willRestart ? 'is crash-looping' : 'exited and is not restarted'}`);
         }
         for (const listener of this.listeners) listener();
       }) ?? (() => undefined);
@@ -58,9 +61,12 @@ export class WebWatch {
    * better than "not listening": it gave up, or it exited and never answered
    * HTTP at all. A process that answered (a 500, a 404) failed the check itself.
    */
-  beforeReady(health: HealthReport, check: HealthCheckPlan): RunplanError | undefined {
+  beforeReady(health: HealthReport, plan: RunPlan): RunplanError | undefined {
+    const check = plan.healthCheck;
     const last = this.decisive ?? this.exits[this.exits.length - 1];
     if (last === undefined || health.problem?.kind === 'loopback-only') return undefined;
+    const refusal = refusalIn(last.output);
+    if (refusal !== undefined) return refusalError(refusal, plan);
     const answered = health.results.some((r) => typeof r.status === 'number');
     if (!this.givenUp.aborted && answered) return undefined;
     return processExitError(last, { kind: 'before-ready', port: check.port, paths: check.kind === 'http' ? check.paths.map((p) => p.path) : [] }, health.results);

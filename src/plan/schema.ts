@@ -383,7 +383,7 @@ const FileChunkSchema = z.union([
       .enum(['npmrc-value', 'yaml-double-quoted'])
       .optional()
       .describe(
-        "Escape the value for where it goes, so that the file's reader reads it back unchanged: npmrc-value, an .npmrc value as npm's ini parser and ${…} expansion read it (as is when it is made of token characters, else a JSON string); yaml-double-quoted, the inside of a YAML double-quoted scalar. Without it, the value as is.",
+        "Escape the value for where it goes (build-phase files only), so that the file's reader reads it back unchanged: npmrc-value, an .npmrc value as npm's ini parser and ${…} expansion read it (as is when it is made of token characters, else a JSON string); yaml-double-quoted, the inside of a YAML double-quoted scalar. Without it, the value as is.",
       ),
   }),
 ]);
@@ -412,6 +412,12 @@ export const PlannedFileSchema = z
   })
   .refine((f) => !f.secret || (f.mode & 0o077) === 0, { message: 'a file holding a secret must be private to its owner (no bit for group or others, e.g. 384 = 0600)', path: ['mode'] })
   .refine((f) => f.afterBuild === undefined || (f.phase === 'build' && f.secret), { message: 'afterBuild is only for build-phase files that hold a secret', path: ['afterBuild'] })
+  // A run-phase file is written where the processes start: in an image, by its entrypoint, a shell script, which escapes nothing.
+  // Refused here, for every engine alike, rather than by the image alone.
+  .refine((f) => f.phase === 'build' || f.content.every((c) => !('escape' in c) || c.escape === undefined), {
+    message: 'escape is only for build-phase files (written by runplan before the build); a run-phase file takes a variable as it is',
+    path: ['content'],
+  })
   .describe('A file runplan writes into the application (e.g. .npmrc, nginx configuration).');
 
 const EnvSourceSchema = z.enum(['service', 'application', 'addon', 'buildpack-default']);

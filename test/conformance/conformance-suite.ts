@@ -30,6 +30,8 @@ interface ConformanceCase {
   /** The HTTP checks of an engine instead of the fixture's, where its build differs by design: each with its reason beside it. */
   readonly requestsOf?: Readonly<Record<string, FixtureExpectation['requests']>>;
   readonly hostEnv?: Readonly<Record<string, string>>;
+  /** `output` may come after the deployment is accepted (what a worker does later): waited for on foreground engines. */
+  readonly later?: boolean;
 }
 
 export const CASES: readonly ConformanceCase[] = [
@@ -64,9 +66,19 @@ export const CASES: readonly ConformanceCase[] = [
   { id: 'readiness (unix socket) and a process group', fixture: ['ruby', 'rails-puma-config'], hostEnv: { RUNPLAN_RUBY_GEM_SOURCE: 'local' } },
   // The hook's effect is the HTTP answer; on Swarm its lines are in the task's log (docker service logs), not runplan's output.
   { id: 'pre-run hook', fixture: ['node', 'hook-pre-run'], linesOf: { swarm: [] } },
+  // A failing pre-run hook fails the deployment with the hook's coded error (an image's entrypoint refuses the start and the
+  // engine reads its refusal back, src/executor/refusal.ts), and the run-failed hook runs.
+  { id: 'pre-run hook: fails', fixture: ['node', 'hook-run-failed/pre-run-fails'] },
+  // Bounded by the step timeout everywhere: stopped, RUNPLAN_E_BUILD_STEP_TIMEOUT.
+  // On Swarm the hook's own line ("preparing") is in the task's log only.
+  {
+    id: 'pre-run hook: timeout',
+    fixture: ['node', 'hook-run-failed/pre-run-timeout'],
+    linesOf: { swarm: ['did not finish within 15 s and was stopped', 'run-failed hook ran with hello'] },
+  },
   { id: 'workers', fixture: ['node', 'workers'] },
-  // CC_WORKER_RESTART=always with a delay: a worker that exits runs again, web serving all along.
-  { id: 'restart policy', fixture: ['node', 'worker-restart'] },
+  // CC_WORKER_RESTART=always with a delay: a worker that exits runs again, web serving all along; its exits in a row are a crash loop.
+  { id: 'restart policy', fixture: ['node', 'worker-restart'], output: ['RUNPLAN_W_RUN_CRASH_LOOP: worker is crash-looping: 3 exits in a row'], later: true },
   // CC_OVERRIDE_BUILDCACHE: a folder of the last build comes back in the next build (the deploy builds a second time).
   // An image's second build of an unchanged application is BuildKit's cache, every step included: no step runs, so
   // the folder is the first build's (one line); test/engines/docker.test.ts checks the restore when the step runs again.
@@ -80,12 +92,17 @@ export const CASES: readonly ConformanceCase[] = [
 
 /**
  * A case an engine cannot honour, and how it says so: a coded error that fails
- * the deployment, or a coded warning (Executor.unhonoured) printed before its
- * processes start, the deployment going ahead without the case's HTTP check.
+ * the deployment, or coded warnings (Executor.unhonoured) printed before its
+ * processes start, the deployment going ahead without the HTTP checks that
+ * depend on what it does not honour — and `still`, what the engine does honour
+ * of the case, checked as behaviour (lines its processes print, or that the
+ * deploy flow prints of them) wherever the engine can show it.
  */
 interface Unsupported {
   readonly reason: string;
   readonly says: `RUNPLAN_E_${string}` | `RUNPLAN_W_${string}`;
+  readonly alsoSays?: readonly `RUNPLAN_W_${string}`[];
+  readonly still?: { readonly output: readonly string[]; readonly requests?: FixtureExpectation['requests']; readonly later?: boolean };
 }
 
 /** Swarm waits for a service to converge before the health gate: a task that exits before it is healthy is restarted until that wait ends. */
@@ -98,6 +115,20 @@ const PROCESSES_APART: Unsupported = {
   reason: "each process runs in a container of its own: the workers' files are not the web process's",
   says: 'RUNPLAN_W_ENGINE_PROCESSES_APART',
 };
+
+/** The workers run, each in a container of its own: what each printed (its variables, ms resolved in the application folder). */
+const WORKERS_APART: Unsupported = {
+  ...PROCESSES_APART,
+  still: { output: ['started worker (container', 'started worker-10 (container', 'worker hello as 1000', 'worker-2 hello', 'worker-10 3600000'] },
+};
+
+/** The worker is restarted (the engine's events count its exits), with the engine's back-off instead of the plan's delay. */
+const RESTARTS_APART = (delay: boolean): Unsupported => ({
+  ...PROCESSES_APART,
+  ...(delay ? { alsoSays: ['RUNPLAN_W_ENGINE_RESTART_DELAY'] } : {}),
+  // The third exit may come after the deployment is accepted: waited for.
+  still: { output: ['RUNPLAN_W_RUN_CRASH_LOOP: worker is crash-looping: 3 exits in a row'], later: true },
+});
 
 interface EngineEntry {
   readonly engine: () => EngineUnderTest;
@@ -115,11 +146,12 @@ const ENGINES: readonly EngineEntry[] = [
   {
     engine: () => dockerEngine(dockerHost),
     missing: () => (dockerHost ? undefined : 'no test Docker engine (RUNPLAN_TEST_ENGINE=off)'),
-    unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART },
+    unsupported: { workers: WORKERS_APART, 'restart policy': RESTARTS_APART(true) },
   },
   {
     engine: () => swarmEngine(dockerHost),
-    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec.
+    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec. Its workers' lines and
+    // exits are the services' (docker service logs / ps), not followed into runplan's output: the warning is all it shows.
     missing: () => (!dockerHost ? 'no test Docker engine (RUNPLAN_TEST_ENGINE=off)' : execProblem || undefined),
     unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART, 'health gate: the web process exits before it answers': NOT_CONVERGED },
     setup: swarmOfOneNode,
@@ -127,7 +159,7 @@ const ENGINES: readonly EngineEntry[] = [
   {
     engine: () => podmanEngine(dockerHost),
     missing: () => (!dockerHost ? 'no test Docker engine to build the image (RUNPLAN_TEST_ENGINE=off)' : podmanAvailable() ? undefined : 'podman is not installed'),
-    unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART },
+    unsupported: { workers: WORKERS_APART, 'restart policy': RESTARTS_APART(true) },
   },
 ];
 
@@ -155,14 +187,20 @@ export function conformanceSuite(engineName: string): void {
 
     for (const c of CASES) {
       const unsupported = entry.unsupported[c.id];
-      it(unsupported ? `${c.id}: refused (${unsupported.reason})` : c.id, { timeout: 600_000 }, async () => {
+      it(unsupported ? `${c.id}: ${unsupported.says.startsWith('RUNPLAN_W_') ? 'unhonoured' : 'refused'} (${unsupported.reason})` : c.id, { timeout: 600_000 }, async () => {
         const given = fixture(c.fixture);
         const expectation = !unsupported
           ? { ...given.expect, output: [...(c.linesOf?.[engineName] ?? given.expect.output ?? []), ...(c.output ?? [])], requests: c.requestsOf?.[engineName] ?? given.expect.requests ?? [] }
           : unsupported.says.startsWith('RUNPLAN_W_')
-            ? { ...given.expect, output: [`warn: ${unsupported.says}: `], requests: [] }
+            ? {
+                ...given.expect,
+                output: [`warn: ${unsupported.says}: `, ...(unsupported.alsoSays ?? []).map((code) => `warn: ${code}: `), ...(unsupported.still?.output ?? [])],
+                requests: unsupported.still?.requests ?? [],
+              }
             : { ...given.expect, deploy: 'fails' as const, output: [unsupported.says], requests: [], errorCode: unsupported.says };
-        await checkFixture({ ...given, expect: expectation }, { engine: entry.engine(), ...(c.hostEnv ? { hostEnv: c.hostEnv } : {}) });
+        const awaited = [...(c.later && !unsupported ? (c.output ?? []) : []), ...(unsupported?.still?.later ? unsupported.still.output : [])];
+        const later = awaited.length > 0 ? { awaitLines: awaited } : {};
+        await checkFixture({ ...given, expect: expectation }, { engine: entry.engine(), ...later, ...(c.hostEnv ? { hostEnv: c.hostEnv } : {}) });
       });
     }
   });

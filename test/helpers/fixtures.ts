@@ -110,6 +110,8 @@ export interface CheckOptions {
   readonly engine?: EngineUnderTest;
   /** Called while the deployment is healthy, with its processes (run here, not in Docker). */
   readonly whileRunning?: (processes: ReturnType<typeof processOwnersUnder>) => void;
+  /** Lines a foreground deployment must print once healthy, waited for (up to a minute each) before the HTTP checks: what its processes do later. */
+  readonly awaitLines?: readonly string[];
 }
 
 /**
@@ -217,6 +219,7 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
         expect(code, run.output()).toBe(0);
       } else {
         await run.waitFor('==> deployment healthy');
+        for (const line of options.awaitLines ?? []) await run.waitFor(line, 60_000);
       }
       for (const request of expectation.requests ?? []) {
         const url = `http://127.0.0.1:${port}${request.path}`;

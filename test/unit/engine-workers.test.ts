@@ -82,12 +82,14 @@ describe('workers and the pre-run hook in the image entrypoint', () => {
     expect(script).toContain('export PATH=/app/.runplan/bin:"$PATH"');
   });
 
-  it('runs the pre-run hook before each process (once for a group), and stops with RUNPLAN_E_HOOK_FAILED naming it when it fails', () => {
-    const script = renderEntrypoint(withWorkers({ CC_WORKER_COMMAND: 'x', CC_PRE_RUN_HOOK: 'node migrate.js' }), 'sha256:x');
+  it("runs the pre-run hook before each process (once for a group) within the step timeout, and refuses the start with the local runner's code when it fails", () => {
+    const script = renderEntrypoint(withWorkers({ CC_WORKER_COMMAND: 'x', CC_PRE_RUN_HOOK: 'node migrate.js' }), 'sha256:x', { hookTimeoutMs: 15_000 });
     const preRun = script.slice(script.indexOf('pre_run() {'), script.indexOf('\n}\n', script.indexOf('pre_run() {')));
-    expect(preRun).toContain('( cd /app; export NODE_OPTIONS=');
-    expect(preRun).toContain("/bin/sh -c 'node migrate.js' ) || { echo 'runplan: RUNPLAN_E_HOOK_FAILED: the pre-run hook (CC_PRE_RUN_HOOK, run before the processes start) failed");
-    expect(preRun).toContain('exit 1; }');
+    expect(preRun).toContain("timeout -k 5 15 /bin/sh -c 'cd /app; export NODE_OPTIONS=");
+    expect(preRun).toContain("/bin/sh -c '\\''node migrate.js'\\''' || status=$?");
+    expect(preRun).toContain('124|137) refuse RUNPLAN_E_BUILD_STEP_TIMEOUT \'step "pre-run-hook" (node migrate.js) did not finish within 15 s');
+    expect(preRun).toContain("*) refuse RUNPLAN_E_HOOK_FAILED 'the pre-run hook (CC_PRE_RUN_HOOK, run before the processes start) failed");
+    expect(script).toContain('refuse() { echo "runplan: refused: $1: $2" >&2; exit 1; }');
     expect(script.match(/\n {4}pre_run\n/g)).toHaveLength(2);
     expect(script).toContain('  pre_run\n  for helper in "$@"; do RUNPLAN_PRE_RUN_DONE=1 "$0" "$helper" & done');
     // Without a pre-run hook the function does nothing.

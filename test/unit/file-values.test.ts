@@ -3,8 +3,6 @@ import { join } from 'node:path';
 import ini from 'ini';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { renderEntrypoint } from '../../src/engines/image/scripts.js';
-import { CoreErrors } from '../../src/errors/core-errors.js';
 import { escapeFileValue } from '../../src/plan/file-values.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import { ROOT } from '../helpers/cli.js';
@@ -40,9 +38,10 @@ describe('values escaped for the file they go into', () => {
     expect(escapeFileValue('a#b"c', undefined)).toBe('a#b"c');
   });
 
-  it("refuses a run-phase chunk with escape in an image's entrypoint, which writes run-phase files in shell", () => {
+  it('refuses a run-phase chunk with escape in the plan itself, for every engine (an image writes run-phase files in shell)', () => {
     const plan = parsePlan(JSON.parse(readFileSync(join(ROOT, 'test', 'golden', 'node', 'default-lts.json'), 'utf8')));
     const file = { path: 'conf/x', phase: 'run' as const, mode: 0o600, secret: true, content: [{ env: 'API_TOKEN', escape: 'npmrc-value' as const }], reason: 'test' };
-    expect(() => renderEntrypoint({ ...plan, files: [file] }, 'sha256:x')).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_INVALID.code, file: 'conf/x' }));
+    expect(() => parsePlan({ ...plan, files: [file] })).toThrowError(/escape is only for build-phase files/);
+    expect(() => parsePlan({ ...plan, files: [{ ...file, phase: 'build' as const }] })).not.toThrow();
   });
 });

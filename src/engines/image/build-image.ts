@@ -88,7 +88,7 @@ async function writeContext(
   digest: string,
   environment: Environment,
   appDir: string,
-  cacheDir: string,
+  host: HostSettings,
   base: string,
   logger: Logger,
   secretIds: readonly { id: string; path: string }[],
@@ -115,7 +115,7 @@ async function writeContext(
     const log = (line: string) => logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, line);
     for (const step of plan.build.steps) {
       // A real copy: the context leaves this host, where a symlink into the cache means nothing.
-      if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, cacheDir, { log, mode: 'copy' });
+      if (step.run.kind === 'install') await carryOutInstall(step.run, runtime, host.cacheDir, { log, mode: 'copy' });
     }
     await writeFile(manifest, installs);
   }
@@ -128,7 +128,7 @@ async function writeContext(
     else if (file.afterBuild?.action === 'replace') await writeFileAtomic(target, file.afterBuild.text, file.mode);
     else if (file.afterBuild?.action === 'remove') await rm(target, { force: true });
   }
-  await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(plan, digest), { mode: 0o755 });
+  await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(plan, digest, { hookTimeoutMs: host.buildStepTimeoutMs }), { mode: 0o755 });
   await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(plan), { mode: 0o755 });
   await chmod(join(scripts, 'entrypoint'), 0o755);
   await chmod(join(scripts, 'healthcheck'), 0o755);
@@ -166,21 +166,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
   const caFile = hostCertificateFile();
 
   if (options.out !== undefined) {
-    await writeContext(
-      options.out,
-      plan,
-      digest,
-      environment,
-      options.appDir,
-      host.cacheDir,
-      options.base ?? '<stack image>',
-      logger,
-      secretIds,
-      caFile !== undefined,
-      true,
-      options.noCache,
-      appScope,
-    );
+    await writeContext(options.out, plan, digest, environment, options.appDir, host, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true, options.noCache, appScope);
     logger.info(`wrote the build context and Dockerfile of the plan ${digest} to ${options.out}`);
     return { plan, digest, environment, host, tag: undefined, id: undefined, context: options.out };
   }
@@ -196,7 +182,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
   const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
   try {
     const registry = await hostNpmRegistry(host.cacheDir).catch(() => undefined);
-    await writeContext(context, plan, digest, environment, options.appDir, host.cacheDir, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache, appScope);
+    await writeContext(context, plan, digest, environment, options.appDir, host, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache, appScope);
     const secretArgs: string[] = [];
     for (const { id, file } of secretFiles) {
       const path = join(secrets.dir, id);

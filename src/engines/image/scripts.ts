@@ -5,6 +5,10 @@ import type { PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
 import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredStep, lowerPlan } from '../../executor/lower.js';
 import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
 import { readinessTest } from '../../health/readiness.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
+import { describeStep } from '../../plan/describe.js';
+import { formatSeconds } from '../../health/probes.js';
+import { REFUSAL_PREFIX } from '../../executor/refusal.js';
 
 /** Where the plan's placeholders point inside an image: its directories, and its stack's programs. */
 export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan', ...STACK_IMAGE_PROGRAMS } as const satisfies Bindings;
@@ -33,13 +37,7 @@ function writeFileStatements(file: LoweredFile): string[] {
   const dir = target.slice(0, target.lastIndexOf('/'));
   const chunk = (c: LoweredChunk): string => {
     if ('text' in c) return `printf '%s' ${shellWord(c.text)}`;
-    // Escaping for a file's reader is done in TypeScript (file-values.ts): build-phase files, written by runplan, have it.
-    if (c.escape !== undefined) {
-      throw CoreErrors.PLAN_INVALID.create({
-        message: `run-phase file ${file.path} escapes ${c.env} for its reader (${c.escape}), which the image's entrypoint, a shell script, does not do.`,
-        file: file.path,
-      });
-    }
+    // The plan's schema allows `escape` in build-phase files only (written by runplan, in TypeScript, on every engine).
     const value = `\${${c.env}:-}`;
     if (c.part === 'before-first-colon') return `printf '%s' "${`\${${c.env}%%:*}`}"`;
     if (c.part === 'after-first-colon') return `case "${value}" in *:*) printf '%s' "${`\${${c.env}#*:}`}";; esac`;
@@ -84,7 +82,7 @@ function secretFileStatements(plan: RunPlan): string[] {
  * containers): the helpers in the background, then MAIN in the foreground, all
  * under `tini -g` so that a stop signal reaches every one of them.
  */
-export function renderEntrypoint(plan: RunPlan, digest: string): string {
+export function renderEntrypoint(plan: RunPlan, digest: string, { hookTimeoutMs = DEFAULT_BUILD_STEP_TIMEOUT_MS }: { readonly hookTimeoutMs?: number } = {}): string {
   const lowered = lowerPlan(plan, IMAGE_BINDINGS);
   const runFiles = lowered.files.filter((f) => f.phase === 'run');
   const lines = [
@@ -99,7 +97,8 @@ export function renderEntrypoint(plan: RunPlan, digest: string): string {
     'write_files() {',
     ...(runFiles.length > 0 ? runFiles.flatMap(writeFileStatements).map((l) => `  ${l}`) : ['  :']),
     '}',
-    ...preRunFunction(lowered.runHooks.preRun),
+    `refuse() { echo "${REFUSAL_PREFIX}$1: $2" >&2; exit 1; }`,
+    ...preRunFunction(lowered.runHooks.preRun, hookTimeoutMs),
     ...outcomeHookBranch([...lowered.runHooks.succeeded, ...lowered.runHooks.failed]),
     'if [ "${1:-}" = --group ]; then',
     '  shift',
@@ -149,19 +148,39 @@ function hookStatement(hook: LoweredStep): string | undefined {
 
 /**
  * `pre_run`: the plan's pre-run hooks (CC_PRE_RUN_HOOK), run before the
- * container's process starts, each in its directory with its environment; a
- * failure stops the container with RUNPLAN_E_HOOK_FAILED (the engine then
- * restarts it as its policy says). A group's processes run them once.
+ * container's process starts, each in its directory with its environment and
+ * bounded by the host's step timeout, as the local runner runs them
+ * (src/run/run-hooks.ts): GNU timeout stops the hook's whole process group, then
+ * SIGKILL 5 s later. A failure is a refusal line (REFUSAL_PREFIX) with the code
+ * the local runner raises — the hook's onFailure rule, or
+ * RUNPLAN_E_BUILD_STEP_TIMEOUT — which the engine reads back from the
+ * container's last lines to fail the deployment with it (refusal.ts). A group's
+ * processes run them once.
  */
-function preRunFunction(hooks: readonly LoweredStep[]): string[] {
+function preRunFunction(hooks: readonly LoweredStep[], timeoutMs: number): string[] {
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
   const lines = ['pre_run() {', '  if [ -n "${RUNPLAN_PRE_RUN_DONE:-}" ]; then unset RUNPLAN_PRE_RUN_DONE; return 0; fi'];
   for (const hook of hooks) {
-    const statement = hookStatement(hook);
-    if (statement === undefined) continue;
-    lines.push(`  echo ${shellWord(`runplan: hook ${hook.name}: starting`)} >&2`, `  ${statement}`);
+    if (hook.run.kind === 'install') continue;
+    const rule = hook.onFailure?.[0]?.error;
+    const failed = `${rule?.code ?? CoreErrors.HOOK_FAILED.code}: ${rule?.message ?? `hook ${hook.name} failed`}`;
+    const timedOut = `${CoreErrors.BUILD_STEP_TIMEOUT.code}: step "${hook.name}" (${describeStep(hook)}) did not finish within ${formatSeconds(seconds * 1000)} and was stopped with every process it started.`;
+    lines.push(
+      `  echo ${shellWord(`runplan: hook ${hook.name}: starting`)} >&2`,
+      '  status=0',
+      `  timeout -k 5 ${seconds} /bin/sh -c ${shellWord(stepScript(hook))} || status=$?`,
+      // 124: timeout stopped it; 137: it outlived the TERM and was killed.
+      `  case "$status" in 0) ;; 124|137) refuse ${refusalWords(timedOut)} ;; *) refuse ${refusalWords(failed)} ;; esac`,
+    );
   }
   lines.push('  :', '}');
   return lines;
+}
+
+/** `CODE: message` as refuse()'s two arguments. */
+function refusalWords(line: string): string {
+  const colon = line.indexOf(': ');
+  return `${shellWord(line.slice(0, colon))} ${shellWord(line.slice(colon + 2))}`;
 }
 
 /**

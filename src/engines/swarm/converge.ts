@@ -6,6 +6,8 @@ import type { Clock } from '../../time/clock.js';
 import type { DockerCli } from '../docker-cli.js';
 import { HEALTHCHECK_ANSWERED } from '../image/scripts.js';
 import { TASK_SPEC_LABEL, type CurrentService } from './services.js';
+import type { RunPlan } from '../../plan/schema.js';
+import { refusalError, refusalIn } from '../../executor/refusal.js';
 
 /** What runplan reads back from `docker service inspect`. */
 export interface ServiceInfo extends CurrentService {
@@ -54,6 +56,13 @@ async function desiredTasks(docker: DockerCli, service: string): Promise<{ state
   // A task replaced between the two commands is gone: look again next round.
   if (result.code !== 0) return [{ state: 'unknown', spec: undefined }];
   return (JSON.parse(result.stdout) as InspectedTask[]).map((t) => ({ state: t.Status.State, spec: t.Spec.ContainerSpec?.Labels?.[TASK_SPEC_LABEL] }));
+}
+
+/** The last lines of a service's tasks (the order between tasks and streams is lost). */
+async function serviceLogTail(docker: DockerCli, service: string, sinceMs: number): Promise<string[]> {
+  // Since this wait began: an earlier deployment's tasks may have refused for a reason gone since.
+  const logs = await docker.run(['service', 'logs', '--raw', '--tail', '5', '--since', String(Math.floor(sinceMs / 1000)), service]);
+  return `${logs.stdout}\n${logs.stderr}`.split('\n').filter((l) => l !== '');
 }
 
 /** The last distinct task errors of a service (a task that exits, an image that cannot be found…), for messages. */
@@ -107,6 +116,12 @@ export interface WaitOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly signal?: AbortSignal;
+  /**
+   * The plan of the service's processes: a task whose entrypoint refused to start
+   * its process (a pre-run hook failed, refusal.ts) fails the wait at once with the
+   * local runner's error, instead of being restarted until the deadline.
+   */
+  readonly plan?: RunPlan;
 }
 
 /**
@@ -129,7 +144,7 @@ export async function waitForService(docker: DockerCli, service: string, options
       details: { service, healthAnswers: health.answers },
     });
   };
-  for (;;) {
+  for (let round = 0; ; round++) {
     if (options.signal?.aborted) throw options.signal.reason;
     const info = options.updated ? await inspectService(docker, service) : undefined;
     const update = info?.update;
@@ -150,6 +165,11 @@ export async function waitForService(docker: DockerCli, service: string, options
     if (current === options.replicas && tasks.length === options.replicas && !rolling) {
       options.logger.info(`${service}: converged in ${formatSeconds(clock.now() - started)}`);
       return;
+    }
+    // Every 2 s while not converged: the tasks' last lines (a refusal is the last a task says).
+    if (options.plan && round % 4 === 3) {
+      const refusal = refusalIn(await serviceLogTail(docker, service, started));
+      if (refusal) throw refusalError(refusal, options.plan);
     }
     if (clock.now() > options.deadline) throw await fail(`not converged after ${formatSeconds(clock.now() - started)} (${progress})`);
     await clock.sleep(500, options.signal);

@@ -150,6 +150,7 @@ export class SwarmRelease {
             deadline: clock.now() + spec.replicas * (plan.healthCheck.readyTimeoutMs + 15_000) + 30_000,
             clock,
             logger,
+            ...(spec.role === 'process' ? { plan } : {}),
             ...(signal ? { signal } : {}),
           }),
         ),

@@ -40,7 +40,7 @@ export { gatherInventory, parseInventory, type GatherOptions } from './planning/
 export type { Inventory } from './inventory/inventory.js';
 export { planDigest } from './plan/digest.js';
 export { diffPlans, formatDiff, type PlanChange } from './plan/diff.js';
-export type { Built, Executor, ExecutorStartOptions } from './executor/contract.js';
+export type * from './executor/contract.js';
 export { deploy, type DeployFlowOptions, type Deployed } from './executor/deploy-flow.js';
 export { healthGate, type HealthGateOptions } from './executor/health-gate.js';
 export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';

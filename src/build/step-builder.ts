@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Builder, BuildOptions, StepReport } from '../buildpack/contract.js';
+import type { Builder, BuildOptions, StepReport } from '../executor/contract.js';
 import { writablePathInside } from '../files/app-path.js';
 import { type AppUser, appUser, userEnvironment } from '../process/app-user.js';
 import type { Logger } from '../log/logger.js';
@@ -46,9 +46,24 @@ export interface StepBuilderOptions {
 export class StepBuilder implements Builder {
   constructor(private readonly options: StepBuilderOptions = {}) {}
 
-  async build({ plan, appDir, buildRoot, env: planned, host, logger, signal, tempDir, buildTag, noCache = false, sshDir, sshTrustedHostsFile, stack }: BuildOptions): Promise<StepReport[]> {
+  async build({
+    plan,
+    lowered: given,
+    appDir,
+    buildRoot,
+    env: planned,
+    host,
+    logger,
+    signal,
+    tempDir,
+    buildTag,
+    noCache = false,
+    sshDir,
+    sshTrustedHostsFile,
+    stack,
+  }: BuildOptions): Promise<StepReport[]> {
     const bindings = localBindings(appDir, stack);
-    const lowered = lowerPlan(plan, bindings);
+    const lowered = given ?? lowerPlan(plan, bindings);
     const env = planned.bound(bindings);
     // A committed `node_modules` → elsewhere would have the cache restore or save a folder of the host.
     for (const layer of plan.layers) await writablePathInside(appDir, layer.path, 'dependency layer');

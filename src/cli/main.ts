@@ -20,7 +20,7 @@ import { assembleEnvironment } from '../env/assemble.js';
 import { secretsOnCommandLine } from '../env/command-line-secrets.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { healthPathsFromEnv, planHealthCheck } from '../health/health-paths.js';
-import { HttpHealthChecker } from '../health/http-health-checker.js';
+import { HttpHealthChecker } from '../executor/http-health-checker.js';
 import { formatSeconds } from '../health/probes.js';
 import { RUNPLAN_VERSION } from '../version.js';
 import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';

@@ -1,10 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StackBindings, StepReport } from '../buildpack/contract.js';
+import type { StackBindings } from '../buildpack/contract.js';
+import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StepReport } from '../executor/contract.js';
 import type { Executor, ExecutorStartOptions } from '../executor/contract.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { healthError } from '../executor/health-gate.js';
-import { lowerPlan } from '../executor/lower.js';
+import { type LoweredPlan, lowerPlan } from '../executor/lower.js';
 import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
@@ -62,6 +63,8 @@ export interface BuildAppOptions extends CreatePlanOptions {
 export interface BuiltApp {
   /** The plan that was carried out. */
   readonly plan: RunPlan;
+  /** The plan lowered for `appDir`, once: what the build, the processes and the hooks carried out. */
+  readonly lowered: LoweredPlan;
   /** The full environment with values (secrets included): keep it in memory, never print it. */
   readonly environment: Environment;
   readonly host: HostSettings;
@@ -146,8 +149,11 @@ async function buildCandidate(
   try {
     // npm's cache is this application's own (never the user's shared ~/.npm), kept between its builds.
     const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir, user, ...(scope ? { scope } : {}) });
+    // Lowered once for this build's directory: the builder, the runner and the outcome hooks carry out this one.
+    const lowered = lowerPlan(plan, localBindings(build.appDir, stack));
     const steps = await builder.build({
       plan,
+      lowered,
       appDir: build.appDir,
       ...(build.appDir === build.dir ? {} : { buildRoot: build.dir }),
       env: environment,
@@ -166,6 +172,7 @@ async function buildCandidate(
     logger.info(`build succeeded: builds/${relative(join(workspace.root, 'builds'), build.appDir)}`);
     return {
       plan,
+      lowered,
       environment,
       host,
       appDir: build.appDir,
@@ -277,6 +284,7 @@ export class LocalExecutor implements Executor<LocalBuild> {
       });
     return runner.start({
       plan: built.plan,
+      lowered: built.lowered,
       appDir: built.appDir,
       env: built.environment,
       logger: built.logger,
@@ -316,7 +324,7 @@ async function runOutcomeHooks(
   { workspace, timeoutMs, signal, sandbox }: { workspace: AppWorkspace; timeoutMs: number | undefined; signal: AbortSignal | undefined; sandbox: AppSandbox | undefined },
 ): Promise<void> {
   if ((built.plan.runHooks?.[which] ?? []).length === 0) return;
-  const bindings = localBindings(built.appDir, built.stack);
+  const bindings = built.lowered.bindings;
   let temp: Awaited<ReturnType<typeof workspaceTempDir>> | undefined;
   let scope: SandboxScope | undefined;
   try {
@@ -324,7 +332,7 @@ async function runOutcomeHooks(
     temp = await workspaceTempDir(workspace, `hook-${which}-${basename(built.appDir)}`, user);
     scope = await sandbox?.open({ name: `hook-${which}-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [workspace.root] });
     // Bounded by the step timeout as every hook is; SIGINT/SIGTERM stops it too.
-    await runHookSteps(lowerPlan(built.plan, bindings).runHooks[which], {
+    await runHookSteps(built.lowered.runHooks[which], {
       env: built.environment.bound(bindings),
       logger: built.logger,
       user,

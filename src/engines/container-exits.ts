@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import type { ProcessExit } from '../buildpack/contract.js';
+import type { ProcessExit } from '../executor/contract.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { formatSeconds } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';

@@ -1,4 +1,4 @@
-import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../buildpack/contract.js';
+import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Built, Executor, ExecutorStartOptions } from '../executor/contract.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';

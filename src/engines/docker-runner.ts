@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { HealthTarget, Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
+import type { HealthTarget, Runner, RunningApp, RunOptions } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { probeHttp } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';

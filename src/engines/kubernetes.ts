@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InstanceSize } from '../host/host-settings.js';
 import { planDigest } from '../plan/digest.js';
-import { fillPlaceholders } from '../plan/placeholders.js';
+import { type LoweredPlan, lowerPlan } from '../executor/lower.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { unhonouredRestartDelays } from './restart-delays.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
@@ -120,7 +120,8 @@ export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): 
   const secretVariables = plan.environment.variables.filter((v) => v.secret).map((v) => v.name);
   const given = options.secretValues ?? {};
   const groups = processGroups(plan);
-  const deployments = groups.map((group) => deployment(plan, group, { ...options, digest, common, meta, secretName }));
+  const variables = lowerPlan(plan, IMAGE_BINDINGS).environment;
+  const deployments = groups.map((group) => deployment(plan, group, { ...options, digest, common, meta, secretName, variables }));
   const web = groups.find((g) => g.web !== undefined);
   const port = web?.web?.port ?? undefined;
   const service =
@@ -154,6 +155,8 @@ interface GroupContext extends KubernetesOptions {
   readonly common: Labels;
   readonly meta: (name: string, labels: Labels, annotations?: Labels) => Meta;
   readonly secretName: string;
+  /** The plan's variables as every image engine has them (lowerPlan with IMAGE_BINDINGS). */
+  readonly variables: LoweredPlan['environment'];
 }
 
 function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sObject {
@@ -174,7 +177,7 @@ function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sO
     imagePullPolicy: 'IfNotPresent',
     // The image's entrypoint starts a process of the plan by name.
     args: [proc.name],
-    env: environment(plan, ctx.secretName),
+    env: environment(ctx.variables, ctx.secretName),
     ...(proc.role === 'web' && proc.port ? { ports: [{ name: 'http', containerPort: proc.port, protocol: 'TCP' }] } : {}),
     resources: resources(ctx.instance, group.processes.length),
     volumeMounts: [{ name: 'run-dir', mountPath: IMAGE_BINDINGS.RUN_DIR }],
@@ -224,13 +227,9 @@ function containerNames(group: ProcessGroup): string[] {
   });
 }
 
-/** The plan's variables: values inline, placeholders filled as in the image, secrets from the Secret by name. */
-function environment(plan: RunPlan, secretName: string): unknown[] {
-  return plan.environment.variables.map((v) => {
-    if (v.secret) return { name: v.name, valueFrom: { secretKeyRef: { name: secretName, key: v.name } } };
-    const value = v.placeholder ? fillPlaceholders(`\${${v.placeholder}}`, IMAGE_BINDINGS) : (v.value ?? '');
-    return { name: v.name, value };
-  });
+/** The plan's variables, lowered as in the image: values inline, secrets from the Secret by name. */
+function environment(variables: LoweredPlan['environment'], secretName: string): unknown[] {
+  return variables.map((v) => (v.secret ? { name: v.name, valueFrom: { secretKeyRef: { name: secretName, key: v.name } } } : { name: v.name, value: v.value ?? '' }));
 }
 
 /**

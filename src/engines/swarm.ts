@@ -1,4 +1,6 @@
-import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../buildpack/contract.js';
+import { lowerPlan } from '../executor/lower.js';
+import { IMAGE_BINDINGS } from './image/scripts.js';
+import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Built, Executor, ExecutorStartOptions } from '../executor/contract.js';
@@ -174,7 +176,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       logger,
       clock: this.options.clock ?? systemClock,
     });
-    return { plan, environment, host, logger, docker, app, image: choice.image, release, signal };
+    return { plan, lowered: lowerPlan(plan, IMAGE_BINDINGS), environment, host, logger, docker, app, image: choice.image, release, signal };
   }
 
   // One service per process group: what one writes in the application's folder, the others never see.

@@ -1,7 +1,7 @@
-import type { HealthChecker, HealthReport, RunningApp } from '../buildpack/contract.js';
+import type { HealthChecker, HealthReport, RunningApp } from './contract.js';
 import { redactError } from '../env/redact-error.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import { HttpHealthChecker } from '../health/http-health-checker.js';
+import { HttpHealthChecker } from './http-health-checker.js';
 import { DEFAULT_STABILITY_WINDOW_MS } from '../host/host-settings.js';
 import type { PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import { type Clock, systemClock } from '../time/clock.js';

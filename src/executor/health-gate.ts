@@ -1,4 +1,4 @@
-import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../buildpack/contract.js';
+import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from './contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { RunplanError } from '../errors/runplan-error.js';
 import { listeningSockets, whereItListens, type WhereItListens } from '../health/process-sockets.js';

@@ -1,4 +1,4 @@
-import type { PathResult, ProcessExit } from '../buildpack/contract.js';
+import type { PathResult, ProcessExit } from './contract.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { RunplanError } from '../errors/runplan-error.js';
 import { formatSeconds } from '../health/probes.js';

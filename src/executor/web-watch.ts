@@ -1,5 +1,5 @@
 import type { RunPlan } from '../plan/schema.js';
-import type { HealthReport, ProcessExit, ProcessState, RunningApp } from '../buildpack/contract.js';
+import type { HealthReport, ProcessExit, ProcessState, RunningApp } from './contract.js';
 import type { RunplanError } from '../errors/runplan-error.js';
 import { formatSeconds } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';

@@ -1,5 +1,5 @@
 import { CoreErrors } from '../errors/core-errors.js';
-import { PLACEHOLDERS, type BuildStep, type Placeholder, type PlannedProcess, type Readiness } from './schema.js';
+import { PLACEHOLDERS, type BuildStep, type Placeholder, type PlannedProcess, type Readiness, type StackPlaceholder } from './schema.js';
 
 /** The values an executor gives the plan's placeholders (docs/plan.md, "Placeholders"). */
 export type Bindings = Readonly<Partial<Record<Placeholder, string>>>;
@@ -57,3 +57,6 @@ export function textChunks(text: string): ({ text: string } | { placeholder: Pla
   if (last < text.length || chunks.length === 0) chunks.push({ text: text.slice(last) });
   return chunks;
 }
+
+/** Absolute directories of one host (or image) for the stack placeholders, e.g. `{ RUBY_BIN: '/usr/bin' }`. */
+export type StackBindings = Readonly<Partial<Record<StackPlaceholder, string>>>;

@@ -1,6 +1,6 @@
 import { mkdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Runner, RunningApp, RunOptions } from '../buildpack/contract.js';
+import type { Runner, RunningApp, RunOptions } from '../executor/contract.js';
 import { lowerPlan } from '../executor/lower.js';
 import { materialiseFiles } from '../process/materialise-files.js';
 import { formatSeconds } from '../health/probes.js';
@@ -55,9 +55,9 @@ export class LocalProcessRunner implements Runner {
     this.confine = options.confine;
   }
 
-  async start({ plan, appDir, env: planned, logger, signal, hookTimeoutMs, stack }: RunOptions): Promise<RunningApp> {
+  async start({ plan, lowered: given, appDir, env: planned, logger, signal, hookTimeoutMs, stack }: RunOptions): Promise<RunningApp> {
     const bindings = localBindings(appDir, stack);
-    const lowered = lowerPlan(plan, bindings);
+    const lowered = given ?? lowerPlan(plan, bindings);
     const runDir = bindings.RUN_DIR as string;
     const user = this.user ?? (await appUser());
     // What is made or removed in the build or the run directory, the user does (docs/security.md, "Privilege model").

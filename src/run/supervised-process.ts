@@ -4,7 +4,7 @@
 // that start() waits on, restarts of the same spec), which a runner of
 // short-lived programs, resolving once they end, does not give.
 import type { ChildProcess } from 'node:child_process';
-import type { ProcessExit, ProcessState } from '../buildpack/contract.js';
+import type { ProcessExit, ProcessState } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { LineSplitter, type Logger } from '../log/logger.js';
 import { type LoweredProcess, mergeEnvironment } from '../executor/lower.js';

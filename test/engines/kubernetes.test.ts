@@ -12,7 +12,7 @@ import { PodmanKubeExecutor } from '../../src/engines/podman-kube.js';
 import { defaultRegistry } from '../../src/compose/default-registry.js';
 import type { RunplanError } from '../../src/errors/runplan-error.js';
 import { deploy } from '../../src/executor/deploy-flow.js';
-import { HEALTH_CLOSING_LINE } from '../../src/health/http-health-checker.js';
+import { HEALTH_CLOSING_LINE } from '../../src/executor/http-health-checker.js';
 import type { LogLine } from '../../src/log/logger.js';
 import { parseInventory } from '../../src/planning/gather-inventory.js';
 import { planToCarryOut } from '../../src/planning/plan-to-carry-out.js';

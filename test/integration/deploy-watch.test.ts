@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ProcessExit, RunningApp } from '../../src/buildpack/contract.js';
+import type { ProcessExit, RunningApp } from '../../src/executor/contract.js';
 import { healthGate } from '../../src/executor/health-gate.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
-import { HEALTH_CLOSING_LINE, HttpHealthChecker } from '../../src/health/http-health-checker.js';
+import { HEALTH_CLOSING_LINE, HttpHealthChecker } from '../../src/executor/http-health-checker.js';
 import { planHealthCheck } from '../../src/health/health-paths.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import type { PlannedProcess, RestartPolicy, RunPlan } from '../../src/plan/schema.js';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpHealthChecker, HEALTH_CLOSING_LINE } from '../../src/health/http-health-checker.js';
+import { HttpHealthChecker, HEALTH_CLOSING_LINE } from '../../src/executor/http-health-checker.js';
 import { planHealthCheck } from '../../src/health/health-paths.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import { InstantClock } from '../../src/time/clock.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chmod } from 'node:fs/promises';
-import type { ProcessExit } from '../../src/buildpack/contract.js';
+import type { ProcessExit } from '../../src/executor/contract.js';
 import { localRunDir } from '../../src/process/run-dir.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LocalProcessRunner } from '../../src/run/local-process-runner.js';

@@ -1,3 +1,5 @@
+import { IMAGE_BINDINGS } from '../../src/engines/image/scripts.js';
+import { lowerPlan } from '../../src/executor/lower.js';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,14 +140,22 @@ describe('APP_FOLDER in an image', () => {
       appDir: '/srv/repo',
       env: { application: { APP_FOLDER: 'apps/web' } },
     });
-    const dockerfile = renderDockerfile({ plan: p, digest: 'sha256:0', base: 'base', secretFiles: [{ id: 'file-0', path: '.npmrc' }], hostCa: false, hostNpmrc: false, appScope: 'app' });
+    const dockerfile = renderDockerfile({
+      lowered: lowerPlan(p, IMAGE_BINDINGS),
+      digest: 'sha256:0',
+      base: 'base',
+      secretFiles: [{ id: 'file-0', path: '.npmrc' }],
+      hostCa: false,
+      hostNpmrc: false,
+      appScope: 'app',
+    });
     expect(dockerfile).toContain('ln -s /repo/apps/web /app');
     expect(dockerfile).toContain('COPY --chown=1000:1000 app/ /repo/');
     expect(dockerfile).toContain('COPY --chown=1000:1000 runtime/ /repo/apps/web/');
     expect(dockerfile).toContain('target=/repo/apps/web/.npmrc');
     expect(dockerfile).toContain('WORKDIR /app');
     const odd = { ...p, app: { ...p.app, folder: 'my app' } };
-    expect(() => renderDockerfile({ plan: odd, digest: 'sha256:0', base: 'base', secretFiles: [], hostCa: false, hostNpmrc: false, appScope: 'app' })).toThrowError(
+    expect(() => renderDockerfile({ lowered: lowerPlan(odd, IMAGE_BINDINGS), digest: 'sha256:0', base: 'base', secretFiles: [], hostCa: false, hostNpmrc: false, appScope: 'app' })).toThrowError(
       expect.objectContaining({ code: CoreErrors.IMAGE_BUILD_FAILED.code, variable: 'APP_FOLDER' }),
     );
   });

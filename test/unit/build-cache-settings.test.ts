@@ -1,3 +1,5 @@
+import { IMAGE_BINDINGS } from '../../src/engines/image/scripts.js';
+import { lowerPlan } from '../../src/executor/lower.js';
 import { describe, expect, it } from 'vitest';
 import { renderDockerfile } from '../../src/engines/image/dockerfile.js';
 import { MemorySource } from '../../src/files/memory-source.js';
@@ -87,7 +89,7 @@ describe('build cache settings in an image', () => {
   const app = { 'package.json': JSON.stringify({ name: 'x', main: 'server.js', dependencies: { ms: '2.1.3' } }), 'package-lock.json': '{}', 'server.js': '', '.gitignore': 'node_modules\n' };
   const dockerfile = async (env: Record<string, string>, noCache = false, appScope = 'app') => {
     const { plan } = await createPlan({ registry: testRegistry(), inventory: TEST_PLAN_INVENTORY, files: new MemorySource(app), appDir: '/srv/app', env: { application: env } });
-    return renderDockerfile({ plan, digest: 'sha256:0', base: 'base', secretFiles: [], hostCa: false, hostNpmrc: false, noCache, appScope });
+    return renderDockerfile({ lowered: lowerPlan(plan, IMAGE_BINDINGS), digest: 'sha256:0', base: 'base', secretFiles: [], hostCa: false, hostNpmrc: false, noCache, appScope });
   };
 
   it("keeps node_modules in BuildKit's layer cache unless --no-cache or the settings leave it out", async () => {

@@ -1,8 +1,9 @@
+import { lowerPlan } from '../../src/executor/lower.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dockerRestart } from '../../src/engines/docker-runner.js';
-import { renderEntrypoint } from '../../src/engines/image/scripts.js';
+import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { kubernetesManifests } from '../../src/engines/kubernetes.js';
 import { createArgs, processServices } from '../../src/engines/swarm/services.js';
 import type { RunPlan } from '../../src/plan/schema.js';
@@ -48,7 +49,7 @@ describe('worker restart policies in the engines', () => {
     }
   });
 
-  it('Kubernetes: a Deployment per worker (restartPolicy Always), with a warning when the plan asks for on-failure or no', () => {
+  it('Kubernetes: a Deployment per worker (restartPolicy Always), with a warning when the plan asks for on-failure or no, or for a restart delay', () => {
     const plan = withWorkers({ CC_WORKER_COMMAND: 'x', CC_WORKER_COMMAND_1: 'y' });
     const manifests = kubernetesManifests(plan, { image: 'shop:1', appName: 'shop', instance });
     const deployments = manifests.deployments as unknown as {
@@ -68,13 +69,16 @@ describe('worker restart policies in the engines', () => {
     ]);
     expect(manifests.warnings[0]!.message).toContain('process "worker" has restart policy on-failure (1 s)');
     expect(kubernetesManifests(withWorkers({ CC_WORKER_COMMAND: 'x', CC_WORKER_RESTART: 'no' }), { image: 'shop:1', appName: 'shop', instance }).warnings[0]!.message).toContain('restart policy no');
-    expect(kubernetesManifests(withWorkers({ CC_WORKER_COMMAND: 'x', CC_WORKER_RESTART: 'always' }), { image: 'shop:1', appName: 'shop', instance }).warnings).toEqual([]);
+    // Always is honoured, its delay is not: Kubernetes' own back-off.
+    const always = kubernetesManifests(withWorkers({ CC_WORKER_COMMAND: 'x', CC_WORKER_RESTART: 'always' }), { image: 'shop:1', appName: 'shop', instance }).warnings;
+    expect(always.map((w) => [w.code, w.variable])).toEqual([['RUNPLAN_W_ENGINE_RESTART_DELAY', 'CC_WORKER_RESTART_DELAY']]);
+    expect(always[0]?.message).toContain('Kubernetes restarts a worker that exits with its own back-off (10 s, doubling up to 5 min)');
   });
 });
 
 describe('workers and the pre-run hook in the image entrypoint', () => {
   it('starts every worker by name, with the environment and PATH of the application’s commands', () => {
-    const script = renderEntrypoint(withWorkers({ CC_WORKER_COMMAND: 'node worker.js', CC_WORKER_COMMAND_2: 'exec ./other' }), 'sha256:x');
+    const script = renderEntrypoint(lowerPlan(withWorkers({ CC_WORKER_COMMAND: 'node worker.js', CC_WORKER_COMMAND_2: 'exec ./other' }), IMAGE_BINDINGS), 'sha256:x');
     expect(script).toContain(`  worker)\n    write_files\n    pre_run\n    cd /app\n    export NODE_OPTIONS=`);
     expect(script).toContain('exec $(init) /bin/sh -c \'node worker.js\' "$@"');
     expect(script).toContain('  worker-2)\n');
@@ -83,7 +87,7 @@ describe('workers and the pre-run hook in the image entrypoint', () => {
   });
 
   it("runs the pre-run hook before each process (once for a group) within the step timeout, and refuses the start with the local runner's code when it fails", () => {
-    const script = renderEntrypoint(withWorkers({ CC_WORKER_COMMAND: 'x', CC_PRE_RUN_HOOK: 'node migrate.js' }), 'sha256:x', { hookTimeoutMs: 15_000 });
+    const script = renderEntrypoint(lowerPlan(withWorkers({ CC_WORKER_COMMAND: 'x', CC_PRE_RUN_HOOK: 'node migrate.js' }), IMAGE_BINDINGS), 'sha256:x', { hookTimeoutMs: 15_000 });
     const preRun = script.slice(script.indexOf('pre_run() {'), script.indexOf('\n}\n', script.indexOf('pre_run() {')));
     expect(preRun).toContain("timeout -k 5 15 /bin/sh -c 'cd /app; export NODE_OPTIONS=");
     expect(preRun).toContain("/bin/sh -c '\\''node migrate.js'\\''' || status=$?");
@@ -93,12 +97,12 @@ describe('workers and the pre-run hook in the image entrypoint', () => {
     expect(script.match(/\n {4}pre_run\n/g)).toHaveLength(2);
     expect(script).toContain('  pre_run\n  for helper in "$@"; do RUNPLAN_PRE_RUN_DONE=1 "$0" "$helper" & done');
     // Without a pre-run hook the function does nothing.
-    const none = renderEntrypoint(express, 'sha256:x');
+    const none = renderEntrypoint(lowerPlan(express, IMAGE_BINDINGS), 'sha256:x');
     expect(none).toContain('pre_run() {\n  if [ -n "${RUNPLAN_PRE_RUN_DONE:-}" ]; then unset RUNPLAN_PRE_RUN_DONE; return 0; fi\n  :\n}');
   });
 
   it('runs a run-succeeded or run-failed hook by name (`entrypoint --hook NAME`), as an engine does once the outcome is known', () => {
-    const script = renderEntrypoint(withWorkers({ CC_RUN_SUCCEEDED_HOOK: 'curl -fsS "$NOTIFY_URL"', CC_RUN_FAILED_HOOK: 'echo failed' }), 'sha256:x');
+    const script = renderEntrypoint(lowerPlan(withWorkers({ CC_RUN_SUCCEEDED_HOOK: 'curl -fsS "$NOTIFY_URL"', CC_RUN_FAILED_HOOK: 'echo failed' }), IMAGE_BINDINGS), 'sha256:x');
     expect(script).toContain('if [ "${1:-}" = --hook ]; then\n  case "${2:-}" in\n    run-succeeded-hook) ( cd /app;');
     expect(script).toContain(`/bin/sh -c 'curl -fsS "$NOTIFY_URL"' ) || { echo 'runplan: RUNPLAN_E_HOOK_FAILED: the run-succeeded hook (CC_RUN_SUCCEEDED_HOOK`);
     expect(script).toContain('    run-failed-hook) ( cd /app;');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProcessExit } from '../../src/buildpack/contract.js';
+import type { ProcessExit } from '../../src/executor/contract.js';
 import { exitFix, processExitError } from '../../src/executor/process-exit-error.js';
 
 const exit = (over: Partial<ProcessExit> = {}): ProcessExit => ({

@@ -1,7 +1,8 @@
+import { lowerPlan } from '../../src/executor/lower.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderEntrypoint } from '../../src/engines/image/scripts.js';
+import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { REFUSAL_PREFIX, refusalError, refusalIn } from '../../src/executor/refusal.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
@@ -33,7 +34,7 @@ describe("an entrypoint's refusal", () => {
   });
 
   it('is what the entrypoint prints: the refuse function writes the prefix the engine reads', () => {
-    const script = renderEntrypoint(golden('node/hook-run-failed--pre-run-timeout.json'), 'sha256:x', { hookTimeoutMs: 15_000 });
+    const script = renderEntrypoint(lowerPlan(golden('node/hook-run-failed--pre-run-timeout.json'), IMAGE_BINDINGS), 'sha256:x', { hookTimeoutMs: 15_000 });
     expect(script).toContain(`refuse() { echo "${REFUSAL_PREFIX}$1: $2" >&2; exit 1; }`);
     expect(script).toContain('timeout -k 5 15 /bin/sh -c');
   });

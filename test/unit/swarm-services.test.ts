@@ -1,8 +1,9 @@
+import { lowerPlan } from '../../src/executor/lower.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultImageTag } from '../../src/engines/image/build-image.js';
-import { renderEntrypoint } from '../../src/engines/image/scripts.js';
+import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { proxyConfig } from '../../src/engines/swarm/proxy-config.js';
 import { createArgs, processGroups, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
 import type { RunPlan } from '../../src/plan/schema.js';
@@ -103,7 +104,7 @@ describe('swarm services of a plan', () => {
   });
 
   it('gives the image an entrypoint that reads secret files and starts a group of processes', () => {
-    const script = renderEntrypoint(sidekiq, 'sha256:0');
+    const script = renderEntrypoint(lowerPlan(sidekiq, IMAGE_BINDINGS), 'sha256:0');
     expect(script).toContain('if [ -f /run/secrets/SECRET_KEY_BASE ]; then SECRET_KEY_BASE="$(cat /run/secrets/SECRET_KEY_BASE; printf x)"');
     expect(script).toContain('exec /usr/bin/tini -g -- "$0" --group "$@"');
   });

@@ -16,7 +16,7 @@ import { Logger, type LogSink } from '../../log/logger.js';
 import { planDigest } from '../../plan/digest.js';
 import type { RunPlan } from '../../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carry-out.js';
-import { lowerPlan } from '../../executor/lower.js';
+import { type LoweredPlan, lowerPlan } from '../../executor/lower.js';
 import { DockerCli, labelArgs } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';
@@ -61,6 +61,8 @@ export interface ImageOptions {
 
 export interface BuiltImage {
   readonly plan: RunPlan;
+  /** The plan lowered once for an image (IMAGE_BINDINGS): what the image's scripts and Dockerfile were made from, and what the engines map. */
+  readonly lowered: LoweredPlan;
   readonly digest: string;
   readonly environment: Environment;
   readonly host: HostSettings;
@@ -84,7 +86,7 @@ export function defaultImageTag(appDir: string, digest: string, name = appName(a
  */
 async function writeContext(
   context: string,
-  plan: RunPlan,
+  lowered: LoweredPlan,
   digest: string,
   environment: Environment,
   appDir: string,
@@ -97,6 +99,7 @@ async function writeContext(
   noCache: boolean | undefined,
   appScope: string,
 ): Promise<void> {
+  const { plan } = lowered;
   const app = join(context, 'app');
   const runtime = join(context, 'runtime');
   const scripts = join(context, 'runplan');
@@ -120,7 +123,7 @@ async function writeContext(
     await writeFile(manifest, installs);
   }
   const env = environment.bound(IMAGE_BINDINGS);
-  for (const file of lowerPlan(plan, IMAGE_BINDINGS).files) {
+  for (const file of lowered.files) {
     if (file.phase !== 'build') continue;
     const target = join(app, plan.app.folder ?? '', file.path);
     if (!file.secret) await writeFileAtomic(target, renderFile(file, env), file.mode);
@@ -128,11 +131,11 @@ async function writeContext(
     else if (file.afterBuild?.action === 'replace') await writeFileAtomic(target, file.afterBuild.text, file.mode);
     else if (file.afterBuild?.action === 'remove') await rm(target, { force: true });
   }
-  await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(plan, digest, { hookTimeoutMs: host.buildStepTimeoutMs }), { mode: 0o755 });
-  await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(plan), { mode: 0o755 });
+  await writeFile(join(scripts, 'entrypoint'), renderEntrypoint(lowered, digest, { hookTimeoutMs: host.buildStepTimeoutMs }), { mode: 0o755 });
+  await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(lowered.plan), { mode: 0o755 });
   await chmod(join(scripts, 'entrypoint'), 0o755);
   await chmod(join(scripts, 'healthcheck'), 0o755);
-  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ plan, digest, base, secretFiles: secretIds, hostCa, hostNpmrc, noCache: noCache ?? false, appScope }));
+  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ lowered, digest, base, secretFiles: secretIds, hostCa, hostNpmrc, noCache: noCache ?? false, appScope }));
 }
 
 /**
@@ -157,18 +160,17 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
   options.onPlan?.(plan);
   const appFolderDir = join(resolve(options.appDir), plan.app.folder ?? '');
   const workspace = appWorkspace(host.workDir, appFolderDir);
-  const secretFiles = lowerPlan(plan, IMAGE_BINDINGS)
-    .files.filter((f) => f.phase === 'build' && f.secret)
-    .map((f, i) => ({ id: `file-${i}`, file: f }));
+  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
+  const secretFiles = lowered.files.filter((f) => f.phase === 'build' && f.secret).map((f, i) => ({ id: `file-${i}`, file: f }));
   // The application's own BuildKit caches (warm-start copies) are named after its workspace.
   const appScope = createHash('sha256').update(workspace.root).digest('hex').slice(0, 16);
   const secretIds = secretFiles.map(({ id, file }) => ({ id, path: file.path }));
   const caFile = hostCertificateFile();
 
   if (options.out !== undefined) {
-    await writeContext(options.out, plan, digest, environment, options.appDir, host, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true, options.noCache, appScope);
+    await writeContext(options.out, lowered, digest, environment, options.appDir, host, options.base ?? '<stack image>', logger, secretIds, caFile !== undefined, true, options.noCache, appScope);
     logger.info(`wrote the build context and Dockerfile of the plan ${digest} to ${options.out}`);
-    return { plan, digest, environment, host, tag: undefined, id: undefined, context: options.out };
+    return { plan, lowered, digest, environment, host, tag: undefined, id: undefined, context: options.out };
   }
 
   const docker = options.docker ?? (await DockerCli.connect());
@@ -182,7 +184,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
   const secrets = await workspaceTempDir(workspace, `image-secrets-${randomBytes(4).toString('hex')}`);
   try {
     const registry = await hostNpmRegistry(host.cacheDir).catch(() => undefined);
-    await writeContext(context, plan, digest, environment, options.appDir, host, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache, appScope);
+    await writeContext(context, lowered, digest, environment, options.appDir, host, base, logger, secretIds, caFile !== undefined, registry !== undefined, options.noCache, appScope);
     const secretArgs: string[] = [];
     for (const { id, file } of secretFiles) {
       const path = join(secrets.dir, id);
@@ -239,7 +241,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
     const id = (await readFile(idFile, 'utf8').catch(() => '')).trim() || (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
     logger.info(`built image ${tag} (${id.slice(0, 19)}) in ${formatSeconds(Date.now() - started)}`);
     if (options.oci !== undefined) await writeOciLayout(docker, tag, options.oci, secrets.dir, logger);
-    return { plan, digest, environment, host, tag, id, context };
+    return { plan, lowered, digest, environment, host, tag, id, context };
   } finally {
     await secrets.remove();
   }

@@ -3,7 +3,7 @@ import { CoreErrors } from '../../errors/core-errors.js';
 import { quoteExcerpt } from '../../errors/excerpt.js';
 import { createHash } from 'node:crypto';
 import type { RunPlan } from '../../plan/schema.js';
-import { assemblePath, type LoweredLayer, type LoweredPlan, type LoweredStep, lowerPlan } from '../../executor/lower.js';
+import { assemblePath, type LoweredLayer, type LoweredPlan, type LoweredStep } from '../../executor/lower.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, stepScript } from './scripts.js';
 
 /** Where things are during `docker build`: a cache for tools (HOME), the layer caches, secrets. */
@@ -15,7 +15,8 @@ const HOST_NPMRC_TARGET = '/tmp/runplan-host-npmrc';
 export const STEP_MARKER = '==> runplan step ';
 
 export interface DockerfileInput {
-  readonly plan: RunPlan;
+  /** The plan lowered for an image (IMAGE_BINDINGS), once, by buildImage. */
+  readonly lowered: LoweredPlan;
   readonly digest: string;
   readonly base: string;
   /** Labels added to the image (besides runplan's own). */
@@ -59,8 +60,8 @@ const UID = '1000:1000';
  *   starts any process of the plan (`web` by default).
  */
 export function renderDockerfile(input: DockerfileInput): string {
-  const { plan } = input;
-  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
+  const { lowered } = input;
+  const { plan } = lowered;
   const labels = {
     'io.runplan.managed': 'true',
     'io.runplan.plan-digest': input.digest,

@@ -2,7 +2,7 @@ import { shellWord } from '../../shell/shell-word.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import type { Bindings } from '../../plan/placeholders.js';
 import type { PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
-import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredStep, lowerPlan } from '../../executor/lower.js';
+import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredPlan, type LoweredStep } from '../../executor/lower.js';
 import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
 import { readinessTest } from '../../health/readiness.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
@@ -82,8 +82,8 @@ function secretFileStatements(plan: RunPlan): string[] {
  * containers): the helpers in the background, then MAIN in the foreground, all
  * under `tini -g` so that a stop signal reaches every one of them.
  */
-export function renderEntrypoint(plan: RunPlan, digest: string, { hookTimeoutMs = DEFAULT_BUILD_STEP_TIMEOUT_MS }: { readonly hookTimeoutMs?: number } = {}): string {
-  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
+export function renderEntrypoint(lowered: LoweredPlan, digest: string, { hookTimeoutMs = DEFAULT_BUILD_STEP_TIMEOUT_MS }: { readonly hookTimeoutMs?: number } = {}): string {
+  const { plan } = lowered;
   const runFiles = lowered.files.filter((f) => f.phase === 'run');
   const lines = [
     '#!/bin/sh',

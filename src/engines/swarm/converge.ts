@@ -1,6 +1,6 @@
 import { CoreErrors } from '../../errors/core-errors.js';
 import { formatSeconds } from '../../health/probes.js';
-import type { PathResult } from '../../buildpack/contract.js';
+import type { PathResult } from '../../executor/contract.js';
 import type { Logger } from '../../log/logger.js';
 import type { Clock } from '../../time/clock.js';
 import type { DockerCli } from '../docker-cli.js';

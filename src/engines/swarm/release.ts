@@ -1,8 +1,8 @@
-import type { PathResult, RunningApp } from '../../buildpack/contract.js';
+import type { PathResult, RunningApp } from '../../executor/contract.js';
 import type { Environment } from '../../env/assemble.js';
 import { isRunplanError } from '../../errors/runplan-error.js';
 import { healthError } from '../../executor/health-gate.js';
-import { reportPathResults } from '../../health/http-health-checker.js';
+import { reportPathResults } from '../../executor/http-health-checker.js';
 import { formatSeconds } from '../../health/probes.js';
 import type { Logger } from '../../log/logger.js';
 import type { RunPlan } from '../../plan/schema.js';

@@ -1,4 +1,4 @@
-import type { ProcessExit } from '../../buildpack/contract.js';
+import type { ProcessExit } from '../../executor/contract.js';
 import type { Logger } from '../../log/logger.js';
 import { OutputTail, TAIL_LINES } from '../../log/output-tail.js';
 import type { PlannedProcess } from '../../plan/schema.js';

@@ -1,9 +1,9 @@
-import type { HealthChecker, HealthReport, HealthTarget, PathResult } from '../buildpack/contract.js';
+import type { HealthChecker, HealthReport, HealthTarget, PathResult } from './contract.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { pollDelay } from '../time/poll-delay.js';
 import type { Logger } from '../log/logger.js';
-import { listenScope } from './listen-address.js';
-import { formatSeconds, probeHttp, probePort, type ProbeOutcome } from './probes.js';
+import { listenScope } from '../health/listen-address.js';
+import { formatSeconds, probeHttp, probePort, type ProbeOutcome } from '../health/probes.js';
 
 /** The closing line the specification prescribes after a failure. */
 export const HEALTH_CLOSING_LINE = 'If the deployment fails after this message, please update your configuration and redeploy.';

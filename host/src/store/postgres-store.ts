@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { HostErrors } from '../errors.js';
-import { postgresMigrations } from './postgres-migrations.js';
+import { migrations, POSTGRES } from './migrations.js';
 import {
   type AddonRow,
   type AppRow,
@@ -88,13 +88,13 @@ async function migrate(pool: pg.Pool, store: StoreName, clock: StoreClock): Prom
   await inTransaction(pool, async (client) => {
     await lock(client);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    refuseNewerSchema(await applied(client), postgresMigrations, store);
+    refuseNewerSchema(await applied(client), migrations, store);
   });
-  for (const migration of postgresMigrations) {
+  for (const migration of migrations) {
     await inTransaction(pool, async (client) => {
       await lock(client);
       if ((await applied(client)).has(migration.version)) return;
-      await client.query(migration.sql);
+      await client.query(migration.sql(POSTGRES));
       await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [migration.version, clock.now().toISOString()]);
     });
   }

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { HostErrors } from '../errors.js';
-import { type Migration, migrations } from './migrations.js';
+import { type Migration, migrations, SQLITE } from './migrations.js';
 import {
   type AddonRow,
   type AppRow,
@@ -94,7 +94,7 @@ function migrate(db: Database.Database, file: string, clock: StoreClock): void {
     // IMMEDIATE: another process opening the same store at once waits, then finds the migration applied.
     db.transaction((m: Migration) => {
       if (applied().has(m.version)) return;
-      db.exec(m.sql);
+      db.exec(m.sql(SQLITE));
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, clock.now().toISOString());
     }).immediate(migration);
   }

@@ -64,6 +64,12 @@ export interface Migration {
   sql(dialect: Dialect): string;
 }
 
+/**
+ * Where a store records each migration it applied (its version, and when): the same in both dialects, made before
+ * any migration runs, and never changed, so that any version of runplan-host reads what another applied.
+ */
+export const SCHEMA_MIGRATIONS_TABLE = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)';
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,

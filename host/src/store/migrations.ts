@@ -16,9 +16,13 @@
  * values and reorder keys): records read back the same from either store.
  */
 
-/** What the two databases write differently in a migration's SQL. */
+/**
+ * What the two databases write differently in a migration's SQL. Released migrations are written with these
+ * members, so what a member gives is as fixed as they are: a new need is a new member. SQLite keeps the text
+ * of each CREATE TABLE (sqlite_master), so its members give what the migrations held when written for it alone,
+ * line breaks and indentation included.
+ */
 export interface Dialect {
-  readonly name: 'SQLite' | 'PostgreSQL';
   /**
    * The type of a text column that lists are ordered by or names are compared in: byte by byte in both.
    * SQLite's TEXT already compares so (BINARY); PostgreSQL's follows the database's locale unless COLLATE "C".
@@ -41,7 +45,6 @@ export interface Dialect {
 }
 
 export const SQLITE: Dialect = {
-  name: 'SQLite',
   orderedText: 'TEXT',
   flag: (column) => `${column} INTEGER NOT NULL DEFAULT 0 CHECK (${column} IN (0, 1))`,
   insertionOrder: () => '',
@@ -49,7 +52,6 @@ export const SQLITE: Dialect = {
 };
 
 export const POSTGRES: Dialect = {
-  name: 'PostgreSQL',
   orderedText: 'TEXT COLLATE "C"',
   flag: (column) => `${column} BOOLEAN NOT NULL DEFAULT false`,
   insertionOrder: (column) => `\n        ${column} BIGINT GENERATED ALWAYS AS IDENTITY,`,

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../test/helpers/ports.js';
 import { tempDir } from '../../test/helpers/temp.js';
 import { HostErrors } from '../src/errors.js';
 import { latestVersion, migrations } from '../src/store/migrations.js';
-import { postgresMigrations } from '../src/store/postgres-migrations.js';
 import { migrateStore } from '../src/store/migrate-store.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres-store.js';
 import { openSqliteStore } from '../src/store/sqlite-store.js';
@@ -61,10 +61,6 @@ describe('PostgresStore', () => {
   }
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((s) => s.close()));
-  });
-
-  it("has the SQLite store's migrations, by version and name, so both report the same schema version", () => {
-    expect(postgresMigrations.map(({ version, name }) => ({ version, name }))).toEqual(migrations.map(({ version, name }) => ({ version, name })));
   });
 
   it('brings an empty database to the latest version once when two stores open it at once', async () => {
@@ -164,6 +160,135 @@ describe('PostgresStore', () => {
       const { message, details } = error as { message: string; details: unknown };
       for (const password of [server.password, 'not-the-password']) expect(`${message} ${JSON.stringify(details)}`).not.toContain(password);
     }
+  });
+});
+
+/** A table as both databases describe it: its columns in order, its keys and foreign keys (those two in a fixed order). */
+interface TableShape {
+  columns: Array<{ name: string; type: string; notNull: boolean }>;
+  primaryKey: string[];
+  unique: string[][];
+  foreignKeys: Array<{ columns: string[]; references: string; to: string[]; onDelete: string }>;
+}
+
+/** The table's unique keys and foreign keys in one order, whatever order the database lists them in. */
+function ordered(shape: TableShape): TableShape {
+  const byColumns = (a: string[], b: string[]) => a.join().localeCompare(b.join());
+  return { ...shape, unique: [...shape.unique].sort(byColumns), foreignKeys: [...shape.foreignKeys].sort((a, b) => byColumns(a.columns, b.columns)) };
+}
+
+function sqliteSchema(file: string): Record<string, TableShape> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const all = <R>(sql: string, ...params: unknown[]) => db.prepare(sql).all(...params) as R[];
+    const tables = all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").map((t) => t.name);
+    return Object.fromEntries(
+      tables.map((table) => {
+        const columns = all<{ name: string; type: string; notnull: number; pk: number }>('SELECT * FROM pragma_table_info(?) ORDER BY cid', table);
+        const unique = all<{ name: string }>("SELECT name FROM pragma_index_list(?) WHERE origin = 'u' ORDER BY name", table).map((i) =>
+          all<{ name: string }>('SELECT name FROM pragma_index_info(?) ORDER BY seqno', i.name).map((c) => c.name),
+        );
+        const keys = all<{ id: number; table: string; from: string; to: string; on_delete: string }>('SELECT * FROM pragma_foreign_key_list(?) ORDER BY id, seq', table);
+        const foreignKeys = [...new Set(keys.map((k) => k.id))].map((id) => {
+          const parts = keys.filter((k) => k.id === id);
+          return { columns: parts.map((k) => k.from), references: parts[0]?.table ?? '', to: parts.map((k) => k.to), onDelete: parts[0]?.on_delete ?? '' };
+        });
+        const shape: TableShape = {
+          // A key's column is NOT NULL in PostgreSQL; SQLite lets a TEXT one be null unless it says so, but the stores never write one.
+          columns: columns.map((c) => ({ name: c.name, type: c.type.toLowerCase(), notNull: c.notnull === 1 || c.pk > 0 })),
+          primaryKey: columns
+            .filter((c) => c.pk > 0)
+            .sort((a, b) => a.pk - b.pk)
+            .map((c) => c.name),
+          unique,
+          foreignKeys,
+        };
+        return [table, ordered(shape)];
+      }),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+async function postgresSchema(url: string): Promise<Record<string, TableShape>> {
+  const tables = (await inDatabase<{ name: string }>(url, 'SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename')).map((t) => t.name);
+  const columns = await inDatabase<{ table: string; name: string; type: string; notnull: boolean }>(
+    url,
+    `SELECT c.relname AS table, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull
+     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+  );
+  // Each constraint's columns in its own order, and for a foreign key the referenced table's, in the same order.
+  const constraints = await inDatabase<{ table: string; type: string; columns: string[]; references: string | null; to: string[] | null; on_delete: string }>(
+    url,
+    `SELECT c.relname AS table, k.contype AS type, k.confdeltype AS on_delete, r.relname AS references,
+       (SELECT array_agg(a.attname::text ORDER BY u.i) FROM unnest(k.conkey) WITH ORDINALITY AS u(n, i) JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n) AS columns,
+       (SELECT array_agg(a.attname::text ORDER BY u.i) FROM unnest(k.confkey) WITH ORDINALITY AS u(n, i) JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n) AS to
+     FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid LEFT JOIN pg_class r ON r.oid = k.confrelid
+     WHERE c.relnamespace = current_schema()::regnamespace AND k.contype IN ('p', 'u', 'f') ORDER BY k.conname`,
+  );
+  const ON_DELETE: Record<string, string> = { a: 'NO ACTION', c: 'CASCADE', r: 'RESTRICT', n: 'SET NULL', d: 'SET DEFAULT' };
+  return Object.fromEntries(
+    tables.map((table) => {
+      const of = constraints.filter((k) => k.table === table);
+      const shape: TableShape = {
+        columns: columns.filter((c) => c.table === table).map((c) => ({ name: c.name, type: c.type, notNull: c.notnull })),
+        primaryKey: of.find((k) => k.type === 'p')?.columns ?? [],
+        unique: of.filter((k) => k.type === 'u').map((k) => k.columns),
+        foreignKeys: of.filter((k) => k.type === 'f').map((k) => ({ columns: k.columns, references: k.references ?? '', to: k.to ?? [], onDelete: ON_DELETE[k.on_delete] ?? k.on_delete })),
+      };
+      return [table, ordered(shape)];
+    }),
+  );
+}
+
+describe('one schema in two dialects (migrations.ts)', () => {
+  it('gives SQLite and PostgreSQL the same tables, columns, keys and foreign keys, but for what each dialect writes its own way', async () => {
+    const file = join(await tempDir('runplan-host-schema-'), 'store.sqlite');
+    await (await openSqliteStore(file)).close();
+    const url = await newDatabase();
+    await (await openPostgresStore(url)).close();
+    const sqlite = sqliteSchema(file);
+    const postgres = await postgresSchema(url);
+
+    // What each dialect writes its own way (migrations.ts, Dialect): a yes/no column is PostgreSQL's boolean and SQLite's
+    // 0 or 1; the order keys were added in is SQLite's rowid and a column of PostgreSQL's.
+    const TYPES: Record<string, string> = { text: 'text', integer: 'integer', boolean: 'integer' };
+    const POSTGRES_ONLY = [{ table: 'ssh_keys', column: 'added_order', type: 'bigint' }];
+    const asSqlite = Object.fromEntries(
+      Object.entries(postgres).map(([table, shape]) => {
+        const columns = shape.columns.filter((c) => !POSTGRES_ONLY.some((o) => o.table === table && o.column === c.name));
+        return [table, { ...shape, columns: columns.map((c) => ({ ...c, type: TYPES[c.type] ?? c.type })) }];
+      }),
+    );
+    expect(asSqlite).toEqual(sqlite);
+    for (const only of POSTGRES_ONLY) expect(postgres[only.table]?.columns.find((c) => c.name === only.column)).toEqual({ name: only.column, type: only.type, notNull: true });
+    expect(Object.keys(sqlite)).toEqual([
+      'addon_links',
+      'addons',
+      'app_links',
+      'app_users',
+      'apps',
+      'exposed_variables',
+      'orgs',
+      'release_logs',
+      'releases',
+      'schema_migrations',
+      'ssh_keys',
+      'variables',
+    ]);
+    expect(sqlite.apps?.foreignKeys).toContainEqual({ columns: ['id', 'current_release'], references: 'releases', to: ['app_id', 'number'], onDelete: 'NO ACTION' });
+
+    // Both record the same versions: a store reports one schema version whichever database holds it.
+    const versions = (await inDatabase<{ version: number }>(url, 'SELECT version FROM schema_migrations ORDER BY version')).map((v) => v.version);
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(versions);
+    } finally {
+      db.close();
+    }
+    expect(versions).toEqual(migrations.map((m) => m.version));
   });
 });
 

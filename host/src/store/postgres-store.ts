@@ -1,46 +1,26 @@
 import pg from 'pg';
 import { HostErrors } from '../errors.js';
-import { postgresMigrations } from './postgres-migrations.js';
-import {
-  type AddonRow,
-  type AppRow,
-  type AppUserRow,
-  type KeyRow,
-  newAddonRecord,
-  newAppRecord,
-  newKeyRecord,
-  planText,
-  type ReleaseRow,
-  toAddon,
-  toApp,
-  toAppUser,
-  toKey,
-  toRelease,
-  VARIABLE_TABLES,
-} from './records.js';
-import {
-  addonLinked,
-  addonNameTaken,
-  addonNotFound,
-  addonOrgMismatch,
-  ambiguousName,
-  appNameTaken,
-  appNotFound,
-  keyTaken,
-  refuseAppLink,
-  refuseNewerSchema,
-  refuseSetAndRemoved,
-  releaseAlreadyFinished,
-  releaseNotFound,
-  type StoreName,
-} from './store-errors.js';
-import type { AddonRecord, AppRecord, AppUserRecord, HostStore, NewAddon, NewApp, NewRelease, ReleaseOutcome, ReleaseRecord, SshKeyRecord, StoreClock, StoreLock, VariableSet } from './store.js';
+import { migrations, POSTGRES, SCHEMA_MIGRATIONS_TABLE } from './migrations.js';
+// Both stores make their records (records.ts) and refuse what they refuse (store-errors.ts) with the same code.
+import * as records from './records.js';
+import * as storeErrors from './store-errors.js';
+import type {
+  AddonRecord,
+  AppRecord,
+  AppUserRecord,
+  HostStore,
+  NewAddon,
+  NewApp,
+  NewRelease,
+  ReleaseOutcome,
+  ReleaseRecord,
+  SshKeyRecord,
+  StoreClock,
+  StoreLock,
+  StoreOptions,
+  VariableSet,
+} from './store.js';
 import { systemClock } from './store.js';
-
-export interface PostgresStoreOptions {
-  /** The time recorded (created, added, started, finished); the system's by default. */
-  readonly clock?: StoreClock;
-}
 
 // A server that does not answer is reported when the store opens, not waited for without end.
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -58,9 +38,9 @@ type Queryable = Pick<pg.PoolClient, 'query'>;
  * bringing a database made by an earlier version, or an empty one, to the current schema;
  * one made by a newer version is refused (STORE_NEWER) and left as it was.
  */
-export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+export async function openPostgresStore(url: string, options: StoreOptions = {}): Promise<PostgresStore> {
   const clock = options.clock ?? systemClock;
-  const store: StoreName = { name: urlWithoutPassword(url) };
+  const store: storeErrors.StoreName = { name: urlWithoutPassword(url) };
   const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle client whose connection ends (the server restarted) is reported on the pool; unheard, Node would end
   // the process. The pool has dropped that client already: the next query connects again.
@@ -80,21 +60,21 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   return new PostgresStore(pool, clock);
 }
 
-async function migrate(pool: pg.Pool, store: StoreName, clock: StoreClock): Promise<void> {
+async function migrate(pool: pg.Pool, store: storeErrors.StoreName, clock: StoreClock): Promise<void> {
   // Each transaction takes the lock first and holds it to its end: a second host opening the same database at once
   // waits, then finds the table made and the migration applied.
   const lock = (client: Queryable) => client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
   const applied = async (client: Queryable) => new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
   await inTransaction(pool, async (client) => {
     await lock(client);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    refuseNewerSchema(await applied(client), postgresMigrations, store);
+    await client.query(SCHEMA_MIGRATIONS_TABLE);
+    storeErrors.refuseNewerSchema(await applied(client), migrations, store);
   });
-  for (const migration of postgresMigrations) {
+  for (const migration of migrations) {
     await inTransaction(pool, async (client) => {
       await lock(client);
       if ((await applied(client)).has(migration.version)) return;
-      await client.query(migration.sql);
+      await client.query(migration.sql(POSTGRES));
       await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [migration.version, clock.now().toISOString()]);
     });
   }
@@ -151,7 +131,7 @@ export class PostgresStore implements HostStore {
   }
 
   async createApp(app: NewApp): Promise<AppRecord> {
-    const record = newAppRecord(app, this.now());
+    const record = records.newAppRecord(app, this.now());
     await inTransaction(this.pool, async (client) => {
       await ensureOrg(client, app.org, record.createdAt);
       const inserted = await client.query('INSERT INTO apps (id, name, org, zone, type, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (org, name) DO NOTHING', [
@@ -162,18 +142,18 @@ export class PostgresStore implements HostStore {
         record.type,
         record.createdAt,
       ]);
-      if (inserted.rowCount === 0) throw appNameTaken(app);
+      if (inserted.rowCount === 0) throw storeErrors.appNameTaken(app);
     });
     return record;
   }
 
   async findApp(idOrName: string, org?: string): Promise<AppRecord | undefined> {
-    const row = await this.findRow<AppRow>('apps', idOrName, org);
-    return row && toApp(row);
+    const row = await this.findRow<records.AppRow>('apps', idOrName, org);
+    return row && records.toApp(row);
   }
 
   async listApps(org?: string): Promise<AppRecord[]> {
-    return (await this.listRows<AppRow>('apps', org)).map(toApp);
+    return (await this.listRows<records.AppRow>('apps', org)).map(records.toApp);
   }
 
   /**
@@ -181,7 +161,7 @@ export class PostgresStore implements HostStore {
    * releases it when that connection ends, so a host that dies mid-deploy blocks no other.
    */
   async appUser(appId: string): Promise<AppUserRecord | undefined> {
-    return toAppUser(await first<AppUserRow>(this.pool, 'SELECT * FROM app_users WHERE app_id = $1', [appId]));
+    return records.toAppUser(await first<records.AppUserRow>(this.pool, 'SELECT * FROM app_users WHERE app_id = $1', [appId]));
   }
 
   async highestAppUid(): Promise<number | undefined> {
@@ -190,13 +170,13 @@ export class PostgresStore implements HostStore {
 
   async recordAppUser(user: Omit<AppUserRecord, 'createdAt'>): Promise<AppUserRecord | undefined> {
     const at = this.now();
-    const row = await first<AppUserRow>(this.pool, 'INSERT INTO app_users (uid, app_id, name, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *', [
+    const row = await first<records.AppUserRow>(this.pool, 'INSERT INTO app_users (uid, app_id, name, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *', [
       user.uid,
       user.appId,
       user.name,
       at,
     ]);
-    return toAppUser(row);
+    return records.toAppUser(row);
   }
 
   async lockApp(appId: string, onWait: () => void): Promise<StoreLock> {
@@ -234,20 +214,20 @@ export class PostgresStore implements HostStore {
   }
 
   async setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord> {
-    const row = await first<AppRow>(this.pool, 'UPDATE apps SET dedicated_build_instance = $1 WHERE id = $2 RETURNING *', [on, appId]);
-    if (!row) throw appNotFound(appId);
-    return toApp(row);
+    const row = await first<records.AppRow>(this.pool, 'UPDATE apps SET dedicated_build_instance = $1 WHERE id = $2 RETURNING *', [on, appId]);
+    if (!row) throw storeErrors.appNotFound(appId);
+    return records.toApp(row);
   }
 
   async variables(appId: string, set: VariableSet = 'own'): Promise<Record<string, string>> {
-    const rows = await all<{ name: string; value: string }>(this.pool, `SELECT name, value FROM ${VARIABLE_TABLES[set]} WHERE app_id = $1 ORDER BY name`, [appId]);
+    const rows = await all<{ name: string; value: string }>(this.pool, `SELECT name, value FROM ${records.VARIABLE_TABLES[set]} WHERE app_id = $1 ORDER BY name`, [appId]);
     return Object.fromEntries(rows.map((r) => [r.name, r.value]));
   }
 
   async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[], which: VariableSet = 'own'): Promise<void> {
-    refuseSetAndRemoved(set, remove);
+    storeErrors.refuseSetAndRemoved(set, remove);
     const now = this.now();
-    const table = VARIABLE_TABLES[which];
+    const table = records.VARIABLE_TABLES[which];
     await inTransaction(this.pool, async (client) => {
       await requireApp(client, appId);
       // Each as one statement over arrays, however many variables change.
@@ -261,7 +241,7 @@ export class PostgresStore implements HostStore {
   }
 
   async addKey(key: Omit<SshKeyRecord, 'id' | 'addedAt'>): Promise<SshKeyRecord> {
-    const record = newKeyRecord(key, this.now());
+    const record = records.newKeyRecord(key, this.now());
     await inTransaction(this.pool, async (client) => {
       await ensureOrg(client, key.org, record.addedAt);
       const inserted = await client.query('INSERT INTO ssh_keys (id, org, public_key, fingerprint, comment, added_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (org, public_key) DO NOTHING', [
@@ -274,7 +254,7 @@ export class PostgresStore implements HostStore {
       ]);
       if (inserted.rowCount === 0) {
         const existing = await first<{ id: string }>(client, 'SELECT id FROM ssh_keys WHERE org = $1 AND public_key = $2', [key.org, key.publicKey]);
-        throw keyTaken(key, existing?.id ?? 'a key removed since');
+        throw storeErrors.keyTaken(key, existing?.id ?? 'a key removed since');
       }
     });
     return record;
@@ -285,16 +265,16 @@ export class PostgresStore implements HostStore {
   }
 
   async findKey(id: string): Promise<SshKeyRecord | undefined> {
-    const row = await first<KeyRow>(this.pool, 'SELECT * FROM ssh_keys WHERE id = $1', [id]);
-    return row && toKey(row);
+    const row = await first<records.KeyRow>(this.pool, 'SELECT * FROM ssh_keys WHERE id = $1', [id]);
+    return row && records.toKey(row);
   }
 
   async listKeys(org?: string): Promise<SshKeyRecord[]> {
     const rows =
       org === undefined
-        ? await all<KeyRow>(this.pool, 'SELECT * FROM ssh_keys ORDER BY org, added_at, added_order')
-        : await all<KeyRow>(this.pool, 'SELECT * FROM ssh_keys WHERE org = $1 ORDER BY added_at, added_order', [org]);
-    return rows.map(toKey);
+        ? await all<records.KeyRow>(this.pool, 'SELECT * FROM ssh_keys ORDER BY org, added_at, added_order')
+        : await all<records.KeyRow>(this.pool, 'SELECT * FROM ssh_keys WHERE org = $1 ORDER BY added_at, added_order', [org]);
+    return rows.map(records.toKey);
   }
 
   async beginRelease(release: NewRelease): Promise<ReleaseRecord> {
@@ -305,13 +285,13 @@ export class PostgresStore implements HostStore {
       // UPDATE: the foreign-key checks of other writes for the application (its variables, links) need not wait.
       await requireApp(client, release.appId, 'FOR NO KEY UPDATE');
       const next = await first<{ number: number }>(client, 'SELECT COALESCE(MAX(number), 0) + 1 AS number FROM releases WHERE app_id = $1', [release.appId]);
-      const row = await first<ReleaseRow>(
+      const row = await first<records.ReleaseRow>(
         client,
         `INSERT INTO releases (app_id, number, cause, commit_sha, requested_by, status, variables, links, started_at)
          VALUES ($1, $2, $3, $4, $5, 'deploying', $6, $7, $8) RETURNING *`,
         [release.appId, next?.number, release.cause, release.commit, release.by, JSON.stringify(release.variables), JSON.stringify(release.links ?? []), startedAt],
       );
-      return toRelease(row as ReleaseRow);
+      return records.toRelease(row as records.ReleaseRow);
     });
   }
 
@@ -319,27 +299,27 @@ export class PostgresStore implements HostStore {
     const finishedAt = this.now();
     return inTransaction(this.pool, async (client) => {
       // Locked: of two outcomes recorded at once, the second sees the first and is refused.
-      const current = await first<ReleaseRow>(client, 'SELECT * FROM releases WHERE app_id = $1 AND number = $2 FOR UPDATE', [appId, number]);
-      if (!current) throw releaseNotFound(appId, number);
-      if (current.status !== 'deploying') throw releaseAlreadyFinished(appId, number, current.status, outcome.status);
-      const row = await first<ReleaseRow>(
+      const current = await first<records.ReleaseRow>(client, 'SELECT * FROM releases WHERE app_id = $1 AND number = $2 FOR UPDATE', [appId, number]);
+      if (!current) throw storeErrors.releaseNotFound(appId, number);
+      if (current.status !== 'deploying') throw storeErrors.releaseAlreadyFinished(appId, number, current.status, outcome.status);
+      const row = await first<records.ReleaseRow>(
         client,
         `UPDATE releases SET status = $1, plan = $2, plan_digest = $3, port = $4, error_code = $5, finished_at = $6
          WHERE app_id = $7 AND number = $8 RETURNING *`,
-        [outcome.status, planText(outcome.plan), outcome.planDigest ?? null, outcome.port ?? null, outcome.errorCode ?? null, finishedAt, appId, number],
+        [outcome.status, records.planText(outcome.plan), outcome.planDigest ?? null, outcome.port ?? null, outcome.errorCode ?? null, finishedAt, appId, number],
       );
       if (outcome.status === 'succeeded') await client.query('UPDATE apps SET current_release = $1 WHERE id = $2', [number, appId]);
-      return toRelease(row as ReleaseRow);
+      return records.toRelease(row as records.ReleaseRow);
     });
   }
 
   async release(appId: string, number: number): Promise<ReleaseRecord | undefined> {
-    const row = await first<ReleaseRow>(this.pool, 'SELECT * FROM releases WHERE app_id = $1 AND number = $2', [appId, number]);
-    return row && toRelease(row);
+    const row = await first<records.ReleaseRow>(this.pool, 'SELECT * FROM releases WHERE app_id = $1 AND number = $2', [appId, number]);
+    return row && records.toRelease(row);
   }
 
   async listReleases(appId: string): Promise<ReleaseRecord[]> {
-    return (await all<ReleaseRow>(this.pool, 'SELECT * FROM releases WHERE app_id = $1 ORDER BY number DESC', [appId])).map(toRelease);
+    return (await all<records.ReleaseRow>(this.pool, 'SELECT * FROM releases WHERE app_id = $1 ORDER BY number DESC', [appId])).map(records.toRelease);
   }
 
   async failUnfinishedReleases(): Promise<number> {
@@ -351,7 +331,7 @@ export class PostgresStore implements HostStore {
     if (lines.length === 0) return;
     await inTransaction(this.pool, async (client) => {
       // Locked: two appends to one release number their lines one after the other.
-      if (!(await first(client, 'SELECT 1 FROM releases WHERE app_id = $1 AND number = $2 FOR UPDATE', [appId, number]))) throw releaseNotFound(appId, number, ' to log for');
+      if (!(await first(client, 'SELECT 1 FROM releases WHERE app_id = $1 AND number = $2 FOR UPDATE', [appId, number]))) throw storeErrors.releaseNotFound(appId, number, ' to log for');
       await client.query(
         `INSERT INTO release_logs (app_id, number, seq, line)
          SELECT $1, $2, last.seq + appended.position, appended.line
@@ -367,7 +347,7 @@ export class PostgresStore implements HostStore {
   }
 
   async createAddon(addon: NewAddon): Promise<AddonRecord> {
-    const record = newAddonRecord(addon, this.now());
+    const record = records.newAddonRecord(addon, this.now());
     await inTransaction(this.pool, async (client) => {
       await ensureOrg(client, addon.org, record.createdAt);
       const inserted = await client.query('INSERT INTO addons (id, name, org, provider, zone, created_at, config) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (org, name) DO NOTHING', [
@@ -379,18 +359,18 @@ export class PostgresStore implements HostStore {
         record.createdAt,
         JSON.stringify(record.config),
       ]);
-      if (inserted.rowCount === 0) throw addonNameTaken(addon);
+      if (inserted.rowCount === 0) throw storeErrors.addonNameTaken(addon);
     });
     return record;
   }
 
   async findAddon(idOrName: string, org?: string): Promise<AddonRecord | undefined> {
-    const row = await this.findRow<AddonRow>('addons', idOrName, org);
-    return row && toAddon(row);
+    const row = await this.findRow<records.AddonRow>('addons', idOrName, org);
+    return row && records.toAddon(row);
   }
 
   async listAddons(org?: string): Promise<AddonRecord[]> {
-    return (await this.listRows<AddonRow>('addons', org)).map(toAddon);
+    return (await this.listRows<records.AddonRow>('addons', org)).map(records.toAddon);
   }
 
   async removeAddon(id: string): Promise<void> {
@@ -398,7 +378,7 @@ export class PostgresStore implements HostStore {
       // Locked: a link being made to it meanwhile (linkAddon holds it FOR SHARE) is waited for, then seen.
       const addon = await requireAddon(client, id, 'FOR UPDATE');
       const apps = await all<{ id: string; name: string }>(client, 'SELECT apps.id, apps.name FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = $1 ORDER BY apps.name', [id]);
-      if (apps.length > 0) throw addonLinked(addon, apps);
+      if (apps.length > 0) throw storeErrors.addonLinked(addon, apps);
       await client.query('DELETE FROM addons WHERE id = $1', [id]);
     });
   }
@@ -409,7 +389,7 @@ export class PostgresStore implements HostStore {
       const appOrg = (await requireApp(client, appId)).org;
       // FOR SHARE: an add-on being removed meanwhile is waited for, then reported ADDON_NOT_FOUND.
       const addon = await requireAddon(client, addonId, 'FOR SHARE');
-      if (appOrg !== addon.org) throw addonOrgMismatch(appId, appOrg, addon);
+      if (appOrg !== addon.org) throw storeErrors.addonOrgMismatch(appId, appOrg, addon);
       return changed(await client.query('INSERT INTO addon_links (app_id, addon_id, linked_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [appId, addonId, now]));
     });
   }
@@ -421,7 +401,7 @@ export class PostgresStore implements HostStore {
   async linkApp(appId: string, targetId: string): Promise<boolean> {
     const now = this.now();
     return inTransaction(this.pool, async (client) => {
-      refuseAppLink(await requireApp(client, appId), await requireApp(client, targetId));
+      storeErrors.refuseAppLink(await requireApp(client, appId), await requireApp(client, targetId));
       return changed(await client.query('INSERT INTO app_links (app_id, target_id, linked_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [appId, targetId, now]));
     });
   }
@@ -431,15 +411,17 @@ export class PostgresStore implements HostStore {
   }
 
   async appLinksOf(appId: string): Promise<AppRecord[]> {
-    return (await all<AppRow>(this.pool, 'SELECT apps.* FROM app_links JOIN apps ON apps.id = app_links.target_id WHERE app_id = $1 ORDER BY apps.name', [appId])).map(toApp);
+    return (await all<records.AppRow>(this.pool, 'SELECT apps.* FROM app_links JOIN apps ON apps.id = app_links.target_id WHERE app_id = $1 ORDER BY apps.name', [appId])).map(records.toApp);
   }
 
   async appsLinkedTo(addonId: string): Promise<AppRecord[]> {
-    return (await all<AppRow>(this.pool, 'SELECT apps.* FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = $1 ORDER BY apps.name', [addonId])).map(toApp);
+    return (await all<records.AppRow>(this.pool, 'SELECT apps.* FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = $1 ORDER BY apps.name', [addonId])).map(records.toApp);
   }
 
   async linksOf(appId: string): Promise<AddonRecord[]> {
-    return (await all<AddonRow>(this.pool, 'SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = $1 ORDER BY addons.name', [appId])).map(toAddon);
+    return (await all<records.AddonRow>(this.pool, 'SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = $1 ORDER BY addons.name', [appId])).map(
+      records.toAddon,
+    );
   }
 
   async close(): Promise<void> {
@@ -449,7 +431,7 @@ export class PostgresStore implements HostStore {
   }
 
   /** An application's or add-on's row by id, or by name (INPUT_USAGE for a name several organizations share, without `org`). */
-  private async findRow<R extends AppRow | AddonRow>(table: 'apps' | 'addons', idOrName: string, org: string | undefined): Promise<R | undefined> {
+  private async findRow<R extends records.AppRow | records.AddonRow>(table: 'apps' | 'addons', idOrName: string, org: string | undefined): Promise<R | undefined> {
     // An id is never a valid name (names have no "_"), so the two lookups cannot be confused.
     const byId = await first<R>(this.pool, `SELECT * FROM ${table} WHERE id = $1`, [idOrName]);
     if (byId) return org === undefined || byId.org === org ? byId : undefined;
@@ -457,12 +439,12 @@ export class PostgresStore implements HostStore {
       org === undefined
         ? await all<R>(this.pool, `SELECT * FROM ${table} WHERE name = $1 ORDER BY org`, [idOrName])
         : await all<R>(this.pool, `SELECT * FROM ${table} WHERE name = $1 AND org = $2`, [idOrName, org]);
-    if (rows.length > 1) throw ambiguousName(table === 'apps' ? 'application' : 'add-on', idOrName, rows);
+    if (rows.length > 1) throw storeErrors.ambiguousName(table === 'apps' ? 'application' : 'add-on', idOrName, rows);
     return rows[0];
   }
 
   /** Applications or add-ons by organization and name, or those of `org` by name. */
-  private async listRows<R extends AppRow | AddonRow>(table: 'apps' | 'addons', org: string | undefined): Promise<R[]> {
+  private async listRows<R extends records.AppRow | records.AddonRow>(table: 'apps' | 'addons', org: string | undefined): Promise<R[]> {
     return org === undefined ? all<R>(this.pool, `SELECT * FROM ${table} ORDER BY org, name`) : all<R>(this.pool, `SELECT * FROM ${table} WHERE org = $1 ORDER BY name`, [org]);
   }
 }
@@ -485,15 +467,15 @@ async function ensureOrg(client: Queryable, org: string, at: string): Promise<vo
 }
 
 /** The application's row (APP_NOT_FOUND otherwise), locked as `lock` says. */
-async function requireApp(client: Queryable, appId: string, lock: '' | 'FOR NO KEY UPDATE' = ''): Promise<AppRow> {
-  const row = await first<AppRow>(client, `SELECT * FROM apps WHERE id = $1 ${lock}`, [appId]);
-  if (!row) throw appNotFound(appId);
+async function requireApp(client: Queryable, appId: string, lock: '' | 'FOR NO KEY UPDATE' = ''): Promise<records.AppRow> {
+  const row = await first<records.AppRow>(client, `SELECT * FROM apps WHERE id = $1 ${lock}`, [appId]);
+  if (!row) throw storeErrors.appNotFound(appId);
   return row;
 }
 
 /** The add-on's row (ADDON_NOT_FOUND otherwise), locked as `lock` says. */
-async function requireAddon(client: Queryable, addonId: string, lock: 'FOR UPDATE' | 'FOR SHARE'): Promise<AddonRow> {
-  const row = await first<AddonRow>(client, `SELECT * FROM addons WHERE id = $1 ${lock}`, [addonId]);
-  if (!row) throw addonNotFound(addonId);
+async function requireAddon(client: Queryable, addonId: string, lock: 'FOR UPDATE' | 'FOR SHARE'): Promise<records.AddonRow> {
+  const row = await first<records.AddonRow>(client, `SELECT * FROM addons WHERE id = $1 ${lock}`, [addonId]);
+  if (!row) throw storeErrors.addonNotFound(addonId);
   return row;
 }

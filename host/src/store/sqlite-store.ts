@@ -1,39 +1,10 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { HostErrors } from '../errors.js';
-import { type Migration, migrations } from './migrations.js';
-import {
-  type AddonRow,
-  type AppRow,
-  type AppUserRow,
-  type KeyRow,
-  newAddonRecord,
-  newAppRecord,
-  newKeyRecord,
-  planText,
-  type ReleaseRow,
-  toAddon,
-  toApp,
-  toAppUser,
-  toKey,
-  toRelease,
-  VARIABLE_TABLES,
-} from './records.js';
-import {
-  addonLinked,
-  addonNameTaken,
-  addonNotFound,
-  addonOrgMismatch,
-  ambiguousName,
-  appNameTaken,
-  appNotFound,
-  keyTaken,
-  refuseAppLink,
-  refuseNewerSchema,
-  refuseSetAndRemoved,
-  releaseAlreadyFinished,
-  releaseNotFound,
-} from './store-errors.js';
+import { type Migration, migrations, SCHEMA_MIGRATIONS_TABLE, SQLITE } from './migrations.js';
+// Both stores make their records (records.ts) and refuse what they refuse (store-errors.ts) with the same code.
+import * as records from './records.js';
+import * as storeErrors from './store-errors.js';
 import {
   type AddonRecord,
   type AppRecord,
@@ -47,14 +18,10 @@ import {
   type SshKeyRecord,
   type StoreClock,
   type StoreLock,
+  type StoreOptions,
   systemClock,
   type VariableSet,
 } from './store.js';
-
-export interface SqliteStoreOptions {
-  /** The time recorded (created, added, started, finished); the system's by default. */
-  readonly clock?: StoreClock;
-}
 
 // How long a writer waits for another connection's transaction (another runplan-host process) before failing.
 const BUSY_TIMEOUT_MS = 5000;
@@ -65,7 +32,7 @@ const FILE_MODE = 0o600;
  * earlier version to the current schema; a store made by a newer version is
  * refused (STORE_NEWER) and left as it was.
  */
-export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+export async function openSqliteStore(file: string, options: StoreOptions = {}): Promise<SqliteStore> {
   let db: Database.Database | undefined;
   try {
     // Created before SQLite opens it, so it never exists with the umask's mode; SQLite gives its -wal and
@@ -87,14 +54,14 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
 }
 
 function migrate(db: Database.Database, file: string, clock: StoreClock): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+  db.exec(SCHEMA_MIGRATIONS_TABLE);
   const applied = () => new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-  refuseNewerSchema(applied(), migrations, { name: file, file });
+  storeErrors.refuseNewerSchema(applied(), migrations, { name: file, file });
   for (const migration of migrations) {
     // IMMEDIATE: another process opening the same store at once waits, then finds the migration applied.
     db.transaction((m: Migration) => {
       if (applied().has(m.version)) return;
-      db.exec(m.sql);
+      db.exec(m.sql(SQLITE));
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(m.version, clock.now().toISOString());
     }).immediate(migration);
   }
@@ -112,10 +79,10 @@ export class SqliteStore implements HostStore {
   }
 
   async createApp(app: NewApp): Promise<AppRecord> {
-    const record = newAppRecord(app, this.now());
+    const record = records.newAppRecord(app, this.now());
     this.db
       .transaction(() => {
-        if (this.db.prepare('SELECT 1 FROM apps WHERE org = ? AND name = ?').get(app.org, app.name)) throw appNameTaken(app);
+        if (this.db.prepare('SELECT 1 FROM apps WHERE org = ? AND name = ?').get(app.org, app.name)) throw storeErrors.appNameTaken(app);
         this.ensureOrg(app.org, record.createdAt);
         this.db.prepare('INSERT INTO apps (id, name, org, zone, type, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(record.id, record.name, record.org, record.zone, record.type, record.createdAt);
       })
@@ -125,47 +92,47 @@ export class SqliteStore implements HostStore {
 
   async findApp(idOrName: string, org?: string): Promise<AppRecord | undefined> {
     // An id is never a valid name (names have no "_"), so the two lookups cannot be confused.
-    const byId = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(idOrName) as AppRow | undefined;
-    if (byId) return org === undefined || byId.org === org ? toApp(byId) : undefined;
+    const byId = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(idOrName) as records.AppRow | undefined;
+    if (byId) return org === undefined || byId.org === org ? records.toApp(byId) : undefined;
     const rows = (
       org === undefined ? this.db.prepare('SELECT * FROM apps WHERE name = ? ORDER BY org').all(idOrName) : this.db.prepare('SELECT * FROM apps WHERE name = ? AND org = ?').all(idOrName, org)
-    ) as AppRow[];
-    if (rows.length > 1) throw ambiguousName('application', idOrName, rows);
-    return rows[0] && toApp(rows[0]);
+    ) as records.AppRow[];
+    if (rows.length > 1) throw storeErrors.ambiguousName('application', idOrName, rows);
+    return rows[0] && records.toApp(rows[0]);
   }
 
   async listApps(org?: string): Promise<AppRecord[]> {
-    const rows = (org === undefined ? this.db.prepare('SELECT * FROM apps ORDER BY org, name').all() : this.db.prepare('SELECT * FROM apps WHERE org = ? ORDER BY name').all(org)) as AppRow[];
-    return rows.map(toApp);
+    const rows = (org === undefined ? this.db.prepare('SELECT * FROM apps ORDER BY org, name').all() : this.db.prepare('SELECT * FROM apps WHERE org = ? ORDER BY name').all(org)) as records.AppRow[];
+    return rows.map(records.toApp);
   }
 
   async variables(appId: string, set: VariableSet = 'own'): Promise<Record<string, string>> {
-    const rows = this.db.prepare(`SELECT name, value FROM ${VARIABLE_TABLES[set]} WHERE app_id = ? ORDER BY name`).all(appId) as Array<{ name: string; value: string }>;
+    const rows = this.db.prepare(`SELECT name, value FROM ${records.VARIABLE_TABLES[set]} WHERE app_id = ? ORDER BY name`).all(appId) as Array<{ name: string; value: string }>;
     return Object.fromEntries(rows.map((r) => [r.name, r.value]));
   }
 
   async changeVariables(appId: string, set: Readonly<Record<string, string>>, remove: readonly string[], which: VariableSet = 'own'): Promise<void> {
-    refuseSetAndRemoved(set, remove);
+    storeErrors.refuseSetAndRemoved(set, remove);
     const now = this.now();
     this.db
       .transaction(() => {
         this.requireApp(appId);
         const upsert = this.db.prepare(
-          `INSERT INTO ${VARIABLE_TABLES[which]} (app_id, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+          `INSERT INTO ${records.VARIABLE_TABLES[which]} (app_id, name, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
         );
         for (const [name, value] of Object.entries(set)) upsert.run(appId, name, value, now);
-        const del = this.db.prepare(`DELETE FROM ${VARIABLE_TABLES[which]} WHERE app_id = ? AND name = ?`);
+        const del = this.db.prepare(`DELETE FROM ${records.VARIABLE_TABLES[which]} WHERE app_id = ? AND name = ?`);
         for (const name of remove) del.run(appId, name);
       })
       .immediate();
   }
 
   async addKey(key: Omit<SshKeyRecord, 'id' | 'addedAt'>): Promise<SshKeyRecord> {
-    const record = newKeyRecord(key, this.now());
+    const record = records.newKeyRecord(key, this.now());
     this.db
       .transaction(() => {
         const existing = this.db.prepare('SELECT id FROM ssh_keys WHERE org = ? AND public_key = ?').pluck().get(key.org, key.publicKey) as string | undefined;
-        if (existing !== undefined) throw keyTaken(key, existing);
+        if (existing !== undefined) throw storeErrors.keyTaken(key, existing);
         this.ensureOrg(key.org, record.addedAt);
         this.db
           .prepare('INSERT INTO ssh_keys (id, org, public_key, fingerprint, comment, added_at) VALUES (?, ?, ?, ?, ?, ?)')
@@ -180,15 +147,15 @@ export class SqliteStore implements HostStore {
   }
 
   async findKey(id: string): Promise<SshKeyRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM ssh_keys WHERE id = ?').get(id) as KeyRow | undefined;
-    return row && toKey(row);
+    const row = this.db.prepare('SELECT * FROM ssh_keys WHERE id = ?').get(id) as records.KeyRow | undefined;
+    return row && records.toKey(row);
   }
 
   async listKeys(org?: string): Promise<SshKeyRecord[]> {
     const rows = (
       org === undefined ? this.db.prepare('SELECT * FROM ssh_keys ORDER BY org, added_at, rowid').all() : this.db.prepare('SELECT * FROM ssh_keys WHERE org = ? ORDER BY added_at, rowid').all(org)
-    ) as KeyRow[];
-    return rows.map(toKey);
+    ) as records.KeyRow[];
+    return rows.map(records.toKey);
   }
 
   async beginRelease(release: NewRelease): Promise<ReleaseRecord> {
@@ -215,14 +182,14 @@ export class SqliteStore implements HostStore {
     return this.db
       .transaction(() => {
         const current = this.readRelease(appId, number);
-        if (!current) throw releaseNotFound(appId, number);
-        if (current.status !== 'deploying') throw releaseAlreadyFinished(appId, number, current.status, outcome.status);
+        if (!current) throw storeErrors.releaseNotFound(appId, number);
+        if (current.status !== 'deploying') throw storeErrors.releaseAlreadyFinished(appId, number, current.status, outcome.status);
         this.db
           .prepare(
             `UPDATE releases SET status = ?, plan = ?, plan_digest = ?, port = ?, error_code = ?, finished_at = ?
              WHERE app_id = ? AND number = ?`,
           )
-          .run(outcome.status, planText(outcome.plan), outcome.planDigest ?? null, outcome.port ?? null, outcome.errorCode ?? null, finishedAt, appId, number);
+          .run(outcome.status, records.planText(outcome.plan), outcome.planDigest ?? null, outcome.port ?? null, outcome.errorCode ?? null, finishedAt, appId, number);
         if (outcome.status === 'succeeded') this.db.prepare('UPDATE apps SET current_release = ? WHERE id = ?').run(number, appId);
         return this.readRelease(appId, number) as ReleaseRecord;
       })
@@ -234,8 +201,8 @@ export class SqliteStore implements HostStore {
   }
 
   async listReleases(appId: string): Promise<ReleaseRecord[]> {
-    const rows = this.db.prepare('SELECT * FROM releases WHERE app_id = ? ORDER BY number DESC').all(appId) as ReleaseRow[];
-    return rows.map(toRelease);
+    const rows = this.db.prepare('SELECT * FROM releases WHERE app_id = ? ORDER BY number DESC').all(appId) as records.ReleaseRow[];
+    return rows.map(records.toRelease);
   }
 
   async failUnfinishedReleases(): Promise<number> {
@@ -247,7 +214,7 @@ export class SqliteStore implements HostStore {
     if (lines.length === 0) return;
     this.db
       .transaction(() => {
-        if (!this.db.prepare('SELECT 1 FROM releases WHERE app_id = ? AND number = ?').get(appId, number)) throw releaseNotFound(appId, number, ' to log for');
+        if (!this.db.prepare('SELECT 1 FROM releases WHERE app_id = ? AND number = ?').get(appId, number)) throw storeErrors.releaseNotFound(appId, number, ' to log for');
         const last = this.db.prepare('SELECT MAX(seq) FROM release_logs WHERE app_id = ? AND number = ?').pluck().get(appId, number) as number | null;
         const insert = this.db.prepare('INSERT INTO release_logs (app_id, number, seq, line) VALUES (?, ?, ?, ?)');
         let seq = last ?? 0;
@@ -261,10 +228,10 @@ export class SqliteStore implements HostStore {
   }
 
   async createAddon(addon: NewAddon): Promise<AddonRecord> {
-    const record = newAddonRecord(addon, this.now());
+    const record = records.newAddonRecord(addon, this.now());
     this.db
       .transaction(() => {
-        if (this.db.prepare('SELECT 1 FROM addons WHERE org = ? AND name = ?').get(addon.org, addon.name)) throw addonNameTaken(addon);
+        if (this.db.prepare('SELECT 1 FROM addons WHERE org = ? AND name = ?').get(addon.org, addon.name)) throw storeErrors.addonNameTaken(addon);
         this.ensureOrg(addon.org, record.createdAt);
         this.db
           .prepare('INSERT INTO addons (id, name, org, provider, zone, created_at, config) VALUES (?, ?, ?, ?, ?, ?, ?)')
@@ -276,18 +243,20 @@ export class SqliteStore implements HostStore {
 
   async findAddon(idOrName: string, org?: string): Promise<AddonRecord | undefined> {
     // As for applications: an id has a "_", a name never does.
-    const byId = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(idOrName) as AddonRow | undefined;
-    if (byId) return org === undefined || byId.org === org ? toAddon(byId) : undefined;
+    const byId = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(idOrName) as records.AddonRow | undefined;
+    if (byId) return org === undefined || byId.org === org ? records.toAddon(byId) : undefined;
     const rows = (
       org === undefined ? this.db.prepare('SELECT * FROM addons WHERE name = ? ORDER BY org').all(idOrName) : this.db.prepare('SELECT * FROM addons WHERE name = ? AND org = ?').all(idOrName, org)
-    ) as AddonRow[];
-    if (rows.length > 1) throw ambiguousName('add-on', idOrName, rows);
-    return rows[0] && toAddon(rows[0]);
+    ) as records.AddonRow[];
+    if (rows.length > 1) throw storeErrors.ambiguousName('add-on', idOrName, rows);
+    return rows[0] && records.toAddon(rows[0]);
   }
 
   async listAddons(org?: string): Promise<AddonRecord[]> {
-    const rows = (org === undefined ? this.db.prepare('SELECT * FROM addons ORDER BY org, name').all() : this.db.prepare('SELECT * FROM addons WHERE org = ? ORDER BY name').all(org)) as AddonRow[];
-    return rows.map(toAddon);
+    const rows = (
+      org === undefined ? this.db.prepare('SELECT * FROM addons ORDER BY org, name').all() : this.db.prepare('SELECT * FROM addons WHERE org = ? ORDER BY name').all(org)
+    ) as records.AddonRow[];
+    return rows.map(records.toAddon);
   }
 
   async removeAddon(id: string): Promise<void> {
@@ -298,7 +267,7 @@ export class SqliteStore implements HostStore {
           id: string;
           name: string;
         }>;
-        if (apps.length > 0) throw addonLinked(addon, apps);
+        if (apps.length > 0) throw storeErrors.addonLinked(addon, apps);
         this.db.prepare('DELETE FROM addons WHERE id = ?').run(id);
       })
       .immediate();
@@ -310,7 +279,7 @@ export class SqliteStore implements HostStore {
       .transaction(() => {
         const appOrg = this.requireApp(appId).org;
         const addon = this.requireAddon(addonId);
-        if (appOrg !== addon.org) throw addonOrgMismatch(appId, appOrg, addon);
+        if (appOrg !== addon.org) throw storeErrors.addonOrgMismatch(appId, appOrg, addon);
         return this.db.prepare('INSERT INTO addon_links (app_id, addon_id, linked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, addonId, now).changes > 0;
       })
       .immediate();
@@ -324,7 +293,7 @@ export class SqliteStore implements HostStore {
     const now = this.now();
     return this.db
       .transaction(() => {
-        refuseAppLink(this.requireApp(appId), this.requireApp(targetId));
+        storeErrors.refuseAppLink(this.requireApp(appId), this.requireApp(targetId));
         return this.db.prepare('INSERT INTO app_links (app_id, target_id, linked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, targetId, now).changes > 0;
       })
       .immediate();
@@ -335,33 +304,33 @@ export class SqliteStore implements HostStore {
   }
 
   async appLinksOf(appId: string): Promise<AppRecord[]> {
-    const rows = this.db.prepare('SELECT apps.* FROM app_links JOIN apps ON apps.id = app_links.target_id WHERE app_id = ? ORDER BY apps.name').all(appId) as AppRow[];
-    return rows.map(toApp);
+    const rows = this.db.prepare('SELECT apps.* FROM app_links JOIN apps ON apps.id = app_links.target_id WHERE app_id = ? ORDER BY apps.name').all(appId) as records.AppRow[];
+    return rows.map(records.toApp);
   }
 
   async appsLinkedTo(addonId: string): Promise<AppRecord[]> {
-    const rows = this.db.prepare('SELECT apps.* FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = ? ORDER BY apps.name').all(addonId) as AppRow[];
-    return rows.map(toApp);
+    const rows = this.db.prepare('SELECT apps.* FROM addon_links JOIN apps ON apps.id = addon_links.app_id WHERE addon_id = ? ORDER BY apps.name').all(addonId) as records.AppRow[];
+    return rows.map(records.toApp);
   }
 
   async linksOf(appId: string): Promise<AddonRecord[]> {
-    const rows = this.db.prepare('SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = ? ORDER BY addons.name').all(appId) as AddonRow[];
-    return rows.map(toAddon);
+    const rows = this.db.prepare('SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = ? ORDER BY addons.name').all(appId) as records.AddonRow[];
+    return rows.map(records.toAddon);
   }
 
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 
-  private requireAddon(addonId: string): AddonRow {
-    const row = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(addonId) as AddonRow | undefined;
-    if (!row) throw addonNotFound(addonId);
+  private requireAddon(addonId: string): records.AddonRow {
+    const row = this.db.prepare('SELECT * FROM addons WHERE id = ?').get(addonId) as records.AddonRow | undefined;
+    if (!row) throw storeErrors.addonNotFound(addonId);
     return row;
   }
 
   /** One serve per data folder (serve.pid), and the file is in it: no other host shares this store. */
   async appUser(appId: string): Promise<AppUserRecord | undefined> {
-    return toAppUser(this.db.prepare('SELECT * FROM app_users WHERE app_id = ?').get(appId) as AppUserRow | undefined);
+    return records.toAppUser(this.db.prepare('SELECT * FROM app_users WHERE app_id = ?').get(appId) as records.AppUserRow | undefined);
   }
 
   async highestAppUid(): Promise<number | undefined> {
@@ -381,21 +350,21 @@ export class SqliteStore implements HostStore {
   async setDedicatedBuildInstance(appId: string, on: boolean): Promise<AppRecord> {
     this.requireApp(appId);
     this.db.prepare('UPDATE apps SET dedicated_build_instance = ? WHERE id = ?').run(on ? 1 : 0, appId);
-    return toApp(this.requireApp(appId));
+    return records.toApp(this.requireApp(appId));
   }
 
   private ensureOrg(org: string, at: string): void {
     this.db.prepare('INSERT INTO orgs (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING').run(org, at);
   }
 
-  private requireApp(appId: string): AppRow {
-    const row = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(appId) as AppRow | undefined;
-    if (!row) throw appNotFound(appId);
+  private requireApp(appId: string): records.AppRow {
+    const row = this.db.prepare('SELECT * FROM apps WHERE id = ?').get(appId) as records.AppRow | undefined;
+    if (!row) throw storeErrors.appNotFound(appId);
     return row;
   }
 
   private readRelease(appId: string, number: number): ReleaseRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM releases WHERE app_id = ? AND number = ?').get(appId, number) as ReleaseRow | undefined;
-    return row && toRelease(row);
+    const row = this.db.prepare('SELECT * FROM releases WHERE app_id = ? AND number = ?').get(appId, number) as records.ReleaseRow | undefined;
+    return row && records.toRelease(row);
   }
 }

@@ -15,6 +15,12 @@ export interface StoreClock {
 /** The system's time: a store's clock unless the caller gives one. */
 export const systemClock: StoreClock = { now: () => new Date() };
 
+/** What opening either store takes besides where it is. */
+export interface StoreOptions {
+  /** The time recorded (created, added, started, finished); the system's by default. */
+  readonly clock?: StoreClock;
+}
+
 /** An application's own variables, or those it exposes to the applications linked to it (the specification's linked applications). */
 export type VariableSet = 'own' | 'exposed';
 

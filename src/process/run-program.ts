@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { RunplanError } from '../errors/runplan-error.js';
@@ -7,8 +8,11 @@ import { systemEnvironment } from './process-env.js';
 /**
  * The one way runplan runs a short-lived program (a probe, a build step, a hook,
  * `docker …`, tar as the application's user, mmdebstrap): every other module
- * asks this one, and only this one imports execa (a test checks it). Programs
- * that live as long as a deployment are kept by src/run/supervised-process.ts.
+ * asks this one, and only this one imports execa (a test checks it, over src/,
+ * buildpacks/ and host/src/). A server that lives long (runplan-host's sshd,
+ * Caddy, add-on servers) is started here too (startProgram: no timeout, its
+ * output in a log file or in lines, stopped by its pid with RunningProgram.kill).
+ * Programs that live as long as a deployment are kept by src/run/supervised-process.ts.
  */
 
 /** What a short-lived program printed and how it ended. */
@@ -73,8 +77,28 @@ export interface StartProgramOptions extends RunProgramOptions {
   readonly detached?: boolean;
   /** Told its pid once it started. */
   readonly onStart?: (pid: number) => void;
-  /** Told when it exited, before its output pipes close (a daemon it left may hold them). */
-  readonly onExit?: () => void;
+  /** Told when it exited, with its exit status or the signal that ended it, before its output pipes close (a daemon it left, or a server's own children, may hold them). */
+  readonly onExit?: (exitCode: number | null, signal: NodeJS.Signals | null) => void;
+  /**
+   * 'inherit': it gets runplan's own standard input, output and error as they are, byte for byte, not
+   * piped through runplan (a program that talks to runplan's caller itself: git-receive-pack on an
+   * SSH session, runplan-host serve started again in a clean environment). Nothing of its output is
+   * then kept (stdout and stderr are empty) and input, onLine, stdoutStream and outputFile do not apply.
+   */
+  readonly stdio?: 'inherit';
+  /**
+   * A file its standard output and error are appended to (made 0600 when missing), written by the
+   * program itself, not piped through runplan: a server's log, which it keeps writing whatever becomes
+   * of runplan's process. Opened by startProgram, which throws as fs.openSync does when it cannot be.
+   * Nothing of its output is then kept (stdout and stderr are empty); its standard input is none.
+   */
+  readonly outputFile?: string;
+  /**
+   * Left running when runplan's own process exits. By default a program still running then is killed
+   * with it; a server the host stops itself (by its pid, RunningProgram.kill) and a program that must
+   * finish what it does whatever runplan's process does (git-receive-pack taking a push) set this.
+   */
+  readonly keepRunningOnExit?: boolean;
 }
 
 /** A started program: its output as a stream when asked for, and how it ended. */
@@ -82,6 +106,19 @@ export interface RunningProgram {
   /** Its standard output, when started with stdoutStream (otherwise an ended stream). */
   readonly stdout: Readable;
   readonly done: Promise<ProgramOutcome>;
+  /**
+   * Sends it `signal` (to its pid alone, not its process group) while it runs: one asked for before it
+   * started is sent once it has; none is sent once it exited (its pid may be another process's by then)
+   * or when it could not start. Nothing follows it: a caller that wants SIGKILL after a grace sends it.
+   */
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** What kill() needs of the program: its process once started, and whether it has exited. */
+interface Signalled {
+  child: { readonly pid?: number | undefined } | undefined;
+  exited: boolean;
+  pending: NodeJS.Signals | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -103,31 +140,72 @@ export async function runProgram(file: string, args: readonly string[], options:
 export function startProgram(file: string, args: readonly string[], options: StartProgramOptions = {}): RunningProgram {
   const stdout = new PassThrough();
   if (!options.stdoutStream) stdout.end();
-  return { stdout, done: run(file, args, options, stdout) };
+  // Opened now, so that a log file that cannot be opened is the caller's error at once, as it was before runplan ran anything.
+  const outputFd = options.stdio !== 'inherit' && options.outputFile !== undefined ? openSync(options.outputFile, 'a', 0o600) : undefined;
+  const signalled: Signalled = { child: undefined, exited: false, pending: undefined };
+  return {
+    stdout,
+    done: run(file, args, options, stdout, outputFd, signalled),
+    kill: (signal) => {
+      if (signalled.exited) return;
+      if (signalled.child === undefined) signalled.pending = signal;
+      else sendSignal(signalled.child.pid, signal);
+    },
+  };
 }
 
-async function run(file: string, args: readonly string[], options: StartProgramOptions, stdoutStream: PassThrough): Promise<ProgramOutcome> {
-  // Loaded on first use: planning never runs a program, and execa is a third of the CLI's start-up time.
-  const { execa } = await import('execa');
+function sendSignal(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Exited in the meantime, not reaped yet.
+  }
+}
+
+/** The streams execa gives the program: piped to runplan (the default), runplan's own, or a log file. */
+function stdioOptions(options: StartProgramOptions, outputFd: number | undefined) {
+  if (options.stdio === 'inherit') return { stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' } as const;
+  // execa's types name only the descriptors 3 to 9, but it gives any descriptor that is an option's only value to the program as it is.
+  if (outputFd !== undefined) return { stdin: 'ignore', stdout: outputFd as 3, stderr: outputFd as 3 } as const;
+  return { stdin: options.input === undefined ? 'ignore' : 'pipe' } as const;
+}
+
+async function run(file: string, args: readonly string[], options: StartProgramOptions, stdoutStream: PassThrough, outputFd: number | undefined, signalled: Signalled): Promise<ProgramOutcome> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const child = execa(file, [...args], {
-    env: options.env ?? systemEnvironment(),
-    extendEnv: false,
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    ...(options.uid === undefined ? {} : { uid: options.uid }),
-    ...(options.gid === undefined ? {} : { gid: options.gid }),
-    stdin: options.input === undefined ? 'ignore' : 'pipe',
-    buffer: false,
-    reject: false,
-    timeout: timeoutMs,
-    killSignal: options.killSignal ?? 'SIGTERM',
-    ...(options.signal ? { cancelSignal: options.signal } : {}),
-    ...(options.detached ? { detached: true } : {}),
+  let child: ReturnType<typeof import('execa').execa>;
+  try {
+    // Loaded on first use: planning never runs a program, and execa is a third of the CLI's start-up time.
+    const { execa } = await import('execa');
+    child = execa(file, [...args], {
+      env: options.env ?? systemEnvironment(),
+      extendEnv: false,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
+      ...stdioOptions(options, outputFd),
+      buffer: false,
+      reject: false,
+      timeout: timeoutMs,
+      killSignal: options.killSignal ?? 'SIGTERM',
+      ...(options.signal ? { cancelSignal: options.signal } : {}),
+      ...(options.detached ? { detached: true } : {}),
+      ...(options.keepRunningOnExit ? { cleanup: false } : {}),
+    });
+  } finally {
+    // The program has its own copy of the log file's descriptor.
+    if (outputFd !== undefined) closeSync(outputFd);
+  }
+  signalled.child = child;
+  child.once('exit', () => {
+    signalled.exited = true;
   });
+  if (signalled.pending !== undefined) sendSignal(child.pid, signalled.pending);
   child.once('spawn', () => {
     if (child.pid !== undefined) options.onStart?.(child.pid);
   });
-  if (options.onExit) child.once('exit', options.onExit);
+  const { onExit } = options;
+  if (onExit) child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => onExit(code, signal));
 
   let inputError: Error | undefined;
   feed(child.stdin, options.input, (error) => {

@@ -106,11 +106,12 @@ describe('import direction', () => {
       expect(names('runplan').has(name), name).toBe(false);
   });
 
-  it('only the program runner (src/process/run-program.ts) starts programs: no other module imports node:child_process or execa', () => {
+  it('only the program runner (src/process/run-program.ts) starts programs: no other module of runplan or of runplan-host (host/src) imports node:child_process or execa', () => {
     // Supervised processes live as long as the deployment and keep their own spawn() (their comment says why).
+    // runplan-host starts every program through runplan/process, its servers (sshd, Caddy, add-on servers) included.
     const allowed = new Set(['src/process/run-program.ts', 'src/run/supervised-process.ts']);
     const spawning = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"](?:node:)?(?:child_process|execa)['"]/m;
-    const offenders = ['src', 'buildpacks'].flatMap((dir) =>
+    const offenders = ['src', 'buildpacks', 'host/src'].flatMap((dir) =>
       readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
         .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
         .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))

@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, closeSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type RunningProgram, startProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import { exitWords, type Part, type PartRun, type SupervisedPart, Supervisor } from '../supervision/supervisor.js';
 import { runChecked } from '../programs.js';
@@ -52,9 +52,10 @@ export interface StartServerOptions {
   readonly supervisor?: Supervisor;
 }
 
-/** One run of a server: its process, and why it exited once it has. */
+/** One run of a server: its process (its PID once started), and why it exited once it has. */
 interface Run {
-  readonly child: ChildProcess;
+  readonly program: RunningProgram;
+  readonly pid: () => number | undefined;
   readonly exited: Promise<string>;
 }
 
@@ -92,24 +93,24 @@ function readFileSafe(file: string): string {
 }
 
 function launch(options: StartServerOptions): Run {
-  const log = openSync(options.logFile, 'a', 0o600);
-  let child: ChildProcess;
-  try {
-    child = spawn(options.command, options.args, {
-      cwd: options.cwd,
-      stdio: ['ignore', log, log],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
-      ...(options.account ? { uid: options.account.uid, gid: options.account.gid } : {}),
-    });
-  } finally {
-    closeSync(log);
-  }
-  if (child.pid !== undefined) writeFileSync(pidFile(options), `${child.pid}\n`, { mode: 0o600 });
-  const exited = new Promise<string>((resolve) => {
-    child.once('error', (error) => resolve(`could not be run: ${error.message}`));
-    child.once('exit', (code, signal) => resolve(exitWords(code, signal)));
+  let pid: number | undefined;
+  // Through runplan's one runner: its output appended to its log by the server itself, left running if the
+  // host's process dies (the next serve stops it, stopLeftover), stopped by its PID.
+  const program = startProgram(options.command, options.args, {
+    cwd: options.cwd,
+    outputFile: options.logFile,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+    ...(options.account ? { uid: options.account.uid, gid: options.account.gid } : {}),
+    timeoutMs: 0,
+    keepRunningOnExit: true,
+    onStart: (started) => {
+      pid = started;
+      writeFileSync(pidFile(options), `${started}\n`, { mode: 0o600 });
+    },
   });
-  return { child, exited };
+  // Settles as it exits: nothing of its holds a pipe of the host's.
+  const exited = program.done.then((outcome) => (outcome.startError !== undefined ? `could not be run: spawn ${options.command} ${outcome.startError}` : exitWords(outcome.exitCode, outcome.signal)));
+  return { program, pid: () => pid, exited };
 }
 
 /** Until ready() says yes; a run that exits first, or never answers, is reported with the end of its log. */
@@ -133,9 +134,9 @@ async function waitReady(run: Run, options: StartServerOptions): Promise<void> {
 }
 
 async function stopRun(run: Run, signal: NodeJS.Signals, graceMs: number): Promise<void> {
-  if (run.child.exitCode !== null || run.child.signalCode !== null) return;
-  run.child.kill(signal);
-  const timer = setTimeout(() => run.child.kill('SIGKILL'), graceMs);
+  // Nothing is sent once it has exited (kill() knows); `exited` has settled then.
+  run.program.kill(signal);
+  const timer = setTimeout(() => run.program.kill('SIGKILL'), graceMs);
   await run.exited;
   clearTimeout(timer);
 }
@@ -155,7 +156,7 @@ export class ServerProcess {
   private constructor(private readonly options: StartServerOptions) {}
 
   get pid(): number {
-    return this.run?.child.pid as number;
+    return this.run?.pid() as number;
   }
 
   static async start(options: StartServerOptions): Promise<ServerProcess> {
@@ -177,7 +178,7 @@ export class ServerProcess {
         const run = launch(options);
         this.run = run;
         await waitReady(run, options);
-        return { pid: run.child.pid, ended: run.exited };
+        return { pid: run.pid(), ended: run.exited };
       },
       stop: async () => {
         if (this.run !== undefined) await stopRun(this.run, options.stopSignal ?? 'SIGTERM', this.graceMs);

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isRunplanError } from 'runplan';
-import { writeFileAtomic } from 'runplan/process';
+import { startProgram, writeFileAtomic } from 'runplan/process';
 import { parseEnvFile } from 'runplan/buildpack';
 import { cleanEnvironment, droppedNames } from '../clean-environment.js';
 import { HostErrors } from '../errors.js';
@@ -413,11 +412,17 @@ async function serve(paths: HostPaths, io: Io): Promise<number> {
 function serveInCleanEnvironment(io: Io): Promise<number> {
   const dropped = droppedNames(process.env).length;
   io.err(`==> serve starts in a clean environment: ${dropped} variable(s) of the one it was given are left out (docs/host.md, "serve's environment")\n`);
-  const child = spawn(process.execPath, [...process.execArgv, '--', process.argv[1] as string, ...process.argv.slice(2)], { env: cleanEnvironment(process.env), stdio: 'inherit' });
+  const child = startProgram(process.execPath, [...process.execArgv, '--', process.argv[1] as string, ...process.argv.slice(2)], {
+    env: cleanEnvironment(process.env),
+    stdio: 'inherit',
+    timeoutMs: 0,
+    // It stops when told (the signals passed on), not when this process does.
+    keepRunningOnExit: true,
+  });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, forward);
-  return new Promise((resolveExit, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolveExit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  return child.done.then(({ startError, exitCode, signal }) => {
+    if (startError !== undefined) throw Object.assign(new Error(`spawn ${process.execPath} ${startError}`), { code: startError });
+    return exitCode ?? 128 + (signal ? constants.signals[signal] : 0);
   });
 }

@@ -184,16 +184,17 @@ export class CaddyEdge implements Edge {
   private async stopCaddy(): Promise<void> {
     const running = this.running;
     this.running = undefined;
-    if (running?.pid !== undefined) {
+    // By its PID, once it has one: a stop asked for while it is being started is sent once it has started.
+    if (running !== undefined) {
       let ended = false;
       void running.ended.then(() => {
         ended = true;
       });
-      signal(running.pid, 'SIGTERM');
+      running.kill('SIGTERM');
       const grace = this.delay(this.caddyOptions.stopGraceMs ?? 10_000).then(() => false);
       const graceful = await Promise.race([running.ended.then(() => true), grace]);
       if (!graceful && !ended) {
-        signal(running.pid, 'SIGKILL');
+        running.kill('SIGKILL');
         await running.ended;
       }
     }
@@ -320,14 +321,6 @@ export class CaddyEdge implements Edge {
     const result = this.changes.then(work, work);
     this.changes = result.catch(() => undefined);
     return result;
-  }
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // Already gone.
   }
 }
 

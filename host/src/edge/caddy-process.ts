@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, openSync, closeSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { startProgram } from 'runplan/process';
 import type { CaddyFiles } from './caddy-config.js';
 
 /** The caddy program: the one given, else the first on PATH, else Debian's. */
@@ -23,18 +23,21 @@ export function findCaddy(given?: string): string {
 export type CaddyEnd = { readonly code: number | null; readonly signal: NodeJS.Signals | null } | { readonly error: Error };
 
 export interface RunningCaddy {
-  readonly child: ChildProcess;
+  /** Its PID once it started; undefined before, or when it could not start. */
   readonly pid: number | undefined;
   /** Settles when the process has ended (or could not start); never rejects. */
   readonly ended: Promise<CaddyEnd>;
   /** Where this run's output begins in the log file (the file keeps the earlier runs'). */
   readonly logOffset: number;
+  /** Sends it a signal by its PID while it runs (none once it has ended). */
+  kill(signal: NodeJS.Signals): void;
 }
 
 /**
- * Runs `caddy run` on the config file, with an environment of its own: HOME and XDG_* under the edge's
- * folder keep its CA, certificates and autosaves there, and nothing of the host's environment (secrets
- * included) reaches it. Its output is appended to the log file, never to the host's stdout.
+ * Runs `caddy run` on the config file through runplan's one runner, with an environment of its own: HOME and
+ * XDG_* under the edge's folder keep its CA, certificates and autosaves there, and nothing of the host's
+ * environment (secrets included) reaches it. Its output is appended to the log file by Caddy itself, never to
+ * the host's stdout; the edge stops it by its PID.
  */
 export function runCaddy(program: string, dir: string, files: CaddyFiles): RunningCaddy {
   let logOffset = 0;
@@ -43,22 +46,29 @@ export function runCaddy(program: string, dir: string, files: CaddyFiles): Runni
   } catch {
     // No log yet.
   }
-  const log = openSync(files.log, 'a', 0o600);
-  try {
-    const child = spawn(program, ['run', '--config', files.config, '--pidfile', files.pidFile], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, XDG_DATA_HOME: files.dataDir, XDG_CONFIG_HOME: files.configDir },
-      stdio: ['ignore', log, log],
-    });
-    const ended = new Promise<CaddyEnd>((resolve) => {
-      child.once('error', (error) => resolve({ error }));
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
-    return { child, pid: child.pid, ended, logOffset };
-  } finally {
-    // The child has its own copy of the descriptor.
-    closeSync(log);
-  }
+  let pid: number | undefined;
+  const running = startProgram(program, ['run', '--config', files.config, '--pidfile', files.pidFile], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, XDG_DATA_HOME: files.dataDir, XDG_CONFIG_HOME: files.configDir },
+    outputFile: files.log,
+    timeoutMs: 0,
+    keepRunningOnExit: true,
+    onStart: (started) => {
+      pid = started;
+    },
+  });
+  const ended = running.done.then((outcome): CaddyEnd => {
+    if (outcome.startError !== undefined) return { error: Object.assign(new Error(`spawn ${program} ${outcome.startError}`), { code: outcome.startError }) };
+    return { code: outcome.exitCode, signal: outcome.signal };
+  });
+  return {
+    get pid() {
+      return pid;
+    },
+    ended,
+    logOffset,
+    kill: running.kill,
+  };
 }
 
 /** The last lines this run of Caddy wrote: the reason it gives when it fails. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { startProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import { hostPaths, repositoryPath } from '../paths.js';
 import { isAppId } from './app-id.js';
@@ -81,16 +81,22 @@ async function runGitShell(options: GitShellOptions): Promise<number> {
   }
   // The same words whether the application does not exist or is another organization's.
   if (!allowed) return refuse(HostErrors.PUSH_DENIED.create({ message: `the key ${options.keyId} may not push to ${command.appId}` }));
-  const child = spawn('git-receive-pack', [options.repositoryPath(command.appId)], {
+  // The session's own streams, byte for byte; left to finish a push if this process is ended first.
+  const outcome = await startProgram('git-receive-pack', [options.repositoryPath(command.appId)], {
     stdio: 'inherit',
     env: { ...(options.env ?? process.env), [KEY_VARIABLE]: options.keyId },
-  });
-  return new Promise((resolve) => {
-    child.once('error', (error) =>
-      resolve(refuse(HostErrors.HOST_PART_FAILED.create({ message: `git-receive-pack could not start: ${error.message}`, fix: 'Install git on the host (apt-get install git).' }))),
+    timeoutMs: 0,
+    keepRunningOnExit: true,
+  }).done;
+  if (outcome.startError !== undefined) {
+    return refuse(
+      HostErrors.HOST_PART_FAILED.create({
+        message: `git-receive-pack could not start: spawn git-receive-pack ${outcome.startError}`,
+        fix: 'Install git on the host (apt-get install git).',
+      }),
     );
-    child.once('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
-  });
+  }
+  return outcome.exitCode ?? (outcome.signal === null ? 1 : 128);
 }
 
 export interface GitShellMainOptions {

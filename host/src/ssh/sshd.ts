@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type RunningProgram, startProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import { accepts } from '../supervision/probes.js';
 import { exitWords, type Part, type PartCheck, type PartRun } from '../supervision/supervisor.js';
@@ -24,6 +24,13 @@ export interface SshdOptions {
 }
 
 const KEPT_LINES = 20;
+
+/** One run of sshd: its program, its PID once started and how it ended once it has, and `done` once its pipe closed too. */
+interface SshdRun {
+  readonly program: RunningProgram;
+  readonly state: { pid?: number; exitedAs?: string };
+  readonly done: Promise<void>;
+}
 /** Characters a path or name may have in sshd_config: no spaces or quotes (its word splitting) and no `%` (AuthorizedKeysFile expands %-tokens). */
 const CONFIG_SAFE = /^[A-Za-z0-9_./:@+-]+$/;
 
@@ -38,7 +45,8 @@ export class Sshd implements Part {
   readonly configFile: string;
   readonly hostKeyFile: string;
   readonly pidFile: string;
-  private child: ChildProcess | undefined;
+  /** The running listener: its program, its PID once started, and how it ended once it has. */
+  private child: SshdRun | undefined;
   private exited: Promise<string> | undefined;
   private readonly output: string[] = [];
 
@@ -69,7 +77,7 @@ export class Sshd implements Part {
 
   /** Starts sshd (again, after it died) and resolves once it listens; the run's `ended` says how it ended. */
   async start(): Promise<PartRun> {
-    if (this.child !== undefined && this.exited !== undefined && this.child.exitCode === null && this.child.signalCode === null) return { pid: this.child.pid, ended: this.exited };
+    if (this.child !== undefined && this.exited !== undefined && this.child.state.exitedAs === undefined) return { pid: this.child.state.pid, ended: this.exited };
     const { dir, port, listenAddress, user, authorizedKeysFile } = this.opts;
     for (const [what, value] of [
       ['the data folder path', dir],
@@ -93,36 +101,48 @@ export class Sshd implements Part {
     await this.tool(this.program, ['-t', '-f', this.configFile]);
     await rm(this.pidFile, { force: true });
 
-    const child = spawn(this.program, ['-D', '-e', '-f', this.configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-    this.child = child;
+    // Read to the end, always, line by line: sshd (and each connection's process, which may outlive it) logs to its
+    // stderr, a pipe that must never fill. It is left running if the host's process dies; stop() ends it by its PID.
+    let settle: (why: string) => void = () => undefined;
     const exited = new Promise<string>((resolve) => {
-      child.once('exit', (code, signal) => resolve(exitWords(code, signal)));
-      child.once('error', (error) => resolve(`could not be run: ${error.message}`));
+      settle = resolve;
     });
+    const state: { pid?: number; exitedAs?: string } = {};
+    const ended = (why: string) => {
+      state.exitedAs ??= why;
+      settle(why);
+    };
+    const program = startProgram(this.program, ['-D', '-e', '-f', this.configFile], {
+      timeoutMs: 0,
+      keepRunningOnExit: true,
+      onStart: (pid) => {
+        state.pid = pid;
+      },
+      // At its exit, not once the pipe closes: a connection's process may hold it longer.
+      onExit: (code, signal) => ended(exitWords(code, signal)),
+      onLine: (line, stream) => {
+        if (stream !== 'stderr') return;
+        this.output.push(line);
+        this.opts.onLine?.(line);
+        this.output.splice(0, Math.max(0, this.output.length - KEPT_LINES));
+      },
+    });
+    const done = program.done.then((outcome) => {
+      if (outcome.startError !== undefined) ended(`could not be run: spawn ${this.program} ${outcome.startError}`);
+    });
+    const child: SshdRun = { program, state, done };
+    this.child = child;
     this.exited = exited;
-    // Read to the end, always: sshd (and each connection's process) logs to this pipe, which must never fill.
-    let partial = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      this.output.push(...lines);
-      for (const line of lines) this.opts.onLine?.(line);
-      this.output.splice(0, Math.max(0, this.output.length - KEPT_LINES));
-    });
-    let spawnFailure: Error | undefined;
-    child.once('error', (error) => {
-      spawnFailure = error;
-    });
     const deadline = Date.now() + (this.opts.startTimeoutMs ?? 10_000);
     for (;;) {
       // sshd writes its pid file once its sockets listen: a port that accepts before that may be another program's.
-      if ((await pidFileHolds(this.pidFile, child.pid)) && (await accepts(listenAddress, port))) return { pid: child.pid, ended: exited };
-      const failed = spawnFailure !== undefined || child.exitCode !== null || child.signalCode !== null;
+      if ((await pidFileHolds(this.pidFile, child.state.pid)) && (await accepts(listenAddress, port))) return { pid: child.state.pid, ended: exited };
+      const failed = child.state.exitedAs !== undefined;
       if (failed || Date.now() > deadline) {
         await this.stop();
         // Its last words (why it stopped) may still be in the pipe.
-        if (child.stderr !== null && !child.stderr.closed) await Promise.race([new Promise((resolve) => child.stderr?.once('close', resolve)), delay(1_000)]);
-        throw this.failure(failed ? `sshd stopped before it listened on ${listenAddress}:${port}` : `sshd did not listen on ${listenAddress}:${port} in time`, spawnFailure);
+        await Promise.race([done, delay(1_000)]);
+        throw this.failure(failed ? `sshd stopped before it listened on ${listenAddress}:${port}` : `sshd did not listen on ${listenAddress}:${port} in time`, startFailure(child.state.exitedAs));
       }
       await delay(50);
     }
@@ -139,13 +159,14 @@ export class Sshd implements Part {
   async stop(): Promise<void> {
     const child = this.child;
     if (child === undefined) return;
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      child.kill('SIGTERM');
+    if (child.state.exitedAs === undefined) {
+      // By its PID (a stop asked for while it is being started is sent once it has started).
+      child.program.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
       const stopped = await Promise.race([this.exited?.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
       clearTimeout(timer);
       if (!stopped) {
-        child.kill('SIGKILL');
+        child.program.kill('SIGKILL');
         await this.exited;
       }
     }
@@ -216,6 +237,11 @@ export class Sshd implements Part {
       ...(cause === undefined ? {} : { cause }),
     });
   }
+}
+
+/** The error of an sshd that could not be run at all, as the failure's cause. */
+function startFailure(exitedAs: string | undefined): Error | undefined {
+  return exitedAs?.startsWith('could not be run: ') ? new Error(exitedAs.slice('could not be run: '.length)) : undefined;
 }
 
 async function pidFileHolds(file: string, pid: number | undefined): Promise<boolean> {

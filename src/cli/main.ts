@@ -25,6 +25,7 @@ import { formatSeconds } from '../health/probes.js';
 import { RUNPLAN_VERSION } from '../version.js';
 import { parseCli, quoteArgument, USAGE, type CliArguments } from './args.js';
 import { formatPlan } from './format-plan.js';
+import { CliSecrets } from './cli-secrets.js';
 import { cliOutput, type CliOutput, formatError } from './output.js';
 import { terminalSafe } from './terminal-text.js';
 import { untilFinished } from './unfinished.js';
@@ -47,16 +48,22 @@ export async function main(argv: readonly string[], out: Write = stdout, err: Wr
   }
   // Known before the arguments are parsed, so that a usage error is machine-readable too.
   const o = cliOutput(argv.includes('--events') ? 'events' : argv.includes('--json') ? 'json' : 'human', out, err, formatLogLine);
+  const secrets = new CliSecrets();
   try {
     // Exit status 0 only for a command that did its work: one left waiting for ever is an error, not an empty success.
-    return await untilFinished(command(argv, out, o));
+    return await untilFinished(command(argv, out, o, secrets));
   } catch (error) {
-    return reportError(error, o);
+    return reportError(secrets.redact(error), o);
   }
 }
 
-async function command(argv: readonly string[], out: Write, o: CliOutput): Promise<number> {
+/** The secrets each command was given, by its arguments: what it loads (a --buildpack, a saved plan) may declare more names secret. */
+const givenSecrets = new WeakMap<CliArguments, CliSecrets>();
+
+async function command(argv: readonly string[], out: Write, o: CliOutput, secrets: CliSecrets): Promise<number> {
   const args = await parseCli(argv);
+  secrets.given(args.env);
+  givenSecrets.set(args, secrets);
   switch (args.command) {
     case 'schema':
       out(`${JSON.stringify(runPlanJsonSchema(), null, 2)}\n`);
@@ -89,6 +96,8 @@ async function appOptions(args: CliArguments, o: CliOutput, signal?: AbortSignal
   const registry = await cliRegistry(args, signal);
   warnOfSecretArguments(args, registry, o);
   const plan = args.plan ? parsePlan(await readJson(args.plan, 'plan'), args.plan) : undefined;
+  // Secret in the plan, secret when given (as the environment of a saved plan makes them).
+  if (plan) givenSecrets.get(args)?.declare(plan.environment.variables.filter((v) => v.secret).map((v) => v.name));
   return {
     registry,
     appDir: args.target as string,
@@ -120,7 +129,9 @@ async function cliRegistry(args: CliArguments, signal?: AbortSignal) {
   const registry = defaultRegistry();
   if (args.buildpacks.length === 0) return registry;
   const { loadBuildpacks } = await import('./load-buildpacks.js');
-  return loadBuildpacks(registry, args.buildpacks, { timeoutMs: buildpackLimits(args.host).buildpackTimeoutMs, ...(signal ? { signal } : {}) });
+  const loaded = await loadBuildpacks(registry, args.buildpacks, { timeoutMs: buildpackLimits(args.host).buildpackTimeoutMs, ...(signal ? { signal } : {}) });
+  givenSecrets.get(args)?.declare(loaded.secretVariables());
+  return loaded;
 }
 
 /** ...and what building commands add: printed lines, the plan shown first (with its digest), Ctrl-C. */
@@ -431,6 +442,7 @@ function interrupted(o: CliOutput, signal: AbortSignal, outcome: string): number
   return EXIT.interrupted;
 }
 
+/** `error`, already redacted of the secret values the command was given (CliSecrets), as people or programs read it, and its exit status. */
 function reportError(error: unknown, o: CliOutput): number {
   if (isRunplanError(error)) {
     o.error(formatError(error), error);

@@ -183,7 +183,8 @@ export class Environment {
    * with it (the plan names them elsewhere, e.g. build.sshKey).
    */
   static fromPlan(plan: PlanEnvironment, secrets: Readonly<Record<string, string>>, withheld: readonly EnvEntry[] = []): Environment {
-    const env = new Environment();
+    // Secret in the plan is secret here, whichever buildpack declared it so (a name no rule of runplan's knows): its value is redacted.
+    const env = new Environment(plan.variables.filter((v) => v.secret).map((v) => v.name));
     for (const e of withheld) env.put(e.name, e.value, e.source, e.origin);
     for (const v of plan.variables) {
       const value = v.placeholder ? placeholder(v.placeholder as Placeholder) : v.secret ? secrets[v.name] : v.value;

@@ -70,10 +70,9 @@ export class Redactor {
     const reason = secretReason(name, value, this.declared);
     if (reason === undefined) return false;
     this.addSecret(value);
-    if (reason === 'url-credentials') {
-      const pw = urlPassword(value);
-      if (pw !== undefined) this.addSecret(pw);
-    }
+    // The password of a URL is sent, and quoted, on its own too: whatever made the variable secret (a declared name, a credential-like one).
+    const pw = urlPassword(value);
+    if (pw !== undefined) this.addSecret(pw);
     // A "login:password" value is also sent as the password alone and as base64.
     if (/BASIC_AUTH/.test(name)) {
       const colon = value.indexOf(':');

@@ -34,12 +34,18 @@ export interface Deployed<B extends Built> {
  * (the specification's lines, what the web process did, the stability window);
  * then accept the deployment and run the succeeded hooks — or stop everything
  * it started, run the failed hooks, discard it, and throw the coded error,
- * redacted. A failed deployment leaves nothing running and the previous one
- * current; an interrupted one runs no more of the application's code.
+ * redacted. A failed build's error is redacted here too, whatever the
+ * executor (the secret values of the environment to carry out): the one place
+ * every engine's build error passes on its way out of a deployment. A failed
+ * deployment leaves nothing running and the previous one current; an
+ * interrupted one runs no more of the application's code.
  */
 export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, executor: Executor<B>, options: DeployFlowOptions = {}): Promise<Deployed<B>> {
   const { signal } = options;
-  const built = await executor.build(toCarryOut, { signal });
+  // Every engine's build error leaves here redacted, whatever the engine quoted in it (a step's output, an engine's message).
+  const built = await executor.build(toCarryOut, { signal }).catch((error: unknown) => {
+    throw redactError(error, toCarryOut.environment.redactor);
+  });
   const { plan, environment, host, logger } = built;
   for (const w of executor.unhonoured?.(plan) ?? []) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {

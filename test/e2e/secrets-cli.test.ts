@@ -254,3 +254,27 @@ describe('secrets in builds', () => {
     }
   });
 });
+
+describe('the errors the CLI reports', () => {
+  it('hold no secret value given to the command, whatever failed (a --buildpack that cannot be loaded quotes the password it knows)', async () => {
+    const secret = `db_pw_${Date.now().toString(36)}_0042`;
+    const module = join(await tempDir('runplan-bp-'), 'leaky.mjs');
+    // The module is loaded in an environment without the application's variables: it knows the password by its own means (a file of its own).
+    await writeFile(module, `throw new Error(${JSON.stringify(`cannot reach postgres://app:${secret}@db.test/app (${secret})`)});\n`);
+    for (const mode of [[], ['--json'], ['--events']]) {
+      const { code, output } = await runCli(['plan', EXPRESS, '--buildpack', module, '--env', 'DB_PASSWORD', ...mode], { DB_PASSWORD: secret });
+      expect(code, output).toBe(2);
+      expect(output).toContain('RUNPLAN_E_BUILDPACK_MODULE_INVALID');
+      // The module's message, with the value's place kept.
+      expect(output).toContain('cannot reach postgres://app:***@db.test/app (***)');
+      expect(output).not.toContain(secret);
+    }
+    // A value written in the arguments is redacted too (runplan warns of it); the value of a variable that is no secret is shown.
+    const given = await runCli(['plan', EXPRESS, '--buildpack', module, '--env', `DB_PASSWORD=${secret}`, '--env', 'APP_SETTING=production_0042']);
+    expect(given.output).toContain('cannot reach postgres://app:***@db.test/app (***)');
+    expect(given.output).not.toContain(secret);
+    const plain = join(await tempDir('runplan-bp-'), 'plain.mjs');
+    await writeFile(plain, "throw new Error('cannot load in production_0042');\n");
+    expect((await runCli(['plan', EXPRESS, '--buildpack', plain, '--env', 'APP_SETTING=production_0042'])).output).toContain('cannot load in production_0042');
+  });
+});

@@ -316,6 +316,13 @@ describe('the environment of a saved plan', () => {
     expect(() => env.bound({})).toThrowError(expect.objectContaining({ code: CoreErrors.PLAN_INVALID.code, message: expect.stringContaining('${APP_HOME}') }));
   });
 
+  it('redacts the value of a variable the plan holds as secret, though only a buildpack declared it so', () => {
+    const original = assembleEnvironment({ application: { ACME_DSN: 'https://k3y-of-the-project@errors.acme.test/42' }, secretNames: ['ACME_DSN'] });
+    const env = Environment.fromPlan(original.toPlan(), { ACME_DSN: 'https://k3y-of-the-project@errors.acme.test/42' });
+    expect(env.redactor.redact('sending to https://k3y-of-the-project@errors.acme.test/42')).toBe('sending to ***');
+    expect(env.bound({}).redactor.redact('https://k3y-of-the-project@errors.acme.test/42')).toBe('***');
+  });
+
   it('needs the value of every secret variable, which plans never hold', () => {
     expect(() => Environment.fromPlan(planned().toPlan(), { NPM_TOKEN: 'tok-123456' })).toThrowError(
       expect.objectContaining({ code: CoreErrors.PLAN_SECRET_MISSING.code, kind: 'input', variable: 'DATABASE_URL', message: expect.stringContaining('DATABASE_URL (addon variable from addon pg)') }),

@@ -7,6 +7,7 @@ import { hostNpmRegistry } from '../../build/install/npm-registry.js';
 import { renderFile } from '../../process/materialise-files.js';
 import { appWorkspace, copySource, workspaceTempDir } from '../../build/workspace.js';
 import type { Environment, EnvironmentInput } from '../../env/assemble.js';
+import { redactError } from '../../env/redact-error.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { writeFileAtomic } from '../../files/atomic-write.js';
 import { formatSeconds } from '../../health/probes.js';
@@ -144,10 +145,20 @@ async function writeContext(
  * and HEALTHCHECK, every process startable by name, labels with the plan's
  * digest. Build-time secrets are secret mounts; the plan's cacheable layers
  * become BuildKit cache; the context is kept per application, so that an
- * unchanged application rebuilds from cache.
+ * unchanged application rebuilds from cache. Every line it shows, every
+ * line it keeps for a failure's error and every error it throws are redacted
+ * (the environment's secret values), as a local build's are.
  */
 export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarryOut): Promise<BuiltImage> {
-  const { plan, environment, host } = toCarryOut ?? (await planToCarryOut(options));
+  const carried = toCarryOut ?? (await planToCarryOut(options));
+  // Every error leaves redacted: a step's failure quotes what it printed, a docker or skopeo failure what they said.
+  return buildImageOf(options, carried).catch((error: unknown) => {
+    throw redactError(error, carried.environment.redactor);
+  });
+}
+
+async function buildImageOf(options: ImageOptions, toCarryOut: PlanToCarryOut): Promise<BuiltImage> {
+  const { plan, environment, host } = toCarryOut;
   if (plan.build.sshKey) {
     // Not yet: the stack images have no git nor ssh, and the key would have to reach the steps as a BuildKit secret (docs/engines.md).
     throw CoreErrors.IMAGE_SSH_KEY_UNSUPPORTED.create({
@@ -220,8 +231,10 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
           context,
         ],
         (line) => {
-          output.push(line);
-          logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, output.shown(line));
+          // Redacted before it is kept: the failure's error quotes the kept lines.
+          const text = logger.redact(line);
+          output.push(text);
+          logger.emit({ kind: 'step', name: 'image', stream: 'stdout' }, output.shown(text));
         },
         options.signal ? { signal: options.signal } : {},
       );

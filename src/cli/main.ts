@@ -11,7 +11,10 @@ import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
 import { createPlan, parsePlan } from '../planning/create-plan.js';
 import { APP_FOLDER_VARIABLE, normaliseAppFolder } from '../planning/app-folder.js';
-import { buildApp, deployApp, healthError, redactError } from '../deploy/deploy.js';
+import { buildApp, healthError, redactError } from '../deploy/deploy.js';
+import { ENGINES } from '../compose/engine-table.js';
+import { deploy } from '../executor/deploy-flow.js';
+import { planToCarryOut } from '../planning/plan-to-carry-out.js';
 import { defaultRegistry } from '../compose/default-registry.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { lineExcerpt } from '../errors/excerpt.js';
@@ -356,13 +359,13 @@ async function buildCommand(args: CliArguments, o: CliOutput): Promise<number> {
 
 async function runCommand(args: CliArguments, o: CliOutput): Promise<number> {
   return withSignals(async (signal, stopRequested) => {
-    const engine = args.command === 'deploy' ? 'podman' : args.runner;
-    const deploy = async () => {
+    const engine = ENGINES[args.command === 'deploy' ? 'podman' : args.runner];
+    // Every engine of the table through the one deploy flow, with one result.
+    const carryOut = async () => {
       const options = await buildOptions(args, o, signal);
-      if (engine === 'podman') return (await import('../engines/podman-kube.js')).deployToPodman(options);
-      return engine === 'docker' ? (await import('../engines/docker-deploy.js')).deployToDocker(options) : deployApp(options);
+      return deploy(await planToCarryOut(options), await engine.executor(options), options);
     };
-    const deployment = await deploy().catch((error: unknown) => {
+    const deployment = await carryOut().catch((error: unknown) => {
       if (signal.aborted) return undefined;
       throw error;
     });
@@ -373,16 +376,18 @@ async function runCommand(args: CliArguments, o: CliOutput): Promise<number> {
       return interrupted(o, signal, 'the deployment was stopped as it became healthy; nothing left running');
     }
     const containers = `${deployment.running.processes().length} container(s)`;
-    const where = engine === 'podman' ? `published on 127.0.0.1 by podman kube play, ${containers}` : engine === 'docker' ? `published on 127.0.0.1 by ${containers}` : 'listening on 0.0.0.0';
-    const url = `http://127.0.0.1:${deployment.plan.healthCheck.port}/`;
+    const where =
+      engine.name === 'podman' ? `published on 127.0.0.1 by podman kube play, ${containers}` : engine.name === 'docker' ? `published on 127.0.0.1 by ${containers}` : 'listening on 0.0.0.0';
+    const { built } = deployment;
+    const url = `http://127.0.0.1:${built.plan.healthCheck.port}/`;
     // Printed while the deployment runs: a host reads it, then stops runplan with SIGTERM when it is done.
     o.result(`==> deployment healthy: ${url} (${where}); Ctrl-C stops it\n`, {
       command: args.command,
       status: 'healthy',
-      appType: deployment.plan.app.type,
-      digest: planDigest(deployment.plan),
+      appType: built.plan.app.type,
+      digest: planDigest(built.plan),
       url,
-      ...('appDir' in deployment ? { appDir: deployment.appDir, steps: deployment.steps } : {}),
+      ...('appDir' in built && 'steps' in built ? { appDir: built.appDir, steps: built.steps } : {}),
       processes: deployment.running.processes().map((p) => ({ name: p.name, pid: p.pid ?? null })),
       health: deployment.health.results,
     });

@@ -1,0 +1,51 @@
+import { type DeployOptions, LocalExecutor } from '../deploy/deploy.js';
+import type { Built, Executor } from '../executor/contract.js';
+import type { ImageOptions } from '../engines/image/build-image.js';
+import type { SwarmDeployOptions } from '../engines/swarm.js';
+
+/** What every engine of the table is made from: where the application is, where lines go, its planning options. */
+type EngineOptions = DeployOptions & Omit<ImageOptions, 'out' | 'oci'> & Pick<SwarmDeployOptions, 'replicas' | 'image' | 'networks'>;
+
+/** One engine: its name, and the executor it makes for an application. Each is loaded when chosen (Docker's and podman's modules only then). */
+export interface EngineEntry {
+  readonly name: EngineName;
+  /** What it does, for help and logs. */
+  readonly description: string;
+  /** Whether runplan serves the deployment until it is stopped (its processes live as long as runplan), or leaves it to the engine. */
+  readonly foreground: boolean;
+  executor(options: EngineOptions): Promise<Executor<Built>>;
+}
+
+export type EngineName = 'local' | 'docker' | 'podman' | 'swarm';
+
+/**
+ * The engines, in one table: the CLI chooses from it (`run --runner`,
+ * `deploy --engine`), and every one is carried out by the one deploy flow
+ * (src/executor/deploy-flow.ts) with one result type, `Deployed`.
+ */
+export const ENGINES: Readonly<Record<EngineName, EngineEntry>> = {
+  local: {
+    name: 'local',
+    description: 'this machine: a build directory, supervised processes',
+    foreground: true,
+    executor: async (options) => new LocalExecutor(options),
+  },
+  docker: {
+    name: 'docker',
+    description: 'an image, its processes as containers of a Docker engine',
+    foreground: true,
+    executor: async (options) => new (await import('../engines/docker-deploy.js')).DockerExecutor(options),
+  },
+  podman: {
+    name: 'podman',
+    description: "the plan's Kubernetes manifests, played by podman kube play",
+    foreground: true,
+    executor: async (options) => new (await import('../engines/podman-kube.js')).PodmanKubeExecutor(options),
+  },
+  swarm: {
+    name: 'swarm',
+    description: 'an image, its process groups as services of a Docker swarm',
+    foreground: false,
+    executor: async (options) => new (await import('../engines/swarm.js')).SwarmExecutor(options),
+  },
+};

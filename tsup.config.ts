@@ -60,7 +60,7 @@ const shared = {
 /**
  * The package's entry points (package.json "exports", api/exports.txt): the SDK, the
  * buildpack kit (`runplan/buildpack`), running programs (`runplan/process`), each built-in buildpack on its own
- * (`runplan/buildpacks/node`…) and each engine (`runplan/engines/docker`…). Code they share
+ * (`runplan/buildpacks/node`…), each engine (`runplan/engines/docker`…) and their table (`runplan/engines`). Code they share
  * is split into common chunks, so a program importing several of them loads one copy
  * of the core (one RunplanError class, one schema).
  */
@@ -76,6 +76,7 @@ const library = {
     'engines/docker': 'src/engines/entries/docker.ts',
     'engines/swarm': 'src/engines/entries/swarm.ts',
     'engines/kubernetes': 'src/engines/entries/kubernetes.ts',
+    engines: 'src/compose/engines-entry.ts',
     // For bench/ only: no key of package.json "exports" names it (src/internals.ts).
     internals: 'src/internals.ts',
   },

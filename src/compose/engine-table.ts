@@ -1,10 +1,13 @@
-import { type DeployOptions, LocalExecutor } from '../deploy/deploy.js';
+import { LocalExecutor, type LocalExecutorOptions } from '../deploy/deploy.js';
 import type { Built, Executor } from '../executor/contract.js';
-import type { ImageOptions } from '../engines/image/build-image.js';
 import type { SwarmDeployOptions } from '../engines/swarm.js';
 
-/** What every engine of the table is made from: where the application is, where lines go, its planning options. */
-type EngineOptions = DeployOptions & Omit<ImageOptions, 'out' | 'oci'> & Pick<SwarmDeployOptions, 'replicas' | 'image' | 'networks'>;
+/**
+ * What every engine of the table is made from: where the application is, where
+ * lines go, its planning options, and what one engine reads only (the local
+ * executor's walls, an image's base, a swarm's replicas and networks).
+ */
+export type EngineOptions = LocalExecutorOptions & SwarmDeployOptions;
 
 /** One engine: its name, and the executor it makes for an application. Each is loaded when chosen (Docker's and podman's modules only then). */
 export interface EngineEntry {

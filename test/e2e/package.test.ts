@@ -35,7 +35,7 @@ describe('the published package', () => {
   ])('%s: the kit, running programs, each built-in buildpack and each engine are entry points of their own, sharing one copy of the core', (_name, loader, flags) => {
     const code = `${loader}
 (async () => {
-  const names = ['runplan', 'runplan/buildpack', 'runplan/process', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1', 'runplan/engines/docker', 'runplan/engines/swarm', 'runplan/engines/kubernetes'];
+  const names = ['runplan', 'runplan/buildpack', 'runplan/process', 'runplan/buildpacks/node', 'runplan/buildpacks/ruby', 'runplan/buildpacks/play1', 'runplan/engines/docker', 'runplan/engines/swarm', 'runplan/engines/kubernetes', 'runplan/engines'];
   const [core, kit, proc, node, ruby, play1, docker, swarm, kubernetes] = await Promise.all(names.map(load));
   const internals = await load('runplan/internals').then(() => 'loaded', (e) => e.code);
   console.log(JSON.stringify({

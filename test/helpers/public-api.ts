@@ -18,6 +18,7 @@ export const ENTRY_POINTS: Readonly<Record<string, string>> = {
   'runplan/engines/docker': 'src/engines/entries/docker.ts',
   'runplan/engines/swarm': 'src/engines/entries/swarm.ts',
   'runplan/engines/kubernetes': 'src/engines/entries/kubernetes.ts',
+  'runplan/engines': 'src/compose/engines-entry.ts',
 };
 
 /** The reviewed list of every entry point's exports. */

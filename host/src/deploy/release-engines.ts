@@ -1,6 +1,6 @@
-import { type AppSandbox, type BuildpackRegistry, type Built, type Executor, LocalExecutor, type LogSink } from 'runplan';
+import type { AppSandbox, BuildpackRegistry, Built, Executor, LogSink } from 'runplan';
+import { ENGINES } from 'runplan/engines';
 import { DockerCli } from 'runplan/engines/docker';
-import { SwarmExecutor } from 'runplan/engines/swarm';
 import { SwarmAddonServices, swarmName } from '../addons/swarm-services.js';
 import type { HostEngine } from '../settings.js';
 
@@ -17,8 +17,9 @@ interface ReleaseExecutorInput {
 }
 
 /**
- * Where the host runs its releases, through runplan's one deploy flow either
- * way: the gate, its lines and the rejected push read the same.
+ * Where the host runs its releases: two engines of runplan's table
+ * (runplan/engines), through its one deploy flow either way: the gate, its
+ * lines and the rejected push read the same.
  * - `local`: each release is a new build started beside the serving one on a
  *   fresh loopback port; the edge switches to it, and the old one drains, then stops.
  * - `swarm`: each release is an image, and the application's Swarm services are
@@ -39,7 +40,7 @@ export function localEngine(): ReleaseEngine {
     name: 'local',
     inPlace: false,
     addonServices: undefined,
-    executor: async ({ appDir, registry, sink, signal, sandbox }) => new LocalExecutor({ appDir, registry, sink, signal, ...(sandbox ? { sandbox } : {}) }),
+    executor: ({ appDir, registry, sink, signal, sandbox }) => ENGINES.local.executor({ appDir, registry, sink, signal, ...(sandbox ? { sandbox } : {}) }),
   };
 }
 
@@ -65,7 +66,7 @@ export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
       const name = swarmName(appId);
       // Every application joins the add-ons network, linked or not: a link is then a new release, not a new network.
       const networks = [await addonServices.network()];
-      return new SwarmExecutor({ appDir, registry, sink, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
+      return ENGINES.swarm.executor({ appDir, registry, sink, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
     },
   };
 }

@@ -13,8 +13,7 @@ import type { WarningType } from '../errors/warnings.js';
 import type { FileSource } from '../files/file-source.js';
 import type { HostSettings } from '../host/host-settings.js';
 import type { InventoryProvider } from '../inventory/inventory.js';
-import type { Logger } from '../log/logger.js';
-import type { BuildStep, Decision, HealthCheckPlan, Layer, PlannedFile, PlannedProcess, PlanWarning, RunPlan, Runtime, StackPlaceholder } from '../plan/schema.js';
+import type { BuildStep, Decision, HealthCheckPlan, Layer, PlannedFile, PlannedProcess, PlanWarning, RunPlan, Runtime } from '../plan/schema.js';
 
 /** A detector's answer: `pass` (the buildpack applies), `skip` (it does not), `error` (it should apply but cannot; DetectResult.error says why). */
 export type DetectStatus = 'pass' | 'skip' | 'error';

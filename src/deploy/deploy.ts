@@ -2,21 +2,19 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { StackBindings } from '../buildpack/contract.js';
 import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StepReport } from '../executor/contract.js';
-import type { Executor, ExecutorStartOptions } from '../executor/contract.js';
+import type { Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { healthError } from '../executor/health-gate.js';
-import { type LoweredPlan, lowerPlan } from '../executor/lower.js';
+import { type LoweredPlan, type LoweredStep, lowerPlan } from '../executor/lower.js';
 import { LayerCache } from '../build/layer-cache.js';
 import type { Environment } from '../env/assemble.js';
 import { StepBuilder } from '../build/step-builder.js';
 import { acquireBuildLock } from '../build/build-lock.js';
 import { appCacheKey, appWorkspace, closeWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../build/workspace.js';
-import { CoreWarnings } from '../errors/core-warnings.js';
 import { appUser } from '../process/app-user.js';
 import { handOver, mkdirOwned } from '../process/ownership.js';
 import { runHookSteps } from '../run/run-hooks.js';
 import { localBindings } from '../process/run-dir.js';
-import { isRunplanError } from '../errors/runplan-error.js';
 import { redactError } from '../env/redact-error.js';
 import { probePort } from '../health/probes.js';
 import { DEFAULT_BUILD_LOCK_WAIT_MS, type HostSettings } from '../host/host-settings.js';
@@ -299,8 +297,8 @@ export class LocalExecutor implements Executor<LocalBuild> {
   }
 
   // CC_RUN_FAILED_HOOK runs in the failed build, before it is removed.
-  outcomeHooks(built: LocalBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
-    return runOutcomeHooks(which, built, { workspace: built.workspace, timeoutMs: built.host.buildStepTimeoutMs, signal, sandbox: this.options.sandbox });
+  runHook(built: LocalBuild, hook: LoweredStep, options: HookRunOptions): Promise<void> {
+    return runLocalHook(built, hook, { ...options, sandbox: this.options.sandbox });
   }
 
   accept(built: LocalBuild): Promise<{ settled: Promise<void> }> {
@@ -314,37 +312,19 @@ export class LocalExecutor implements Executor<LocalBuild> {
 }
 
 /**
- * CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK, in the deployment's build with
- * the application's environment: the service runs them after the outcome is
- * known, and they never change it — a failure is logged as RUNPLAN_W_HOOK_FAILED.
+ * One run-succeeded or run-failed hook in the deployment's build, with the
+ * application's environment, as its user and in walls of its own when runplan
+ * has them; bounded by the step timeout, stopped by SIGINT/SIGTERM, rejecting
+ * with its coded error (the deploy flow warns of it).
  */
-async function runOutcomeHooks(
-  which: 'succeeded' | 'failed',
-  built: LocalBuild,
-  { workspace, timeoutMs, signal, sandbox }: { workspace: AppWorkspace; timeoutMs: number | undefined; signal: AbortSignal | undefined; sandbox: AppSandbox | undefined },
-): Promise<void> {
-  if ((built.plan.runHooks?.[which] ?? []).length === 0) return;
-  const bindings = built.lowered.bindings;
+async function runLocalHook(built: LocalBuild, hook: LoweredStep, { timeoutMs, signal, sandbox }: HookRunOptions & { readonly sandbox: AppSandbox | undefined }): Promise<void> {
   let temp: Awaited<ReturnType<typeof workspaceTempDir>> | undefined;
   let scope: SandboxScope | undefined;
   try {
     const user = sandbox?.user ?? (await appUser());
-    temp = await workspaceTempDir(workspace, `hook-${which}-${basename(built.appDir)}`, user);
-    scope = await sandbox?.open({ name: `hook-${which}-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [workspace.root] });
-    // Bounded by the step timeout as every hook is; SIGINT/SIGTERM stops it too.
-    await runHookSteps(built.lowered.runHooks[which], {
-      env: built.environment.bound(bindings),
-      logger: built.logger,
-      user,
-      scope,
-      home: temp.dir,
-      timeoutMs,
-      signal,
-    });
-  } catch (error) {
-    const redacted = redactError(error, built.environment.redactor);
-    const reason = isRunplanError(redacted) ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
-    built.logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
+    temp = await workspaceTempDir(built.workspace, `hook-${hook.name}-${basename(built.appDir)}`, user);
+    scope = await sandbox?.open({ name: `${hook.name}-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [built.workspace.root] });
+    await runHookSteps([hook], { env: built.environment.bound(built.lowered.bindings), logger: built.logger, user, scope, home: temp.dir, timeoutMs, signal });
   } finally {
     await scope?.close();
     await temp?.remove();

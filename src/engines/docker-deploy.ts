@@ -1,5 +1,6 @@
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
-import type { Built, Executor, ExecutorStartOptions } from '../executor/contract.js';
+import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
+import type { LoweredStep } from '../executor/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
@@ -8,7 +9,7 @@ import { processesApart } from '../executor/process-groups.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import type { Clock } from '../time/clock.js';
 import { DockerCli } from './docker-cli.js';
-import { containerHealthTarget, DockerRunner, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
+import { containerHealthTarget, DockerRunner, portAnswers, runImageHook } from './docker-runner.js';
 import { buildImage, type BuiltImage, type ImageOptions } from './image/build-image.js';
 
 export interface DockerDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
@@ -75,8 +76,8 @@ export class DockerExecutor implements Executor<DockerBuild> {
     return containerHealthTarget(built.plan);
   }
 
-  outcomeHooks(built: DockerBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
-    return runImageOutcomeHooks(built.docker, built.image, built.plan, built.environment, which, built.logger, { timeoutMs: built.host.buildStepTimeoutMs, signal });
+  runHook(built: DockerBuild, hook: LoweredStep, { signal, timeoutMs }: HookRunOptions): Promise<void> {
+    return runImageHook(built.docker, built.image, built.plan, built.environment, hook, built.logger, { timeoutMs, signal });
   }
 
   async accept(): Promise<{ settled: Promise<void> }> {

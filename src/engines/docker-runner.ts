@@ -5,10 +5,11 @@ import { probeHttp } from '../health/probes.js';
 import type { Logger } from '../log/logger.js';
 import type { RestartPolicy, RunPlan } from '../plan/schema.js';
 import type { DockerCli } from './docker-cli.js';
-import { CoreWarnings } from '../errors/core-warnings.js';
+import { CoreErrors } from '../errors/core-errors.js';
+import { explainFailure } from '../process/command-step.js';
+import type { LoweredStep } from '../executor/lower.js';
 import { describeStep } from '../plan/describe.js';
 import { formatSeconds } from '../health/probes.js';
-import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 import { ContainerExits, type ContainerEvent } from './container-exits.js';
 import type { EngineCli } from './engine-cli.js';
@@ -175,44 +176,49 @@ function followDockerExits(docker: DockerCli, exits: ContainerExits, deployment:
 }
 
 /**
- * CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK of a deployment in containers:
- * each in a throw-away container of the image (`entrypoint --hook NAME`), with
- * the plan's environment and secrets. They never change the outcome: a failure
- * is logged as RUNPLAN_W_HOOK_FAILED.
+ * One run-succeeded or run-failed hook of a deployment in containers: in a
+ * throw-away container of the image (`entrypoint --hook NAME`), with the plan's
+ * environment and secrets, removed with everything it runs when it outlives
+ * `timeoutMs` or the deployment is interrupted. Rejects with the hook's coded
+ * error as the local runner does (the deploy flow warns of it).
  */
-export async function runImageOutcomeHooks(
+export async function runImageHook(
   engine: EngineCli,
   image: string,
   plan: RunPlan,
   env: Environment,
-  which: 'succeeded' | 'failed',
+  hook: LoweredStep,
   logger: Logger,
-  bounds: { readonly timeoutMs?: number | undefined; readonly signal?: AbortSignal | undefined; readonly runArgs?: readonly string[] } = {},
+  bounds: { readonly timeoutMs: number; readonly signal?: AbortSignal | undefined; readonly runArgs?: readonly string[] },
 ): Promise<void> {
   const secrets = secretVariables(plan, env);
-  const timeoutMs = bounds.timeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS;
-  for (const hook of plan.runHooks?.[which] ?? []) {
-    if (bounds.signal?.aborted) return;
-    logger.info(`hook ${hook.name}: ${describeStep(hook)} (in a container of ${image})`);
-    // Named, so that the step timeout (or an interruption) can remove it with everything it runs.
-    const container = `rp-hook-${randomBytes(4).toString('hex')}`;
-    const args = ['run', '--rm', '--name', container, '--label', `${MANAGED_LABEL}=true`, ...(bounds.runArgs ?? []), ...Object.keys(secrets).flatMap((n) => ['--env', n]), image, '--hook', hook.name];
-    let stopped: string | undefined;
-    const stop = (why: string) => {
-      stopped ??= why;
-      void engine.run(['rm', '--force', container]);
-    };
-    const timer = setTimeout(() => stop(`did not finish within ${formatSeconds(timeoutMs)} and was stopped`), timeoutMs);
-    const interrupt = () => stop('was interrupted');
-    bounds.signal?.addEventListener('abort', interrupt, { once: true });
-    const code = await engine.stream(args, (line, stream) => logger.emit({ kind: 'step', name: hook.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { env: secrets }).catch(() => -1);
-    clearTimeout(timer);
-    bounds.signal?.removeEventListener('abort', interrupt);
-    if (code !== 0 || stopped !== undefined) {
-      const rule = hook.onFailure?.[0]?.error;
-      const reason = stopped === undefined ? (rule?.message ?? `hook ${hook.name} failed`) : `hook ${hook.name} ${stopped}.`;
-      logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${rule?.code ?? 'RUNPLAN_E_HOOK_FAILED'}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
-    }
+  logger.info(`hook ${hook.name}: ${describeStep(hook)} (in a container of ${image})`);
+  // Named, so that the step timeout (or an interruption) can remove it with everything it runs.
+  const container = `rp-hook-${randomBytes(4).toString('hex')}`;
+  const args = ['run', '--rm', '--name', container, '--label', `${MANAGED_LABEL}=true`, ...(bounds.runArgs ?? []), ...Object.keys(secrets).flatMap((n) => ['--env', n]), image, '--hook', hook.name];
+  let stopped: 'timeout' | 'interrupted' | undefined;
+  const stop = (why: 'timeout' | 'interrupted') => {
+    stopped ??= why;
+    void engine.run(['rm', '--force', container]);
+  };
+  const timer = setTimeout(() => stop('timeout'), bounds.timeoutMs);
+  const interrupt = () => stop('interrupted');
+  bounds.signal?.addEventListener('abort', interrupt, { once: true });
+  const code = await engine.stream(args, (line, stream) => logger.emit({ kind: 'step', name: hook.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { env: secrets }).catch(() => -1);
+  clearTimeout(timer);
+  bounds.signal?.removeEventListener('abort', interrupt);
+  if (stopped === 'timeout') {
+    throw CoreErrors.BUILD_STEP_TIMEOUT.create({
+      message: `step "${hook.name}" (${describeStep(hook)}) did not finish within ${formatSeconds(bounds.timeoutMs)} and was stopped with every process it started.`,
+      details: { step: hook.name, timeoutMs: bounds.timeoutMs },
+    });
+  }
+  if (stopped === 'interrupted') throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the deployment was interrupted during hook "${hook.name}".`, details: { step: hook.name } });
+  if (code !== 0) {
+    throw (
+      explainFailure(hook, { notFound: false, exitCode: code, output: [] }) ??
+      CoreErrors.HOOK_FAILED.create({ message: `hook ${hook.name} failed with exit status ${code}.`, details: { step: hook.name, exitCode: code } })
+    );
   }
 }
 

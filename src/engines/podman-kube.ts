@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
-import type { Built, Executor, ExecutorStartOptions } from '../executor/contract.js';
+import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
+import type { LoweredStep } from '../executor/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
@@ -10,7 +11,7 @@ import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-o
 import type { Clock } from '../time/clock.js';
 import { ContainerExits, type ContainerEvent } from './container-exits.js';
 import { DockerCli } from './docker-cli.js';
-import { containerHealthTarget, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
+import { containerHealthTarget, portAnswers, runImageHook } from './docker-runner.js';
 import { buildImage, type BuiltImage, type ImageOptions } from './image/build-image.js';
 import { unhonouredRestartDelays } from './restart-delays.js';
 import { unhonouredRestarts, type K8sObject, type KubernetesManifests } from './kubernetes.js';
@@ -182,8 +183,8 @@ export class PodmanKubeExecutor implements Executor<PodmanKubeBuild> {
     return containerHealthTarget(built.plan);
   }
 
-  outcomeHooks(built: PodmanKubeBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
-    return runImageOutcomeHooks(built.podman, built.image, built.plan, built.environment, which, built.logger, { timeoutMs: built.host.buildStepTimeoutMs, signal, runArgs: PODMAN_NETWORK });
+  runHook(built: PodmanKubeBuild, hook: LoweredStep, { signal, timeoutMs }: HookRunOptions): Promise<void> {
+    return runImageHook(built.podman, built.image, built.plan, built.environment, hook, built.logger, { timeoutMs, signal, runArgs: PODMAN_NETWORK });
   }
 
   async accept(built: PodmanKubeBuild): Promise<{ settled: Promise<void> }> {

@@ -3,7 +3,8 @@ import { IMAGE_BINDINGS } from './image/scripts.js';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import type { Built, Executor, ExecutorStartOptions } from '../executor/contract.js';
+import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
+import type { LoweredStep } from '../executor/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { processesApart } from '../executor/process-groups.js';
 import { Logger } from '../log/logger.js';
@@ -14,7 +15,7 @@ import { systemClock, type Clock } from '../time/clock.js';
 import { instanceLimits } from '../sandbox/sandbox.js';
 import { appName } from './app-name.js';
 import { DockerCli } from './docker-cli.js';
-import { containerHealthTarget, portAnswers, runImageOutcomeHooks } from './docker-runner.js';
+import { containerHealthTarget, portAnswers, runImageHook } from './docker-runner.js';
 import { buildImage, type ImageOptions } from './image/build-image.js';
 import { inspectService } from './swarm/converge.js';
 import { DEPLOYMENT_IMAGE_LABEL, removeSwarmApp } from './swarm/objects.js';
@@ -200,8 +201,8 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
     return containerHealthTarget(built.plan);
   }
 
-  outcomeHooks(built: SwarmBuild, which: 'succeeded' | 'failed', { signal }: ExecutorStartOptions): Promise<void> {
-    return runImageOutcomeHooks(built.docker, built.image, built.plan, built.environment, which, built.logger, { timeoutMs: built.host.buildStepTimeoutMs, signal });
+  runHook(built: SwarmBuild, hook: LoweredStep, { signal, timeoutMs }: HookRunOptions): Promise<void> {
+    return runImageHook(built.docker, built.image, built.plan, built.environment, hook, built.logger, { timeoutMs, signal });
   }
 
   async accept(built: SwarmBuild): Promise<{ settled: Promise<void> }> {

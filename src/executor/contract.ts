@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.js';
 import type { StackBindings } from '../plan/placeholders.js';
 import type { HealthCheckPlan, PlanWarning, RunPlan } from '../plan/schema.js';
 import type { PlanToCarryOut } from '../planning/plan-to-carry-out.js';
-import type { LoweredPlan } from './lower.js';
+import type { LoweredPlan, LoweredStep } from './lower.js';
 
 /** What an executor made of a plan — a build directory, an image — which it starts, hooks, accepts or discards. */
 export interface Built {
@@ -23,10 +23,15 @@ export interface Built {
   readonly logger: Logger;
 }
 
-/** What Executor.start and Executor.outcomeHooks are given. */
+/** What Executor.start and Executor.runHook are given. */
 export interface ExecutorStartOptions {
   /** SIGINT/SIGTERM to runplan: a pre-run hook still running is stopped with everything it started. */
   readonly signal?: AbortSignal | undefined;
+}
+
+/** What Executor.runHook is given: the flow's signal, and how long the hook may run (the host's step timeout). */
+export interface HookRunOptions extends ExecutorStartOptions {
+  readonly timeoutMs: number;
 }
 
 /**
@@ -54,8 +59,15 @@ export interface Executor<B extends Built = Built> {
   start(built: B, options: ExecutorStartOptions): Promise<RunningApp>;
   /** Where and how the health gate reaches the deployment. */
   healthTarget(built: B): HealthTarget;
-  /** CC_RUN_SUCCEEDED_HOOK / CC_RUN_FAILED_HOOK: they never change the outcome; a failure is RUNPLAN_W_HOOK_FAILED. */
-  outcomeHooks(built: B, which: 'succeeded' | 'failed', options: ExecutorStartOptions): Promise<void>;
+  /**
+   * Runs one run-succeeded or run-failed hook of the lowered plan
+   * (CC_RUN_SUCCEEDED_HOOK, CC_RUN_FAILED_HOOK) where the deployment runs,
+   * with its environment; rejects with the hook's coded error when it fails,
+   * or RUNPLAN_E_BUILD_STEP_TIMEOUT when it outlives `timeoutMs` (stopped with
+   * everything it started). The deploy flow decides when, in which order, and
+   * that a failure is only RUNPLAN_W_HOOK_FAILED: they never change the outcome.
+   */
+  runHook(built: B, hook: LoweredStep, options: HookRunOptions): Promise<void>;
   /** The deployment passed its gate: it becomes the current one; `settled` resolves once what it replaced is gone. */
   accept(built: B): Promise<{ readonly settled: Promise<void> }>;
   /** The deployment failed: what was made for it goes, and the previous one stays. */

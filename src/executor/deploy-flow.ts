@@ -7,6 +7,9 @@ import type { PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import type { Built, Executor } from './contract.js';
 import { healthGate } from './health-gate.js';
+import { CoreWarnings } from '../errors/core-warnings.js';
+import { isRunplanError } from '../errors/runplan-error.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 
 /** Options of deploy(): the health checker (default HTTP), the clock of its waits, and the signal that interrupts it. */
 export interface DeployFlowOptions {
@@ -50,7 +53,7 @@ export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, execut
   for (const w of executor.unhonoured?.(plan) ?? []) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
     await running?.stop();
-    if (!signal?.aborted) await executor.outcomeHooks(built, 'failed', { signal });
+    if (!signal?.aborted) await runOutcomeHooks(executor, built, 'failed', signal);
     await executor.discard(built);
     throw redactError(error, environment.redactor);
   };
@@ -68,7 +71,7 @@ export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, execut
   }).catch((error: unknown) => fail(error, running));
   if ('error' in gate) return fail(gate.error, running);
   const { settled } = await executor.accept(built);
-  await executor.outcomeHooks(built, 'succeeded', { signal });
+  await runOutcomeHooks(executor, built, 'succeeded', signal);
   return {
     built,
     running,
@@ -79,4 +82,24 @@ export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, execut
       await settled;
     },
   };
+}
+
+/**
+ * CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK, once the outcome is known: the
+ * one loop every engine's hooks go through — in the plan's order, each bounded by
+ * the host's step timeout, none after an interruption — and a failure, whatever
+ * the engine, is the same redacted warning: it never changes the outcome.
+ */
+async function runOutcomeHooks<B extends Built>(executor: Executor<B>, built: B, which: 'succeeded' | 'failed', signal: AbortSignal | undefined): Promise<void> {
+  const timeoutMs = built.host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS;
+  for (const hook of built.lowered.runHooks[which]) {
+    if (signal?.aborted) return;
+    try {
+      await executor.runHook(built, hook, { signal, timeoutMs });
+    } catch (error) {
+      const redacted = redactError(error, built.environment.redactor);
+      const reason = isRunplanError(redacted) ? `${redacted.code}: ${redacted.reason}` : (redacted as Error).message;
+      built.logger.warn(`${CoreWarnings.HOOK_FAILED.code}: ${reason} The deployment ${which === 'succeeded' ? 'succeeded' : 'failed'} all the same.`);
+    }
+  }
 }

@@ -2,7 +2,6 @@ import { shellWord } from '../../shell/shell-word.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { quoteExcerpt } from '../../errors/excerpt.js';
 import { createHash } from 'node:crypto';
-import type { RunPlan } from '../../plan/schema.js';
 import { assemblePath, type LoweredLayer, type LoweredPlan, type LoweredStep } from '../../executor/lower.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, stepScript } from './scripts.js';
 

@@ -19,6 +19,7 @@ export interface EngineEntry {
   executor(options: EngineOptions): Promise<Executor<Built>>;
 }
 
+/** The engines of the table: this machine, Docker, podman (Kubernetes), a Docker swarm. */
 export type EngineName = 'local' | 'docker' | 'podman' | 'swarm';
 
 /**

@@ -15,6 +15,7 @@ import type { LogLine } from '../../src/log/logger.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { TEST_PLAN_INVENTORY } from '../helpers/inventory.js';
 import { tempDir } from '../helpers/temp.js';
+import { webOnlyContribution } from '../helpers/contribution.js';
 
 const SECRET = 'pw-of-the-image-build-91c2';
 
@@ -27,9 +28,9 @@ function migratingBuildpack(onFailure: PlanContribution['steps'][number]['onFail
     defaultHealthCheck: { kind: 'port', reason: 'the port accepts connections' },
     detector: { detect: async (files) => ((await files.exists('app.acme')) ? { status: 'pass', evidence: ['app.acme found'] } : { status: 'skip', evidence: ['no app.acme'] }) },
     planner: {
+      // The smallest web-only part, with the one step whose failure quotes its output.
       plan: async ({ host }) => ({
-        runtimes: [],
-        decisions: [],
+        ...webOnlyContribution(['acme-server'], host.port),
         steps: [
           {
             name: 'migrate',
@@ -42,22 +43,6 @@ function migratingBuildpack(onFailure: PlanContribution['steps'][number]['onFail
             ...(onFailure ? { onFailure } : {}),
           },
         ],
-        layers: [],
-        processes: [
-          {
-            name: 'web',
-            role: 'web',
-            command: { kind: 'exec', argv: ['acme-server'] },
-            cwd: '.',
-            env: {},
-            pathPrepend: [],
-            port: host.port,
-            restart: kit.DEFAULT_RESTART,
-            stopGraceMs: kit.DEFAULT_STOP_GRACE_MS,
-          },
-        ],
-        files: [],
-        warnings: [],
       }),
     },
   };

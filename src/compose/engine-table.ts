@@ -12,10 +12,6 @@ export type EngineOptions = LocalExecutorOptions & SwarmDeployOptions;
 /** One engine: its name, and the executor it makes for an application. Each is loaded when chosen (Docker's and podman's modules only then). */
 export interface EngineEntry {
   readonly name: EngineName;
-  /** What it does, for help and logs. */
-  readonly description: string;
-  /** Whether runplan serves the deployment until it is stopped (its processes live as long as runplan), or leaves it to the engine. */
-  readonly foreground: boolean;
   executor(options: EngineOptions): Promise<Executor<Built>>;
 }
 
@@ -30,26 +26,18 @@ export type EngineName = 'local' | 'docker' | 'podman' | 'swarm';
 export const ENGINES: Readonly<Record<EngineName, EngineEntry>> = {
   local: {
     name: 'local',
-    description: 'this machine: a build directory, supervised processes',
-    foreground: true,
     executor: async (options) => new LocalExecutor(options),
   },
   docker: {
     name: 'docker',
-    description: 'an image, its processes as containers of a Docker engine',
-    foreground: true,
     executor: async (options) => new (await import('../engines/docker-deploy.js')).DockerExecutor(options),
   },
   podman: {
     name: 'podman',
-    description: "the plan's Kubernetes manifests, played by podman kube play",
-    foreground: true,
     executor: async (options) => new (await import('../engines/podman-kube.js')).PodmanKubeExecutor(options),
   },
   swarm: {
     name: 'swarm',
-    description: 'an image, its process groups as services of a Docker swarm',
-    foreground: false,
     executor: async (options) => new (await import('../engines/swarm.js')).SwarmExecutor(options),
   },
 };

@@ -6,10 +6,9 @@ import type { Logger } from '../log/logger.js';
 import type { RestartPolicy, RunPlan } from '../plan/schema.js';
 import type { DockerCli } from './docker-cli.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import { explainFailure } from '../process/command-step.js';
+import { explainFailure, stepTimeoutError } from '../process/command-step.js';
 import type { LoweredStep } from '../executor/lower.js';
 import { describeStep } from '../plan/describe.js';
-import { formatSeconds } from '../health/probes.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 import { ContainerExits, type ContainerEvent } from './container-exits.js';
 import type { EngineCli } from './engine-cli.js';
@@ -207,12 +206,7 @@ export async function runImageHook(
   const code = await engine.stream(args, (line, stream) => logger.emit({ kind: 'step', name: hook.name, stream }, line, stream === 'stderr' ? 'warn' : 'info'), { env: secrets }).catch(() => -1);
   clearTimeout(timer);
   bounds.signal?.removeEventListener('abort', interrupt);
-  if (stopped === 'timeout') {
-    throw CoreErrors.BUILD_STEP_TIMEOUT.create({
-      message: `step "${hook.name}" (${describeStep(hook)}) did not finish within ${formatSeconds(bounds.timeoutMs)} and was stopped with every process it started.`,
-      details: { step: hook.name, timeoutMs: bounds.timeoutMs },
-    });
-  }
+  if (stopped === 'timeout') throw stepTimeoutError(hook, bounds.timeoutMs);
   if (stopped === 'interrupted') throw CoreErrors.BUILD_INTERRUPTED.create({ message: `the deployment was interrupted during hook "${hook.name}".`, details: { step: hook.name } });
   if (code !== 0) {
     throw (

@@ -2,14 +2,13 @@ import type { HealthChecker, HealthReport, RunningApp } from './contract.js';
 import { redactError } from '../env/redact-error.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { HttpHealthChecker } from './http-health-checker.js';
-import { DEFAULT_STABILITY_WINDOW_MS } from '../host/host-settings.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS, DEFAULT_STABILITY_WINDOW_MS } from '../host/host-settings.js';
 import type { PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import type { Built, Executor } from './contract.js';
 import { healthGate } from './health-gate.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { isRunplanError } from '../errors/runplan-error.js';
-import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 
 /** Options of deploy(): the health checker (default HTTP), the clock of its waits, and the signal that interrupts it. */
 export interface DeployFlowOptions {

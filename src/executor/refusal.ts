@@ -18,7 +18,7 @@ export interface Refusal {
   readonly message: string;
 }
 
-const REFUSAL = /^runplan: refused: (RUNPLAN_E_[A-Z0-9_]+|[A-Z][A-Z0-9]*_E_[A-Z0-9_]+): (.+)$/;
+const REFUSAL = new RegExp(`^${REFUSAL_PREFIX}([A-Z][A-Z0-9]*_E_[A-Z0-9_]+): (.+)$`);
 
 /** The refusal among a process's last lines, if it ended with one. Pure. */
 export function refusalIn(output: readonly string[]): Refusal | undefined {

@@ -103,12 +103,7 @@ export async function runCommandStep(step: LoweredStep, { env, logger, user, sco
   await stopping;
   if (budget.hidden > 0) logger.warn(`step ${step.name}: ${budget.hidden} more bytes of output were not shown`);
   if (signal?.aborted) throw interrupted(step);
-  if (timedOut) {
-    throw CoreErrors.BUILD_STEP_TIMEOUT.create({
-      message: `step "${step.name}" (${describe(step)}) did not finish within ${formatSeconds(timeoutMs)} and was stopped with every process it started.`,
-      details: { step: step.name, timeoutMs },
-    });
-  }
+  if (timedOut) throw stepTimeoutError(step, timeoutMs);
   if (!result.ok) {
     if (scope && before) {
       const strike = limitStrike(scope.limits, before, await scope.counters());
@@ -136,6 +131,14 @@ export async function runCommandStep(step: LoweredStep, { env, logger, user, sco
   }
   warnings.report(logger);
   return warnings.warnings();
+}
+
+/** RUNPLAN_E_BUILD_STEP_TIMEOUT for a step or hook stopped after `timeoutMs`, wherever it ran (here, in a container, in an image's entrypoint). */
+export function stepTimeoutError(step: BuildStep, timeoutMs: number): RunplanError {
+  return CoreErrors.BUILD_STEP_TIMEOUT.create({
+    message: `step "${step.name}" (${describe(step)}) did not finish within ${formatSeconds(timeoutMs)} and was stopped with every process it started.`,
+    details: { step: step.name, timeoutMs },
+  });
 }
 
 function interrupted(step: BuildStep) {

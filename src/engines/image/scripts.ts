@@ -6,9 +6,8 @@ import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredPlan, ty
 import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
 import { readinessTest } from '../../health/readiness.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
-import { describeStep } from '../../plan/describe.js';
-import { formatSeconds } from '../../health/probes.js';
 import { REFUSAL_PREFIX } from '../../executor/refusal.js';
+import { stepTimeoutError } from '../../process/command-step.js';
 
 /** Where the plan's placeholders point inside an image: its directories, and its stack's programs. */
 export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan', ...STACK_IMAGE_PROGRAMS } as const satisfies Bindings;
@@ -164,7 +163,8 @@ function preRunFunction(hooks: readonly LoweredStep[], timeoutMs: number): strin
     if (hook.run.kind === 'install') continue;
     const rule = hook.onFailure?.[0]?.error;
     const failed = `${rule?.code ?? CoreErrors.HOOK_FAILED.code}: ${rule?.message ?? `hook ${hook.name} failed`}`;
-    const timedOut = `${CoreErrors.BUILD_STEP_TIMEOUT.code}: step "${hook.name}" (${describeStep(hook)}) did not finish within ${formatSeconds(seconds * 1000)} and was stopped with every process it started.`;
+    const timeout = stepTimeoutError(hook, seconds * 1000);
+    const timedOut = `${timeout.code}: ${timeout.reason}`;
     lines.push(
       `  echo ${shellWord(`runplan: hook ${hook.name}: starting`)} >&2`,
       '  status=0',

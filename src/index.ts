@@ -43,7 +43,7 @@ export { diffPlans, formatDiff, type PlanChange } from './plan/diff.js';
 export type * from './executor/contract.js';
 export { deploy, type DeployFlowOptions, type Deployed } from './executor/deploy-flow.js';
 export { healthGate, type HealthGateOptions } from './executor/health-gate.js';
-export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './deploy/deploy.js';
+export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './engines/local/local-executor.js';
 export { Logger, memorySink, type LineOrigin, type LogLine, type LogSink } from './log/logger.js';
 export { formatLogLine } from './log/format-line.js';
 export { AppSandbox, type LimitCounters, type ResourceLimits, type SandboxMachine, type SandboxOptions, type SandboxPhase, type SandboxScope, type SandboxUser } from './sandbox/sandbox.js';

@@ -5,7 +5,7 @@ import { writablePathInside } from '../files/app-path.js';
 import { type AppUser, appUser, userEnvironment } from '../process/app-user.js';
 import type { Logger } from '../log/logger.js';
 import { describeStep as describe } from '../plan/describe.js';
-import { type LoweredLayer, type LoweredPlan, type LoweredStep, lowerPlan, mergeEnvironment } from '../executor/lower.js';
+import { type LoweredLayer, type LoweredPlan, type LoweredStep, lowerPlan, mergeEnvironment } from '../lowering/lower.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
 import { BUILD_TAG_VARIABLE } from '../process/process-tree.js';
 import { localBindings } from '../process/run-dir.js';

@@ -11,7 +11,7 @@ import { planDigest } from '../plan/digest.js';
 import { runPlanJsonSchema } from '../plan/json-schema.js';
 import { createPlan, parsePlan } from '../planning/create-plan.js';
 import { APP_FOLDER_VARIABLE, normaliseAppFolder } from '../planning/app-folder.js';
-import { buildApp, healthError, redactError } from '../deploy/deploy.js';
+import { buildApp, healthError, redactError } from '../engines/local/local-executor.js';
 import { ENGINES } from '../compose/engine-table.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { planToCarryOut } from '../planning/plan-to-carry-out.js';

@@ -1,4 +1,4 @@
-import { LocalExecutor, type LocalExecutorOptions } from '../deploy/deploy.js';
+import { LocalExecutor, type LocalExecutorOptions } from '../engines/local/local-executor.js';
 import type { Built, Executor } from '../executor/contract.js';
 import type { SwarmDeployOptions } from '../engines/swarm.js';
 

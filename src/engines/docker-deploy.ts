@@ -1,11 +1,11 @@
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
-import type { LoweredStep } from '../executor/lower.js';
+import type { LoweredStep } from '../lowering/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { unhonouredRestartDelays } from './restart-delays.js';
-import { processesApart } from '../executor/process-groups.js';
+import { processesApart } from '../lowering/process-groups.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import type { Clock } from '../time/clock.js';
 import { DockerCli } from './docker-cli.js';

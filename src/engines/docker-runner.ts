@@ -7,7 +7,7 @@ import type { RestartPolicy, RunPlan } from '../plan/schema.js';
 import type { DockerCli } from './docker-cli.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import { explainFailure, stepTimeoutError } from '../process/command-step.js';
-import type { LoweredStep } from '../executor/lower.js';
+import type { LoweredStep } from '../lowering/lower.js';
 import { describeStep } from '../plan/describe.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 import { ContainerExits, type ContainerEvent } from './container-exits.js';

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { InstanceSize } from '../host/host-settings.js';
 import { planDigest } from '../plan/digest.js';
-import { type LoweredPlan, lowerPlan } from '../executor/lower.js';
+import { type LoweredPlan, lowerPlan } from '../lowering/lower.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { unhonouredRestartDelays } from './restart-delays.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { MANAGED_LABEL, DEPLOYMENT_LABEL } from './docker-runner.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR } from './image/scripts.js';
-import { processGroups, type ProcessGroup } from '../executor/process-groups.js';
+import { processGroups, type ProcessGroup } from '../lowering/process-groups.js';
 import { dnsLabel } from './app-name.js';
 
 /**

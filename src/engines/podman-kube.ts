@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
-import type { LoweredStep } from '../executor/lower.js';
+import type { LoweredStep } from '../lowering/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { Logger } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
@@ -17,7 +17,7 @@ import { unhonouredRestartDelays } from './restart-delays.js';
 import { unhonouredRestarts, type K8sObject, type KubernetesManifests } from './kubernetes.js';
 import { planManifests } from './kubernetes-export.js';
 import { appName } from './app-name.js';
-import { processesApart } from '../executor/process-groups.js';
+import { processesApart } from '../lowering/process-groups.js';
 import { PODMAN_NETWORK, PodmanCli } from './podman-cli.js';
 
 export interface PodmanKubeOptions extends Omit<ImageOptions, 'out' | 'oci'> {

@@ -1,12 +1,12 @@
-import { lowerPlan } from '../executor/lower.js';
+import { lowerPlan } from '../lowering/lower.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
-import type { LoweredStep } from '../executor/lower.js';
+import type { LoweredStep } from '../lowering/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
-import { processesApart } from '../executor/process-groups.js';
+import { processesApart } from '../lowering/process-groups.js';
 import { Logger } from '../log/logger.js';
 import { planDigest } from '../plan/digest.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';

@@ -4,14 +4,14 @@ import type { Logger } from '../log/logger.js';
 import type { StackBindings } from '../plan/placeholders.js';
 import type { HealthCheckPlan, PlanWarning, RunPlan } from '../plan/schema.js';
 import type { PlanToCarryOut } from '../planning/plan-to-carry-out.js';
-import type { LoweredPlan, LoweredStep } from './lower.js';
+import type { LoweredPlan, LoweredStep } from '../lowering/lower.js';
 
 /** What an executor made of a plan — a build directory, an image — which it starts, hooks, accepts or discards. */
 export interface Built {
   /** The plan carried out. */
   readonly plan: RunPlan;
   /**
-   * The plan lowered once, for this executor's bindings (src/executor/lower.ts):
+   * The plan lowered once, for this executor's bindings (src/lowering/lower.ts):
    * what the engine carries out — its steps, files, hooks and processes — and
    * maps to its own terms; no engine fills the plan's placeholders itself.
    */

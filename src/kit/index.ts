@@ -38,7 +38,7 @@ export {
   DEFAULT_RESTART,
   /** Time between SIGTERM and SIGKILL when a process is stopped, unless its plan says otherwise. */
   DEFAULT_STOP_GRACE_MS,
-} from '../run/backoff.js';
+} from '../plan/restart-policy.js';
 export { sshRemote } from '../planning/ssh-remote.js';
 export { procfileEntries, procfileIgnored } from '../planning/procfile-hint.js';
 export { hostNpmRegistry } from '../build/install/npm-registry.js';

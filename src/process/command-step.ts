@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import { OutputBudget } from '../log/line-splitter.js';
 import { describeStep as describe } from '../plan/describe.js';
 import type { BuildStep, StepFailureRule } from '../plan/schema.js';
-import type { LoweredStep } from '../executor/lower.js';
+import type { LoweredStep } from '../lowering/lower.js';
 import { newTreeTag, type ProcessTree, terminateTree } from './process-tree.js';
 import { startProgram } from './run-program.js';
 import { type OutputWarning, OutputWarnings } from './output-warnings.js';
@@ -32,7 +32,7 @@ export interface CommandStepContext {
 }
 
 /**
- * Runs one lowered command step (src/executor/lower.ts: placeholders filled, cwd absolute) as the build does — and as
+ * Runs one lowered command step (src/lowering/lower.ts: placeholders filled, cwd absolute) as the build does — and as
  * the run-phase hooks are run: every output line shown with the step's name, the
  * whole process tree stopped when it ends, is interrupted or times out; a failure
  * is the coded error of its first matching onFailure rule, else

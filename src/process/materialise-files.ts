@@ -5,7 +5,7 @@ import { escapeFileValue } from '../plan/file-values.js';
 import type { FileChunk, PlannedFile } from '../plan/schema.js';
 import type { UserFiles } from './user-files.js';
 
-/** A planned file once lowered (src/executor/lower.ts): its placeholders filled. */
+/** A planned file once lowered (src/lowering/lower.ts): its placeholders filled. */
 type LoweredFileText = Readonly<Pick<PlannedFile, 'path' | 'phase' | 'mode'>> & { readonly content: readonly FileChunk[] };
 
 /** The text of a lowered file, with variable references replaced by their values. */
@@ -15,7 +15,7 @@ export function renderFile(file: Pick<LoweredFileText, 'path' | 'content'>, env:
 
 function renderChunk(chunk: FileChunk, env: Environment, path: string): string {
   if ('text' in chunk) return chunk.text;
-  // Placeholders are the executor's, filled when the plan is lowered (src/executor/lower.ts).
+  // Placeholders are the executor's, filled when the plan is lowered (src/lowering/lower.ts).
   if ('placeholder' in chunk) throw new Error(`${path}: the file was not lowered (\${${chunk.placeholder}} is still in it)`);
   const value = env.get(chunk.env) ?? '';
   // Every generated file takes a variable inside one line (.npmrc's token line, nginx's user

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { Environment } from '../env/assemble.js';
-import { mergeEnvironment } from '../executor/lower.js';
+import { mergeEnvironment } from '../lowering/lower.js';
 
 /**
  * Variables of the machine runplan runs on that builds and processes need
@@ -54,7 +54,7 @@ export function systemEnvironment(from: NodeJS.ProcessEnv = process.env, tempDir
  * The environment of a step or process on this machine: system variables, then
  * the deployment environment, then the plan's overrides, with `pathPrepend`
  * directories (relative ones in `appDir`) first on PATH — mergeEnvironment's
- * rule (src/executor/lower.ts), for a step that was not lowered.
+ * rule (src/lowering/lower.ts), for a step that was not lowered.
  */
 export function childEnvironment(
   appDir: string,

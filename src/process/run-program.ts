@@ -12,7 +12,7 @@ import { systemEnvironment } from './process-env.js';
  * buildpacks/ and host/src/). A server that lives long (runplan-host's sshd,
  * Caddy, add-on servers) is started here too (startProgram: no timeout, its
  * output in a log file or in lines, stopped by its pid with RunningProgram.kill).
- * Programs that live as long as a deployment are kept by src/run/supervised-process.ts.
+ * Programs that live as long as a deployment are kept by src/engines/local/supervised-process.ts.
  */
 
 /** What a short-lived program printed and how it ended. */

@@ -18,7 +18,7 @@ import { parseInventory } from '../../src/planning/gather-inventory.js';
 import { planToCarryOut } from '../../src/planning/plan-to-carry-out.js';
 import { renderHealthcheck } from '../../src/engines/image/scripts.js';
 import { ANNOTATIONS, kubernetesManifests, type K8sObject } from '../../src/engines/kubernetes.js';
-import { processGroups } from '../../src/executor/process-groups.js';
+import { processGroups } from '../../src/lowering/process-groups.js';
 import { planDigest } from '../../src/plan/digest.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import type { RunPlan } from '../../src/plan/schema.js';

@@ -1,5 +1,5 @@
 import type { PlanContribution } from '../../src/buildpack/contract.js';
-import { DEFAULT_RESTART } from '../../src/run/backoff.js';
+import { DEFAULT_RESTART } from '../../src/plan/restart-policy.js';
 
 /** The smallest valid part of a plan a buildpack can return: one web process running `argv`, nothing to build. */
 export function webOnlyContribution(argv: readonly string[], port: number): PlanContribution {

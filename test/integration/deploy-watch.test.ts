@@ -6,8 +6,8 @@ import { HEALTH_CLOSING_LINE, HttpHealthChecker } from '../../src/executor/http-
 import { planHealthCheck } from '../../src/health/health-paths.js';
 import { Logger, memorySink } from '../../src/log/logger.js';
 import type { PlannedProcess, RestartPolicy, RunPlan } from '../../src/plan/schema.js';
-import { DEFAULT_RESTART } from '../../src/run/backoff.js';
-import { LocalProcessRunner } from '../../src/run/local-process-runner.js';
+import { DEFAULT_RESTART } from '../../src/plan/restart-policy.js';
+import { LocalProcessRunner } from '../../src/engines/local/local-process-runner.js';
 import { type Clock, InstantClock, systemClock } from '../../src/time/clock.js';
 import { freePort } from '../helpers/ports.js';
 import { processesUnder } from '../helpers/processes.js';

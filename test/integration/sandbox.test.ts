@@ -2,7 +2,7 @@ import { cp, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { type Deployment, deployApp } from '../../src/deploy/deploy.js';
+import { type Deployment, deployApp } from '../../src/engines/local/local-executor.js';
 import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { CoreWarnings } from '../../src/errors/core-warnings.js';

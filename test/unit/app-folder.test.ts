@@ -1,5 +1,5 @@
 import { IMAGE_BINDINGS } from '../../src/engines/image/scripts.js';
-import { lowerPlan } from '../../src/executor/lower.js';
+import { lowerPlan } from '../../src/lowering/lower.js';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

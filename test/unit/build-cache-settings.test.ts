@@ -1,5 +1,5 @@
 import { IMAGE_BINDINGS } from '../../src/engines/image/scripts.js';
-import { lowerPlan } from '../../src/executor/lower.js';
+import { lowerPlan } from '../../src/lowering/lower.js';
 import { describe, expect, it } from 'vitest';
 import { renderDockerfile } from '../../src/engines/image/dockerfile.js';
 import { MemorySource } from '../../src/files/memory-source.js';

@@ -1,4 +1,4 @@
-import { lowerPlan } from '../../src/executor/lower.js';
+import { lowerPlan } from '../../src/lowering/lower.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -21,7 +21,10 @@ const SRC = imports('src');
 const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
 
 /** How an executor carries a plan out: no name of these is the root's, but through the kit (src/kit/index.ts). */
-const EXECUTOR_INTERNALS = ['src/engines', 'src/run', 'src/build', 'src/process', 'src/health', 'src/env', 'src/cli'];
+const EXECUTOR_INTERNALS = ['src/engines', 'src/build', 'src/process', 'src/health', 'src/env', 'src/cli'];
+
+/** The embedded default engine: the one module of an engine the root re-exports (LocalExecutor, buildApp, deployApp). */
+const LOCAL_EXECUTOR = 'src/engines/local/local-executor.ts';
 
 /** The names the TypeScript files under `dir` declare with `export`: name -> the files declaring it. */
 function declaredNames(dir: string): Map<string, string[]> {
@@ -57,34 +60,35 @@ describe('import direction', () => {
     expect(bp.filter(([, to]) => inFolder(to, 'src') && to !== 'src/kit/index.js')).toEqual([]);
   });
 
-  it('src/build and src/run do not import each other', () => {
-    expect(SRC.filter(([from, to]) => (inFolder(from, 'src/build') && inFolder(to, 'src/run')) || (inFolder(from, 'src/run') && inFolder(to, 'src/build')))).toEqual([]);
+  it('building and running do not import each other: src/build imports no engine, and the local run phase (src/engines/local/ but the executor joining the two) no src/build', () => {
+    const localRunPhase = (path: string) => inFolder(path, 'src/engines/local') && path !== LOCAL_EXECUTOR;
+    expect(SRC.filter(([from, to]) => (inFolder(from, 'src/build') && inFolder(to, 'src/engines')) || (localRunPhase(from) && inFolder(to, 'src/build')))).toEqual([]);
   });
 
-  it('the shared layers (src/process, src/plan, src/errors, src/env, src/files, src/log) import none of build, run, deploy, engines or cli', () => {
-    const shared = ['src/process', 'src/plan', 'src/errors', 'src/env', 'src/files', 'src/log'];
-    const above = ['src/build', 'src/run', 'src/deploy', 'src/engines', 'src/cli'];
+  it('the shared layers (src/process, src/lowering, src/plan, src/errors, src/env, src/files, src/log) import none of build, the executor, the engines or cli', () => {
+    const shared = ['src/process', 'src/lowering', 'src/plan', 'src/errors', 'src/env', 'src/files', 'src/log'];
+    const above = ['src/build', 'src/executor', 'src/engines', 'src/cli'];
     expect(SRC.filter(([from, to]) => shared.some((f) => inFolder(from, f)) && above.some((f) => inFolder(to, f)))).toEqual([]);
   });
 
-  it('the engines reach the deploy flow through src/executor, never src/deploy (the local executor)', () => {
-    expect(SRC.filter(([from, to]) => inFolder(from, 'src/engines') && inFolder(to, 'src/deploy'))).toEqual([]);
+  it('the engines reach the deploy flow through src/executor: no other engine imports the local one (src/engines/local/)', () => {
+    expect(SRC.filter(([from, to]) => inFolder(from, 'src/engines') && !inFolder(from, 'src/engines/local') && inFolder(to, 'src/engines/local'))).toEqual([]);
   });
 
-  it('src/executor (the contract, the deploy flow, the health gate) imports no executor: neither src/deploy, src/engines nor src/cli', () => {
-    expect(SRC.filter(([from, to]) => inFolder(from, 'src/executor') && ['src/deploy', 'src/engines', 'src/cli'].some((f) => inFolder(to, f)))).toEqual([]);
+  it('src/executor (the contract, the deploy flow, the health gate) imports no executor: neither src/engines nor src/cli', () => {
+    expect(SRC.filter(([from, to]) => inFolder(from, 'src/executor') && ['src/engines', 'src/cli'].some((f) => inFolder(to, f)))).toEqual([]);
   });
 
   it('the root entry (src/index.ts) re-exports no module of an executor, the CLI or a buildpack: the engines and buildpacks are entries of their own', () => {
-    const internal = (to: string) => [...EXECUTOR_INTERNALS, 'buildpacks'].some((f) => inFolder(to, f));
+    const internal = (to: string) => to !== LOCAL_EXECUTOR.replace(/\.ts$/, '.js') && [...EXECUTOR_INTERNALS, 'buildpacks'].some((f) => inFolder(to, f));
     expect(SRC.filter(([from, to]) => from === 'src/index.ts' && internal(to))).toEqual([]);
   });
 
-  it("the root's reviewed export list (api/exports.txt) holds no executor internal: beside the kit's names, none is declared under src/engines, src/run, src/build, src/process, src/health, src/env or src/cli", () => {
+  it("the root's reviewed export list (api/exports.txt) holds no executor internal: beside the kit's names, none is declared under src/engines (but the embedded local executor), src/build, src/process, src/health, src/env or src/cli", () => {
     const list = readExportList();
     const names = (entry: string) => new Set((list[entry] ?? []).map((line) => line.split(' ')[0] as string));
     const kit = names('runplan/buildpack');
-    const declared = new Map(EXECUTOR_INTERNALS.flatMap((dir) => [...declaredNames(dir)]));
+    const declared = new Map(EXECUTOR_INTERNALS.flatMap((dir) => [...declaredNames(dir)].filter(([, files]) => !files.includes(LOCAL_EXECUTOR))));
     const internals = [...names('runplan')].filter((name) => !kit.has(name) && declared.has(name)).map((name) => `${name} (${declared.get(name)?.join(', ')})`);
     expect(internals).toEqual([]);
     // What issue 23 found exported from the root, by name.
@@ -109,7 +113,7 @@ describe('import direction', () => {
   it('only the program runner (src/process/run-program.ts) starts programs: no other module of runplan or of runplan-host (host/src) imports node:child_process or execa', () => {
     // Supervised processes live as long as the deployment and keep their own spawn() (their comment says why).
     // runplan-host starts every program through runplan/process, its servers (sshd, Caddy, add-on servers) included.
-    const allowed = new Set(['src/process/run-program.ts', 'src/run/supervised-process.ts']);
+    const allowed = new Set(['src/process/run-program.ts', 'src/engines/local/supervised-process.ts']);
     const spawning = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"](?:node:)?(?:child_process|execa)['"]/m;
     const offenders = ['src', 'buildpacks', 'host/src'].flatMap((dir) =>
       readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })

@@ -7,7 +7,7 @@ import { MemorySource } from '../../src/files/memory-source.js';
 import { gatherInventory, inventoryPart, machineInstance, parseInventory } from '../../src/planning/gather-inventory.js';
 import { INVENTORY_SCHEMA_VERSION, type Inventory } from '../../src/inventory/inventory.js';
 import { createPlan } from '../../src/planning/create-plan.js';
-import { DEFAULT_RESTART } from '../../src/run/backoff.js';
+import { DEFAULT_RESTART } from '../../src/plan/restart-policy.js';
 import { TEST_INSTANCE, TEST_PLAN_INVENTORY, testInventory, testRegistry } from '../helpers/inventory.js';
 
 /** A host's buildpack that plans from its own part of the inventory, and records what it was given. */

@@ -12,7 +12,7 @@ import { bindProcess, bindStep, fillPlaceholders, textChunks } from '../../src/p
 import { keepPrevious, PREVIOUS_PLAN_SOURCE, previousDefault } from '../../src/plan/previous.js';
 import { FailureSchema, type BuildStep, type Decision, type PlannedProcess, type RunPlan } from '../../src/plan/schema.js';
 import { createPlan } from '../../src/planning/create-plan.js';
-import { DEFAULT_RESTART } from '../../src/run/backoff.js';
+import { DEFAULT_RESTART } from '../../src/plan/restart-policy.js';
 import { TEST_NODE_PART, TEST_PLAN_INVENTORY, testInventory, testRegistry } from '../helpers/inventory.js';
 
 const nodePlan = async (pkg: object, application: Record<string, string> = {}, extra: Partial<Parameters<typeof createPlan>[0]> = {}) =>

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unhonouredRestartDelays } from '../../src/engines/restart-delays.js';
-import { processesApart } from '../../src/executor/process-groups.js';
+import { processesApart } from '../../src/lowering/process-groups.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import { ROOT } from '../helpers/cli.js';

@@ -7,7 +7,7 @@ import { offlineRegistry } from '../helpers/node-inventory.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import { createPlan } from '../../src/planning/create-plan.js';
-import { DEFAULT_RESTART } from '../../src/run/backoff.js';
+import { DEFAULT_RESTART } from '../../src/plan/restart-policy.js';
 import { TEST_PLAN_INVENTORY, testRegistry } from '../helpers/inventory.js';
 import { NodeErrors } from '../../buildpacks/node/errors.js';
 import { RubyErrors } from '../../buildpacks/ruby/errors.js';

@@ -1,4 +1,4 @@
-import { lowerPlan } from '../../src/executor/lower.js';
+import { lowerPlan } from '../../src/lowering/lower.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +26,7 @@ describe('swarm services of a plan', () => {
     expect(createArgs(worker!, 'shop-net', false)).toContain('--no-healthcheck');
   });
 
-  it('runs a process waiting on a socket no other process names with every other process, as Kubernetes does (the one rule of src/executor/process-groups.ts)', () => {
+  it('runs a process waiting on a socket no other process names with every other process, as Kubernetes does (the one rule of src/lowering/process-groups.ts)', () => {
     const plan = structuredClone(sidekiq) as { -readonly [K in keyof RunPlan]: RunPlan[K] };
     plan.processes = sidekiq.processes.map((p) => (p.name === 'puma' ? { ...p, command: { kind: 'exec' as const, argv: ['bundle', 'exec', 'puma'] } } : p));
     expect(processGroups(plan).map((g) => [g.main.name, ...g.helpers.map((h) => h.name)])).toEqual([['web', 'puma', 'sidekiq']]);

@@ -17,7 +17,7 @@ import { Logger, type LogSink } from '../../log/logger.js';
 import { planDigest } from '../../plan/digest.js';
 import type { RunPlan } from '../../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carry-out.js';
-import { type LoweredPlan, lowerPlan } from '../../executor/lower.js';
+import { type LoweredPlan, lowerPlan } from '../../lowering/lower.js';
 import { DockerCli, labelArgs } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';

@@ -2,7 +2,7 @@ import { shellWord } from '../../shell/shell-word.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { quoteExcerpt } from '../../errors/excerpt.js';
 import { createHash } from 'node:crypto';
-import { assemblePath, type LoweredLayer, type LoweredPlan, type LoweredStep } from '../../executor/lower.js';
+import { assemblePath, type LoweredLayer, type LoweredPlan, type LoweredStep } from '../../lowering/lower.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR, stepScript } from './scripts.js';
 
 /** Where things are during `docker build`: a cache for tools (HOME), the layer caches, secrets. */

@@ -2,7 +2,7 @@ import { shellWord } from '../../shell/shell-word.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import type { Bindings } from '../../plan/placeholders.js';
 import type { PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
-import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredPlan, type LoweredStep } from '../../executor/lower.js';
+import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredPlan, type LoweredStep } from '../../lowering/lower.js';
 import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
 import { readinessTest } from '../../health/readiness.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
@@ -16,7 +16,7 @@ export const IMAGE_SCRIPTS_DIR = '/opt/runplan';
 
 /**
  * `export NAME=value …; export PATH=…` for a lowered step's or process's
- * environment: mergeEnvironment's rule (src/executor/lower.ts) in shell, over
+ * environment: mergeEnvironment's rule (src/lowering/lower.ts) in shell, over
  * the container's environment (the deployment's, from the image and the engine).
  */
 function exportEnvironment({ env, pathPrepend }: Pick<LoweredStep, 'env' | 'pathPrepend'>): string {
@@ -149,7 +149,7 @@ function hookStatement(hook: LoweredStep): string | undefined {
  * `pre_run`: the plan's pre-run hooks (CC_PRE_RUN_HOOK), run before the
  * container's process starts, each in its directory with its environment and
  * bounded by the host's step timeout, as the local runner runs them
- * (src/run/run-hooks.ts): GNU timeout stops the hook's whole process group, then
+ * (src/engines/local/run-hooks.ts): GNU timeout stops the hook's whole process group, then
  * SIGKILL 5 s later. A failure is a refusal line (REFUSAL_PREFIX) with the code
  * the local runner raises — the hook's onFailure rule, or
  * RUNPLAN_E_BUILD_STEP_TIMEOUT — which the engine reads back from the

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import type { PlannedProcess, RunPlan } from '../../plan/schema.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL, PROCESS_LABEL } from '../docker-runner.js';
 import { labelArgs } from '../docker-cli.js';
-import { processGroups } from '../../executor/process-groups.js';
+import { processGroups } from '../../lowering/process-groups.js';
 import type { ResourceLimits } from '../../sandbox/cgroups.js';
 
-export { processGroups } from '../../executor/process-groups.js';
+export { processGroups } from '../../lowering/process-groups.js';
 
 /** Labels of swarm objects besides the shared ones: which engine made them, and the specification a service or task carries. */
 export const ENGINE_LABEL = 'io.runplan.engine';

@@ -1,12 +1,12 @@
-import { systemEnvironment } from '../process/process-env.js';
-import { runCommandStep } from '../process/command-step.js';
-import type { Environment } from '../env/assemble.js';
-import { type AppUser, userEnvironment } from '../process/app-user.js';
-import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../host/host-settings.js';
-import type { Logger } from '../log/logger.js';
-import { describeStep } from '../plan/describe.js';
-import { type LoweredStep, mergeEnvironment } from '../executor/lower.js';
-import type { SandboxScope } from '../sandbox/sandbox.js';
+import { systemEnvironment } from '../../process/process-env.js';
+import { runCommandStep } from '../../process/command-step.js';
+import type { Environment } from '../../env/assemble.js';
+import { type AppUser, userEnvironment } from '../../process/app-user.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
+import type { Logger } from '../../log/logger.js';
+import { describeStep } from '../../plan/describe.js';
+import { type LoweredStep, mergeEnvironment } from '../../lowering/lower.js';
+import type { SandboxScope } from '../../sandbox/sandbox.js';
 
 export interface RunHookContext {
   /** The deployment environment, placeholders bound. */

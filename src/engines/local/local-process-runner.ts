@@ -1,19 +1,19 @@
 import { mkdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Runner, RunningApp, RunOptions } from '../executor/contract.js';
-import { lowerPlan } from '../executor/lower.js';
-import { materialiseFiles } from '../process/materialise-files.js';
-import { formatSeconds } from '../health/probes.js';
-import { type AppUser, appUser } from '../process/app-user.js';
-import { ownPath } from '../process/ownership.js';
-import { removeUserDirectory, UserFiles } from '../process/user-files.js';
-import { systemClock, type Clock } from '../time/clock.js';
-import { describeReadiness, waitUntilReady } from '../health/readiness.js';
-import { ensureRunDirParent, localBindings } from '../process/run-dir.js';
+import type { Runner, RunningApp, RunOptions } from '../../executor/contract.js';
+import { lowerPlan } from '../../lowering/lower.js';
+import { materialiseFiles } from '../../process/materialise-files.js';
+import { formatSeconds } from '../../health/probes.js';
+import { type AppUser, appUser } from '../../process/app-user.js';
+import { ownPath } from '../../process/ownership.js';
+import { removeUserDirectory, UserFiles } from '../../process/user-files.js';
+import { systemClock, type Clock } from '../../time/clock.js';
+import { describeReadiness, waitUntilReady } from '../../health/readiness.js';
+import { ensureRunDirParent, localBindings } from '../../process/run-dir.js';
 import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
-import { CoreErrors } from '../errors/core-errors.js';
-import type { SandboxScope } from '../sandbox/sandbox.js';
+import { CoreErrors } from '../../errors/core-errors.js';
+import type { SandboxScope } from '../../sandbox/sandbox.js';
 
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */

@@ -1,4 +1,4 @@
-import type { RestartPolicy } from '../plan/schema.js';
+import type { RestartPolicy } from './schema.js';
 
 /** Delay before restart number `restart` (1-based): initial × 2^(restart-1), capped. */
 export function restartDelay(policy: RestartPolicy, restart: number): number {

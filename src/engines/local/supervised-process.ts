@@ -4,22 +4,22 @@
 // that start() waits on, restarts of the same spec), which a runner of
 // short-lived programs, resolving once they end, does not give.
 import type { ChildProcess } from 'node:child_process';
-import type { ProcessExit, ProcessState } from '../executor/contract.js';
-import type { Environment } from '../env/assemble.js';
-import { LineSplitter, type Logger } from '../log/logger.js';
-import { type LoweredProcess, mergeEnvironment } from '../executor/lower.js';
-import { systemEnvironment } from '../process/process-env.js';
-import { formatSeconds } from '../health/probes.js';
-import { type AppUser, spawnIdentity, userEnvironment } from '../process/app-user.js';
-import { CoreErrors } from '../errors/core-errors.js';
-import { CoreWarnings } from '../errors/core-warnings.js';
-import { OutputTail } from '../log/output-tail.js';
-import type { Clock } from '../time/clock.js';
-import { FLOOR_MAX_MS, minimumRestartDelay, restartDelay } from './backoff.js';
-import { CRASH_LOOP_EXITS } from '../executor/web-watch.js';
-import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from '../process/process-tree.js';
-import { type SandboxScope, unwrapExit } from '../sandbox/sandbox.js';
-import { type LimitStrike, limitStrike } from '../sandbox/limit-strike.js';
+import type { ProcessExit, ProcessState } from '../../executor/contract.js';
+import type { Environment } from '../../env/assemble.js';
+import { LineSplitter, type Logger } from '../../log/logger.js';
+import { type LoweredProcess, mergeEnvironment } from '../../lowering/lower.js';
+import { systemEnvironment } from '../../process/process-env.js';
+import { formatSeconds } from '../../health/probes.js';
+import { type AppUser, spawnIdentity, userEnvironment } from '../../process/app-user.js';
+import { CoreErrors } from '../../errors/core-errors.js';
+import { CoreWarnings } from '../../errors/core-warnings.js';
+import { OutputTail } from '../../log/output-tail.js';
+import type { Clock } from '../../time/clock.js';
+import { FLOOR_MAX_MS, minimumRestartDelay, restartDelay } from '../../plan/restart-policy.js';
+import { CRASH_LOOP_EXITS } from '../../executor/web-watch.js';
+import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from '../../process/process-tree.js';
+import { type SandboxScope, unwrapExit } from '../../sandbox/sandbox.js';
+import { type LimitStrike, limitStrike } from '../../sandbox/limit-strike.js';
 
 /** Where a supervised process runs, beyond its plan: its private directory, its user, its walls. */
 export interface SupervisedProcessPlace {

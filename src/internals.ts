@@ -5,8 +5,8 @@
  * promise of an API. The public API is src/index.ts and the entries beside it
  * (api/exports.txt).
  */
-export { ensureTree } from './build/install/tree-cache.js';
-export { StepBuilder } from './build/step-builder.js';
+export { ensureTree } from './building/install/tree-cache.js';
+export { StepBuilder } from './building/step-builder.js';
 export { assembleEnvironment } from './env/assemble.js';
 export { resolveHostSettings } from './host/host-settings.js';
 export { fillPlaceholders } from './plan/placeholders.js';

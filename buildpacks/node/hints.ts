@@ -3,7 +3,7 @@ import { type BuildContext, buildCommand, buildHookFix, buildNotRun, buildRuns }
 import { NodeErrors } from './errors.js';
 import { type DetectedFramework, detectFramework, missingStartAdvice, signatureFiles } from './frameworks.js';
 import { toolRequestWarnings, type VersionFiles, versionFileWarnings } from './ignored-requests.js';
-import type { PublishedVersion } from './inventory.js';
+import type { PublishedVersion } from './published-version.js';
 import type { PackageJson } from './package-json.js';
 import { resolveDevDependencies } from './resolve-dev-dependencies.js';
 import { LOCKFILES, resolveBuildTool, type BuildToolResolution } from './resolve-build-tool.js';

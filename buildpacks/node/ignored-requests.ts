@@ -1,7 +1,7 @@
 import semver from 'semver';
 import { assignmentExcerpt, lineExcerpt, type PlanWarning, quoteExcerpt } from '../../src/kit/index.js';
 import { NodeWarnings } from './errors.js';
-import type { PublishedVersion } from './inventory.js';
+import type { PublishedVersion } from './published-version.js';
 import { ltsCodename, NODE_LTS_LINES, type LtsLine } from './lts.js';
 import type { PackageJson } from './package-json.js';
 import { parsePackageManager, PINNED_TOOLS, type PackageManager } from './resolve-build-tool.js';

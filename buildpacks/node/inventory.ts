@@ -4,12 +4,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { type Clock, type GatherContext, hostNpmRegistry, type InventoryProvider, type NpmRunner, runHostNpm, systemClock, writeFileAtomic } from '../../src/kit/index.js';
 import { NodeErrors } from './errors.js';
+import { Published, type PublishedVersion } from './published-version.js';
 import { TOOL_PACKAGES } from './tools.js';
 
 export type { NpmRunner } from '../../src/kit/index.js';
-
-const Integrity = z.string().regex(/^sha(256|384|512)-[A-Za-z0-9+/=]+$/);
-const Published = z.object({ version: z.string(), integrity: Integrity });
 
 /**
  * The Node.js buildpack's part of the inventory: what the registry publishes
@@ -25,7 +23,7 @@ export const NodeInventorySchema = z.object({
 });
 /** The Node.js part of an inventory: the Node.js and npm releases, and those of each package manager. */
 export type NodeInventoryData = z.infer<typeof NodeInventorySchema>;
-export type PublishedVersion = z.infer<typeof Published>;
+export type { PublishedVersion } from './published-version.js';
 
 /** Where the Node.js inventory comes from: a provider hosts and tests can replace (`createNodeBuildpack({ inventory })`). */
 export type NodeInventory = InventoryProvider<NodeInventoryData>;

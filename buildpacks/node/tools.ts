@@ -1,5 +1,5 @@
 import type { Install } from '../../src/kit/index.js';
-import type { PublishedVersion } from './inventory.js';
+import type { PublishedVersion } from './published-version.js';
 import { PINNED_TOOLS } from './resolve-build-tool.js';
 
 /**

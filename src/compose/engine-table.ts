@@ -3,11 +3,11 @@ import type { Built, Executor } from '../executor/contract.js';
 import type { SwarmDeployOptions } from '../engines/swarm.js';
 
 /**
- * What every engine of the table is made from: where the application is, where
- * lines go, its planning options, and what one engine reads only (the local
+ * What every engine of the table is made from: where the application is, its
+ * planning options (its lines go where the deploy flow's logger writes them), and what one engine reads only (the local
  * executor's walls, an image's base, a swarm's replicas and networks).
  */
-export type EngineOptions = LocalExecutorOptions & SwarmDeployOptions;
+export type EngineOptions = LocalExecutorOptions & Omit<SwarmDeployOptions, 'sink'>;
 
 /** One engine: its name, and the executor it makes for an application. Each is loaded when chosen (Docker's and podman's modules only then). */
 export interface EngineEntry {

@@ -25,7 +25,7 @@ export function dnsLabel(text: string): string {
  * An application's name in every engine (its image, its swarm services, its
  * Kubernetes objects): the name of its directory as a DNS label — of its
  * folder when APP_FOLDER names one, since two folders of one repository are two
- * applications, as they are two workspaces locally (src/build/workspace.ts).
+ * applications, as they are two workspaces locally (src/building/workspace.ts).
  */
 export function appName(appDir: string, folder = ''): string {
   return dnsLabel(basename(resolve(appDir, folder)));

@@ -1,8 +1,8 @@
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
-import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
+import type { Built, Executor, ExecutorBuildOptions, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
 import type { LoweredStep } from '../lowering/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
-import { Logger } from '../log/logger.js';
+import type { LogSink } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { unhonouredRestartDelays } from './restart-delays.js';
 import { processesApart } from '../lowering/process-groups.js';
@@ -13,6 +13,8 @@ import { containerHealthTarget, DockerRunner, portAnswers, runImageHook } from '
 import { buildImage, type BuiltImage, type ImageOptions } from './image/build-image.js';
 
 export interface DockerDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
+  /** Where the deployment's lines go: the deploy flow's logger writes them, the image build's included. */
+  readonly sink: LogSink;
   readonly clock?: Clock;
   readonly healthChecker?: HealthChecker;
 }
@@ -46,12 +48,12 @@ export async function deployToDocker(options: DockerDeployOptions): Promise<Dock
 export class DockerExecutor implements Executor<DockerBuild> {
   readonly name = 'docker';
 
-  constructor(private readonly options: DockerDeployOptions) {}
+  constructor(private readonly options: Omit<DockerDeployOptions, 'sink'>) {}
 
-  async build(toCarryOut: PlanToCarryOut, { signal }: ExecutorStartOptions): Promise<DockerBuild> {
+  async build(toCarryOut: PlanToCarryOut, { signal, logger }: ExecutorBuildOptions): Promise<DockerBuild> {
     const docker = this.options.docker ?? (await DockerCli.connect());
-    const built = await buildImage({ ...this.options, docker, ...(signal ? { signal } : {}) }, toCarryOut);
-    return { ...built, docker, image: built.tag as string, logger: new Logger(this.options.sink, built.environment.redactor) };
+    const built = await buildImage({ ...this.options, docker, logger, ...(signal ? { signal } : {}) }, toCarryOut);
+    return { ...built, docker, image: built.tag as string, logger };
   }
 
   unhonoured(plan: RunPlan): PlanWarning[] {

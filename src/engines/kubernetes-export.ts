@@ -1,5 +1,5 @@
 import type { HostSettings, InstanceSize } from '../host/host-settings.js';
-import { Logger } from '../log/logger.js';
+import { Logger, type LogSink } from '../log/logger.js';
 import { planDigest } from '../plan/digest.js';
 import type { RunPlan } from '../plan/schema.js';
 import { assembleEnvironment } from '../env/assemble.js';
@@ -13,6 +13,8 @@ import { manifestFiles, writeManifestFiles, type ManifestFile } from './kubernet
 import { plannedInstance } from './plan-memory.js';
 
 export interface KubernetesExportOptions extends Omit<ImageOptions, 'out' | 'oci'> {
+  /** Where the export's lines go (and its image build's). */
+  readonly sink: LogSink;
   /** Where the manifests are written. */
   readonly outDir: string;
   /** An image already built from this plan; without it, the image is built first (Docker engine at DOCKER_HOST). */

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
-import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
+import type { Built, Executor, ExecutorBuildOptions, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
 import type { LoweredStep } from '../lowering/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
-import { Logger } from '../log/logger.js';
+import type { Logger, LogSink } from '../log/logger.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import type { Clock } from '../time/clock.js';
@@ -21,6 +21,8 @@ import { processesApart } from '../lowering/process-groups.js';
 import { PODMAN_NETWORK, PodmanCli } from './podman-cli.js';
 
 export interface PodmanKubeOptions extends Omit<ImageOptions, 'out' | 'oci'> {
+  /** Where the deployment's lines go: the deploy flow's logger writes them, the image build's included. */
+  readonly sink: LogSink;
   /**
    * The podman to play the manifests with. Default: one of the deployment's
    * own (its storage in a new temporary directory), removed with everything
@@ -85,12 +87,11 @@ export async function deployToPodman(options: PodmanKubeOptions): Promise<Podman
 export class PodmanKubeExecutor implements Executor<PodmanKubeBuild> {
   readonly name = 'podman';
 
-  constructor(private readonly options: PodmanKubeOptions) {}
+  constructor(private readonly options: Omit<PodmanKubeOptions, 'sink'>) {}
 
-  async build(toCarryOut: PlanToCarryOut, { signal }: ExecutorStartOptions): Promise<PodmanKubeBuild> {
+  async build(toCarryOut: PlanToCarryOut, { signal, logger }: ExecutorBuildOptions): Promise<PodmanKubeBuild> {
     const docker = this.options.docker ?? (await DockerCli.connect());
-    const built = await buildImage({ ...this.options, docker, ...(signal ? { signal } : {}) }, toCarryOut);
-    const logger = new Logger(this.options.sink, built.environment.redactor);
+    const built = await buildImage({ ...this.options, docker, logger, ...(signal ? { signal } : {}) }, toCarryOut);
     const podman = this.options.podman ?? (await PodmanCli.create());
     const ownPodman = this.options.podman === undefined;
     try {

@@ -3,11 +3,11 @@ import { IMAGE_BINDINGS } from './image/scripts.js';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import type { Built, Executor, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
+import type { Built, Executor, ExecutorBuildOptions, ExecutorStartOptions, HookRunOptions } from '../executor/contract.js';
 import type { LoweredStep } from '../lowering/lower.js';
 import { deploy } from '../executor/deploy-flow.js';
 import { processesApart } from '../lowering/process-groups.js';
-import { Logger } from '../log/logger.js';
+import type { Logger, LogSink } from '../log/logger.js';
 import { planDigest } from '../plan/digest.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
@@ -25,6 +25,8 @@ import { swarmNames } from './swarm/services.js';
 export { removeSwarmApp };
 
 export interface SwarmDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
+  /** Where the deployment's lines go: the deploy flow's logger writes them, the image build's included. */
+  readonly sink: LogSink;
   /** Tasks of the web service (default 2: with one, an update has a moment with a single address). */
   readonly replicas?: number;
   /** An image already built from this plan (`runplan image`, pushed where every node pulls from); default: build it. */
@@ -75,10 +77,10 @@ interface ImageChoice {
 }
 
 /** The image to run: the one given (checked against the plan), or the plan's image, built here. */
-async function chooseImage(docker: DockerCli, app: string, options: SwarmDeployOptions, toCarryOut: PlanToCarryOut, nodes: number, logger: Logger): Promise<ImageChoice> {
+async function chooseImage(docker: DockerCli, app: string, options: Omit<SwarmDeployOptions, 'sink'>, toCarryOut: PlanToCarryOut, nodes: number, logger: Logger): Promise<ImageChoice> {
   if (options.image === undefined) {
     // Labelled as the application's: its images of earlier deployments are then told from other builds of the same tag's repository.
-    const built = await buildImage({ ...options, docker, labels: { ...options.labels, [DEPLOYMENT_IMAGE_LABEL]: app } }, toCarryOut);
+    const built = await buildImage({ ...options, docker, logger, labels: { ...options.labels, [DEPLOYMENT_IMAGE_LABEL]: app } }, toCarryOut);
     if (nodes > 1) logger.warn(`${built.tag} exists only on this engine: the swarm's other ${nodes - 1} node(s) cannot run it. Push it to a registry every node pulls from and deploy with --image.`);
     return { image: built.tag as string, imageId: built.id as string, resolve: false, ownImages: options.tag === undefined };
   }
@@ -152,13 +154,12 @@ type SwarmBuild = Built & {
 export class SwarmExecutor implements Executor<SwarmBuild> {
   readonly name = 'swarm';
 
-  constructor(private readonly options: SwarmDeployOptions) {}
+  constructor(private readonly options: Omit<SwarmDeployOptions, 'sink'>) {}
 
-  async build(toCarryOut: PlanToCarryOut, { signal }: ExecutorStartOptions): Promise<SwarmBuild> {
+  async build(toCarryOut: PlanToCarryOut, { signal, logger }: ExecutorBuildOptions): Promise<SwarmBuild> {
     const { plan, environment, host } = toCarryOut;
     const docker = this.options.docker ?? (await DockerCli.connect());
     const nodes = await swarmNodes(docker);
-    const logger = new Logger(this.options.sink, environment.redactor);
     const app = this.options.name ?? appName(this.options.appDir, plan.app.folder);
     const choice = await chooseImage(docker, app, { ...this.options, ...(signal ? { signal } : {}) }, toCarryOut, nodes, logger);
     const release = new SwarmRelease({

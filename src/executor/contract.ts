@@ -29,6 +29,11 @@ export interface ExecutorStartOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** What Executor.build is given: beside the flow's signal, the deployment's logger, which the flow makes (redacting with the environment to carry out) and the executor keeps in its Built. */
+export interface ExecutorBuildOptions extends ExecutorStartOptions {
+  readonly logger: Logger;
+}
+
 /** What Executor.runHook is given: the flow's signal, and how long the hook may run (the host's step timeout). */
 export interface HookRunOptions extends ExecutorStartOptions {
   readonly timeoutMs: number;
@@ -52,7 +57,7 @@ export interface Executor<B extends Built = Built> {
    */
   unhonoured?(plan: RunPlan): readonly PlanWarning[];
   /** Carries out the plan's build: the plan is made (or read) once, before, by the caller of the deploy flow. */
-  build(toCarryOut: PlanToCarryOut, options: ExecutorStartOptions): Promise<B>;
+  build(toCarryOut: PlanToCarryOut, options: ExecutorBuildOptions): Promise<B>;
   /** Whether something already answers where the deployment's health check will look (it would answer in the application's place). */
   portInUse(built: B): Promise<boolean>;
   /** Starts the plan's processes (pre-run hooks first); rejects, with nothing left running, when one cannot start. */

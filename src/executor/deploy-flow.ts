@@ -9,9 +9,12 @@ import type { Built, Executor } from './contract.js';
 import { healthGate } from './health-gate.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { isRunplanError } from '../errors/runplan-error.js';
+import { Logger, type LogSink } from '../log/logger.js';
 
-/** Options of deploy(): the health checker (default HTTP), the clock of its waits, and the signal that interrupts it. */
+/** Options of deploy(): where the deployment's lines go, the health checker (default HTTP), the clock of its waits, and the signal that interrupts it. */
 export interface DeployFlowOptions {
+  /** Where every line of the deployment goes, redacted by the one logger the flow makes and hands to the executor. */
+  readonly sink: LogSink;
   readonly healthChecker?: HealthChecker | undefined;
   /** Clock of the health check's waits and the stability window (tests pass one that does not sleep). */
   readonly clock?: Clock | undefined;
@@ -42,13 +45,15 @@ export interface Deployed<B extends Built> {
  * deployment leaves nothing running and the previous one current; an
  * interrupted one runs no more of the application's code.
  */
-export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, executor: Executor<B>, options: DeployFlowOptions = {}): Promise<Deployed<B>> {
+export async function deploy<B extends Built>(toCarryOut: PlanToCarryOut, executor: Executor<B>, options: DeployFlowOptions): Promise<Deployed<B>> {
   const { signal } = options;
+  // One logger for the whole deployment, whatever the engine: every line it writes is redacted with the secrets it carries out.
+  const logger = new Logger(options.sink, toCarryOut.environment.redactor);
   // Every engine's build error leaves here redacted, whatever the engine quoted in it (a step's output, an engine's message).
-  const built = await executor.build(toCarryOut, { signal }).catch((error: unknown) => {
+  const built = await executor.build(toCarryOut, { signal, logger }).catch((error: unknown) => {
     throw redactError(error, toCarryOut.environment.redactor);
   });
-  const { plan, environment, host, logger } = built;
+  const { plan, environment, host } = built;
   for (const w of executor.unhonoured?.(plan) ?? []) logger.warn(`${w.code}: ${w.message} Fix: ${w.fix}`);
   const fail = async (error: unknown, running?: RunningApp): Promise<never> => {
     await running?.stop();

@@ -41,6 +41,6 @@ export {
 } from '../plan/restart-policy.js';
 export { sshRemote } from '../planning/ssh-remote.js';
 export { procfileEntries, procfileIgnored } from '../planning/procfile-hint.js';
-export { hostNpmRegistry } from '../build/install/npm-registry.js';
-export { runHostNpm } from '../build/install/npm-tarball.js';
+export { hostNpmRegistry } from '../building/install/npm-registry.js';
+export { runHostNpm } from '../building/install/npm-tarball.js';
 export { systemClock, InstantClock } from '../time/clock.js';

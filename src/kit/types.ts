@@ -49,6 +49,6 @@ export type { GatherContext, InventoryProvider } from '../inventory/inventory.js
 export type { ProgramResult, RunProgramOptions } from '../process/run-program.js';
 export type { SshRemote } from '../planning/ssh-remote.js';
 export type { ProcfileEntry, ProcfileReader } from '../planning/procfile-hint.js';
-export type { NpmRunner } from '../build/install/npm-tarball.js';
+export type { NpmRunner } from '../building/install/npm-tarball.js';
 export type { Clock } from '../time/clock.js';
 export type { Logger } from '../log/logger.js';

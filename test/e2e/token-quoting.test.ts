@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planNpmrc } from '../../buildpacks/node/npmrc.js';
 import { TOOL_PACKAGES } from '../../buildpacks/node/tools.js';
 import { planYarnrc } from '../../buildpacks/node/yarnrc.js';
-import { ensureTree } from '../../src/build/install/tree-cache.js';
+import { ensureTree } from '../../src/building/install/tree-cache.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { renderFile } from '../../src/process/materialise-files.js';
 import { publishedNodeInventory } from '../helpers/node-inventory.js';

@@ -327,7 +327,7 @@ describe('the Node.js Deployment in podman kube play, through the deploy flow', 
       docker: await DockerCli.connect({ host: dockerHost }),
       podman,
     };
-    const outcome = await deploy(await planToCarryOut(options), new PodmanKubeExecutor(options)).catch((error: unknown) => error as RunplanError);
+    const outcome = await deploy(await planToCarryOut(options), new PodmanKubeExecutor(options), options).catch((error: unknown) => error as RunplanError);
     return { outcome, lines, port, health: () => lines.filter((l) => l.origin.kind === 'health').map((l) => l.text) };
   }
 

@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireBuildLock, BUILD_LOCK_FILE, processStartTime } from '../../src/build/build-lock.js';
+import { acquireBuildLock, BUILD_LOCK_FILE, processStartTime } from '../../src/building/build-lock.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { InstantClock } from '../../src/time/clock.js';
 import { tempDir } from '../helpers/temp.js';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LayerCache } from '../../src/build/layer-cache.js';
+import { LayerCache } from '../../src/building/layer-cache.js';
 import { assertReachable } from '../../src/process/ownership.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { type AppUser, appUser, spawnIdentity } from '../../src/process/app-user.js';

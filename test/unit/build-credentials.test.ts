@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { removeBuildCredentials } from '../../src/build/build-credentials.js';
+import { removeBuildCredentials } from '../../src/building/build-credentials.js';
 import { runplanItself } from '../../src/process/app-user.js';
 import { UserFiles } from '../../src/process/user-files.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';

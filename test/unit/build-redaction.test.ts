@@ -139,7 +139,7 @@ describe("the deploy flow redacts an engine's build error", () => {
           throw error;
         },
       } as unknown as Executor;
-      const e = (await deploy(toCarryOut, executor).catch((x: unknown) => x)) as Error;
+      const e = (await deploy(toCarryOut, executor, { sink: () => {} }).catch((x: unknown) => x)) as Error;
       expect(e).not.toBe(error);
       expect(e.message).toContain('***');
       const texts = [e.message, e.stack ?? '', String((e.cause as Error | undefined)?.message), isRunplanError(e) ? `${e.fix} ${JSON.stringify(e.details)}` : ''];

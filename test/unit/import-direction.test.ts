@@ -21,7 +21,7 @@ const SRC = imports('src');
 const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
 
 /** How an executor carries a plan out: no name of these is the root's, but through the kit (src/kit/index.ts). */
-const EXECUTOR_INTERNALS = ['src/engines', 'src/build', 'src/process', 'src/health', 'src/env', 'src/cli'];
+const EXECUTOR_INTERNALS = ['src/engines', 'src/building', 'src/process', 'src/health', 'src/env', 'src/cli'];
 
 /** The embedded default engine: the one module of an engine the root re-exports (LocalExecutor, buildApp, deployApp). */
 const LOCAL_EXECUTOR = 'src/engines/local/local-executor.ts';
@@ -60,14 +60,14 @@ describe('import direction', () => {
     expect(bp.filter(([, to]) => inFolder(to, 'src') && to !== 'src/kit/index.js')).toEqual([]);
   });
 
-  it('building and running do not import each other: src/build imports no engine, and the local run phase (src/engines/local/ but the executor joining the two) no src/build', () => {
+  it('building and running do not import each other: src/building imports no engine, and the local run phase (src/engines/local/ but the executor joining the two) no src/building', () => {
     const localRunPhase = (path: string) => inFolder(path, 'src/engines/local') && path !== LOCAL_EXECUTOR;
-    expect(SRC.filter(([from, to]) => (inFolder(from, 'src/build') && inFolder(to, 'src/engines')) || (localRunPhase(from) && inFolder(to, 'src/build')))).toEqual([]);
+    expect(SRC.filter(([from, to]) => (inFolder(from, 'src/building') && inFolder(to, 'src/engines')) || (localRunPhase(from) && inFolder(to, 'src/building')))).toEqual([]);
   });
 
   it('the shared layers (src/process, src/lowering, src/plan, src/errors, src/env, src/files, src/log) import none of build, the executor, the engines or cli', () => {
     const shared = ['src/process', 'src/lowering', 'src/plan', 'src/errors', 'src/env', 'src/files', 'src/log'];
-    const above = ['src/build', 'src/executor', 'src/engines', 'src/cli'];
+    const above = ['src/building', 'src/executor', 'src/engines', 'src/cli'];
     expect(SRC.filter(([from, to]) => shared.some((f) => inFolder(from, f)) && above.some((f) => inFolder(to, f)))).toEqual([]);
   });
 
@@ -84,7 +84,7 @@ describe('import direction', () => {
     expect(SRC.filter(([from, to]) => from === 'src/index.ts' && internal(to))).toEqual([]);
   });
 
-  it("the root's reviewed export list (api/exports.txt) holds no executor internal: beside the kit's names, none is declared under src/engines (but the embedded local executor), src/build, src/process, src/health, src/env or src/cli", () => {
+  it("the root's reviewed export list (api/exports.txt) holds no executor internal: beside the kit's names, none is declared under src/engines (but the embedded local executor), src/building, src/process, src/health, src/env or src/cli", () => {
     const list = readExportList();
     const names = (entry: string) => new Set((list[entry] ?? []).map((line) => line.split(' ')[0] as string));
     const kit = names('runplan/buildpack');

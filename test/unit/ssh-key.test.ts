@@ -4,7 +4,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { prepareSsh } from '../../src/build/ssh-setup.js';
+import { prepareSsh } from '../../src/building/ssh-setup.js';
 import { explainFailure } from '../../src/process/command-step.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { parseKnownHosts } from '../../src/env/known-hosts.js';

@@ -1,4 +1,4 @@
-import type { AppSandbox, BuildpackRegistry, Built, Executor, LogSink } from 'runplan';
+import type { AppSandbox, BuildpackRegistry, Built, Executor } from 'runplan';
 import { ENGINES } from 'runplan/engines';
 import { DockerCli } from 'runplan/engines/docker';
 import { SwarmAddonServices, swarmName } from '../addons/swarm-services.js';
@@ -10,7 +10,6 @@ interface ReleaseExecutorInput {
   /** The commit checked out: what runplan builds. */
   readonly appDir: string;
   readonly registry: BuildpackRegistry;
-  readonly sink: LogSink;
   readonly signal: AbortSignal;
   /** The application's walls on this machine (its own user, namespaces and limits). */
   readonly sandbox?: AppSandbox;
@@ -40,7 +39,7 @@ export function localEngine(): ReleaseEngine {
     name: 'local',
     inPlace: false,
     addonServices: undefined,
-    executor: ({ appDir, registry, sink, signal, sandbox }) => ENGINES.local.executor({ appDir, registry, sink, signal, ...(sandbox ? { sandbox } : {}) }),
+    executor: ({ appDir, registry, signal, sandbox }) => ENGINES.local.executor({ appDir, registry, signal, ...(sandbox ? { sandbox } : {}) }),
   };
 }
 
@@ -61,12 +60,12 @@ export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
     name: 'swarm',
     inPlace: true,
     addonServices,
-    executor: async ({ appId, appDir, registry, sink, signal }) => {
+    executor: async ({ appId, appDir, registry, signal }) => {
       // Its services and image named after the application, not its checkout folder (every application's is "source").
       const name = swarmName(appId);
       // Every application joins the add-ons network, linked or not: a link is then a new release, not a new network.
       const networks = [await addonServices.network()];
-      return ENGINES.swarm.executor({ appDir, registry, sink, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
+      return ENGINES.swarm.executor({ appDir, registry, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
     },
   };
 }

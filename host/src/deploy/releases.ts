@@ -276,8 +276,8 @@ export class Releases {
       };
       const signal = request.signal ? AbortSignal.any([this.stopping.signal, request.signal]) : this.stopping.signal;
       const digest = planDigest(plan);
-      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, sink, signal, ...(sandbox ? { sandbox } : {}) });
-      const deployed = await deploy(toCarryOut, executor, { signal });
+      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, signal, ...(sandbox ? { sandbox } : {}) });
+      const deployed = await deploy(toCarryOut, executor, { sink, signal });
       const release = unguard;
       return { port, plan, digest, deployed: release ? { ...deployed, stop: () => deployed.stop().finally(release) } : deployed };
     } catch (error) {

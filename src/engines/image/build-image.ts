@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { BuildpackRegistry } from '../../buildpack/registry.js';
-import { carryOutInstall } from '../../build/install/install-step.js';
-import { hostNpmRegistry } from '../../build/install/npm-registry.js';
+import { carryOutInstall } from '../../building/install/install-step.js';
+import { hostNpmRegistry } from '../../building/install/npm-registry.js';
 import { renderFile } from '../../process/materialise-files.js';
-import { appWorkspace, copySource, workspaceTempDir } from '../../build/workspace.js';
+import { appWorkspace, copySource, workspaceTempDir } from '../../building/workspace.js';
 import type { Environment, EnvironmentInput } from '../../env/assemble.js';
 import { redactError } from '../../env/redact-error.js';
 import { CoreErrors } from '../../errors/core-errors.js';
@@ -29,6 +29,13 @@ import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.j
 import { runProgram } from '../../process/run-program.js';
 import { appName } from '../app-name.js';
 
+/**
+ * Where an image build's lines go: a sink, for a build of its own (`runplan
+ * image`), or the logger of the deployment it is part of, which the deploy flow
+ * made (src/executor/deploy-flow.ts).
+ */
+export type ImageLines = { readonly sink: LogSink; readonly logger?: undefined } | { readonly logger: Logger; readonly sink?: undefined };
+
 export interface ImageOptions {
   readonly registry: BuildpackRegistry;
   readonly appDir: string;
@@ -50,7 +57,6 @@ export interface ImageOptions {
   /** Also write the image as an OCI layout in this directory (docker save, then skopeo). */
   readonly oci?: string;
   readonly docker?: DockerCli;
-  readonly sink: LogSink;
   readonly signal?: AbortSignal;
   /** Called with the plan before anything is built. */
   readonly onPlan?: (plan: RunPlan) => void;
@@ -149,7 +155,7 @@ async function writeContext(
  * line it keeps for a failure's error and every error it throws are redacted
  * (the environment's secret values), as a local build's are.
  */
-export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarryOut): Promise<BuiltImage> {
+export async function buildImage(options: ImageOptions & ImageLines, toCarryOut?: PlanToCarryOut): Promise<BuiltImage> {
   const carried = toCarryOut ?? (await planToCarryOut(options));
   // Every error leaves redacted: a step's failure quotes what it printed, a docker or skopeo failure what they said.
   return buildImageOf(options, carried).catch((error: unknown) => {
@@ -157,7 +163,7 @@ export async function buildImage(options: ImageOptions, toCarryOut?: PlanToCarry
   });
 }
 
-async function buildImageOf(options: ImageOptions, toCarryOut: PlanToCarryOut): Promise<BuiltImage> {
+async function buildImageOf(options: ImageOptions & ImageLines, toCarryOut: PlanToCarryOut): Promise<BuiltImage> {
   const { plan, environment, host } = toCarryOut;
   if (plan.build.sshKey) {
     // Not yet: the stack images have no git nor ssh, and the key would have to reach the steps as a BuildKit secret (docs/engines.md).
@@ -166,7 +172,7 @@ async function buildImageOf(options: ImageOptions, toCarryOut: PlanToCarryOut): 
       variable: plan.build.sshKey.variable,
     });
   }
-  const logger = new Logger(options.sink, environment.redactor);
+  const logger = options.logger ?? new Logger(options.sink, environment.redactor);
   const digest = planDigest(plan);
   options.onPlan?.(plan);
   const appFolderDir = join(resolve(options.appDir), plan.app.folder ?? '');

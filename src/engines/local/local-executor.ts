@@ -2,15 +2,15 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { StackBindings } from '../../buildpack/contract.js';
 import type { Builder, HealthChecker, HealthReport, HealthTarget, Runner, RunningApp, StepReport } from '../../executor/contract.js';
-import type { Executor, ExecutorStartOptions, HookRunOptions } from '../../executor/contract.js';
+import type { Executor, ExecutorBuildOptions, ExecutorStartOptions, HookRunOptions } from '../../executor/contract.js';
 import { deploy } from '../../executor/deploy-flow.js';
 import { healthError } from '../../executor/health-gate.js';
 import { type LoweredPlan, type LoweredStep, lowerPlan } from '../../lowering/lower.js';
-import { LayerCache } from '../../build/layer-cache.js';
+import { LayerCache } from '../../building/layer-cache.js';
 import type { Environment } from '../../env/assemble.js';
-import { StepBuilder } from '../../build/step-builder.js';
-import { acquireBuildLock } from '../../build/build-lock.js';
-import { appCacheKey, appWorkspace, closeWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../../build/workspace.js';
+import { StepBuilder } from '../../building/step-builder.js';
+import { acquireBuildLock } from '../../building/build-lock.js';
+import { appCacheKey, appWorkspace, closeWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../../building/workspace.js';
 import { appUser } from '../../process/app-user.js';
 import { handOver, mkdirOwned } from '../../process/ownership.js';
 import { runHookSteps } from './run-hooks.js';
@@ -80,7 +80,10 @@ export interface BuiltApp {
  * one stays.
  */
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
-  const { promote, discard: _discard, workspace: _workspace, buildId: _buildId, ...built } = await buildCandidate(options, await planToCarryOut(options));
+  const toCarryOut = await planToCarryOut(options);
+  // A build without a deployment: no deploy flow makes its logger.
+  const logger = new Logger(options.sink, toCarryOut.environment.redactor);
+  const { promote, discard: _discard, workspace: _workspace, buildId: _buildId, ...built } = await buildCandidate(options, toCarryOut, logger);
   await (await promote()).settled;
   return built;
 }
@@ -89,10 +92,10 @@ type LocalBuildOptions = Pick<BuildAppOptions, 'appDir' | 'registry' | 'sink' | 
 
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
 async function buildCandidate(
-  options: LocalBuildOptions,
+  options: Omit<LocalBuildOptions, 'sink'>,
   { plan, environment, host, inventory }: PlanToCarryOut,
+  logger: Logger,
 ): Promise<BuiltApp & { workspace: AppWorkspace; buildId: string; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
-  const logger = new Logger(options.sink, environment.redactor);
   options.onPlan?.(plan);
   // Before anything is copied: a host without the plan's Ruby refuses it here.
   const stack = await hostStackBindings(plan, { registry: options.registry, inventory, host, signal: options.signal }).catch((error: unknown) => {
@@ -244,7 +247,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
 type LocalBuild = Awaited<ReturnType<typeof buildCandidate>>;
 
 /** How this machine builds and runs a plan: where the application's files are, where lines go, and the parts a host may replace. */
-export type LocalExecutorOptions = LocalBuildOptions & Pick<DeployOptions, 'runner'>;
+export type LocalExecutorOptions = Omit<LocalBuildOptions, 'sink'> & Pick<DeployOptions, 'runner'>;
 
 /**
  * This machine as an executor: the build in a fresh copy of the source under
@@ -258,8 +261,8 @@ export class LocalExecutor implements Executor<LocalBuild> {
 
   constructor(private readonly options: LocalExecutorOptions) {}
 
-  build(toCarryOut: PlanToCarryOut, { signal }: ExecutorStartOptions): Promise<LocalBuild> {
-    return buildCandidate({ ...this.options, ...(signal ? { signal } : {}) }, toCarryOut);
+  build(toCarryOut: PlanToCarryOut, { signal, logger }: ExecutorBuildOptions): Promise<LocalBuild> {
+    return buildCandidate({ ...this.options, ...(signal ? { signal } : {}) }, toCarryOut, logger);
   }
 
   portInUse(built: LocalBuild): Promise<boolean> {

@@ -2,12 +2,14 @@ import type { HostSettings, InstanceSize } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import { planDigest } from '../plan/digest.js';
 import type { RunPlan } from '../plan/schema.js';
+import { type LoweredPlan, lowerPlan } from '../lowering/lower.js';
+import { IMAGE_BINDINGS } from './image/scripts.js';
 import { assembleEnvironment } from '../env/assemble.js';
 import { parsePlan } from '../planning/create-plan.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
 import { secretVariables } from './docker-runner.js';
 import { buildImage, type ImageOptions } from './image/build-image.js';
-import { kubernetesManifests, type KubernetesManifests } from './kubernetes.js';
+import { manifestsOfLowered, type KubernetesManifests } from './kubernetes.js';
 import { appName } from './app-name.js';
 import { manifestFiles, writeManifestFiles, type ManifestFile } from './kubernetes-files.js';
 import { plannedInstance } from './plan-memory.js';
@@ -50,19 +52,23 @@ export async function exportToKubernetes(options: KubernetesExportOptions, toCar
   let plan: RunPlan;
   let image: string;
   let carried: Awaited<ReturnType<typeof planToCarryOut>>;
+  let lowered: LoweredPlan;
   if (options.image === undefined) {
     const result = await buildImage({ ...options, onPlan }, toCarryOut);
     carried = result;
     plan = result.plan;
+    lowered = result.lowered;
     image = result.tag as string;
   } else {
     carried = toCarryOut ?? (await carryOutWithoutSecrets(options));
     plan = carried.plan;
+    // No image is built here: the manifests' plan is lowered as the image that was built lowered it.
+    lowered = lowerPlan(plan, IMAGE_BINDINGS);
     onPlan(plan);
     image = options.image;
   }
   const { host, environment } = carried;
-  const manifests = planManifests({ plan, environment }, image, { ...options, instance: plannedInstance(plan) });
+  const manifests = planManifests({ lowered, environment }, image, { ...options, instance: plannedInstance(plan) });
   const files = await manifestFiles(manifests, planDigest(plan));
   await writeManifestFiles(options.outDir, files);
   const logger = new Logger(options.sink, environment.redactor);
@@ -78,12 +84,13 @@ export async function exportToKubernetes(options: KubernetesExportOptions, toCar
 
 /** The manifests of a carried plan and its image, named after the application's directory unless named otherwise. */
 export function planManifests(
-  carried: Pick<PlanToCarryOut, 'plan' | 'environment'>,
+  carried: Pick<PlanToCarryOut, 'environment'> & { readonly lowered: LoweredPlan },
   image: string,
   options: Pick<KubernetesExportOptions, 'appDir' | 'appName' | 'namespace' | 'replicas'> & { readonly instance: InstanceSize },
 ): KubernetesManifests {
-  const { plan, environment } = carried;
-  return kubernetesManifests(plan, {
+  const { lowered, environment } = carried;
+  const { plan } = lowered;
+  return manifestsOfLowered(lowered, {
     image,
     appName: options.appName ?? appName(options.appDir, plan.app.folder),
     instance: options.instance,

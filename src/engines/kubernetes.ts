@@ -1,20 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { InstanceSize } from '../host/host-settings.js';
 import { planDigest } from '../plan/digest.js';
-import { type LoweredPlan, lowerPlan } from '../lowering/lower.js';
+import type { LoweredGroup, LoweredPlan } from '../lowering/lower.js';
 import type { PlanWarning, RunPlan } from '../plan/schema.js';
 import { unhonouredRestartDelays } from './restart-delays.js';
 import { CoreWarnings } from '../errors/core-warnings.js';
 import { MANAGED_LABEL, DEPLOYMENT_LABEL } from './docker-runner.js';
 import { IMAGE_BINDINGS, IMAGE_SCRIPTS_DIR } from './image/scripts.js';
-import { processGroups, type ProcessGroup } from '../lowering/process-groups.js';
 import { dnsLabel } from './app-name.js';
 
 /**
  * The plan as Kubernetes objects: one Deployment per process group, a Service
  * for the web process, a Secret for the secret variables. Plain data, made from
- * the plan and the options only (no cluster, no engine), so that the same plan
- * always gives the same manifests. docs/engines.md, "Kubernetes", says why each
+ * the plan lowered for an image (IMAGE_BINDINGS) and the options only (no
+ * cluster, no engine), so that the same plan always gives the same manifests. docs/engines.md, "Kubernetes", says why each
  * field is what it is.
  */
 
@@ -96,17 +95,15 @@ const APP_UID = 1000;
  * Secret values are not in it — they never leave the Secret — so a changed
  * value alone needs `kubectl rollout restart`.
  */
-function configChecksum(plan: RunPlan): string {
-  const secrets = plan.environment.variables
-    .filter((v) => v.secret)
-    .map((v) => v.name)
-    .sort();
+function configChecksum(digest: string, secretVariables: readonly string[]): string {
+  const secrets = [...secretVariables].sort();
   return `sha256:${createHash('sha256')
-    .update(JSON.stringify({ plan: planDigest(plan), secrets }))
+    .update(JSON.stringify({ plan: digest, secrets }))
     .digest('hex')}`;
 }
 
-export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): KubernetesManifests {
+export function manifestsOfLowered(lowered: LoweredPlan, options: KubernetesOptions): KubernetesManifests {
+  const { plan } = lowered;
   const app = options.appName;
   const digest = planDigest(plan);
   const common: Labels = { 'app.kubernetes.io/name': app, 'app.kubernetes.io/instance': app, 'app.kubernetes.io/managed-by': 'runplan', [MANAGED_LABEL]: 'true', [DEPLOYMENT_LABEL]: app };
@@ -117,11 +114,11 @@ export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): 
     ...(annotations ? { annotations } : {}),
   });
   const secretName = `${app}-env`;
-  const secretVariables = plan.environment.variables.filter((v) => v.secret).map((v) => v.name);
+  const secretVariables = lowered.environment.filter((v) => v.secret).map((v) => v.name);
   const given = options.secretValues ?? {};
-  const groups = processGroups(plan);
-  const variables = lowerPlan(plan, IMAGE_BINDINGS).environment;
-  const deployments = groups.map((group) => deployment(plan, group, { ...options, digest, common, meta, secretName, variables }));
+  const { groups } = lowered;
+  const checksum = configChecksum(digest, secretVariables);
+  const deployments = groups.map((group) => deployment(plan, group, { ...options, digest, checksum, common, meta, secretName, variables: lowered.environment }));
   const web = groups.find((g) => g.web !== undefined);
   const port = web?.web?.port ?? undefined;
   const service =
@@ -152,6 +149,7 @@ function selector(common: Labels, group: string): Labels {
 
 interface GroupContext extends KubernetesOptions {
   readonly digest: string;
+  readonly checksum: string;
   readonly common: Labels;
   readonly meta: (name: string, labels: Labels, annotations?: Labels) => Meta;
   readonly secretName: string;
@@ -159,13 +157,13 @@ interface GroupContext extends KubernetesOptions {
   readonly variables: LoweredPlan['environment'];
 }
 
-function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sObject {
+function deployment(plan: RunPlan, group: LoweredGroup, ctx: GroupContext): K8sObject {
   const labels = { ...ctx.common, 'app.kubernetes.io/component': group.name, [PROCESS_GROUP_LABEL]: group.name };
   const hc = plan.healthCheck;
   const paths = hc.kind === 'http' ? hc.paths.map((p) => p.path) : [];
   const annotations = {
     [ANNOTATIONS.planDigest]: ctx.digest,
-    [ANNOTATIONS.configChecksum]: configChecksum(plan),
+    [ANNOTATIONS.configChecksum]: ctx.checksum,
     [ANNOTATIONS.processes]: group.processes.map((p) => p.name).join(','),
     [ANNOTATIONS.instance]: `${ctx.instance.cpus} CPU, ${ctx.instance.memoryMb} MiB`,
     ...(group.web ? { [ANNOTATIONS.healthCheck]: healthCheckText(plan), [ANNOTATIONS.healthCheckPaths]: JSON.stringify(paths) } : {}),
@@ -217,7 +215,7 @@ function deployment(plan: RunPlan, group: ProcessGroup, ctx: GroupContext): K8sO
 }
 
 /** Container names: the process names as DNS labels, unique within the Pod. */
-function containerNames(group: ProcessGroup): string[] {
+function containerNames(group: LoweredGroup): string[] {
   const seen = new Set<string>();
   return group.processes.map((p) => {
     let name = dnsLabel(p.name).slice(0, 63);

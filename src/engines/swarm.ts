@@ -1,4 +1,4 @@
-import { lowerPlan } from '../lowering/lower.js';
+import { type LoweredPlan, lowerPlan } from '../lowering/lower.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
@@ -74,6 +74,8 @@ interface ImageChoice {
   readonly resolve: boolean;
   /** Whether runplan built the image under its default tag: the application's older images are runplan's to remove. */
   readonly ownImages: boolean;
+  /** The plan lowered for an image: by the image's build, or here for an image given. */
+  readonly lowered: LoweredPlan;
 }
 
 /** The image to run: the one given (checked against the plan), or the plan's image, built here. */
@@ -82,14 +84,15 @@ async function chooseImage(docker: DockerCli, app: string, options: Omit<SwarmDe
     // Labelled as the application's: its images of earlier deployments are then told from other builds of the same tag's repository.
     const built = await buildImage({ ...options, docker, logger, labels: { ...options.labels, [DEPLOYMENT_IMAGE_LABEL]: app } }, toCarryOut);
     if (nodes > 1) logger.warn(`${built.tag} exists only on this engine: the swarm's other ${nodes - 1} node(s) cannot run it. Push it to a registry every node pulls from and deploy with --image.`);
-    return { image: built.tag as string, imageId: built.id as string, resolve: false, ownImages: options.tag === undefined };
+    return { image: built.tag as string, imageId: built.id as string, resolve: false, ownImages: options.tag === undefined, lowered: built.lowered };
   }
   const { plan } = toCarryOut;
   options.onPlan?.(plan);
+  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
   const inspected = await docker.run(['image', 'inspect', '--format', '{{.Id}}|{{index .Config.Labels "io.runplan.plan-digest"}}', options.image]);
   if (inspected.code !== 0) {
     logger.info(`${options.image} is not on this engine: the nodes pull it, and its plan digest is not checked here`);
-    return { image: options.image, imageId: options.image, resolve: true, ownImages: false };
+    return { image: options.image, imageId: options.image, resolve: true, ownImages: false, lowered };
   }
   const [id = '', label = ''] = inspected.stdout.trim().split('|');
   const digest = planDigest(plan);
@@ -100,7 +103,7 @@ async function chooseImage(docker: DockerCli, app: string, options: Omit<SwarmDe
     });
   }
   // An image here is pinned by its id; its registry digest only matters to other nodes.
-  return { image: options.image, imageId: id, resolve: nodes > 1, ownImages: false };
+  return { image: options.image, imageId: id, resolve: nodes > 1, ownImages: false, lowered };
 }
 
 /**
@@ -165,7 +168,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
     const release = new SwarmRelease({
       docker,
       app,
-      plan,
+      lowered: choice.lowered,
       environment,
       image: choice.image,
       imageId: choice.imageId,
@@ -178,7 +181,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       logger,
       clock: this.options.clock ?? systemClock,
     });
-    return { plan, lowered: lowerPlan(plan, IMAGE_BINDINGS), environment, host, logger, docker, app, image: choice.image, release, signal };
+    return { plan, lowered: choice.lowered, environment, host, logger, docker, app, image: choice.image, release, signal };
   }
 
   // One service per process group: what one writes in the application's folder, the others never see.

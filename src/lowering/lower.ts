@@ -33,7 +33,7 @@ export interface LoweredFile extends Omit<PlannedFile, 'content'> {
 }
 
 /** Processes that run side by side (process-groups.ts), lowered. */
-interface LoweredGroup {
+export interface LoweredGroup {
   readonly name: string;
   readonly processes: readonly LoweredProcess[];
   readonly web: LoweredProcess | undefined;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dockerRestart } from '../../src/engines/docker-runner.js';
 import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
-import { kubernetesManifests } from '../../src/engines/kubernetes.js';
+import { kubernetesManifests } from '../../src/engines/entries/kubernetes.js';
 import { createArgs, processServices } from '../../src/engines/swarm/services.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
@@ -39,7 +39,7 @@ describe('worker restart policies in the engines', () => {
       ['no', 'none'],
     ] as const) {
       const plan = withWorkers({ CC_WORKER_COMMAND: 'x', CC_WORKER_COMMAND_2: 'y', CC_WORKER_RESTART: value, CC_WORKER_RESTART_DELAY: '3' });
-      const services = processServices({ app: 'shop', plan, image: 'runplan/shop:1', imageId: 'sha256:1', replicas: 2, secrets: {} });
+      const services = processServices({ app: 'shop', lowered: lowerPlan(plan, IMAGE_BINDINGS), image: 'runplan/shop:1', imageId: 'sha256:1', replicas: 2, secrets: {} });
       expect(services.map((s) => [s.name, s.args, s.replicas, s.restart])).toEqual([
         ['shop-web', ['web'], 2, { condition: 'any', delayMs: web.restart.initialDelayMs }],
         ['shop-worker', ['worker'], 1, { condition, delayMs: 3000 }],

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultImageTag } from '../../src/engines/image/build-image.js';
 import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { proxyConfig } from '../../src/engines/swarm/proxy-config.js';
-import { createArgs, processGroups, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
+import { processGroups } from '../../src/lowering/process-groups.js';
+import { createArgs, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import { ROOT } from '../helpers/cli.js';
@@ -18,7 +19,14 @@ describe('swarm services of a plan', () => {
   it('runs nginx and Puma (nginx waits on the socket Puma opens in ${RUN_DIR}) as one service, sidekiq as another', () => {
     const groups = processGroups(sidekiq).map((g) => [g.main.name, ...g.helpers.map((h) => h.name)]);
     expect(groups).toEqual([['web', 'puma'], ['sidekiq']]);
-    const [web, worker] = processServices({ app: 'shop', plan: sidekiq, image: 'runplan/shop:1', imageId: 'sha256:1', replicas: 3, secrets: { SECRET_KEY_BASE: 'shop-SECRET_KEY_BASE-0123' } });
+    const [web, worker] = processServices({
+      app: 'shop',
+      lowered: lowerPlan(sidekiq, IMAGE_BINDINGS),
+      image: 'runplan/shop:1',
+      imageId: 'sha256:1',
+      replicas: 3,
+      secrets: { SECRET_KEY_BASE: 'shop-SECRET_KEY_BASE-0123' },
+    });
     expect(web).toMatchObject({ name: 'shop-web', args: ['--group', 'web', 'puma'], replicas: 3, health: 'image', updateOrder: 'start-first' });
     expect(worker).toMatchObject({ name: 'shop-sidekiq', args: ['sidekiq'], replicas: 1, health: 'none' });
     // The secret reaches the tasks as a file named like the variable, never as a value.
@@ -33,7 +41,14 @@ describe('swarm services of a plan', () => {
   });
 
   it("creates the web service with DNS round robin, a start-first update rolled back on failure, the plan's restart and stop grace", () => {
-    const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: { API_TOKEN: 'express-API_TOKEN-abc' } });
+    const [web] = processServices({
+      app: 'express',
+      lowered: lowerPlan(express, IMAGE_BINDINGS),
+      image: 'runplan/express:1',
+      imageId: 'sha256:1',
+      replicas: 2,
+      secrets: { API_TOKEN: 'express-API_TOKEN-abc' },
+    });
     const args = createArgs(web!, 'express-net', false).join(' ');
     expect(args).toContain('--network express-net --endpoint-mode dnsrr');
     expect(args).toContain('--replicas 2');
@@ -47,7 +62,15 @@ describe('swarm services of a plan', () => {
   });
 
   it("holds each task to its instance with no capability, as the local engine's walls do (issue 35)", () => {
-    const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: {}, limits: { cpus: 1, memoryMb: 1024, processes: 1024 } });
+    const [web] = processServices({
+      app: 'express',
+      lowered: lowerPlan(express, IMAGE_BINDINGS),
+      image: 'runplan/express:1',
+      imageId: 'sha256:1',
+      replicas: 2,
+      secrets: {},
+      limits: { cpus: 1, memoryMb: 1024, processes: 1024 },
+    });
     const args = createArgs(web!, 'express-net', false).join(' ');
     expect(args).toContain('--cap-drop ALL --limit-cpu 1 --limit-memory 1024M --limit-pids 1024');
     // An update sets them again: a task replaced by an update keeps its walls.
@@ -67,7 +90,7 @@ describe('swarm services of a plan', () => {
   });
 
   it('changes the task specification with the image content, not with the replicas', () => {
-    const input = { app: 'express', plan: express, image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: {} };
+    const input = { app: 'express', lowered: lowerPlan(express, IMAGE_BINDINGS), image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: {} };
     const [a] = processServices(input);
     const [b] = processServices({ ...input, replicas: 5 });
     const [c] = processServices({ ...input, imageId: 'sha256:2' });
@@ -76,7 +99,14 @@ describe('swarm services of a plan', () => {
   });
 
   it('swaps a secret whose value changed by name on update', () => {
-    const [web] = processServices({ app: 'express', plan: express, image: 'runplan/express:2', imageId: 'sha256:2', replicas: 2, secrets: { API_TOKEN: 'express-API_TOKEN-new' } });
+    const [web] = processServices({
+      app: 'express',
+      lowered: lowerPlan(express, IMAGE_BINDINGS),
+      image: 'runplan/express:2',
+      imageId: 'sha256:2',
+      replicas: 2,
+      secrets: { API_TOKEN: 'express-API_TOKEN-new' },
+    });
     const args = updateArgs(web!, 'express-net', { secrets: ['express-API_TOKEN-old'], configs: [], publishedTargets: [], sysctls: [], labels: {} }, false);
     expect(args.join(' ')).toContain('--secret-rm express-API_TOKEN-old --secret-add source=express-API_TOKEN-new,target=API_TOKEN');
     expect(args).toContain('--image');
@@ -84,7 +114,7 @@ describe('swarm services of a plan', () => {
   });
 
   it("joins the processes to the other networks asked for, and an update adds and removes only those it attached (the application's own stays)", () => {
-    const input = { app: 'express', plan: express, image: 'runplan/express:2', imageId: 'sha256:2', replicas: 2, secrets: {} };
+    const input = { app: 'express', lowered: lowerPlan(express, IMAGE_BINDINGS), image: 'runplan/express:2', imageId: 'sha256:2', replicas: 2, secrets: {} };
     const [web] = processServices({ ...input, networks: ['host-addons'] });
     expect(createArgs(web!, 'express-net', false).join(' ')).toContain('--network express-net --network host-addons --endpoint-mode dnsrr');
     const [alone] = processServices(input);

@@ -11,14 +11,25 @@ export {
   /** Options of exportToKubernetes: those of buildImage (or an image already built), where the manifests go, their namespace and replicas. */
   type KubernetesExportOptions,
 } from '../kubernetes-export.js';
-export {
-  /** The manifests of a plan: a Deployment per group of processes, the web Service, the Secret of its secret variables. */
-  kubernetesManifests,
+import { lowerPlan } from '../../lowering/lower.js';
+import type { RunPlan } from '../../plan/schema.js';
+import { IMAGE_BINDINGS } from '../image/scripts.js';
+import { type KubernetesManifests, type KubernetesOptions, manifestsOfLowered } from '../kubernetes.js';
+
+/**
+ * The manifests of a plan: a Deployment per group of processes, the web
+ * Service, the Secret of its secret variables — from the plan lowered once as
+ * its image lowers it, as every engine maps a lowered plan.
+ */
+export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): KubernetesManifests {
+  return manifestsOfLowered(lowerPlan(plan, IMAGE_BINDINGS), options);
+}
+export type {
   /** A Kubernetes object as runplan writes it. */
-  type K8sObject,
+  K8sObject,
   /** The manifests of a plan (kubernetesManifests), and what of the plan they cannot honour. */
-  type KubernetesManifests,
-  type KubernetesOptions,
+  KubernetesManifests,
+  KubernetesOptions,
 } from '../kubernetes.js';
 export {
   deployToPodman,

@@ -5,7 +5,7 @@ import { healthError } from '../../executor/health-gate.js';
 import { reportPathResults } from '../../executor/http-health-checker.js';
 import { formatSeconds } from '../../health/probes.js';
 import type { Logger } from '../../log/logger.js';
-import type { RunPlan } from '../../plan/schema.js';
+import type { LoweredPlan } from '../../lowering/lower.js';
 import type { Clock } from '../../time/clock.js';
 import type { ResourceLimits } from '../../sandbox/cgroups.js';
 import type { DockerCli } from '../docker-cli.js';
@@ -23,7 +23,8 @@ export interface ReleaseInput {
   readonly docker: DockerCli;
   /** The application's name in the swarm (src/engines/app-name.ts). */
   readonly app: string;
-  readonly plan: RunPlan;
+  /** The plan lowered for an image (IMAGE_BINDINGS): its process groups are the services. */
+  readonly lowered: LoweredPlan;
   /** With values: the secret variables become swarm secrets. */
   readonly environment: Environment;
   readonly image: string;
@@ -106,9 +107,9 @@ export class SwarmRelease {
   }
 
   private async apply(signal: AbortSignal | undefined): Promise<void> {
-    const { docker, app, plan, environment, logger, clock } = this.input;
+    const { docker, app, lowered, environment, logger, clock } = this.input;
+    const { plan, web } = lowered;
     const names = swarmNames(app);
-    const web = plan.processes.find((p) => p.role === 'web');
     this.firstDeployment = (await docker.ok(['service', 'ls', ...appFilters(app), '--quiet'])).trim() === '';
     const network = await ensureNetwork(docker, app);
     if (network.created) logger.info(`created overlay network ${network.name} (attachable)`);
@@ -116,7 +117,7 @@ export class SwarmRelease {
     for (const [variable, value] of Object.entries(secretVariables(plan, environment))) secrets[variable] = await ensureObject(docker, 'secret', app, variable, value);
     const specs = processServices({
       app,
-      plan,
+      lowered,
       image: this.input.image,
       imageId: this.input.imageId,
       replicas: this.input.replicas,
@@ -171,7 +172,8 @@ export class SwarmRelease {
    * engine reports a failed health check. Any other failure stays what it is.
    */
   private asHealthFailure(error: unknown): unknown {
-    const { plan, logger } = this.input;
+    const { lowered, logger } = this.input;
+    const { plan } = lowered;
     const details = isRunplanError(error) && error.code === 'RUNPLAN_E_SWARM_NOT_CONVERGED' ? (error.details as { service?: string; healthAnswers?: PathResult[] }) : undefined;
     const answers = details?.healthAnswers ?? [];
     if (plan.healthCheck.kind !== 'http' || answers.length === 0 || details?.service !== this.webSpec()?.name) return error;
@@ -210,13 +212,12 @@ export class SwarmRelease {
    * application from the swarm after.
    */
   private running(): RunningApp {
-    const { plan } = this.input;
-    const web = plan.processes.find((p) => p.role === 'web');
+    const { processes, web } = this.input.lowered;
     const webSpec = this.webSpec();
     const exits = web && webSpec ? new TaskExits({ ...this.input, service: webSpec.name, web, before: this.before }) : undefined;
     let stopped = false;
     return {
-      processes: () => plan.processes.map((p) => ({ name: p.name, pid: undefined, restarts: p === web ? (exits?.told ?? 0) : 0, running: !stopped })),
+      processes: () => processes.map((p) => ({ name: p.name, pid: undefined, restarts: p === web ? (exits?.told ?? 0) : 0, running: !stopped })),
       ...(exits ? { onExit: (listener) => exits.subscribe(listener), refresh: () => exits.look() } : {}),
       stop: async () => {
         stopped = true;

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { PlannedProcess, RunPlan } from '../../plan/schema.js';
+import type { PlannedProcess } from '../../plan/schema.js';
 import { DEPLOYMENT_LABEL, MANAGED_LABEL, PROCESS_LABEL } from '../docker-runner.js';
 import { labelArgs } from '../docker-cli.js';
-import { processGroups } from '../../lowering/process-groups.js';
+import type { LoweredPlan } from '../../lowering/lower.js';
 import type { ResourceLimits } from '../../sandbox/cgroups.js';
-
-export { processGroups } from '../../lowering/process-groups.js';
 
 /** Labels of swarm objects besides the shared ones: which engine made them, and the specification a service or task carries. */
 export const ENGINE_LABEL = 'io.runplan.engine';
@@ -76,7 +74,8 @@ const RESTART: Readonly<Record<PlannedProcess['restart']['policy'], ServiceSpec[
 
 export interface ProcessServiceInput {
   readonly app: string;
-  readonly plan: RunPlan;
+  /** The plan lowered for an image: one service per process group. */
+  readonly lowered: LoweredPlan;
   readonly image: string;
   readonly imageId: string;
   readonly replicas: number;
@@ -91,7 +90,7 @@ export interface ProcessServiceInput {
 /** One service per process group: web with `replicas` tasks and the image's health check, workers with one task each. */
 export function processServices(input: ProcessServiceInput): ServiceSpec[] {
   const names = swarmNames(input.app);
-  return processGroups(input.plan).map(({ main, helpers }) => {
+  return input.lowered.groups.map(({ main, helpers }) => {
     const members = [main, ...helpers];
     const web = members.some((m) => m.role === 'web');
     return {

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { type Bindings, bindProcess, bindStep, fillPlaceholders } from '../plan/placeholders.js';
 import type { BuildStep, FileChunk, Layer, PlannedFile, PlannedProcess, RunPlan } from '../plan/schema.js';
-import { processGroups } from './process-groups.js';
+import { processGroups, type ProcessGroup } from './process-groups.js';
 
 /**
  * A build step or hook as an executor runs it: placeholders filled (argv, env,
@@ -32,14 +32,8 @@ export interface LoweredFile extends Omit<PlannedFile, 'content'> {
   readonly content: readonly LoweredChunk[];
 }
 
-/** Processes that run side by side (process-groups.ts), lowered. */
-export interface LoweredGroup {
-  readonly name: string;
-  readonly processes: readonly LoweredProcess[];
-  readonly web: LoweredProcess | undefined;
-  readonly main: LoweredProcess;
-  readonly helpers: readonly LoweredProcess[];
-}
+/** Processes that run side by side (process-groups.ts), each lowered. */
+export type LoweredGroup = ProcessGroup;
 
 /** A variable of the plan's environment with its placeholder filled; a secret has no value here (the executor holds it). */
 interface LoweredVariable {

@@ -76,6 +76,8 @@ export const CASES: readonly ConformanceCase[] = [
     fixture: ['node', 'hook-run-failed/pre-run-timeout'],
     linesOf: { swarm: ['did not finish within 15 s and was stopped', 'run-failed hook ran with hello'] },
   },
+  // A build step that hangs: stopped at the host's step timeout in an image's build (GNU timeout in its RUN) as locally.
+  { id: 'build step: timeout', fixture: ['node', 'hook-run-failed/build-timeout'] },
   { id: 'workers', fixture: ['node', 'workers'] },
   // CC_WORKER_RESTART=always with a delay: a worker that exits runs again, web serving all along; its exits in a row are a crash loop.
   { id: 'restart policy', fixture: ['node', 'worker-restart'], output: ['RUNPLAN_W_RUN_CRASH_LOOP: worker is crash-looping: 3 exits in a row'], later: true },

@@ -6,7 +6,7 @@ import { defaultImageTag } from '../../src/engines/image/build-image.js';
 import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { proxyConfig } from '../../src/engines/swarm/proxy-config.js';
 import { processGroups } from '../../src/lowering/process-groups.js';
-import { createArgs, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
+import { createArgs, type ProcessServiceInput, processServices, proxyService, taskHash, updateArgs } from '../../src/engines/swarm/services.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import { ROOT } from '../helpers/cli.js';
@@ -14,6 +14,16 @@ import { ROOT } from '../helpers/cli.js';
 const golden = (path: string): RunPlan => parsePlan(JSON.parse(readFileSync(join(ROOT, 'test', 'golden', path), 'utf8')));
 const sidekiq = golden('ruby/rails-sidekiq.json');
 const express = golden('node/default-lts.json');
+/** The Express plan's services' input, lowered as for its image, with what a case changes. */
+const expressInput = (changes: Partial<ProcessServiceInput> = {}): ProcessServiceInput => ({
+  app: 'express',
+  lowered: lowerPlan(express, IMAGE_BINDINGS),
+  image: 'runplan/express:1',
+  imageId: 'sha256:1',
+  replicas: 2,
+  secrets: {},
+  ...changes,
+});
 
 describe('swarm services of a plan', () => {
   it('runs nginx and Puma (nginx waits on the socket Puma opens in ${RUN_DIR}) as one service, sidekiq as another', () => {
@@ -41,14 +51,7 @@ describe('swarm services of a plan', () => {
   });
 
   it("creates the web service with DNS round robin, a start-first update rolled back on failure, the plan's restart and stop grace", () => {
-    const [web] = processServices({
-      app: 'express',
-      lowered: lowerPlan(express, IMAGE_BINDINGS),
-      image: 'runplan/express:1',
-      imageId: 'sha256:1',
-      replicas: 2,
-      secrets: { API_TOKEN: 'express-API_TOKEN-abc' },
-    });
+    const [web] = processServices(expressInput({ secrets: { API_TOKEN: 'express-API_TOKEN-abc' } }));
     const args = createArgs(web!, 'express-net', false).join(' ');
     expect(args).toContain('--network express-net --endpoint-mode dnsrr');
     expect(args).toContain('--replicas 2');
@@ -62,15 +65,7 @@ describe('swarm services of a plan', () => {
   });
 
   it("holds each task to its instance with no capability, as the local engine's walls do (issue 35)", () => {
-    const [web] = processServices({
-      app: 'express',
-      lowered: lowerPlan(express, IMAGE_BINDINGS),
-      image: 'runplan/express:1',
-      imageId: 'sha256:1',
-      replicas: 2,
-      secrets: {},
-      limits: { cpus: 1, memoryMb: 1024, processes: 1024 },
-    });
+    const [web] = processServices(expressInput({ limits: { cpus: 1, memoryMb: 1024, processes: 1024 } }));
     const args = createArgs(web!, 'express-net', false).join(' ');
     expect(args).toContain('--cap-drop ALL --limit-cpu 1 --limit-memory 1024M --limit-pids 1024');
     // An update sets them again: a task replaced by an update keeps its walls.
@@ -90,7 +85,7 @@ describe('swarm services of a plan', () => {
   });
 
   it('changes the task specification with the image content, not with the replicas', () => {
-    const input = { app: 'express', lowered: lowerPlan(express, IMAGE_BINDINGS), image: 'runplan/express:1', imageId: 'sha256:1', replicas: 2, secrets: {} };
+    const input = expressInput();
     const [a] = processServices(input);
     const [b] = processServices({ ...input, replicas: 5 });
     const [c] = processServices({ ...input, imageId: 'sha256:2' });

@@ -11,7 +11,7 @@ import { redactError } from '../../env/redact-error.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { writeFileAtomic } from '../../files/atomic-write.js';
 import { formatSeconds } from '../../health/probes.js';
-import type { HostSettings } from '../../host/host-settings.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS, type HostSettings } from '../../host/host-settings.js';
 import type { Inventory } from '../../inventory/inventory.js';
 import { Logger, type LogSink } from '../../log/logger.js';
 import { planDigest } from '../../plan/digest.js';
@@ -21,10 +21,10 @@ import { type LoweredPlan, lowerPlan } from '../../lowering/lower.js';
 import { DockerCli, labelArgs } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';
-import { explainFailure } from '../../process/command-step.js';
+import { explainFailure, stepTimeoutError } from '../../process/command-step.js';
 import { OutputWarnings } from '../../process/output-warnings.js';
 import { describeStep } from '../../plan/describe.js';
-import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER } from './dockerfile.js';
+import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER, STEP_TIMED_OUT } from './dockerfile.js';
 import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.js';
 import { runProgram } from '../../process/run-program.js';
 import { appName } from '../app-name.js';
@@ -142,7 +142,20 @@ async function writeContext(
   await writeFile(join(scripts, 'healthcheck'), renderHealthcheck(lowered.plan), { mode: 0o755 });
   await chmod(join(scripts, 'entrypoint'), 0o755);
   await chmod(join(scripts, 'healthcheck'), 0o755);
-  await writeFile(join(context, 'Dockerfile'), renderDockerfile({ lowered, digest, base, secretFiles: secretIds, hostCa, hostNpmrc, noCache: noCache ?? false, appScope }));
+  await writeFile(
+    join(context, 'Dockerfile'),
+    renderDockerfile({
+      lowered,
+      digest,
+      base,
+      secretFiles: secretIds,
+      hostCa,
+      hostNpmrc,
+      noCache: noCache ?? false,
+      appScope,
+      stepTimeoutMs: host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS,
+    }),
+  );
 }
 
 /**
@@ -254,7 +267,7 @@ async function buildImageOf(options: ImageOptions & ImageLines, toCarryOut: Plan
       ({ status: code, output: steps } = await build());
     }
     if (options.signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the image build was interrupted.' });
-    if (code !== 0) throw buildFailure(plan, tag, code, steps);
+    if (code !== 0) throw buildFailure(plan, tag, code, steps, host.buildStepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS);
     // What a step that succeeded says it skipped (its warnOn rules), as the local builder reports it.
     steps.reportWarnings(logger);
     const id = (await readFile(idFile, 'utf8').catch(() => '')).trim() || (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', tag])).trim();
@@ -331,9 +344,11 @@ class BuildOutput {
 }
 
 /** The failure of a build: the failed step's coded error when one of its onFailure rules applies, else IMAGE_BUILD_FAILED naming it. */
-function buildFailure(plan: RunPlan, tag: string, code: number, output: BuildOutput): Error {
+function buildFailure(plan: RunPlan, tag: string, code: number, output: BuildOutput, stepTimeoutMs: number): Error {
   const failed = output.failedStep();
   const step = failed && plan.build.steps.find((s) => s.name === failed.name);
+  // The step's own timeout stopped it (dockerfile.ts, bounded): the error a local build gives.
+  if (step && output.exitCode === STEP_TIMED_OUT) return stepTimeoutError(step, stepTimeoutMs);
   if (failed && step) {
     const explained = explainFailure(step, { notFound: output.exitCode === 127, exitCode: output.exitCode, output: failed.output });
     if (explained) return explained;

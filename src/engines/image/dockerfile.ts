@@ -1,4 +1,5 @@
 import { shellWord } from '../../shell/shell-word.js';
+import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import { quoteExcerpt } from '../../errors/excerpt.js';
 import { createHash } from 'node:crypto';
@@ -33,7 +34,23 @@ export interface DockerfileInput {
    * says, so it must never reach another application's build.
    */
   readonly appScope: string;
+  /** How long each step may run (the host's step timeout); default DEFAULT_BUILD_STEP_TIMEOUT_MS. */
+  readonly stepTimeoutMs?: number;
 }
+
+/**
+ * A step's script bounded by the host's step timeout, as a local build's step
+ * is: GNU timeout runs it in a process group of its own and stops that whole
+ * group (SIGTERM, then SIGKILL 5 s later), exiting 124 (STEP_TIMED_OUT), which
+ * the image build reads back as RUNPLAN_E_BUILD_STEP_TIMEOUT. The seconds are
+ * part of the RUN line, so a changed timeout runs the steps again.
+ */
+function bounded(script: string, timeoutMs: number): string {
+  return `timeout -k 5 ${Math.ceil(timeoutMs / 1000)} /bin/sh -c ${shellWord(`set -e; ${script}`)}`;
+}
+
+/** GNU timeout's exit status when it stopped its command. */
+export const STEP_TIMED_OUT = 124;
 
 /** A Dockerfile string literal. */
 function quote(value: string): string {
@@ -118,7 +135,8 @@ export function renderDockerfile(input: DockerfileInput): string {
     const layerMount = cached ? [`--mount=type=cache,id=runplan-layer-${cached.name},target=${LAYER_CACHE},uid=1000,gid=1000`] : warmLayer ? [warm.mount(warmLayer)] : [];
     lines.push(`# step ${step.name}: ${step.description.replace(/\n/g, ' ')}`);
     // Exec form: Docker substitutes no variable into it (BuildKit only shows them substituted).
-    lines.push(`RUN ${[...mounts, ...layerMount].join(' \\\n    ')} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; echo ${shellWord(`${STEP_MARKER}${step.name}`)}; ${buildEnv}; ${script}`)}]`);
+    const run = bounded(script, input.stepTimeoutMs ?? DEFAULT_BUILD_STEP_TIMEOUT_MS);
+    lines.push(`RUN ${[...mounts, ...layerMount].join(' \\\n    ')} \\\n    ["/bin/sh", "-c", ${JSON.stringify(`set -e; echo ${shellWord(`${STEP_MARKER}${step.name}`)}; ${buildEnv}; ${run}`)}]`);
   }
   lines.push(...warm.unattached('save'));
   lines.push(...imagePath(lowered));

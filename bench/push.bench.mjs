@@ -126,7 +126,7 @@ export async function run({ args }) {
   const base = reachableTemp(join(tmpdir(), 'runplan-bench-push-'));
   const data = join(base, 'data');
   const ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
-  const sshUser = `rpb-${process.pid.toString(16)}`;
+  const sshUser = `rpush-${process.pid.toString(16)}`;
   let serve;
   try {
     // Node.js and npm in the cache, as on a host that deployed a Node application before.

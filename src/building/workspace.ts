@@ -5,6 +5,7 @@ import { CoreErrors } from '../errors/core-errors.js';
 import { isInside } from '../files/app-path.js';
 import type { AppUser } from '../process/app-user.js';
 import { ownPath } from '../process/ownership.js';
+import { buildInUse } from '../process/builds-in-use.js';
 import { packOwnTree, removeUserDirectory, UserFiles } from '../process/user-files.js';
 
 /**
@@ -18,8 +19,10 @@ import { packOwnTree, removeUserDirectory, UserFiles } from '../process/user-fil
  *
  * Builds of one application are serialised by the build lock (build-lock.ts),
  * which the caller holds from createBuildDirectory until commit or discard. So
- * promoting a build keeps it and the one it replaces and removes every other
- * build: none can be running, and what remains was left by a killed build.
+ * promoting a build keeps it, the one it replaces, and every build whose
+ * processes still run (a release draining while the next deploy runs:
+ * builds-in-use.ts), and removes every other build: what remains was left by a
+ * killed build or by a release that has stopped.
  */
 export interface AppWorkspace {
   readonly root: string;
@@ -59,11 +62,11 @@ export interface BuildDirectory {
   readonly dir: string;
   /** Where the application is in it: `dir`, or its folder APP_FOLDER. */
   readonly appDir: string;
-  /** Makes this build the current one and removes every build but it and the previous one. */
+  /** Makes this build the current one and removes every build but it, the previous one and those in use. */
   commit(): Promise<void>;
   /**
    * Makes this build the current one, and returns the removal of every build but
-   * it and the previous one, for the caller to run when it suits it (a deployment
+   * it, the previous one and those in use, for the caller to run when it suits it (a deployment
    * reports "healthy" first).
    */
   makeCurrent(): Promise<() => Promise<void>>;
@@ -134,7 +137,8 @@ export async function createBuildDirectory(workspace: AppWorkspace, appRoot: str
     return async () => {
       const buildsDir = join(workspace.root, 'builds');
       for (const name of await readdir(buildsDir)) {
-        if (!kept.has(name)) await removeUserDirectory(join(buildsDir, name), files);
+        // Checked at removal, not at the switch: a release may stop (or start) in between.
+        if (!kept.has(name) && !buildInUse(join(buildsDir, name))) await removeUserDirectory(join(buildsDir, name), files);
       }
     };
   }

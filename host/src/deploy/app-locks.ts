@@ -32,11 +32,6 @@ export class AppLocks {
     };
   }
 
-  /** What the holder of an application's lock is doing now, as the next deploy is told when it waits (a drain after a deploy). */
-  describe(appId: string, holder: string): void {
-    if (this.holders.has(appId)) this.holders.set(appId, holder);
-  }
-
   /** Resolves once no deploy holds or waits for any application's lock. */
   async idle(): Promise<void> {
     while (this.tails.size > 0) await Promise.all([...this.tails.values()]);

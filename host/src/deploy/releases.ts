@@ -12,6 +12,7 @@ import { AppLocks } from './app-locks.js';
 import { AppLogs } from './app-logs.js';
 import { type CommitSource, checkOutCommit } from './checkout.js';
 import { describeError } from './describe-error.js';
+import { DeployTimings } from './deploy-timings.js';
 import { freePort } from './free-port.js';
 import { planSummary } from './plan-summary.js';
 import type { ReleaseEngine } from './release-engines.js';
@@ -90,7 +91,8 @@ export interface ReleasesOptions {
  * defaults), built with the application's layer cache, started on a fresh
  * loopback port beside the release that serves, and accepted only when runplan's
  * health gate passes — then the edge's route moves in one call and the old
- * release drains and stops. Any failure stops the new release only: the old one
+ * release drains and stops, outside the application's lock: the next deploy
+ * does not wait for it. Any failure stops the new release only: the old one
  * never stopped serving.
  */
 export class Releases {
@@ -111,6 +113,8 @@ export class Releases {
 
   async deploy(asked: ReleaseRequest): Promise<ReleaseResult> {
     const { app, out } = asked;
+    const timings = new DeployTimings();
+    timings.enter('wait');
     const refuse = (error: unknown): ReleaseResult => {
       const { code, lines } = describeError(error);
       for (const line of lines) out(line);
@@ -169,13 +173,14 @@ export class Releases {
           return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
         }
       }
-      const started = await this.start(app, request, say);
+      const started = await this.start(app, request, say, timings);
       if ('error' in started) {
         await putBack();
         // Whoever asked has gone: that is why it stopped, whatever step noticed.
         return end(await this.failed(app, release, request.signal?.reason ?? started.error, started.ownOutput, say, logLines).finally(unlock));
       }
       const previous = this.serving.get(app.id);
+      timings.enter('switch');
       try {
         if (!this.options.engine.inPlace) {
           request.signal?.throwIfAborted();
@@ -200,13 +205,13 @@ export class Releases {
       const { inPlace } = this.options.engine;
       const replaced = previous ? (inPlace ? ` (release ${previous.release}'s tasks were replaced in place)` : ` (release ${previous.release} drains, then stops)`) : '';
       say(`==> release ${release.number} serves ${appUrl(this.options.settings, app.id)}${replaced}`);
+      say(`==> release ${release.number} ${timings.describe()}`);
       await this.options.store.appendLog(app.id, release.number, logLines);
-      // The next deploy of this application waits for the drain: its build would otherwise remove the folder the draining release runs in.
+      // Only the switch is serialised: the next deploy of this application builds and starts while the old release drains
+      // (a promotion keeps every build whose processes run, runplan's process/builds-in-use.ts), so the drain is off its way.
+      unlock();
       // Updated in place, the previous release is gone already: stopping it would stop the application.
-      if (previous && !inPlace) {
-        this.locks.describe(app.id, `release ${previous.release} of ${app.name} answers its last requests for ${this.options.settings.drainMs / 1000} s before it stops`);
-        void this.drain(app, previous).finally(unlock);
-      } else unlock();
+      if (previous && !inPlace) void this.drain(app, previous);
       return end({ ok: true, release: release.number });
     } catch (error) {
       // A failure of the host itself (the store, the edge): the release is recorded as failed all the same.
@@ -222,11 +227,13 @@ export class Releases {
     app: AppRecord,
     request: ReleaseRequest,
     say: (line: string) => void,
+    timings: DeployTimings,
   ): Promise<{ port: number; plan: RunPlan; digest: string; deployed: Serving['deployed'] } | { error: unknown; ownOutput: string[] }> {
     const { paths } = this.options;
     const ownOutput: string[] = [];
     let unguard: (() => Promise<void>) | undefined;
     try {
+      timings.enter('checkout');
       const dir = join(paths.appsDir, app.id, 'source');
       // The checkout is root's and closed to every application: runplan copies it into the application's own build.
       await mkdir(join(paths.appsDir, app.id), { recursive: true, mode: 0o700 });
@@ -239,6 +246,7 @@ export class Releases {
       // Only the release's own user, of the applications' users, may connect to its port.
       if (sandbox) unguard = await this.options.tenancy?.guard.guard(port, sandbox.user.uid);
       const keep = request.keepDefaultsOf ?? this.serving.get(app.id)?.plan;
+      timings.enter('plan');
       const toCarryOut = await planToCarryOut({
         registry: this.options.registry,
         appDir: dir,
@@ -266,6 +274,7 @@ export class Releases {
         for (const line of formatDiff(diffPlans(running.plan, plan)).split('\n')) say(`  ${line}`);
       }
       const sink = (line: LogLine) => {
+        timings.observe(line);
         if (line.text === '' && line.event !== undefined) return;
         const text = formatLogLine(line);
         if (line.origin.kind === 'process') {
@@ -276,6 +285,7 @@ export class Releases {
       };
       const signal = request.signal ? AbortSignal.any([this.stopping.signal, request.signal]) : this.stopping.signal;
       const digest = planDigest(plan);
+      timings.enter('build');
       const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, signal, ...(sandbox ? { sandbox } : {}) });
       const deployed = await deploy(toCarryOut, executor, { sink, signal });
       const release = unguard;
@@ -322,8 +332,9 @@ export class Releases {
   /** Stops every release (serving and draining), once no deploy runs. */
   async stopAll(): Promise<void> {
     this.stopping.abort(new Error('the host is stopping'));
-    await Promise.all([...this.draining]);
+    // A deploy finishing now starts one more drain: the drains are awaited once no deploy runs.
     await this.locks.idle();
+    await Promise.all([...this.draining]);
     await Promise.all([...this.serving.values()].map((s) => s.deployed.stop().catch(() => undefined)));
     this.serving.clear();
     await this.options.upstreams.closeAll();

@@ -12,6 +12,7 @@ import { describeReadiness, waitUntilReady } from '../../health/readiness.js';
 import { ensureRunDirParent, localBindings } from '../../process/run-dir.js';
 import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { useBuild } from '../../process/builds-in-use.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import type { SandboxScope } from '../../sandbox/sandbox.js';
 
@@ -65,10 +66,13 @@ export class LocalProcessRunner implements Runner {
     // A run that was killed may have left its sockets: start from an empty directory,
     // private to the processes' user (Puma's socket, nginx's way to it, HOME).
     await makeRunDir(runDir, user, files);
+    // Until its processes stopped, no promotion of another build removes this one (a release draining beside the next deploy).
+    const unuse = useBuild(appDir);
     let scope: SandboxScope | undefined;
     try {
       scope = await this.confine?.(runDir);
     } catch (error) {
+      unuse();
       await removeUserDirectory(runDir, files).catch(() => undefined);
       throw error;
     }
@@ -85,6 +89,7 @@ export class LocalProcessRunner implements Runner {
       await removeUserDirectory(runDir, files).catch(() => undefined);
       // The shared parent goes with the last run (another one starting now makes it again).
       await rmdir(dirname(runDir)).catch(() => undefined);
+      unuse();
     };
     let processes: SupervisedProcess[];
     try {

@@ -41,7 +41,7 @@ export function keepAsking(host, pick) {
         tally.ms.push(performance.now() - started);
         if (answer.status !== 200) tally.failed.push(`${appId}: status ${answer.status}`);
       } catch (error) {
-        tally.failed.push(`${appId}: ${error.message}`);
+        tally.failed.push(`${appId}: ${error.message.trim().split('\n')[0]}`);
       }
     }
   })();

@@ -196,6 +196,7 @@ export async function run({ args }) {
     // Concurrent pushes: each its own clone with its own commit, two per application, all at once.
     const race = await concurrentPushes(host, apps, probe, concurrent);
     line(`${concurrent} concurrent pushes to ${race.targets} applications: accepted, rejected`, `${race.accepted}, ${race.rejected} (${s(race.ms)} in all)`);
+    for (const [reason, times] of Object.entries(race.reasons)) line(`  rejected as ${reason}`, `${times}`);
     line('  where git and the host disagree (a push accepted that does not serve, or the reverse)', `${race.disagreements.length}`, '0');
     line(`  applications whose master is not the serving commit (of ${n})`, `${race.mismatches.length}`, '0');
     line('  failed requests meanwhile on applications not being pushed', `${race.failed.length} of ${race.sent}`, '0');
@@ -310,5 +311,11 @@ async function concurrentPushes(host, apps, probe, count) {
   });
   for (const c of clones) execFileSync('rm', ['-rf', c.repo]);
   const accepted = results.filter((r) => r.code === 0).length;
-  return { targets: targets.length, accepted, rejected: count - accepted, ms, disagreements, mismatches, failed: tally.failed, sent: tally.sent };
+  // How git reported each refusal: `[remote rejected]` (the host refused it: master had moved while it waited) or `[rejected]` (git itself: not a fast-forward).
+  const reasons = {};
+  for (const r of results.filter((x) => x.code !== 0)) {
+    const reason = /! \[([^\]]+)\][^\n]*?(\([^)]*\))?$/m.exec(r.output)?.slice(1).filter(Boolean).join(' ') ?? 'no ref line';
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+  }
+  return { targets: targets.length, accepted, rejected: count - accepted, reasons, ms, disagreements, mismatches, failed: tally.failed, sent: tally.sent };
 }

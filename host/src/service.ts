@@ -3,6 +3,7 @@ import type { BuildpackRegistry, LinkedVariables, RunPlan } from 'runplan';
 import { secretReason } from 'runplan/buildpack';
 import type { AddonServers } from './addons/addon-servers.js';
 import { AppLocks } from './deploy/app-locks.js';
+import { atMost, BRING_BACK_AT_ONCE } from './deploy/at-most.js';
 import { describeError } from './deploy/describe-error.js';
 import type { Releases, ReleaseResult } from './deploy/releases.js';
 import { HostErrors } from './errors.js';
@@ -471,31 +472,29 @@ export class HostService {
     }
   }
 
-  /** Every application's current release started again (serve starting): each a restart through the gate. */
+  /** Every application's current release started again (serve starting): each a restart through the gate, a few at a time (BRING_BACK_AT_ONCE). */
   async bringBack(out: (line: string) => void): Promise<void> {
     const apps = (await this.o.store.listApps()).filter((a) => a.currentRelease !== null);
-    await Promise.all(
-      apps.map(async (app) => {
-        // The release as it was: its variables (changes staged since wait for a restart) and its plan's defaults.
-        const asItWas = (current: ReleaseRecord) => ({
-          source: { repository: this.o.releases.repository(app.id), commit: current.commit },
-          variables: current.variables,
-          keepDefaultsOf: current.plan as RunPlan,
-        });
-        const result = await this.o.releases
-          .deploy({
-            app,
-            cause: 'restart',
-            by: 'host',
-            ...asItWas(await this.currentRelease(app)),
-            links: await this.linkedVariables(app),
-            out: (line) => out(`${app.name} | ${line}`),
-            // A push accepted before this got the lock made the current release: that one is brought back.
-            underLock: async () => asItWas(await this.currentRelease(await this.app(app.id))),
-          })
-          .catch((error: Error) => ({ ok: false, code: error.message }));
-        out(`==> ${app.name}: ${result.ok ? 'serving again' : `could not be brought back (${'code' in result ? result.code : ''})`}`);
-      }),
-    );
+    await atMost(apps, BRING_BACK_AT_ONCE, async (app) => {
+      // The release as it was: its variables (changes staged since wait for a restart) and its plan's defaults.
+      const asItWas = (current: ReleaseRecord) => ({
+        source: { repository: this.o.releases.repository(app.id), commit: current.commit },
+        variables: current.variables,
+        keepDefaultsOf: current.plan as RunPlan,
+      });
+      const result = await this.o.releases
+        .deploy({
+          app,
+          cause: 'restart',
+          by: 'host',
+          ...asItWas(await this.currentRelease(app)),
+          links: await this.linkedVariables(app),
+          out: (line) => out(`${app.name} | ${line}`),
+          // A push accepted before this got the lock made the current release: that one is brought back.
+          underLock: async () => asItWas(await this.currentRelease(await this.app(app.id))),
+        })
+        .catch((error: Error) => ({ ok: false, code: error.message }));
+      out(`==> ${app.name}: ${result.ok ? 'serving again' : `could not be brought back (${'code' in result ? result.code : ''})`}`);
+    });
   }
 }

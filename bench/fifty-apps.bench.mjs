@@ -1,0 +1,321 @@
+// runplan-host at fifty applications (issue 39), on the local engine: N small
+// applications (Express, Rails and Play fixtures, at least 80 % Node) created and
+// pushed 5 at a time over SSH; serve's resident memory and an idle application's;
+// the p99 of one application's requests through the edge while the others are
+// pushed, and every failed request on an application not being deployed; how long
+// serve takes to bring all of them back after a restart; and 20 concurrent pushes,
+// each accepted or rejected as git says, master == serving afterwards.
+//   npm run bench -- --only fifty                       50 applications
+//   RUNPLAN_BENCH_APPS=5 npm run bench -- --only fifty  fewer (also --apps 5)
+// Everything runs on 127.0.0.1; the bench stops what it started and removes what it made.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
+import { keepAsking, pool, roundRobin } from './asking.mjs';
+import { appUserName, BenchHost } from './host-lib.mjs';
+import { median, percentile, reachableTemp, root, rssMb, target } from './lib.mjs';
+
+export const title = 'runplan-host at fifty applications (local engine)';
+
+const ORG = 'bench';
+/** Pushes at a time while the applications are first deployed (the issue's figure). */
+const WIDTH = 5;
+const GOALS = { serveMb: 150, backS: 60 };
+const PLAY_RELEASE = '1.11.0';
+
+/** The applications: Rails and Play each about 8 % (at least one of each from 3 applications on), the rest Express. */
+function appMix(n) {
+  const other = n >= 3 ? Math.max(1, Math.round(n * 0.08)) : 0;
+  return Array.from({ length: n }, (_, i) => (i >= n - other ? 'play1' : i >= n - 2 * other ? 'ruby' : 'node'));
+}
+
+/** Each type's fixture, prepared once (the Rails one's Gemfile.lock made with this machine's gems), and the variables it needs. */
+function fixtures() {
+  const find = (type, name) => listFixtures(type).find((f) => f.name === name);
+  const rails = find('ruby', 'rails-puma-config');
+  const prepared = prepareCopy(rails);
+  return {
+    node: { dir: join(root, 'fixtures', 'node', 'express'), env: { CC_HEALTH_CHECK_PATH: '/' } },
+    ruby: { dir: prepared.dir, env: rails.expect.env, cleanup: prepared.cleanup },
+    play1: { dir: join(root, 'fixtures', 'play1', 'health-root'), env: {} },
+  };
+}
+
+/** The stand-in Play distribution (NOT Play: test/stand-in/play1/README.md) on a mirror of our own, as the host's tests serve it. */
+async function play1Mirror(scratch) {
+  const { buildStandIn } = await import(join(root, 'test', 'stand-in', 'play1', 'build-stand-in.mjs'));
+  const archive = (await buildStandIn({ cacheDir: join(scratch, 'stand-in'), releases: [PLAY_RELEASE] })).archives[PLAY_RELEASE].zip;
+  const bytes = readFileSync(archive.file);
+  const server = createServer((req, res) => (req.url === `/play-${PLAY_RELEASE}.zip` ? res.writeHead(200, { 'content-length': bytes.length }).end(bytes) : res.writeHead(404).end()));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return { env: { RUNPLAN_PLAY1_MIRROR: `${base}/play-{version}.zip`, RUNPLAN_PLAY1_CHECKSUMS: `${PLAY_RELEASE}=${archive.sha256}` }, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** The processes running as an application's own user (its release's web process and children): name and VmRSS in MB. */
+function appProcesses(uid) {
+  const found = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== uid) continue;
+      const name = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(0, 3).join(' ').slice(0, 60);
+      found.push({ name, rss: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024 });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+const pidIn = (file) => Number(readFileSync(file, 'utf8').trim());
+const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const mb = (x) => `${x.toFixed(1)} MB`;
+const line = (what, value, goal = '') => console.log(`  ${what.padEnd(62)} ${value}${goal ? `   (goal ${goal})` : ''}`);
+
+export async function run({ args }) {
+  const n = Number(args.apps ?? process.env.RUNPLAN_BENCH_APPS ?? 50);
+  const concurrent = Number(args['concurrent-pushes'] ?? process.env.RUNPLAN_BENCH_PUSHES ?? 20);
+  // runplan's cache as the tests keep it: the runtimes are there already, as on a host that has run a while.
+  const cacheDir = args['cache-dir'] ?? process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');
+  const scratch = reachableTemp(join(tmpdir(), 'runplan-bench-fifty-'));
+  const mix = appMix(n);
+  const apps = [];
+  let host;
+  let mirror;
+  let kit;
+  try {
+    kit = fixtures();
+    mirror = await play1Mirror(scratch);
+    host = await BenchHost.create({ cacheDir, org: ORG, serveEnv: { ...mirror.env, RUNPLAN_RUBY_GEM_SOURCE: 'local' } });
+    const serveJustStarted = rssMb(host.serve.pid);
+    console.log(
+      `${n} applications (${mix.filter((t) => t === 'node').length} Express, ${mix.filter((t) => t === 'ruby').length} Rails, ${mix.filter((t) => t === 'play1').length} Play 1.x stand-in), pushed ${WIDTH} at a time; load average before: ${loadAverage()}`,
+    );
+
+    // Create every application and its repository (what `create` and `env import` do, 5 at a time).
+    await pool(mix, WIDTH, async (type, i) => {
+      const name = `${type.replace('1', '')}-${String(i).padStart(2, '0')}`;
+      const app = await host.json(['create', '--type', type, name, '--region', 'par', '--org', ORG]);
+      const fixture = kit[type];
+      if (Object.keys(fixture.env).length > 0) {
+        const file = join(scratch, `${name}.env`);
+        writeFileSync(
+          file,
+          Object.entries(fixture.env)
+            .map(([k, v]) => `${k}=${v}\n`)
+            .join(''),
+        );
+        await host.cli(['env', 'import', file, '--app', app.id]);
+      }
+      apps[i] = { id: app.id, name, type, repo: await host.repository(fixture.dir, name, app.gitRemote) };
+    });
+
+    // The probe: the first Express application, deployed alone, then asked continuously while the others are pushed.
+    const [probe, ...others] = apps;
+    const first = await timedPush(host, probe);
+    if (first.code !== 0) throw new Error(`the first push failed:\n${first.output}`);
+    const deploying = new Set();
+    const serving = new Set();
+    const probeAsking = keepAsking(host, () => probe.id);
+    const sweep = keepAsking(
+      host,
+      roundRobin(() => [...serving].filter((id) => !deploying.has(id))),
+    );
+    const pushStarted = performance.now();
+    const pushes = await pool(others, WIDTH, async (app) => {
+      deploying.add(app.id);
+      const pushed = await timedPush(host, app);
+      deploying.delete(app.id);
+      if (pushed.code === 0) serving.add(app.id);
+      return { ...pushed, app };
+    });
+    const pushPhaseMs = performance.now() - pushStarted;
+    const probeTally = await probeAsking.stop();
+    const sweepTally = await sweep.stop();
+    const refused = pushes.filter((p) => p.code !== 0);
+    for (const p of refused) console.log(`  push of ${p.app.name} refused:\n${p.output.split('\n').slice(-15).join('\n')}`);
+
+    // Memory, with every application idle.
+    await new Promise((r) => setTimeout(r, 5000));
+    const serveMb = rssMb(host.serve.pid);
+    const caddyMb = rssMb(pidIn(join(host.data, 'edge', 'caddy.pid')));
+    const sshdMb = rssMb(pidIn(join(host.data, 'ssh', 'sshd.pid')));
+    const byType = {};
+    const shown = {};
+    for (const app of apps) {
+      const uid = Number(execFileSync('id', ['-u', appUserName(app.id)], { encoding: 'utf8' }).trim());
+      const processes = appProcesses(uid);
+      shown[app.type] ??= processes;
+      byType[app.type] = [...(byType[app.type] ?? []), processes.reduce((sum, p) => sum + p.rss, 0)];
+    }
+    const allAppsMb = Object.values(byType)
+      .flat()
+      .reduce((a, b) => a + b, 0);
+
+    console.log(`\n  deploy of ${n} applications (the first alone, then ${WIDTH} at a time), load average after: ${loadAverage()}`);
+    line('first push (git push to its exit)', s(first.ms));
+    line(`the other ${others.length} pushes, ${WIDTH} at a time: whole phase`, s(pushPhaseMs));
+    line(
+      '  one push (git push to its exit): median, p90',
+      `${s(median(pushes.map((p) => p.ms)))}, ${s(
+        percentile(
+          pushes.map((p) => p.ms),
+          90,
+        ),
+      )}`,
+    );
+    line('  pushes refused', `${refused.length}`, '0');
+    line(`p99 of ${probe.name}'s requests through the edge meanwhile`, `${percentile(probeTally.ms, 99).toFixed(0)} ms (median ${median(probeTally.ms).toFixed(0)} ms, ${probeTally.sent} requests)`);
+    const failedElsewhere = [...probeTally.failed, ...sweepTally.failed];
+    line(
+      'failed requests on applications not being deployed',
+      `${failedElsewhere.length} of ${probeTally.sent + sweepTally.sent} (${probeTally.resent + sweepTally.resent} resent once after a reset)`,
+      '0',
+    );
+    for (const f of failedElsewhere.slice(0, 10)) console.log(`    ${f}`);
+    line('RSS of serve, just started with no application', mb(serveJustStarted));
+    line(`RSS of serve with ${n} applications`, mb(serveMb), `≤ ${GOALS.serveMb} MB`);
+    line('RSS of Caddy (the edge) and sshd', `${mb(caddyMb)}, ${mb(sshdMb)}`);
+    for (const [type, list] of Object.entries(byType)) line(`an idle ${type} application (its processes' RSS), median of ${list.length}`, mb(median(list)));
+    for (const [type, processes] of Object.entries(shown)) for (const p of processes) line(`  one ${type} application's ${p.name}`, mb(p.rss));
+    line(`all ${n} applications' processes`, mb(allAppsMb));
+
+    // Restart: serve stopped (every release with it), started again, timed until every application answers through the edge.
+    const restart = await timeRestart(host, apps);
+    line('serve stopped (SIGTERM to exit, every release stopped)', s(restart.stopMs));
+    line('serve started → "==> serving"', s(restart.servingMs));
+    line(`serve started → every application answers (slowest of ${n})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
+    line('  applications back: median', s(median(restart.back)));
+    line('RSS of serve after the restart', mb(rssMb(host.serve.pid)));
+
+    // Concurrent pushes: each its own clone with its own commit, two per application, all at once.
+    const race = await concurrentPushes(host, apps, probe, concurrent);
+    line(`${concurrent} concurrent pushes to ${race.targets} applications: accepted, rejected`, `${race.accepted}, ${race.rejected} (${s(race.ms)} in all)`);
+    for (const [reason, times] of Object.entries(race.reasons)) line(`  rejected as ${reason}`, `${times}`);
+    line('  where git and the host disagree (a push accepted that does not serve, or the reverse)', `${race.disagreements.length}`, '0');
+    line(`  applications whose master is not the serving commit (of ${n})`, `${race.mismatches.length}`, '0');
+    line('  failed requests meanwhile on applications not being pushed', `${race.failed.length} of ${race.sent}`, '0');
+    for (const d of [...race.disagreements, ...race.mismatches, ...race.failed].slice(0, 10)) console.log(`    ${d}`);
+    line('load average at the end', loadAverage());
+
+    target({
+      what: `serve RSS with ${n} applications ≤ ${GOALS.serveMb} MB`,
+      runplan: mb(serveMb),
+      against: `${GOALS.serveMb} MB`,
+      limit: `${(serveMb / GOALS.serveMb).toFixed(2)}× (≤ 1)`,
+      met: serveMb <= GOALS.serveMb,
+    });
+    target({
+      what: `every one of ${n} applications back ≤ ${GOALS.backS} s after serve restarts`,
+      runplan: s(restart.allBackMs),
+      against: `${GOALS.backS} s`,
+      limit: `${(restart.allBackMs / 1000 / GOALS.backS).toFixed(2)}× (≤ 1)`,
+      met: restart.allBackMs <= GOALS.backS * 1000,
+    });
+    const failedTotal = failedElsewhere.length + race.failed.length;
+    target({ what: 'failed requests on applications not being deployed', runplan: `${failedTotal}`, against: '0', limit: `${failedTotal} (0)`, met: failedTotal === 0 });
+    target({
+      what: `${concurrent} concurrent pushes: accepted or rejected as git says, master == serving`,
+      runplan: `${race.accepted} accepted, ${race.rejected} rejected`,
+      against: '0 disagreements',
+      limit: `${race.disagreements.length + race.mismatches.length} (0)`,
+      met: race.disagreements.length + race.mismatches.length === 0,
+    });
+  } finally {
+    await host?.dispose(apps.filter(Boolean).map((a) => a.id));
+    await mirror?.close();
+    if (kit?.ruby.cleanup) execFileSync('rm', ['-rf', kit.ruby.cleanup]);
+    execFileSync('rm', ['-rf', scratch]);
+  }
+}
+
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+async function timedPush(host, app) {
+  const started = performance.now();
+  const pushed = await host.push(app.repo);
+  return { ...pushed, ms: performance.now() - started };
+}
+
+/** Stops serve, starts it, and polls each application through the edge until it answers 200. */
+async function timeRestart(host, apps) {
+  const stopStarted = performance.now();
+  await host.stop();
+  const stopMs = performance.now() - stopStarted;
+  const started = performance.now();
+  let servingMs;
+  const serving = host.start().then(() => (servingMs = performance.now() - started));
+  const back = await Promise.all(
+    apps.map(async (app) => {
+      for (;;) {
+        const answer = await host.get(app.id).catch(() => undefined);
+        if (answer?.status === 200) return performance.now() - started;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }),
+  );
+  await serving;
+  return { stopMs, servingMs, back, allBackMs: Math.max(...back) };
+}
+
+/**
+ * `count` pushes at once, two per application (Express ones other than the probe, when there are enough),
+ * each from a clone of its own with a commit of its own on the same master: at most
+ * one per application can be accepted. Then, for every application, git's master is
+ * compared with the commit of the release that serves.
+ */
+async function concurrentPushes(host, apps, probe, count) {
+  // Express applications first; with few applications, the others too.
+  const candidates = apps.filter((a) => a !== probe).sort((a, b) => Number(b.type === 'node') - Number(a.type === 'node'));
+  const targets = candidates.slice(0, Math.max(1, Math.min(candidates.length, Math.ceil(count / 2))));
+  const clones = [];
+  for (let i = 0; i < count; i++) {
+    const app = targets[i % targets.length];
+    const repo = `${app.repo}-push-${i}`;
+    execFileSync('cp', ['-a', app.repo, repo]);
+    writeFileSync(join(repo, 'PUSH'), `push ${i}\n`);
+    await host.commit(repo, `push ${i}`);
+    const commit = (await host.git(repo, ['rev-parse', 'HEAD'])).stdout.trim();
+    clones.push({ app, repo, commit });
+  }
+  const pushedIds = new Set(targets.map((a) => a.id));
+  const asking = keepAsking(
+    host,
+    roundRobin(() => apps.filter((a) => !pushedIds.has(a.id)).map((a) => a.id)),
+  );
+  const started = performance.now();
+  const results = await Promise.all(clones.map((c) => host.push(c.repo)));
+  const ms = performance.now() - started;
+  const tally = await asking.stop();
+  const disagreements = [];
+  const mismatches = [];
+  const { apps: views } = await host.json(['apps', '--org', ORG]);
+  await pool(apps, WIDTH, async (app) => {
+    const view = views.find((v) => v.id === app.id);
+    const { releases } = await host.json(['releases', '--app', app.id]);
+    const servingCommit = releases.find((r) => r.number === view?.serving?.release)?.commit;
+    const master = await host.master(app.id);
+    if (servingCommit !== master) mismatches.push(`${app.name}: master ${master.slice(0, 12)}, serving ${servingCommit?.slice(0, 12) ?? 'nothing'}`);
+    clones.forEach((c, i) => {
+      if (c.app !== app) return;
+      // git's exit status says accepted exactly when that push's commit is the one master names and serves.
+      const accepted = results[i].code === 0;
+      if (accepted !== (c.commit === master && c.commit === servingCommit))
+        disagreements.push(`${app.name} push ${i}: git said ${accepted ? 'accepted' : 'rejected'}\n${results[i].output.split('\n').slice(-8).join('\n')}`);
+    });
+  });
+  for (const c of clones) execFileSync('rm', ['-rf', c.repo]);
+  const accepted = results.filter((r) => r.code === 0).length;
+  // How git reported each refusal: `[remote rejected]` (the host refused it: master had moved while it waited) or `[rejected]` (git itself: not a fast-forward).
+  const reasons = {};
+  for (const r of results.filter((x) => x.code !== 0)) {
+    const reason = /! \[([^\]]+)\][^\n]*?(\([^)]*\))?$/m.exec(r.output)?.slice(1).filter(Boolean).join(' ') ?? 'no ref line';
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+  }
+  return { targets: targets.length, accepted, rejected: count - accepted, reasons, ms, disagreements, mismatches, failed: tally.failed, sent: tally.sent };
+}

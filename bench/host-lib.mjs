@@ -1,0 +1,178 @@
+// A real runplan-host for a bench, driven as its user drives it: `init`, `serve`, the
+// CLI, `git push` over SSH and HTTPS through the edge, all on 127.0.0.1. What it
+// starts it stops by PID (serve, which stops its releases, Caddy and sshd itself),
+// and what it makes it removes: its data folder, the SSH account, each application's
+// user and the per-application entries it added to runplan's cache.
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, reachableTemp, root } from './lib.mjs';
+
+const run = promisify(execFile);
+// The command users run (its shebang holds node's options for serve), not host/dist/cli.js under a plain node.
+const hostBin = join(root, 'host', 'bin', 'runplan-host.js');
+
+/** The variables serve keeps (host/src/clean-environment.ts): given only these, serve does not start itself again in a clean environment, so its PID is the one spawned. */
+const KEPT = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TERM|TMPDIR|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|(https?|no)_proxy|(HTTPS?|NO)_PROXY|LC_.*|RUNPLAN_.*)$/;
+const cleanEnv = (extra) => ({ ...Object.fromEntries(Object.entries(process.env).filter(([name]) => KEPT.test(name))), ...extra });
+
+/**
+ * runplan's cache entries that are one application's, by top folder: its layers and npm
+ * cache, named as its workspace under the host's runplan/work/ (runplan's appCacheKey).
+ * Only those are removed: the cache may be shared with other hosts and tests.
+ */
+const PER_APP = ['layers', 'npm-cache'];
+const listing = (dir) => (existsSync(dir) ? readdirSync(dir) : []);
+
+/** `app_` and 28 hex digits of the application's UUID (host/src/tenancy/app-users.ts): the Unix user it runs as. */
+export const appUserName = (appId) => `app_${appId.slice(4).replace(/-/g, '').slice(0, 28)}`;
+
+export class BenchHost {
+  /** serve's child process while it runs. */
+  serve = undefined;
+  serveOutput = '';
+
+  constructor({ scratch, cacheDir, serveEnv }) {
+    this.scratch = scratch;
+    this.data = join(scratch, 'data');
+    this.client = join(scratch, 'client');
+    this.cacheDir = cacheDir;
+    this.serveEnv = serveEnv;
+    this.sshUser = `rpb-${randomBytes(3).toString('hex')}`;
+  }
+
+  /** `runplan-host init` on free loopback ports, its cache the bench's; and a client key allowed to push to `org`. */
+  static async create({ cacheDir, serveEnv = {}, org }) {
+    const host = new BenchHost({ scratch: reachableTemp('/tmp/runplan-bench-host-'), cacheDir, serveEnv });
+    host.ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
+    const p = host.ports;
+    await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir]);
+    await host.start();
+    await run('mkdir', ['-m', '700', '-p', host.client]);
+    host.key = join(host.client, 'id_ed25519');
+    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'bench', '-f', host.key]);
+    await host.cli(['keys', 'add', org, `${host.key}.pub`]);
+    return host;
+  }
+
+  /** runplan-host with this data folder; throws with its output when it fails. */
+  async cli(args) {
+    const { stdout } = await run(hostBin, [...args, '--data', this.data], { maxBuffer: 64 << 20 }).catch((e) => {
+      throw new Error(`runplan-host ${args.join(' ')} exited ${e.code}: ${e.stdout}${e.stderr}`);
+    });
+    return stdout;
+  }
+
+  async json(args) {
+    return JSON.parse(await this.cli([...args, '--json']));
+  }
+
+  /** Starts serve; resolves once it says it serves (every application brought back). `onLine` sees its output as it comes. */
+  start(onLine = () => {}) {
+    this.serveOutput = '';
+    // RUNPLAN_BENCH_SERVE_NODE_ARGS: node's options for serve when profiling it (e.g. --trace-gc), in place of its shebang's.
+    const nodeArgs = (process.env.RUNPLAN_BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const [file, ...first] = nodeArgs.length > 0 ? [process.execPath, ...nodeArgs, hostBin] : [hostBin];
+    const child = spawn(file, [...first, 'serve', '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv(this.serveEnv) });
+    this.serve = child;
+    return new Promise((resolve, reject) => {
+      const onData = (chunk) => {
+        const text = chunk.toString();
+        this.serveOutput += text;
+        onLine(text);
+        if (this.serveOutput.includes('==> serving')) resolve();
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`serve exited ${code}:\n${this.serveOutput.slice(-4000)}`)));
+    });
+  }
+
+  /** SIGTERM to serve (it stops every release, the edge and sshd); resolves once it has exited. */
+  async stop() {
+    const child = this.serve;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.removeAllListeners('exit');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    this.serve = undefined;
+  }
+
+  /** Stops serve, removes the accounts and cache entries this host made, then its folder. */
+  async dispose(appIds) {
+    await this.stop();
+    for (const id of appIds) {
+      await run('userdel', [appUserName(id)]).catch(() => undefined);
+      await run('groupdel', [appUserName(id)]).catch(() => undefined);
+    }
+    await run('userdel', [this.sshUser]).catch(() => undefined);
+    for (const key of listing(join(this.data, 'runplan', 'work'))) for (const dir of PER_APP) rmSync(join(this.cacheDir, dir, key), { recursive: true, force: true });
+    rmSync(this.scratch, { recursive: true, force: true });
+  }
+
+  get rootCertificate() {
+    return join(this.data, 'edge', 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt');
+  }
+
+  /** GET through the edge over HTTPS, a new connection each time (as a new visitor): status, body and the milliseconds it took. */
+  get(appId, path = '/') {
+    this.ca ??= readFileSync(this.rootCertificate);
+    const host = `${appId}.localhost`;
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: this.ports.https, path, servername: host, headers: { host }, ca: this.ca, agent: false, timeout: 10_000 }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, body, ms: performance.now() - started }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** A git repository of `dir` (node_modules left out), committed on master, its remote `runplan` the application's. */
+  async repository(dir, name, gitRemote) {
+    const repo = join(this.client, name);
+    cpSync(dir, repo, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    await this.git(repo, ['init', '-q', '-b', 'master']);
+    await this.commit(repo, 'first');
+    await this.git(repo, ['remote', 'add', 'runplan', gitRemote]);
+    return repo;
+  }
+
+  async commit(repo, message) {
+    await this.git(repo, ['add', '-A']);
+    await this.git(repo, ['-c', 'user.name=bench', '-c', 'user.email=bench@example.com', 'commit', '-q', '--allow-empty', '-m', message]);
+  }
+
+  /** git with the client's key and known_hosts, nothing of the shell's own configuration. */
+  async git(repo, args) {
+    const env = {
+      PATH: process.env.PATH,
+      HOME: this.client,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_SSH_COMMAND: `ssh -i ${this.key} -o IdentitiesOnly=yes -o UserKnownHostsFile=${join(this.client, 'known_hosts')} -o StrictHostKeyChecking=accept-new -o BatchMode=yes`,
+    };
+    return run('git', args, { cwd: repo, env, maxBuffer: 64 << 20 });
+  }
+
+  /** `git push runplan master`: its exit status and output (a rejected push is an answer, not an error). */
+  push(repo) {
+    return this.git(repo, ['push', 'runplan', 'master']).then(
+      ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+      (e) => ({ code: typeof e.code === 'number' ? e.code : 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` }),
+    );
+  }
+
+  /** The commit git's master of the application's bare repository names: what the host accepted. */
+  async master(appId) {
+    const { stdout } = await run('git', ['--git-dir', join(this.data, 'git', `${appId}.git`), 'rev-parse', 'master']);
+    return stdout.trim();
+  }
+}

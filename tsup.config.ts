@@ -19,6 +19,22 @@ const zodEnglishOnly: Plugin = {
   },
 };
 
+/**
+ * zod's fromJSONSchema module spreads the namespaces of all of zod's schemas and
+ * checks into an object at load, reading each of their hundreds of exports: a
+ * cost at every start of the CLI, which never turns a JSON Schema into a zod one.
+ * The CLI's bundle gets a module of the same export that says so if called.
+ */
+const zodWithoutFromJsonSchema: Plugin = {
+  name: 'zod-without-from-json-schema',
+  setup(build) {
+    build.onResolve({ filter: /\/from-json-schema\.js$/ }, (args) => (/[\\/]zod[\\/]/.test(args.importer) ? { path: args.path, namespace: 'zod-from-json-schema' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'zod-from-json-schema' }, () => ({
+      contents: "export function fromJSONSchema() { throw new Error('the runplan CLI is built without zod\\'s fromJSONSchema'); }",
+    }));
+  },
+};
+
 // execa 9 and its helpers ship as ES modules only. Node 20 before 20.19 cannot
 // require() them, so the CommonJS build carries its own copy of them.
 const esmOnlyDependencies = [
@@ -101,6 +117,19 @@ export default defineConfig([
   {
     ...shared,
     splitting: false,
+    // The `runplan` of npm's bin link (package.json "bin"): the same entry as CommonJS. Node.js
+    // starts an ES module through its ES loader, which loads fs/promises and makes an ES facade
+    // of every built-in module imported (fs's reads each export, loading the streams): ≈ a fifth
+    // of a cold `runplan plan` that a CommonJS entry does not pay. dist/cli.js stays for those
+    // who run that file.
+    entry: { cli: 'src/cli/entry.ts' },
+    format: ['cjs'],
+    shims: true,
+    banner: { js: '#!/usr/bin/env -S node --' },
+  },
+  {
+    ...shared,
+    splitting: false,
     // CommonJS: V8's code cache (src/cli/code-cache.ts) takes a script, not an ES module.
     entry: { 'cli-main': 'src/cli/main.ts' },
     format: ['cjs'],
@@ -109,7 +138,7 @@ export default defineConfig([
     // node_modules is a large share of a cold `runplan plan` (ini and ignore from
     // node_modules added about 0.25 s to it on Node 20).
     noExternal: [/^zod/, /^semver/, /^ini$/, /^ignore$/],
-    esbuildPlugins: [zodEnglishOnly],
+    esbuildPlugins: [zodEnglishOnly, zodWithoutFromJsonSchema],
     // Without comments or indentation the bundle is a quarter smaller and ASCII only,
     // which V8 reads as one byte a character: less to read, hash and compile at each start.
     esbuildOptions(options) {

@@ -28,6 +28,9 @@ function ensureInstalled(dir, specs) {
 
 export async function run({ args }) {
   const iterations = Number(args['peer-runs'] ?? 100);
+  const distinct = Number(args['distinct-apps'] ?? 200);
+  // --peer-fixtures express,workers: those fixtures only.
+  const only = args['peer-fixtures']?.split(',');
   const cache = join(process.env.RUNPLAN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'runplan'), 'bench');
   const peersDir = join(cache, 'peers');
   const nodeDir = join(cache, `node-${NODE_22}`);
@@ -39,6 +42,7 @@ export async function run({ args }) {
   const fixtures = join(root, 'fixtures', 'node');
   const apps = readdirSync(fixtures)
     .filter((name) => !name.startsWith('_') && existsSync(join(fixtures, name, 'package.json')))
+    .filter((name) => !only || only.includes(name))
     .map((name) => join(fixtures, name));
   const script = join(peersDir, 'measure.mjs');
   writeFileSync(script, MEASURE);
@@ -48,13 +52,15 @@ export async function run({ args }) {
     [process.execPath, `Node.js ${process.versions.node}`],
   ]) {
     // The peers' own warnings (Vercel's about engines ranges) are theirs, not figures: left out.
-    const out = execFileSync(node, [script, join(root, 'dist', 'index.js'), String(iterations), cache, ...apps], {
+    const out = execFileSync(node, [script, args.dist ?? join(root, 'dist', 'index.js'), String(iterations), cache, String(distinct), ...apps], {
       cwd: peersDir,
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    report(JSON.parse(out.trim().split('\n').at(-1)), label, iterations);
+    const { rows, fresh } = JSON.parse(out.trim().split('\n').at(-1));
+    report(rows, label, iterations);
+    reportDistinct(fresh, label);
   }
 }
 
@@ -107,10 +113,39 @@ function report(rows, label, iterations) {
   }
 }
 
+/**
+ * A host deploying a new commit plans a checkout it has just written, once: no
+ * plan of it is kept yet, and its files are too new for one to be kept.
+ */
+function reportDistinct(fresh, label) {
+  const runplan = median(fresh.runplan);
+  const vercel = median(fresh.vercel);
+  console.log(
+    `${fresh.runplan.length} new checkouts of fixtures/node/express, each planned once as a host plans it (createPlan without an inventory, the process's PlanCache), interleaved with Vercel's pair on checkouts of their own, ${label}`,
+  );
+  console.log(`  runplan ${runplan.toFixed(3)} ms (${spreadOf(fresh.runplan)})   vercel ${vercel.toFixed(3)} ms (${spreadOf(fresh.vercel)})   vercel/runplan ${(vercel / runplan).toFixed(2)}×`);
+  target({
+    what: `A new application (a fresh checkout planned once, no plan kept) ≥ 2× faster than Vercel's scanParentDirs + getNodeVersion, Express fixture, ${label}`,
+    runplan: `${runplan.toFixed(3)} ms`,
+    against: `${vercel.toFixed(3)} ms`,
+    limit: `${(vercel / runplan).toFixed(2)}× (≥ 2×)`,
+    met: vercel / runplan >= 2,
+  });
+}
+
+const spreadOf = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return `${s[Math.floor(s.length * 0.1)].toFixed(3)}–${s[Math.floor(s.length * 0.9)].toFixed(3)}`;
+};
+
 // Runs inside the peers' directory, so their imports resolve there; Netlify only where it loads.
 const MEASURE = `
-const [dist, n, cacheDir, ...apps] = process.argv.slice(2);
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+const [dist, n, cacheDir, distinctArg, ...apps] = process.argv.slice(2);
 const iterations = Number(n);
+const distinct = Number(distinctArg);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const { createPlan, defaultRegistry, gatherInventory } = await import(dist);
 const { scanParentDirs, getNodeVersion } = (await import('@vercel/build-utils')).default;
@@ -144,5 +179,26 @@ for (const app of apps) {
   if (failed) continue;
   rows.push({ app: app.split('/').pop(), ...Object.fromEntries(Object.entries(times).map(([name, xs]) => [name, median(xs)])) });
 }
-console.log(JSON.stringify(rows));
+// New applications as a host sees them: each round copies the Express fixture to two new
+// checkouts (untimed, as git writes them: files seconds old), plans one as the host does and
+// runs Vercel's pair on the other, the side going first alternating.
+const fresh = { runplan: [], vercel: [] };
+const express = apps.find((app) => app.endsWith('/express'));
+if (express && distinct > 0) {
+  const base = mkdtempSync(join(tmpdir(), 'runplan-bench-checkouts-'));
+  try {
+    for (let i = 0; i < distinct + 20; i++) {
+      const checkout = (side) => { const dir = join(base, 'apps', side + '-' + i, 'source'); cpSync(express, dir, { recursive: true }); return dir; };
+      const round = [['runplan', sides.readme, checkout('runplan')], ['vercel', sides.vercel, checkout('vercel')]];
+      for (const [name, fn, dir] of i % 2 ? round.reverse() : round) {
+        const t = performance.now();
+        await fn(dir);
+        if (i >= 20) fresh[name].push(performance.now() - t);
+      }
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+console.log(JSON.stringify({ rows, fresh }));
 `;

@@ -467,7 +467,7 @@ function stderr(text: string): void {
 }
 
 // Run when executed as the `runplan` binary (not when imported by tests).
-if (process.argv[1] && /(?:^|[\\/])(cli\.js|runplan)$/.test(process.argv[1])) {
+if (process.argv[1] && /(?:^|[\\/])(cli\.c?js|runplan)$/.test(process.argv[1])) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

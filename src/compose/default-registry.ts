@@ -1,6 +1,7 @@
 import { createNodeBuildpack, type NodeBuildpackOptions } from '../../buildpacks/node/index.js';
 import { createPlay1Buildpack, type Play1Options } from '../../buildpacks/play1/index.js';
 import { createRubyBuildpack, type RubyBuildpackOptions } from '../../buildpacks/ruby/index.js';
+import { markOwnPlanner } from '../buildpack/own-planners.js';
 import { BuildpackRegistry } from '../buildpack/registry.js';
 
 /** Host-level settings of the built-in buildpacks. */
@@ -15,5 +16,7 @@ export interface DefaultRegistryOptions {
 
 /** A new registry holding runplan's built-in buildpacks; extend or replace them freely. */
 export function defaultRegistry(options: DefaultRegistryOptions = {}): BuildpackRegistry {
-  return new BuildpackRegistry([createNodeBuildpack(options.node), createRubyBuildpack(options.ruby), createPlay1Buildpack(options.play1)]);
+  const buildpacks = [createNodeBuildpack(options.node), createRubyBuildpack(options.ruby), createPlay1Buildpack(options.play1)];
+  for (const buildpack of buildpacks) markOwnPlanner(buildpack.planner);
+  return new BuildpackRegistry(buildpacks);
 }

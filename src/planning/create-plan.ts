@@ -4,6 +4,7 @@ import { callBuildpack } from '../buildpack/call-buildpack.js';
 import type { Buildpack, PlanContext, PlanContribution } from '../buildpack/contract.js';
 import { PlanContributionSchema } from '../buildpack/contribution-schema.js';
 import { selectBuildpack } from '../buildpack/detect.js';
+import { isOwnPlanner } from '../buildpack/own-planners.js';
 import type { BuildpackRegistry } from '../buildpack/registry.js';
 import { redactError } from '../env/redact-error.js';
 import { addServiceVariables, assembleEnvironment, type Environment, type EnvironmentInput } from '../env/assemble.js';
@@ -180,7 +181,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
     checkPlanValues(parsed.data, { label: `the plan of buildpack "${buildpack.id}"`, structural: CoreErrors.BUILDPACK_RESULT_INVALID });
     assertNoSecretValue(parsed.data, environment, buildpack.id);
     // The files an earlier plan of this site looked at count too: this plan's detection is that one's.
-    if (site && inputs && lookedAt) plans?.keep(site, started, lookedAt, { detection, buildpack, buildpacks, inputs, plan: JSON.stringify(parsed.data), envDefaults }, earlier);
+    if (site && inputs && lookedAt) plans?.keep(site, started, lookedAt, { detection, buildpack, buildpacks, inputs, json: () => JSON.stringify(parsed.data), envDefaults }, earlier);
     return { plan: parsed.data, environment, host, buildpack, inventory };
   } catch (error) {
     throw redactError(error, environment.redactor);
@@ -189,6 +190,7 @@ export async function createPlan(options: CreatePlanOptions): Promise<PlanResult
 
 /** What plan() returned, checked against the contract before the core uses any of it. */
 function contributionOf(buildpack: Buildpack, returned: unknown): PlanContribution {
+  if (isOwnPlanner(buildpack.planner)) return returned as PlanContribution;
   const parsed = quickSafeParse(PlanContributionSchema, returned);
   if (!parsed.success) {
     throw CoreErrors.BUILDPACK_RESULT_INVALID.create({

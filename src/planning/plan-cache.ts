@@ -48,6 +48,9 @@ export interface KeptPlan {
   readonly envDefaults: readonly { name: string; value: string; origin: string }[];
 }
 
+/** A plan just made, as keep takes it: its JSON is written only when the plan is kept (a fresh checkout's is not). */
+export type MadePlan = Omit<KeptPlan, 'plan'> & { readonly json: () => string };
+
 /** An application's kept plans: its detection, and every file its plans looked at. */
 export interface KeptSite {
   readonly detection: Detection;
@@ -102,14 +105,15 @@ export class PlanCache {
    * `earlier`, what find gave for the same site, whose detection it used),
    * unless one of them is too new to be trusted.
    */
-  keep(site: PlanSite, started: number, lookedAt: Iterable<string>, made: Omit<KeptSite, 'files' | 'plans'> & KeptPlan, earlier: KeptSite | undefined): void {
-    const signed = signatures(site.realRoot, lookedAt, earlier?.files);
-    if (signed === undefined || signed.newest >= started - RACY_MS) return;
-    const { detection, buildpack, buildpacks, ...plan } = made;
+  keep(site: PlanSite, started: number, lookedAt: Iterable<string>, made: Omit<KeptSite, 'files' | 'plans'> & MadePlan, earlier: KeptSite | undefined): void {
+    const signed = signatures(site.realRoot, lookedAt, earlier?.files, started - RACY_MS);
+    if (signed === undefined) return;
+    const { detection, buildpack, buildpacks, json, ...rest } = made;
+    const plan: KeptPlan = { ...rest, plan: json() };
     const others = (earlier?.plans ?? []).filter((p) => !sameInputs(p.inputs, plan.inputs)).slice(1 - PLANS_PER_SITE);
     const key = keyOf(site);
     this.sites.delete(key);
-    this.sites.set(key, { detection, buildpack, buildpacks, files: signed.byPath, plans: [...others, plan] });
+    this.sites.set(key, { detection, buildpack, buildpacks, files: signed, plans: [...others, plan] });
     while (this.sites.size > this.limit) this.sites.delete(this.sites.keys().next().value as string);
   }
 }
@@ -147,32 +151,32 @@ function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
  * What lstat says of each path looked at and of each directory above it up to
  * the application's root (a directory replaced by a link changes the answer),
  * each directory before what is in it. Undefined, and no plan kept, when one is
- * a link (the application's own: the cache never follows one, even to look) or
- * cannot be looked at.
+ * a link (the application's own: the cache never follows one, even to look),
+ * cannot be looked at, or changed at `trustedBefore` or later.
  */
-function signatures(realRoot: string, lookedAt: Iterable<string>, known: ReadonlyMap<string, string> = new Map()): { byPath: Map<string, string>; newest: number } | undefined {
+function signatures(realRoot: string, lookedAt: Iterable<string>, known: ReadonlyMap<string, string> | undefined, trustedBefore: number): ReadonlyMap<string, string> | undefined {
   // Those known were checked unchanged when this plan started (and are older than RACY_MS).
   const byPath = new Map(known);
-  let newest = 0;
-  const sign = (path: string) => {
-    if (byPath.has(path)) return;
+  // False ends the look: a host plans the checkout it has just written, so the first file too new already says no plan is kept.
+  const sign = (path: string): boolean => {
+    if (byPath.has(path)) return true;
     const info = lstatSync(path, { throwIfNoEntry: false });
-    if (info?.isSymbolicLink()) throw new Error(`${path} is a link`);
+    if (info?.isSymbolicLink() || (info && (info.mtimeMs >= trustedBefore || info.ctimeMs >= trustedBefore))) return false;
     byPath.set(path, signature(info));
-    if (info) newest = Math.max(newest, info.mtimeMs, info.ctimeMs);
+    return true;
   };
   try {
-    sign(realRoot);
+    if (!sign(realRoot)) return undefined;
     for (const path of lookedAt) {
       const above: string[] = [];
       for (let dir = dirname(path); dir.length > realRoot.length && dir.startsWith(realRoot); dir = dirname(dir)) above.push(dir);
-      for (const dir of above.reverse()) sign(dir);
-      sign(path);
+      for (const dir of above.reverse()) if (!sign(dir)) return undefined;
+      if (!sign(path)) return undefined;
     }
   } catch {
     return undefined;
   }
-  return { byPath, newest };
+  return byPath;
 }
 
 /** Whether every path is as it was, looked at in the order kept (a directory before what is in it: a link in its place ends the check). */

@@ -4,6 +4,7 @@ import { dockerEngine, type EngineUnderTest, LOCAL_ENGINE, podmanEngine, swarmEn
 import { podmanAvailable } from '../helpers/podman.js';
 import { execFileSync } from 'node:child_process';
 import { freePort } from '../helpers/ports.js';
+import { expectRecorded, type Recorded } from '../helpers/engine-records.js';
 
 /**
  * One conformance suite for every executor (issue 23): the same fixture apps,
@@ -97,14 +98,21 @@ export const CASES: readonly ConformanceCase[] = [
  * the deployment, or coded warnings (Executor.unhonoured) printed before its
  * processes start, the deployment going ahead without the HTTP checks that
  * depend on what it does not honour — and `still`, what the engine does honour
- * of the case, checked as behaviour (lines its processes print, or that the
- * deploy flow prints of them) wherever the engine can show it.
+ * of the case, checked as behaviour: lines its processes print, or that the
+ * deploy flow prints of them, or, where the processes outlive runplan's own
+ * (Swarm's services), what the engine keeps of them.
  */
 interface Unsupported {
   readonly reason: string;
   readonly says: `RUNPLAN_E_${string}` | `RUNPLAN_W_${string}`;
   readonly alsoSays?: readonly `RUNPLAN_W_${string}`[];
-  readonly still?: { readonly output: readonly string[]; readonly requests?: FixtureExpectation['requests']; readonly later?: boolean };
+  readonly still?: {
+    readonly output?: readonly string[];
+    readonly requests?: FixtureExpectation['requests'];
+    readonly later?: boolean;
+    /** What the engine keeps of the processes (their lines, a restarted one's runs), read while the deployment runs. */
+    readonly recorded?: Recorded;
+  };
 }
 
 /** Swarm waits for a service to converge before the health gate: a task that exits before it is healthy is restarted until that wait ends. */
@@ -132,6 +140,27 @@ const RESTARTS_APART = (delay: boolean): Unsupported => ({
   still: { output: ['RUNPLAN_W_RUN_CRASH_LOOP: worker is crash-looping: 3 exits in a row'], later: true },
 });
 
+/**
+ * Swarm runs the workers, one service each, and `deploy` returns once healthy:
+ * each worker's lines are in its service's log (its variables, ms resolved in
+ * the application folder), read there.
+ */
+const WORKERS_IN_SERVICES: Unsupported = {
+  ...PROCESSES_APART,
+  still: { recorded: { lines: { worker: ['worker hello as 1000'], 'worker-2': ['worker-2 hello'], 'worker-10': ['worker-10 3600000'] } } },
+};
+
+/**
+ * Swarm restarts the worker itself, after the plan's delay (`--restart-delay`,
+ * fixed as the plan's is): its task history shows each exit (status 3) and
+ * each next task started no sooner than 1 s after the last ended. Nobody
+ * watches the exits once `deploy` returns, so no crash-loop warning is printed.
+ */
+const RESTARTS_IN_TASKS: Unsupported = {
+  ...PROCESSES_APART,
+  still: { recorded: { restarts: { process: 'worker', exits: 3, exitCode: 3, delayMs: 1_000 } } },
+};
+
 interface EngineEntry {
   readonly engine: () => EngineUnderTest;
   /** Why the engine cannot run here, or undefined when it can. */
@@ -152,10 +181,9 @@ const ENGINES: readonly EngineEntry[] = [
   },
   {
     engine: () => swarmEngine(dockerHost),
-    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec. Its workers' lines and
-    // exits are the services' (docker service logs / ps), not followed into runplan's output: the warning is all it shows.
+    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec.
     missing: () => (!dockerHost ? 'no test Docker engine (RUNPLAN_TEST_ENGINE=off)' : execProblem || undefined),
-    unsupported: { workers: PROCESSES_APART, 'restart policy': PROCESSES_APART, 'health gate: the web process exits before it answers': NOT_CONVERGED },
+    unsupported: { workers: WORKERS_IN_SERVICES, 'restart policy': RESTARTS_IN_TASKS, 'health gate: the web process exits before it answers': NOT_CONVERGED },
     setup: swarmOfOneNode,
   },
   {
@@ -200,9 +228,14 @@ export function conformanceSuite(engineName: string): void {
                 requests: unsupported.still?.requests ?? [],
               }
             : { ...given.expect, deploy: 'fails' as const, output: [unsupported.says], requests: [], errorCode: unsupported.says };
-        const awaited = [...(c.later && !unsupported ? (c.output ?? []) : []), ...(unsupported?.still?.later ? unsupported.still.output : [])];
+        const awaited = [...(c.later && !unsupported ? (c.output ?? []) : []), ...(unsupported?.still?.later ? (unsupported.still.output ?? []) : [])];
         const later = awaited.length > 0 ? { awaitLines: awaited } : {};
-        await checkFixture({ ...given, expect: expectation }, { engine: entry.engine(), ...later, ...(c.hostEnv ? { hostEnv: c.hostEnv } : {}) });
+        const engine = entry.engine();
+        const recorded = unsupported?.still?.recorded;
+        const records = engine.records;
+        if (recorded && !records) throw new Error(`${engine.name} keeps no records of its processes to read`);
+        const read = recorded && records ? { whileDeployed: () => expectRecorded(records, recorded) } : {};
+        await checkFixture({ ...given, expect: expectation }, { engine, ...later, ...read, ...(c.hostEnv ? { hostEnv: c.hostEnv } : {}) });
       });
     }
   });

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { type EngineRecords, swarmRecords } from './engine-records.js';
 
 /**
  * The executors a saved plan is carried out with in the tests, as the CLI
@@ -24,6 +25,8 @@ export interface EngineUnderTest {
   readonly inImage: boolean;
   /** What the deployment whose output this is left in the engine once it ended (containers, services): must be nothing. */
   readonly leftBehind?: (output: string) => string[];
+  /** What the engine keeps of the processes of a deployment that outlives runplan's process: their lines and runs, which runplan does not print. */
+  readonly records?: EngineRecords;
 }
 
 export const LOCAL_ENGINE: EngineUnderTest = { name: 'local', env: {}, build: 'build', run: ['run'], foreground: true, inImage: false };
@@ -56,6 +59,7 @@ export function swarmEngine(dockerHost: string): EngineUnderTest {
     inImage: true,
     // Removed by `remove`, which runs before this is asked.
     leftBehind: () => docker(dockerHost, 'service', 'ls', '-q', '--filter', 'label=io.runplan.managed'),
+    records: swarmRecords(dockerHost),
   };
 }
 

@@ -112,6 +112,8 @@ export interface CheckOptions {
   readonly whileRunning?: (processes: ReturnType<typeof processOwnersUnder>) => void;
   /** Lines a foreground deployment must print once healthy, waited for (up to a minute each) before the HTTP checks: what its processes do later. */
   readonly awaitLines?: readonly string[];
+  /** Called once the deployment is healthy, before the HTTP checks, while it still runs: checks of what the engine keeps of it (engines-under-test.ts `records`). */
+  readonly whileDeployed?: () => Promise<void>;
 }
 
 /**
@@ -221,6 +223,7 @@ export async function checkFixture(given: Fixture, options: CheckOptions = {}): 
         await run.waitFor('==> deployment healthy');
         for (const line of options.awaitLines ?? []) await run.waitFor(line, 60_000);
       }
+      await options.whileDeployed?.();
       for (const request of expectation.requests ?? []) {
         const url = `http://127.0.0.1:${port}${request.path}`;
         const answer = request.uploadBytes === undefined ? await get(url, { ...request.headers }) : await post(url, Buffer.alloc(request.uploadBytes, 'x'), { ...request.headers });

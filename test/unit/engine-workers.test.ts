@@ -6,6 +6,7 @@ import { dockerRestart } from '../../src/engines/docker-runner.js';
 import { IMAGE_BINDINGS, renderEntrypoint } from '../../src/engines/image/scripts.js';
 import { kubernetesManifests } from '../../src/engines/entries/kubernetes.js';
 import { createArgs, processServices } from '../../src/engines/swarm/services.js';
+import { SwarmExecutor } from '../../src/engines/swarm.js';
 import type { RunPlan } from '../../src/plan/schema.js';
 import { parsePlan } from '../../src/planning/create-plan.js';
 import { resolveHooks } from '../../src/planning/resolve-hooks.js';
@@ -46,6 +47,8 @@ describe('worker restart policies in the engines', () => {
         ['shop-worker-2', ['worker-2'], 1, { condition, delayMs: 3000 }],
       ]);
       expect(createArgs(services[1]!, 'shop-net', false).join(' ')).toContain(`--restart-condition ${condition} --restart-delay 3000ms`);
+      // Swarm waits that delay after every exit, as the plan's fixed delay asks: only the processes apart are declared.
+      expect(new SwarmExecutor({ appDir: '/nowhere' } as never).unhonoured(plan).map((w) => w.code)).toEqual(['RUNPLAN_W_ENGINE_PROCESSES_APART']);
     }
   });
 

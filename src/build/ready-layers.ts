@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { chmod, chown, cp, lchown, lstat, mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { AppUser } from '../process/app-user.js';
+import { runProgram } from '../process/run-program.js';
 import { removeUserDirectory, type UserFiles } from '../process/user-files.js';
 import type { LayerCache } from './layer-cache.js';
 
@@ -19,7 +19,7 @@ const WORK_PREFIX = '.work-';
  * copy the next build will restore is made ahead of time, once a build is
  * accepted (off a deployment's way to "healthy"): by root, from the sealed
  * entry, into a directory no application can reach, cloned where the file
- * system can (COPYFILE_FICLONE) and given to the user. Restoring is then two
+ * system can (cp --reflink=auto) and given to the user. Restoring is then two
  * renames: root moves the copy into the hand-off directory under a random name,
  * and the user moves it into its build, so that every change in the build is
  * still the user's own (UserFiles).
@@ -76,16 +76,12 @@ export class ReadyLayers {
     for (const name of await readdir(layerDir)) await rm(join(layerDir, name), { recursive: true, force: true });
     const work = join(layerDir, `${WORK_PREFIX}${randomBytes(6).toString('hex')}`);
     try {
-      const entry = cache.entryPath(layer, key);
-      await cp(entry, work, {
-        recursive: true,
-        preserveTimestamps: true,
-        // A link stays the link the application made (cp would make a relative target absolute).
-        verbatimSymlinks: true,
-        // A clone shares the blocks until either side writes (XFS, Btrfs); elsewhere a plain copy.
-        mode: constants.COPYFILE_FICLONE,
-      });
-      await finishTree(work, entry, this.user);
+      // cp and chown rather than fs.cp: the hundreds of entries are walked outside this process (a runner
+      // that supervises the application meanwhile keeps a small heap). --reflink=auto: a clone that shares
+      // the blocks until either side writes where the file system has them (XFS, Btrfs), elsewhere a copy.
+      // Modes, times and links (verbatim) are the entry's; then the user's (-h -P: links themselves, never followed).
+      await system('cp', ['-a', '--reflink=auto', '--', cache.entryPath(layer, key), work]);
+      if (this.user.dropped) await system('chown', ['-R', '-h', '-P', `${this.user.uid}:${this.user.gid}`, '--', work]);
       await rename(work, ready);
     } catch (error) {
       await rm(work, { recursive: true, force: true });
@@ -115,19 +111,10 @@ export class ReadyLayers {
   }
 }
 
-/**
- * The copy as the tar restore leaves it: the user's (post-order; the tree is in
- * root's closed directory, so no name in it can change meanwhile), directories
- * with the entry's times (cp keeps only the files').
- */
-async function finishTree(path: string, source: string, user: AppUser): Promise<void> {
-  const info = await lstat(path);
-  if (info.isDirectory()) {
-    for (const name of await readdir(path)) await finishTree(join(path, name), join(source, name), user);
-    const from = await lstat(source);
-    await utimes(path, from.atime, from.mtime);
-  }
-  if (user.dropped) await lchown(path, user.uid, user.gid);
+/** One of the system's programs, as root, on a tree of root's own. */
+async function system(program: string, args: readonly string[]): Promise<void> {
+  const ran = await runProgram(program, args, { cwd: '/', env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' }, timeoutMs: 0, maxBufferBytes: 2_000 });
+  if (!ran?.ok) throw new Error(`${program} failed: ${ran?.stderr.trim().split('\n').pop() || (ran ? `exit status ${ran.exitCode}` : 'not found')}`);
 }
 
 function exists(path: string): Promise<boolean> {

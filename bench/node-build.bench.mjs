@@ -126,12 +126,12 @@ export async function run({ args }) {
       note: 'the process also starts Node.js and plans, then removes the older build and prepares the next build’s copy before it exits',
     });
     target({
-      what: 'Warm rebuild of Express ≤ 1.5× cp -al of the same build tree (runtime files included, cp -alL)',
-      runplan: ms(median(rebuilds)),
+      what: "A host's warm rebuild of Express ≤ 1.5× cp -al of the same build tree (runtime files included, cp -alL)",
+      runplan: ms(median(hostRebuilds)),
       against: ms(median(wholeLinks)),
-      limit: `${ratio(median(rebuilds), median(wholeLinks))} (≤ 1.5×)`,
-      met: median(rebuilds) <= 1.5 * median(wholeLinks),
-      note: `against cp -al of the tree as runplan now leaves it (runtime shared by links) ${ratio(median(rebuilds), median(links))}: a rebuild also starts Node.js, plans, copies the source and takes the lock`,
+      limit: `${ratio(median(hostRebuilds), median(wholeLinks))} (≤ 1.5×)`,
+      met: median(hostRebuilds) <= 1.5 * median(wholeLinks),
+      note: `runplan build ${ratio(median(rebuilds), median(wholeLinks))}; against cp -al of the tree as runplan now leaves it (runtime shared by links) ${ratio(median(hostRebuilds), median(links))}: a rebuild also plans, copies the source and takes the lock`,
     });
 
     // Cold: an empty runplan cache, so Node.js and npm are downloaded and unpacked (npm's own cache stays warm).

@@ -29,7 +29,7 @@ for (const file of modules) {
   await mod.run({ args });
 }
 if (targets.length > 0) {
-  console.log('\n## Targets (issues 14 and 27), from the figures above');
+  console.log('\n## Targets (issues 14, 27 and 39), from the figures above');
   console.log('| What | runplan | Against | Ratio | Met |');
   console.log('|---|---|---|---|---|');
   for (const t of targets) console.log(`| ${t.what} | ${t.runplan} | ${t.against} | ${t.limit} | ${t.met ? 'met' : 'not met'}${t.note ? ` — ${t.note}` : ''} |`);

@@ -8,5 +8,6 @@
 export { ensureTree } from './building/install/tree-cache.js';
 export { StepBuilder } from './building/step-builder.js';
 export { assembleEnvironment } from './env/assemble.js';
+export { appUser } from './process/app-user.js';
 export { resolveHostSettings } from './host/host-settings.js';
 export { fillPlaceholders } from './plan/placeholders.js';

@@ -82,6 +82,11 @@ export class LayerCache {
     return join(this.root, safe(layer), safe(key));
   }
 
+  /** The sealed copy for `key` (there or not): runplan's alone, for ReadyLayers to copy from, never to hand out. */
+  entryPath(layer: string, key: string): string {
+    return this.entry(layer, key);
+  }
+
   /** Whether the copy for `key` is there, with a record of the current format. */
   async has(layer: string, key: string): Promise<boolean> {
     await this.seal();

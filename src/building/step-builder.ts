@@ -12,6 +12,7 @@ import { localBindings } from '../process/run-dir.js';
 import { carryOutInstall } from './install/install-step.js';
 import type { TreeOptions } from './install/tree-cache.js';
 import type { LayerCache, LayerWarning } from './layer-cache.js';
+import type { ReadyLayers } from './ready-layers.js';
 import { materialiseFiles } from '../process/materialise-files.js';
 import { prepareSsh, type SshSetup } from './ssh-setup.js';
 import { removeBuildCredentials } from './build-credentials.js';
@@ -33,6 +34,8 @@ export interface StepBuilderOptions {
   readonly user?: AppUser;
   /** The build's walls: every command step runs inside them, as their user (which `user` then must be). */
   readonly scope?: SandboxScope;
+  /** Copies of the cached layers made ahead for the next build (prepareNext): restoring one is a rename. */
+  readonly ready?: ReadyLayers;
 }
 
 /**
@@ -44,7 +47,27 @@ export interface StepBuilderOptions {
  * the same key. Nothing here knows a buildpack: the plan is all it reads.
  */
 export class StepBuilder implements Builder {
+  /** The layers the last build left in the cache, whose copies prepareNext makes. */
+  private cached: { layer: LoweredLayer; files: UserFiles }[] = [];
+
   constructor(private readonly options: StepBuilderOptions = {}) {}
+
+  /**
+   * Makes, for each layer the last build restored or saved, the copy the next
+   * build will restore by a rename (ReadyLayers). For the caller to run once the
+   * build is accepted, under the build lock: the copy costs what restoring it
+   * used to, off the deployment's way. A copy that cannot be made only costs the
+   * next build the usual restore.
+   */
+  async prepareNext(logger?: Logger): Promise<void> {
+    const { layers, ready } = this.options;
+    const cached = this.cached;
+    this.cached = [];
+    if (!layers || !ready) return;
+    for (const { layer, files } of cached) {
+      await ready.prepare(layers, layer.name, layer.cacheKey as string, files).catch((error: Error) => logger?.warn(`could not prepare layer ${layer.name} for the next build: ${error.message}`));
+    }
+  }
 
   async build({
     plan,
@@ -117,6 +140,7 @@ export class StepBuilder implements Builder {
     }: { signal: AbortSignal | undefined; tempDir: string | undefined; buildTag: string | undefined; ssh: SshSetup | undefined; noCache: boolean; files: UserFiles },
   ): Promise<StepReport[]> {
     const reports: StepReport[] = [];
+    this.cached = [];
     const restored = new Map<string, LoweredLayer>();
     const layers = noCache ? undefined : this.options.layers;
     // Saved all the same: the next build finds what this one made.
@@ -142,7 +166,8 @@ export class StepBuilder implements Builder {
         continue;
       }
       if (layer?.reuse === 'warm-start' && layer.cacheKey && layers) await warmStart(layers, layer, logger, files);
-      if (layer?.cacheKey && layer.reuse === undefined && layers && (await restoreLayer(layers, layer, logger, files))) {
+      if (layer?.cacheKey && layer.reuse === undefined && layers && (await restoreLayer(layers, layer, logger, files, this.options.ready, signal))) {
+        this.cached.push({ layer, files });
         logger.emit({ kind: 'step', name: step.name, stream: 'stdout' }, `reused cached layer ${layer.name} (key ${layer.cacheKey.slice(0, 12)})`);
         // What the step said while filling the layer (npm's blocked install scripts) is still true of this copy.
         await replayWarnings(layers, layer, step.name, logger);
@@ -171,12 +196,12 @@ export class StepBuilder implements Builder {
       const raised = warnings.map((w) => ({ ...w, step: step.name }));
       if (layer?.cacheKey && saving) {
         if (verified.has(layer.name)) awaitingCheck.set(layer.name, { layer, warnings: raised });
-        else await saveLayer(saving, layer, logger, files, raised);
+        else if (await saveLayer(saving, layer, logger, files, raised)) this.cached.push({ layer, files });
       }
       const checked = step.verifiesLayer === undefined ? undefined : awaitingCheck.get(step.verifiesLayer);
       if (checked && saving) {
         awaitingCheck.delete(checked.layer.name);
-        await saveLayer(saving, checked.layer, logger, files, [...checked.warnings, ...raised]);
+        if (await saveLayer(saving, checked.layer, logger, files, [...checked.warnings, ...raised])) this.cached.push({ layer: checked.layer, files });
       }
       reports.push({ name: step.name, status: 'succeeded', durationMs: Date.now() - started });
       logger.event({ type: 'step-finished', step: step.name, status: 'succeeded', durationMs: Date.now() - started });
@@ -215,13 +240,13 @@ export class StepBuilder implements Builder {
   }
 }
 
-/** Puts a cached layer in the build (a copy of the build's own); on any failure the step simply runs. */
-async function restoreLayer(layers: LayerCache, layer: LoweredLayer, logger: Logger, files: UserFiles): Promise<boolean> {
+/** Puts a cached layer in the build (a copy of the build's own: the one made ahead, else unpacked now); on any failure the step simply runs. */
+async function restoreLayer(layers: LayerCache, layer: LoweredLayer, logger: Logger, files: UserFiles, ready: ReadyLayers | undefined, signal: AbortSignal | undefined): Promise<boolean> {
   const key = layer.cacheKey as string;
   if (!(await layers.has(layer.name, key))) return false;
   const target = layer.dir;
   try {
-    await layers.restore(layer.name, key, target, files);
+    if (!(await ready?.take(layers, layer.name, key, target, files, signal))) await layers.restore(layer.name, key, target, files);
     return true;
   } catch (error) {
     logger.warn(`could not reuse cached layer ${layer.name}: ${(error as Error).message}; running the step instead`);
@@ -250,14 +275,17 @@ async function replayWarnings(layers: LayerCache, layer: LoweredLayer, step: str
   reportWarnings(own, logger, ` (found by step ${step} when layer ${layer.name} was cached)`);
 }
 
-async function saveLayer(layers: LayerCache, layer: LoweredLayer, logger: Logger, files: UserFiles, warnings: readonly LayerWarning[] = []): Promise<void> {
+/** Whether the layer is now in the cache. */
+async function saveLayer(layers: LayerCache, layer: LoweredLayer, logger: Logger, files: UserFiles, warnings: readonly LayerWarning[] = []): Promise<boolean> {
   const path = layer.dir;
   // An application without dependencies: the step made no layer, and there is nothing to keep.
-  if (!(await files.isDirectory(path).catch(() => false))) return;
+  if (!(await files.isDirectory(path).catch(() => false))) return false;
   try {
     await layers.save(layer.name, layer.cacheKey as string, path, files, { warnings });
+    return true;
   } catch (error) {
     // A cache that cannot be written only costs time on the next build.
     logger.warn(`could not cache layer ${layer.name}: ${(error as Error).message}`);
+    return false;
   }
 }

@@ -40,6 +40,7 @@ const STDERR_KEPT = 2_000;
 // Removes everything below $1 and $1 itself, whatever modes the application left (a 0555
 // directory of its own cannot be emptied until it is writable again).
 const REMOVE = 'chmod -R u+w -- "$1" 2>/dev/null; rm -rf -- "$1"';
+const REMOVE_SECOND = 'chmod -R u+w -- "$2" 2>/dev/null; rm -rf -- "$2"';
 
 /**
  * A tar stream of a tree of runplan's own (the source it was given, a sealed
@@ -69,6 +70,14 @@ export class UserFiles {
   /** Fills `dir` (made if missing, as the user) from a tar stream that root produces. With `keepExisting`, files already there win. */
   async unpack(dir: string, archive: Readable, options: UserFileOptions & { readonly keepExisting?: boolean } = {}): Promise<void> {
     await this.run('unpacking into', `mkdir -p -- "$1" && exec tar -x -f - -p --no-same-owner ${options.keepExisting ? '--skip-old-files ' : ''}-C "$1"`, [dir], { ...options, stdin: archive });
+  }
+
+  /**
+   * Moves the tree `from` (the user's, in a directory the user may rename out of)
+   * to `to`, replacing what is there: a rename when both are on one file system.
+   */
+  async moveIn(from: string, to: string, options: UserFileOptions = {}): Promise<void> {
+    await this.run('moving into', `${REMOVE_SECOND}; mkdir -p -- "$(dirname -- "$2")" && exec mv -f -T -- "$1" "$2"`, [from, to], options);
   }
 
   /** A tar stream of `dir`'s contents, read as the user (links are archived as links, never followed). */

@@ -3,6 +3,7 @@ import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LayerCache } from '../../src/building/layer-cache.js';
+import { ReadyLayers } from '../../src/building/ready-layers.js';
 import { assertReachable } from '../../src/process/ownership.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { type AppUser, appUser, spawnIdentity } from '../../src/process/app-user.js';
@@ -77,6 +78,53 @@ describe('what the unprivileged user can reach and write', () => {
     const second = join(other, 'node_modules');
     await cache.restore('node_modules', 'k1', second, files);
     expect(await readFile(join(second, 'dep', 'index.js'), 'utf8')).toBe('genuine\n');
+  });
+
+  it("restores a layer made ready ahead (ReadyLayers) as the same writable copy: the user's, unreachable before, never matched to an entry saved again", async () => {
+    const user = await appUser();
+    const files = new UserFiles(user);
+    const cacheRoot = await tempDir();
+    const cache = new LayerCache(join(cacheRoot, 'layers', 'app'));
+    const workspace = await tempDir();
+    await chmod(workspace, 0o711);
+    const ready = new ReadyLayers(workspace, user);
+    const build = await tempDir();
+    await chmod(build, 0o777);
+    await files.write(join(build, 'node_modules', 'dep', 'index.js'), 'genuine\n', 0o644);
+    await cache.save('node_modules', 'k1', join(build, 'node_modules'), files);
+    // Nothing to take before a copy is prepared: the caller restores as usual.
+    const next = await tempDir();
+    await chmod(next, 0o777);
+    expect(await ready.take(cache, 'node_modules', 'k1', join(next, 'node_modules'), files)).toBe(false);
+
+    await ready.prepare(cache, 'node_modules', 'k1', files);
+    // Waiting for the next build, the copy is out of every application's reach.
+    expect((await stat(join(workspace, 'layers-ready'))).mode & 0o777).toBe(0o700);
+    const notYet = spawnSync('/bin/sh', ['-c', `ls '${join(workspace, 'layers-ready')}'`], spawnIdentity(user));
+    if (user.dropped) expect(notYet.status).not.toBe(0);
+
+    await files.write(join(next, 'node_modules', 'stale.js'), 'left over\n', 0o644);
+    expect(await ready.take(cache, 'node_modules', 'k1', join(next, 'node_modules'), files)).toBe(true);
+    const file = join(next, 'node_modules', 'dep', 'index.js');
+    expect((await stat(file)).uid).toBe(user.uid);
+    expect((await stat(file)).mode & 0o777).toBe(0o644);
+    expect(await readdir(join(next, 'node_modules'))).toEqual(['dep']);
+    const rewrite = spawnSync('/bin/sh', ['-c', `echo rewritten > '${file}'`], spawnIdentity(user));
+    expect(rewrite.status).toBe(0);
+    // Taken once: the next build restores from the sealed entry, which the rewrite did not reach.
+    expect(await ready.take(cache, 'node_modules', 'k1', join(next, 'again'), files)).toBe(false);
+    const other = await tempDir();
+    await chmod(other, 0o777);
+    await cache.restore('node_modules', 'k1', join(other, 'node_modules'), files);
+    expect(await readFile(join(other, 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('genuine\n');
+
+    // A copy prepared for an entry that is then saved again under the same key is not the new entry's.
+    await ready.prepare(cache, 'node_modules', 'k1', files);
+    await files.write(join(build, 'node_modules', 'dep', 'index.js'), 'saved again\n', 0o644);
+    await cache.save('node_modules', 'k1', join(build, 'node_modules'), files);
+    const third = await tempDir();
+    await chmod(third, 0o777);
+    expect(await ready.take(cache, 'node_modules', 'k1', join(third, 'node_modules'), files)).toBe(false);
   });
 
   it('drops set-id bits and special files from a saved layer', async () => {

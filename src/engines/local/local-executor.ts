@@ -9,6 +9,7 @@ import { type LoweredPlan, type LoweredStep, lowerPlan } from '../../lowering/lo
 import { LayerCache } from '../../building/layer-cache.js';
 import type { Environment } from '../../env/assemble.js';
 import { StepBuilder } from '../../building/step-builder.js';
+import { ReadyLayers } from '../../building/ready-layers.js';
 import { acquireBuildLock } from '../../building/build-lock.js';
 import { appCacheKey, appWorkspace, closeWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../../building/workspace.js';
 import { appUser } from '../../process/app-user.js';
@@ -149,7 +150,10 @@ async function buildCandidate(
   const discard = () => build.discard().catch((error: Error) => logger.warn(`could not remove the failed build ${build.dir}: ${error.message}`));
   try {
     // npm's cache is this application's own (never the user's shared ~/.npm), kept between its builds.
-    const builder = options.builder ?? new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), npmCacheDir, user, ...(scope ? { scope } : {}) });
+    const own = options.builder
+      ? undefined
+      : new StepBuilder({ layers: LayerCache.forApp(host.cacheDir, appKey), ready: new ReadyLayers(workspace.root, user), npmCacheDir, user, ...(scope ? { scope } : {}) });
+    const builder = options.builder ?? (own as StepBuilder);
     // Lowered once for this build's directory: the builder, the runner and the outcome hooks carry out this one.
     const lowered = lowerPlan(plan, localBindings(build.appDir, stack));
     const steps = await builder.build({
@@ -198,6 +202,8 @@ async function buildCandidate(
           } catch (error) {
             logger.warn(`could not remove older builds: ${(error as Error).message}`);
           }
+          // The next build's copy of node_modules, made now rather than on its way.
+          await own?.prepareNext(logger);
         })();
         return { settled };
       },

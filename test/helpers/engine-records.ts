@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { expect } from 'vitest';
 
 /** One run of a process as the engine recorded it (a Swarm task's container). */
-export interface RecordedRun {
+interface RecordedRun {
   /** Undefined while it runs. */
   readonly exitCode: number | undefined;
   /** When its container started and ended, in ms since the epoch (ended undefined while it runs). */

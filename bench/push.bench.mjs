@@ -11,7 +11,7 @@
 // --host-root: another checkout whose host/dist/cli.js to measure (a baseline).
 // Needs root, sshd, Caddy and git; the npm registry for the first push's install.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,6 +175,21 @@ export async function run({ args }) {
       probes.push(now() - t);
     }
 
+    // The rest of the receive: each start of that program (twice per push: the forced command, the hook), against `node -e 0`,
+    // interleaved. Run with no arguments it only prints its usage: what it costs before it does anything.
+    const program = join(data, 'bin', 'git-program.cjs');
+    const starts = { bare: [], program: [] };
+    for (let i = 0; i < 11; i++) {
+      for (const [which, args] of [
+        ['bare', ['-e', '0']],
+        ['program', [program]],
+      ]) {
+        const t = now();
+        spawnSync(process.execPath, args, { stdio: 'ignore' });
+        starts[which].push(now() - t);
+      }
+    }
+
     const results = [['first push (new app, runtime cached)', await push('v0')]];
     for (let i = 1; i <= changes; i++) {
       // One line changed, pushed as soon as the previous one serves: its release still drains.
@@ -199,6 +214,9 @@ export async function run({ args }) {
           }),
         ),
       )}`,
+    );
+    console.log(
+      `each start of bin/git-program.cjs (${Math.round(statSync(program).size / 1024)} kB): node -e 0 + ${Math.round(median(starts.program) - median(starts.bare))} ms (medians of 11, interleaved; node -e 0: ${Math.round(median(starts.bare))} ms)`,
     );
     if (args.verbose) for (const l of results.at(-1)[1].lines) console.log(`  ${(l.ms / 1000).toFixed(3)} ${l.text}`);
     const warm = median(results.slice(1).map(([, r]) => r.total));

@@ -12,7 +12,8 @@ export default defineConfig([
     banner: { js: '#!/usr/bin/env -S node --' },
   },
   // What the SSH account runs (src/git/git-main.ts): one file with all it imports, copied by serve into the data folder.
-  // CommonJS: what it bundles of runplan's dependencies (dotenv) calls require().
+  // Nothing of runplan (host/test/host-structure.test.ts): sshd and git start it twice per push, so it stays ≈ 30 kB.
+  // CommonJS: the name serve installs (bin/git-program.cjs) and the forced commands and hooks already written run.
   { ...shared, format: ['cjs'], entry: { 'git-program': 'src/git/git-main.ts' }, noExternal: [/.*/], splitting: false },
   // A storage add-on's server (src/addons/storage-main.ts), s3rver included, run as the storage account from the data folder's bin/.
   { ...shared, format: ['cjs'], entry: { 'storage-server': 'src/addons/storage-main.ts' }, noExternal: [/.*/], splitting: false },

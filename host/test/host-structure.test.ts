@@ -55,3 +55,30 @@ describe('runplan-host structure', () => {
     expect(cycles).toEqual([]);
   });
 });
+
+/**
+ * What sshd's forced command and git's proc-receive hook run (src/git/git-main.ts,
+ * bundled as dist/git-program.cjs) starts twice per push: it loads nothing of
+ * runplan, whose entry points bring zod, yaml and execa (1.8 MB to parse at each
+ * start). Type imports are erased and allowed.
+ */
+describe('the git program', () => {
+  it('imports nothing of runplan at run time, through any of its modules', () => {
+    const seen = new Set<string>();
+    const runtimeImports: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:^|\n)\s*(import|export)\s+(type\s+)?[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+        const spec = (m[3] ?? m[4]) as string;
+        if (m[2] !== undefined) continue;
+        if (spec.startsWith('.')) visit(resolve(dirname(file), spec).replace(/\.js$/, '.ts'));
+        else if (spec === 'runplan' || spec.startsWith('runplan/')) runtimeImports.push(`${relative(HOST, file)}: ${spec}`);
+      }
+    };
+    visit(join(SRC, 'git', 'git-main.ts'));
+    expect(seen.size).toBeGreaterThan(5);
+    expect(runtimeImports).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import { HostErrors } from '../src/errors.js';
 import { gitShellCommand, procReceiveHookCommand } from '../src/git/commands.js';
 import { parseGitCommand } from '../src/git/git-shell.js';
 import { checkPushedRefs } from '../src/git/proc-receive.js';
+import { PushError } from '../src/git/push-error.js';
 import { authorizedKeysText, parsePublicKey } from '../src/ssh/authorized-keys.js';
 import type { SshKeyRecord } from '../src/store/store.js';
 
@@ -132,7 +133,7 @@ describe('checkPushedRefs', () => {
   });
   it('refuses another branch naming master and how to push to it, a tag, and the deletion of master', () => {
     const other = checkPushedRefs(`${zero} ${b} refs/heads/feature\n`);
-    expect('error' in other && HostErrors.PUSH_BRANCH.is(other.error)).toBe(true);
+    expect('error' in other && other.error instanceof PushError && other.error.code).toBe(HostErrors.PUSH_BRANCH.code);
     expect('error' in other && other.error.message).toMatch(/only the master branch deploys; push to master with git push <remote> feature:master/);
     const both = checkPushedRefs(`${a} ${b} refs/heads/master\n${zero} ${b} refs/tags/v1\n`);
     expect('error' in both && both.error.message).toMatch(/refs\/tags\/v1 was not pushed/);

@@ -1,10 +1,10 @@
-import { startProgram } from 'runplan/process';
-import { HostErrors } from '../errors.js';
 import { hostPaths, repositoryPath } from '../paths.js';
 import { isAppId } from './app-id.js';
 import { authorizePush } from './git-socket-client.js';
 import { KEY_VARIABLE } from './hook-protocol.js';
 import { oneLine } from './one-line.js';
+import { PushError } from './push-error.js';
+import { runReceivePack } from './receive-pack.js';
 
 /** What the forced command runs: git-receive-pack of one application's repository. */
 export interface GitCommand {
@@ -72,7 +72,7 @@ async function runGitShell(options: GitShellOptions): Promise<number> {
     return 1;
   };
   const command = parseGitCommand(options.original);
-  if ('refused' in command) return refuse(HostErrors.SSH_COMMAND_REFUSED.create({ message: command.refused }));
+  if ('refused' in command) return refuse(new PushError('SSH_COMMAND_REFUSED', { message: command.refused }));
   let allowed: boolean;
   try {
     allowed = await options.authorize(options.keyId, command.appId);
@@ -80,23 +80,17 @@ async function runGitShell(options: GitShellOptions): Promise<number> {
     return refuse(error);
   }
   // The same words whether the application does not exist or is another organization's.
-  if (!allowed) return refuse(HostErrors.PUSH_DENIED.create({ message: `the key ${options.keyId} may not push to ${command.appId}` }));
-  // The session's own streams, byte for byte; left to finish a push if this process is ended first.
-  const outcome = await startProgram('git-receive-pack', [options.repositoryPath(command.appId)], {
-    stdio: 'inherit',
-    env: { ...(options.env ?? process.env), [KEY_VARIABLE]: options.keyId },
-    timeoutMs: 0,
-    keepRunningOnExit: true,
-  }).done;
-  if (outcome.startError !== undefined) {
+  if (!allowed) return refuse(new PushError('PUSH_DENIED', { message: `the key ${options.keyId} may not push to ${command.appId}` }));
+  const outcome = await runReceivePack(options.repositoryPath(command.appId), { ...(options.env ?? process.env), [KEY_VARIABLE]: options.keyId });
+  if ('startError' in outcome) {
     return refuse(
-      HostErrors.HOST_PART_FAILED.create({
+      new PushError('HOST_PART_FAILED', {
         message: `git-receive-pack could not start: spawn git-receive-pack ${outcome.startError}`,
         fix: 'Install git on the host (apt-get install git).',
       }),
     );
   }
-  return outcome.exitCode ?? (outcome.signal === null ? 1 : 128);
+  return outcome.status;
 }
 
 export interface GitShellMainOptions {

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
-import { HostErrors } from '../errors.js';
 import { AUTHORIZE_PATH, PUSH_PATH, type PushRequest } from './hook-protocol.js';
 import { readLineAnswer } from './line-answer.js';
+import { PushError } from './push-error.js';
 
 /**
  * The client side of the git socket (HTTP on <data>/run/git.sock, served by
@@ -18,10 +18,10 @@ export async function authorizePush(socketPath: string, key: string, app: string
       res.once('end', () => {
         if (res.statusCode === 200) resolve(true);
         else if (res.statusCode === 403) resolve(false);
-        else reject(unexpected(socketPath, `GET ${AUTHORIZE_PATH} answered ${res.statusCode}`));
+        else reject(unexpected(`GET ${AUTHORIZE_PATH} answered ${res.statusCode}`));
       });
     });
-    req.once('error', (error) => reject(connectionError(socketPath, error)));
+    req.once('error', (error) => reject(connectionError(error)));
     req.end();
   });
 }
@@ -55,25 +55,24 @@ export async function postPush(socketPath: string, push: PushRequest, onLine: (l
       // Once serve answered, a dropped connection is the answer's end (readLineAnswer's 'close'), not a failure to reach serve.
       if (!answered && !settled) {
         settled = true;
-        reject(connectionError(socketPath, error));
+        reject(connectionError(error));
       }
     });
     req.end(body);
   });
 }
 
-function connectionError(socketPath: string, error: Error) {
+function connectionError(error: Error) {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT' || code === 'ECONNREFUSED') {
-    return HostErrors.HOST_NOT_SERVING.create({ message: 'the host is not serving: nothing answers on its git socket, so no push can deploy now', file: socketPath, cause: error });
+    return new PushError('HOST_NOT_SERVING', { message: 'the host is not serving: nothing answers on its git socket, so no push can deploy now', cause: error });
   }
-  return unexpected(socketPath, `the git socket could not be reached (${code ?? error.message})`, error);
+  return unexpected(`the git socket could not be reached (${code ?? error.message})`, error);
 }
 
-function unexpected(socketPath: string, message: string, cause?: unknown) {
-  return HostErrors.HOST_NOT_SERVING.create({
+function unexpected(message: string, cause?: unknown) {
+  return new PushError('HOST_NOT_SERVING', {
     message: `the host did not answer as expected: ${message}`,
-    file: socketPath,
     fix: 'Restart runplan-host serve (with the same --data), then push again.',
     ...(cause === undefined ? {} : { cause }),
   });

@@ -1,11 +1,11 @@
-import { isRunplanError } from 'runplan';
+import { PushError } from './push-error.js';
 
 /**
  * An error as the pusher sees it: one line (git and ssh show the remote's
  * stderr as is, or as `remote: …`), with the code, what happened and the fix.
  */
 export function oneLine(error: unknown): string {
-  if (isRunplanError(error)) return flatten(`${error.message} (${error.fix})`);
+  if (error instanceof PushError) return flatten(`${error.message} (${error.fix})`);
   return flatten(`runplan-host: ${error instanceof Error ? error.message : String(error)}`);
 }
 

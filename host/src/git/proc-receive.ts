@@ -1,11 +1,10 @@
 import { basename, resolve } from 'node:path';
-import { isRunplanError } from 'runplan';
-import { HostErrors } from '../errors.js';
 import { hostPaths } from '../paths.js';
 import { isAppId } from './app-id.js';
 import { postPush } from './git-socket-client.js';
 import { KEY_VARIABLE, type PushRequest } from './hook-protocol.js';
 import { oneLine } from './one-line.js';
+import { PushError } from './push-error.js';
 import { FLUSH_PACKET, PktLineReader, pktLine } from './pkt-line.js';
 
 const DEPLOYED_REF = 'refs/heads/master';
@@ -37,7 +36,7 @@ export function checkPushedRefs(input: string): { update: RefUpdate } | { error:
     const branch = other.ref.startsWith('refs/heads/') ? other.ref.slice('refs/heads/'.length) : undefined;
     const how = branch === undefined ? 'git push <remote> master' : `git push <remote> ${branch}:master`;
     return {
-      error: HostErrors.PUSH_BRANCH.create({
+      error: new PushError('PUSH_BRANCH', {
         message: `${other.ref} was not pushed: only the master branch deploys; push to master with ${how}`,
         fix: `Push the master branch: ${how}.`,
       }),
@@ -47,7 +46,7 @@ export function checkPushedRefs(input: string): { update: RefUpdate } | { error:
   if (update === undefined) return { error: new Error('proc-receive: git gave no ref to update') };
   if (ZERO.test(update.newCommit)) {
     return {
-      error: HostErrors.PUSH_BRANCH.create({
+      error: new PushError('PUSH_BRANCH', {
         message: 'master cannot be deleted: it is what the host deploys',
         fix: 'Push a commit to master instead (git push <remote> <branch>:master); remove the application to stop it.',
       }),
@@ -72,7 +71,7 @@ type Outcome = { readonly ok: true } | { readonly ok: false; readonly reason: st
 
 /** The code of a refusal, as git shows it in its report: one word. */
 function reasonOf(error: unknown): string {
-  return isRunplanError(error) ? error.code : 'refused';
+  return error instanceof PushError ? error.code : 'refused';
 }
 
 /** Refuses what does not deploy, else asks serve to deploy, relaying its lines: serve moves master itself, under the application's lock, once the release passed its gate. */

@@ -212,6 +212,12 @@ export class Sshd implements Part {
       'PermitUserEnvironment no',
       'PrintMotd no',
       'PrintLastLog no',
+      // Per connection, nothing sshd does not need: no reverse lookup of the client (OpenSSH's default
+      // since 6.8, said here so that no build's default changes it), and no compression of what git
+      // sends already compressed (its packs) when a client asks for it. Neither touches who may log in
+      // or what runs. The key exchange, ciphers and sshd's re-exec per connection stay OpenSSH's.
+      'UseDNS no',
+      'Compression no',
       // No Subsystem line: no sftp.
       'MaxAuthTries 6',
       'LoginGraceTime 30',

@@ -75,7 +75,7 @@ const shared = {
 
 /**
  * The package's entry points (package.json "exports", api/exports.txt): the SDK, the
- * buildpack kit (`runplan/buildpack`), running programs (`runplan/process`), each built-in buildpack on its own
+ * buildpack kit (`runplan/buildpack`), running programs (`runplan/process`, and `runplan/process/attached` alone), each built-in buildpack on its own
  * (`runplan/buildpacks/node`…), each engine (`runplan/engines/docker`…) and their table (`runplan/engines`). Code they share
  * is split into common chunks, so a program importing several of them loads one copy
  * of the core (one RunplanError class, one schema).
@@ -86,6 +86,7 @@ const library = {
     index: 'src/index.ts',
     buildpack: 'src/kit/index.ts',
     process: 'src/process/entry.ts',
+    'process/attached': 'src/process/attached-entry.ts',
     'buildpacks/node': 'buildpacks/node/index.ts',
     'buildpacks/ruby': 'buildpacks/ruby/index.ts',
     'buildpacks/play1': 'buildpacks/play1/index.ts',

@@ -12,6 +12,7 @@ export const ENTRY_POINTS: Readonly<Record<string, string>> = {
   runplan: 'src/index.ts',
   'runplan/buildpack': 'src/kit/index.ts',
   'runplan/process': 'src/process/entry.ts',
+  'runplan/process/attached': 'src/process/attached-entry.ts',
   'runplan/buildpacks/node': 'buildpacks/node/index.ts',
   'runplan/buildpacks/ruby': 'buildpacks/ruby/index.ts',
   'runplan/buildpacks/play1': 'buildpacks/play1/index.ts',

@@ -113,8 +113,8 @@ describe('import direction', () => {
   it('only the program runner (src/process/run-program.ts) starts programs: no other module of runplan or of runplan-host (host/src) imports node:child_process or execa', () => {
     // Supervised processes live as long as the deployment and keep their own spawn() (their comment says why).
     // runplan-host starts every program through runplan/process, its servers (sshd, Caddy, add-on servers) included.
-    // The git program's git-receive-pack (host/src/git/receive-pack.ts): sshd starts that program at every push, and runplan/process would bring zod and execa into it.
-    const allowed = new Set(['src/process/run-program.ts', 'src/engines/local/supervised-process.ts', 'host/src/git/receive-pack.ts']);
+    // runplan/process/attached (src/process/attached-program.ts) runs a program on the caller's streams and imports nothing but Node.js: runplan-host's git program, started at every push, bundles it alone.
+    const allowed = new Set(['src/process/run-program.ts', 'src/engines/local/supervised-process.ts', 'src/process/attached-program.ts']);
     const spawning = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"](?:node:)?(?:child_process|execa)['"]/m;
     const offenders = ['src', 'buildpacks', 'host/src'].flatMap((dir) =>
       readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
@@ -127,6 +127,12 @@ describe('import direction', () => {
     for (const form of ["import { spawn } from 'node:child_process';", 'const { execa } = await import("execa");', "import 'child_process';", "const cp = require('child_process');"]) {
       expect(spawning.test(form), form).toBe(true);
     }
+  });
+
+  it("runplan/process/attached imports nothing but Node.js, so a program bundling it stays small (the host's git program)", () => {
+    const text = readFileSync(join(ROOT, 'src/process/attached-entry.ts'), 'utf8') + readFileSync(join(ROOT, 'src/process/attached-program.ts'), 'utf8');
+    const specs = [...text.matchAll(/\bfrom\s*['"]([^'"]+)['"]/g)].map((m) => m[1] as string);
+    expect(specs.filter((spec) => !spec.startsWith('node:') && spec !== './attached-program.js')).toEqual([]);
   });
 
   it('a buildpack imports no other buildpack', () => {

@@ -1,10 +1,10 @@
+import { runAttached } from 'runplan/process/attached';
 import { hostPaths, repositoryPath } from '../paths.js';
 import { isAppId } from './app-id.js';
 import { authorizePush } from './git-socket-client.js';
 import { KEY_VARIABLE } from './hook-protocol.js';
 import { oneLine } from './one-line.js';
 import { PushError } from './push-error.js';
-import { runReceivePack } from './receive-pack.js';
 
 /** What the forced command runs: git-receive-pack of one application's repository. */
 export interface GitCommand {
@@ -81,7 +81,8 @@ async function runGitShell(options: GitShellOptions): Promise<number> {
   }
   // The same words whether the application does not exist or is another organization's.
   if (!allowed) return refuse(new PushError('PUSH_DENIED', { message: `the key ${options.keyId} may not push to ${command.appId}` }));
-  const outcome = await runReceivePack(options.repositoryPath(command.appId), { ...(options.env ?? process.env), [KEY_VARIABLE]: options.keyId });
+  // The session's own streams, byte for byte; left to finish a push if this process is ended first.
+  const outcome = await runAttached('git-receive-pack', [options.repositoryPath(command.appId)], { ...(options.env ?? process.env), [KEY_VARIABLE]: options.keyId });
   if ('startError' in outcome) {
     return refuse(
       new PushError('HOST_PART_FAILED', {

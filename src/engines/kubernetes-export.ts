@@ -2,8 +2,8 @@ import type { HostSettings, InstanceSize } from '../host/host-settings.js';
 import { Logger, type LogSink } from '../log/logger.js';
 import { planDigest } from '../plan/digest.js';
 import type { RunPlan } from '../plan/schema.js';
-import { type LoweredPlan, lowerPlan } from '../lowering/lower.js';
-import { IMAGE_BINDINGS } from './image/scripts.js';
+import type { LoweredPlan } from '../lowering/lower.js';
+import { lowerForImage } from './image/scripts.js';
 import { assembleEnvironment } from '../env/assemble.js';
 import { parsePlan } from '../planning/create-plan.js';
 import { planToCarryOut, type PlanToCarryOut } from '../planning/plan-to-carry-out.js';
@@ -63,7 +63,7 @@ export async function exportToKubernetes(options: KubernetesExportOptions, toCar
     carried = toCarryOut ?? (await carryOutWithoutSecrets(options));
     plan = carried.plan;
     // No image is built here: the manifests' plan is lowered as the image that was built lowered it.
-    lowered = lowerPlan(plan, IMAGE_BINDINGS);
+    lowered = lowerForImage(plan);
     onPlan(plan);
     image = options.image;
   }

@@ -1,5 +1,5 @@
-import { type LoweredPlan, lowerPlan } from '../lowering/lower.js';
-import { IMAGE_BINDINGS } from './image/scripts.js';
+import type { LoweredPlan } from '../lowering/lower.js';
+import { lowerForImage } from './image/scripts.js';
 import type { HealthChecker, HealthReport, HealthTarget, RunningApp } from '../executor/contract.js';
 import type { Environment } from '../env/assemble.js';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -88,7 +88,7 @@ async function chooseImage(docker: DockerCli, app: string, options: Omit<SwarmDe
   }
   const { plan } = toCarryOut;
   options.onPlan?.(plan);
-  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
+  const lowered = lowerForImage(plan);
   const inspected = await docker.run(['image', 'inspect', '--format', '{{.Id}}|{{index .Config.Labels "io.runplan.plan-digest"}}', options.image]);
   if (inspected.code !== 0) {
     logger.info(`${options.image} is not on this engine: the nodes pull it, and its plan digest is not checked here`);

@@ -11,9 +11,8 @@ export {
   /** Options of exportToKubernetes: those of buildImage (or an image already built), where the manifests go, their namespace and replicas. */
   type KubernetesExportOptions,
 } from '../kubernetes-export.js';
-import { lowerPlan } from '../../lowering/lower.js';
 import type { RunPlan } from '../../plan/schema.js';
-import { IMAGE_BINDINGS } from '../image/scripts.js';
+import { lowerForImage } from '../image/scripts.js';
 import { type KubernetesManifests, type KubernetesOptions, manifestsOfLowered } from '../kubernetes.js';
 
 /**
@@ -22,7 +21,7 @@ import { type KubernetesManifests, type KubernetesOptions, manifestsOfLowered } 
  * its image lowers it, as every engine maps a lowered plan.
  */
 export function kubernetesManifests(plan: RunPlan, options: KubernetesOptions): KubernetesManifests {
-  return manifestsOfLowered(lowerPlan(plan, IMAGE_BINDINGS), options);
+  return manifestsOfLowered(lowerForImage(plan), options);
 }
 export type {
   /** A Kubernetes object as runplan writes it. */

@@ -17,7 +17,7 @@ import { Logger, type LogSink } from '../../log/logger.js';
 import { planDigest } from '../../plan/digest.js';
 import type { RunPlan } from '../../plan/schema.js';
 import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carry-out.js';
-import { type LoweredPlan, lowerPlan } from '../../lowering/lower.js';
+import type { LoweredPlan } from '../../lowering/lower.js';
 import { DockerCli, labelArgs } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';
@@ -25,7 +25,7 @@ import { explainFailure, stepTimeoutError } from '../../process/command-step.js'
 import { OutputWarnings } from '../../process/output-warnings.js';
 import { describeStep } from '../../plan/describe.js';
 import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER, STEP_TIMED_OUT } from './dockerfile.js';
-import { IMAGE_BINDINGS, renderEntrypoint, renderHealthcheck } from './scripts.js';
+import { IMAGE_BINDINGS, lowerForImage, renderEntrypoint, renderHealthcheck } from './scripts.js';
 import { runProgram } from '../../process/run-program.js';
 import { appName } from '../app-name.js';
 
@@ -190,7 +190,7 @@ async function buildImageOf(options: ImageOptions & ImageLines, toCarryOut: Plan
   options.onPlan?.(plan);
   const appFolderDir = join(resolve(options.appDir), plan.app.folder ?? '');
   const workspace = appWorkspace(host.workDir, appFolderDir);
-  const lowered = lowerPlan(plan, IMAGE_BINDINGS);
+  const lowered = lowerForImage(plan);
   const secretFiles = lowered.files.filter((f) => f.phase === 'build' && f.secret).map((f, i) => ({ id: `file-${i}`, file: f }));
   // The application's own BuildKit caches (warm-start copies) are named after its workspace.
   const appScope = createHash('sha256').update(workspace.root).digest('hex').slice(0, 16);

@@ -2,7 +2,7 @@ import { shellWord } from '../../shell/shell-word.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import type { Bindings } from '../../plan/placeholders.js';
 import type { PlannedProcess, Readiness, RunPlan } from '../../plan/schema.js';
-import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredPlan, type LoweredStep } from '../../lowering/lower.js';
+import { assemblePath, type LoweredChunk, type LoweredFile, type LoweredPlan, type LoweredStep, lowerPlan } from '../../lowering/lower.js';
 import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
 import { readinessTest } from '../../health/readiness.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
@@ -11,6 +11,14 @@ import { stepTimeoutError } from '../../process/command-step.js';
 
 /** Where the plan's placeholders point inside an image: its directories, and its stack's programs. */
 export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan', ...STACK_IMAGE_PROGRAMS } as const satisfies Bindings;
+/**
+ * The plan as every image engine carries it out (its image's build, Swarm's services,
+ * Kubernetes' Deployments): lowered with the image's bindings. An engine given an image
+ * built elsewhere lowers the plan here too, as that image's build did.
+ */
+export function lowerForImage(plan: RunPlan): LoweredPlan {
+  return lowerPlan(plan, IMAGE_BINDINGS);
+}
 /** Where runplan's scripts live in an image (outside the application, owned by root). */
 export const IMAGE_SCRIPTS_DIR = '/opt/runplan';
 

@@ -189,27 +189,6 @@ async function currentBuild(workspace: AppWorkspace): Promise<string | undefined
   }
 }
 
-/**
- * A directory of the application's user kept across its builds and releases
- * (`<root>/cache/<name>`, 0700): a cache its processes fill and the next
- * release reads (Node.js's compile cache). `<root>/cache` stays runplan's, so
- * the user can change what is inside its directory, never make it a link.
- */
-export async function workspaceCacheDir(workspace: AppWorkspace, name: string, user: AppUser): Promise<string> {
-  const parent = join(workspace.root, 'cache');
-  const dir = join(parent, name);
-  await mkdir(parent, { recursive: true, mode: 0o711 });
-  const made = await mkdir(dir, { mode: 0o700 }).then(
-    () => true,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-      return false;
-    },
-  );
-  if (made) await ownPath(dir, user);
-  return dir;
-}
-
 export interface WorkspaceTempDir {
   readonly dir: string;
   remove(): Promise<void>;

@@ -69,28 +69,6 @@ describe('LocalProcessRunner', () => {
     }
   });
 
-  it('gives the processes NODE_COMPILE_CACHE when a directory is given for it, unless the application sets its own', async () => {
-    const cacheDir = await writableTempDir();
-    for (const [env, expected] of [
-      [{}, cacheDir],
-      [{ NODE_COMPILE_CACHE: '/elsewhere' }, '/elsewhere'],
-    ] as const) {
-      const sink = memorySink();
-      const app = await new LocalProcessRunner({ clock: new InstantClock(), compileCacheDir: cacheDir }).start({
-        plan: { processes: [proc('web', 'echo "cache=$NODE_COMPILE_CACHE"; sleep 30')], ...EMPTY_PARTS } as unknown as RunPlan,
-        appDir: await tempDir(),
-        env: assembleEnvironment({ application: env }),
-        logger: new Logger(sink),
-      });
-      try {
-        await until(() => sink.lines.some((l) => l.text.includes('cache=')));
-      } finally {
-        await app.stop();
-      }
-      expect(sink.lines.find((l) => l.text.includes('cache='))?.text).toContain(`cache=${expected}`);
-    }
-  });
-
   it('restarts a crashing process with exponential back-off, and logs each restart', async () => {
     const { app, sink, clock } = await start([proc('worker', 'echo crashing; exit 3')]);
     await until(() => (app.processes()[0]?.restarts ?? 0) >= 4);

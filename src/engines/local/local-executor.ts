@@ -11,17 +11,7 @@ import type { Environment } from '../../env/assemble.js';
 import { StepBuilder } from '../../building/step-builder.js';
 import { ReadyLayers } from '../../building/ready-layers.js';
 import { acquireBuildLock } from '../../building/build-lock.js';
-import {
-  appCacheKey,
-  appWorkspace,
-  closeWorkspace,
-  createBuildDirectory,
-  removeAbandonedBuildTemp,
-  SSH_TRUSTED_HOSTS_FILE,
-  workspaceCacheDir,
-  workspaceTempDir,
-  type AppWorkspace,
-} from '../../building/workspace.js';
+import { appCacheKey, appWorkspace, closeWorkspace, createBuildDirectory, removeAbandonedBuildTemp, SSH_TRUSTED_HOSTS_FILE, workspaceTempDir, type AppWorkspace } from '../../building/workspace.js';
 import { appUser } from '../../process/app-user.js';
 import { handOver, mkdirOwned } from '../../process/ownership.js';
 import { runHookSteps } from './run-hooks.js';
@@ -285,14 +275,12 @@ export class LocalExecutor implements Executor<LocalBuild> {
     return probePort('127.0.0.1', built.plan.healthCheck.port, 1_000);
   }
 
-  async start(built: LocalBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
+  start(built: LocalBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
     const { sandbox, clock } = this.options;
     const runner =
       this.options.runner ??
       new LocalProcessRunner({
         ...(clock ? { clock } : {}),
-        // Kept beside the builds, so that each release starts from what the ones before compiled.
-        compileCacheDir: await workspaceCacheDir(built.workspace, 'node-compile-cache', sandbox?.user ?? (await appUser())),
         ...(sandbox
           ? {
               user: sandbox.user,

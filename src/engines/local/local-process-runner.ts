@@ -27,14 +27,6 @@ export interface LocalProcessRunnerOptions {
    * inside them, and stopping closes them. Its user is `user`.
    */
   readonly confine?: (runDir: string) => Promise<SandboxScope>;
-  /**
-   * Node.js's compile cache for the processes (NODE_COMPILE_CACHE, unless the
-   * application sets it): a directory of `user` kept across releases. npm 10.9
-   * and later turn the cache on for themselves in TMPDIR otherwise, which is the
-   * run directory, fresh at every start: npm then compiled its own modules
-   * again at each `npm start` (docs/perf.md, "The start").
-   */
-  readonly compileCacheDir?: string;
 }
 
 /**
@@ -57,13 +49,11 @@ export class LocalProcessRunner implements Runner {
   private readonly clock: Clock;
   private readonly user: AppUser | undefined;
   private readonly confine: LocalProcessRunnerOptions['confine'];
-  private readonly compileCacheDir: string | undefined;
 
   constructor(options: LocalProcessRunnerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.user = options.user;
     this.confine = options.confine;
-    this.compileCacheDir = options.compileCacheDir;
   }
 
   async start({ plan, lowered: given, appDir, env: planned, logger, signal, hookTimeoutMs, stack }: RunOptions): Promise<RunningApp> {
@@ -112,10 +102,7 @@ export class LocalProcessRunner implements Runner {
       // Bounded as build steps are (the step timeout), and stopped with all it started on SIGINT/SIGTERM.
       await runHookSteps(lowered.runHooks.preRun, { env, logger, user, scope, home: runDir, timeoutMs: hookTimeoutMs, signal });
       if (signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the deployment was interrupted before its processes started.' });
-      processes = lowered.processes.map(
-        (spec) =>
-          new SupervisedProcess(spec, env, logger, this.clock, { tempDir: runDir, user, ...(scope ? { scope } : {}), ...(this.compileCacheDir ? { compileCacheDir: this.compileCacheDir } : {}) }),
-      );
+      processes = lowered.processes.map((spec) => new SupervisedProcess(spec, env, logger, this.clock, { tempDir: runDir, user, ...(scope ? { scope } : {}) }));
     } catch (error) {
       await removeRunDir();
       throw error;

@@ -28,8 +28,6 @@ export interface SupervisedProcessPlace {
   readonly user?: AppUser;
   /** The release's walls: the process starts inside them, and a limit that ends it is said. */
   readonly scope?: SandboxScope;
-  /** NODE_COMPILE_CACHE unless the application sets it: a directory of its user kept across releases. */
-  readonly compileCacheDir?: string;
 }
 
 /** Loaded when the first process starts: a CLI that only plans never loads it (with net and dgram, ≈ 10 ms of a cold start). */
@@ -91,7 +89,7 @@ export class SupervisedProcess {
 
   private spawnOnce(): { ready: Promise<Error | undefined>; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }> } {
     const { command } = this.spec;
-    const { tempDir, user, scope, compileCacheDir } = this.place;
+    const { tempDir, user, scope } = this.place;
     const argv = command.kind === 'exec' ? command.argv : ['/bin/sh', '-c', command.script];
     const [file, ...args] = scope ? scope.command(argv, this.spec.cwd) : argv;
     const tag = newTreeTag();
@@ -101,15 +99,7 @@ export class SupervisedProcess {
       ...(scope ? { cwd: '/' } : { cwd: this.spec.cwd, ...spawnIdentity(user) }),
       // HOME of the unprivileged user: the private run directory (it has no home of its own).
       env: {
-        ...mergeEnvironment(
-          {
-            ...systemEnvironment(process.env, tempDir),
-            ...(tempDir === undefined ? {} : userEnvironment(user, tempDir)),
-            ...(compileCacheDir === undefined ? {} : { NODE_COMPILE_CACHE: compileCacheDir }),
-          },
-          this.env.toRecord(),
-          this.spec,
-        ),
+        ...mergeEnvironment({ ...systemEnvironment(process.env, tempDir), ...(tempDir === undefined ? {} : userEnvironment(user, tempDir)) }, this.env.toRecord(), this.spec),
         ...tag.env,
       },
       detached: true,

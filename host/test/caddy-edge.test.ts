@@ -327,6 +327,37 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     }
   });
 
+  it('fails no request on one application while ten others are created (each a new socket and name, no change of Caddy)', async () => {
+    const ids = Array.from({ length: 11 }, () => `app_${randomUUID()}`);
+    const made = [await startSocketApp(join(sockets, `${ids[0]}.sock`))];
+    try {
+      const host = `${ids[0]}.localhost`;
+      await edge.serveApp(host);
+      let done = false;
+      let answered = 0;
+      const failed: string[] = [];
+      // New connections only: each is a TLS handshake, which a reload of Caddy 2.6 could refuse (caddyserver/caddy#5589).
+      const loops = [0, 1, 2].map(async () => {
+        while (!done) {
+          const answer = await httpsGet(httpsPort, host, ca).catch((e: unknown) => ({ status: 0, body: (e as Error).message }));
+          if (answer.status === 200) answered++;
+          else failed.push(`${answer.status} ${answer.body}`);
+        }
+      });
+      for (const id of ids.slice(1)) {
+        made.push(await startSocketApp(join(sockets, `${id}.sock`)));
+        await edge.serveApp(`${id}.localhost`);
+        expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
+      }
+      done = true;
+      await Promise.all(loops);
+      expect(failed).toEqual([]);
+      expect(answered).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(made.map(stopApp));
+    }
+  });
+
   it("answers the unknown host's 404 for an application's name whose socket does not exist, and gives no certificate for a name it was never told", async () => {
     const host = appHost();
     const answer = await httpGet(httpPort, host);
@@ -428,11 +459,16 @@ describe('CaddyEdge start and stop', () => {
   it('starts a Caddy that died again with every route the edge had set (Caddy keeps them in memory only), each served over HTTPS again; its check tells the truth meanwhile', async () => {
     const dir = join(await tempDir('runplan-edge-'), 'edge');
     const [httpsPort, httpPort] = [await freePort(), await freePort()];
-    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort });
+    const sockets = join(dir, '..', 'apps');
+    await mkdir(sockets, { recursive: true });
+    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', sockets } });
     const app = await startApp();
+    const id = `app_${randomUUID()}`;
+    const onSocket = await startSocketApp(join(sockets, `${id}.sock`));
     try {
       const first = await edge.start();
       const ca = readFileSync(edge.rootCertificate, 'utf8');
+      await edge.serveApp(`${id}.localhost`);
       const [host, consoleName] = [appHost(), `console-${randomUUID()}.localhost`];
       await edge.setRoute(host, app.port);
       await edge.setRoute(consoleName, app.port, { httpsOnly: true });
@@ -456,10 +492,12 @@ describe('CaddyEdge start and stop', () => {
       expect((await httpGet(httpPort, consoleName)).status).toBe(308);
       expect((await httpsGet(httpsPort, consoleName, ca)).headers['strict-transport-security']).toBe('max-age=31536000');
       expect((await httpGet(httpPort, removed)).status).toBe(404);
+      // The route of every application is in its configuration from the start; its certificate is read again at the first handshake.
+      expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
       expect((await edge.check()).up).toBe(true);
     } finally {
       await edge.stop();
-      await stopApp(app);
+      await Promise.all([stopApp(app), stopApp(onSocket)]);
     }
   });
 

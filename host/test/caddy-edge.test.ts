@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { type Server, createServer, request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
@@ -32,6 +33,18 @@ async function startApp(): Promise<EchoApp> {
   });
   const app: EchoApp = { port, served: 0, server };
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return app;
+}
+
+/** The same, on a unix socket (an application's, as AppUpstreams binds them). */
+async function startSocketApp(path: string): Promise<EchoApp> {
+  const server = createServer((req, res) => {
+    app.served++;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ port: 0, headers: req.headers }));
+  });
+  const app: EchoApp = { port: 0, served: 0, server };
+  await new Promise<void>((resolve) => server.listen(path, resolve));
   return app;
 }
 
@@ -91,13 +104,16 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   let httpsPort: number;
   let httpPort: number;
   let ca: string;
+  let sockets: string;
   const apps: EchoApp[] = [];
 
   beforeAll(async () => {
     dir = await tempDir('runplan-edge-');
     httpsPort = await freePort();
     httpPort = await freePort();
-    edge = new CaddyEdge({ dir: join(dir, 'edge'), listenAddress: '127.0.0.1', httpsPort, httpPort });
+    sockets = join(dir, 'run', 'apps');
+    await mkdir(sockets, { recursive: true });
+    edge = new CaddyEdge({ dir: join(dir, 'edge'), listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', sockets } });
     await edge.start();
     ca = readFileSync(edge.rootCertificate, 'utf8');
     apps.push(await startApp(), await startApp());
@@ -288,6 +304,117 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     await Promise.all([edge.removeRoute(consoleName), edge.removeRoute(other)]);
   });
 
+  it("serves every application's name by one route to its socket: a new application changes nothing in Caddy's configuration", async () => {
+    const id = `app_${randomUUID()}`;
+    const host = `${id}.localhost`;
+    const app = await startSocketApp(join(sockets, `${id}.sock`));
+    try {
+      const before = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
+      await edge.serveApp(host);
+      const overTls = await httpsGet(httpsPort, host, ca, forged);
+      expect(overTls.status).toBe(200);
+      const headers = (JSON.parse(overTls.body) as { headers: Record<string, string> }).headers;
+      expect(headers['x-forwarded-proto']).toBe('https');
+      expect(headers['x-forwarded-for']).toBe('127.0.0.1');
+      expect(headers['x-forwarded-host']).toBe(`${host}:${httpsPort}`);
+      expect((await httpGet(httpPort, host)).status).toBe(200);
+      // The same configuration, byte for byte: Caddy reloaded nothing, so it emptied no certificate cache.
+      const after = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
+      expect(after.body).toBe(before.body);
+      expect(app.served).toBe(2);
+    } finally {
+      await stopApp(app);
+    }
+  });
+
+  it('fails no request on one application while ten others are created (each a new socket and name, no change of Caddy)', async () => {
+    const ids = Array.from({ length: 11 }, () => `app_${randomUUID()}`);
+    const made = [await startSocketApp(join(sockets, `${ids[0]}.sock`))];
+    try {
+      const host = `${ids[0]}.localhost`;
+      await edge.serveApp(host);
+      let done = false;
+      let answered = 0;
+      const failed: string[] = [];
+      // New connections only: each is a TLS handshake, which a reload of Caddy 2.6 could refuse (caddyserver/caddy#5589).
+      const loops = [0, 1, 2].map(async () => {
+        while (!done) {
+          const answer = await httpsGet(httpsPort, host, ca).catch((e: unknown) => ({ status: 0, body: (e as Error).message }));
+          if (answer.status === 200) answered++;
+          else failed.push(`${answer.status} ${answer.body}`);
+        }
+      });
+      for (const id of ids.slice(1)) {
+        made.push(await startSocketApp(join(sockets, `${id}.sock`)));
+        await edge.serveApp(`${id}.localhost`);
+        expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
+      }
+      done = true;
+      await Promise.all(loops);
+      expect(failed).toEqual([]);
+      expect(answered).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(made.map(stopApp));
+    }
+  });
+
+  it("answers the unknown host's 404 for an application's name whose socket does not exist, and gives no certificate for a name it was never told", async () => {
+    const host = appHost();
+    const answer = await httpGet(httpPort, host);
+    expect(answer.status).toBe(404);
+    expect(answer.body).toBe('No application at this address.\n');
+    await expect(httpsGet(httpsPort, host, ca)).rejects.toThrow();
+    // Told, but no release serves it: a certificate, and the same 404.
+    await edge.serveApp(host);
+    expect((await httpsGet(httpsPort, host, ca)).body).toBe('No application at this address.\n');
+    const error = await edge.serveApp('console.localhost').catch((e: unknown) => e);
+    expect(HostErrors.EDGE_FAILED.is(error)).toBe(true);
+  });
+
+  it("lets no Host header reach a socket outside the sockets' folder, or another application's", async () => {
+    const id = `app_${randomUUID()}`;
+    const served = await startSocketApp(join(sockets, `${id}.sock`));
+    // Sockets a path built from a Host header could reach if it were not held to the app-id syntax.
+    const outside = await Promise.all([startSocketApp(join(dir, 'run', 'escape.sock')), startSocketApp(join(dir, 'run', `${id}.sock`))]);
+    try {
+      await edge.serveApp(`${id}.localhost`);
+      const hostile = [
+        '../escape.localhost',
+        '..%2fescape.localhost',
+        `../${id}.localhost`,
+        `${id}/../../escape.localhost`,
+        `${id}.localhost/../../escape`,
+        `${id}%2f..%2f..%2fescape.localhost`,
+        `${id}.evil.localhost`,
+        `evil.${id}.localhost`,
+        `${id}.localhost.evil`,
+        `${id}.localhost.`,
+        `${id.toUpperCase()}.localhost`,
+        `${id}x.localhost`,
+        `${id}.localhost:1:2`,
+        `${id}.localhost@escape`,
+        `${id}.localhost\\..\\escape`,
+        'escape.localhost',
+        'escape',
+        `${id}`,
+        '.localhost',
+        '*.localhost',
+        '{http.request.uri}.localhost',
+        `{http.regexp.app.1}.localhost`,
+      ];
+      for (const host of hostile) {
+        const answer = await httpGet(httpPort, host).catch((e: unknown) => ({ status: 0, body: String(e), headers: {} }));
+        expect([400, 404], host).toContain(answer.status);
+      }
+      expect(served.served + outside[0]!.served + outside[1]!.served).toBe(0);
+      // The same requests' names never get a certificate: the TLS handshake fails before any request.
+      for (const host of ['escape.localhost', `${id}.evil.localhost`, `evil.${id}.localhost`]) await expect(httpsGet(httpsPort, host, ca)).rejects.toThrow();
+      expect((await httpGet(httpPort, `${id}.localhost:${httpPort}`)).status).toBe(200);
+    } finally {
+      await Promise.all([served, ...outside].map(stopApp));
+    }
+  });
+
   it('refuses a name that is not a host name with EDGE_FAILED, changing nothing', async () => {
     const before = await edge.routes();
     const error = await edge.setRoute('bad/host', apps[0]!.port).catch((e: unknown) => e);
@@ -332,11 +459,16 @@ describe('CaddyEdge start and stop', () => {
   it('starts a Caddy that died again with every route the edge had set (Caddy keeps them in memory only), each served over HTTPS again; its check tells the truth meanwhile', async () => {
     const dir = join(await tempDir('runplan-edge-'), 'edge');
     const [httpsPort, httpPort] = [await freePort(), await freePort()];
-    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort });
+    const sockets = join(dir, '..', 'apps');
+    await mkdir(sockets, { recursive: true });
+    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', sockets } });
     const app = await startApp();
+    const id = `app_${randomUUID()}`;
+    const onSocket = await startSocketApp(join(sockets, `${id}.sock`));
     try {
       const first = await edge.start();
       const ca = readFileSync(edge.rootCertificate, 'utf8');
+      await edge.serveApp(`${id}.localhost`);
       const [host, consoleName] = [appHost(), `console-${randomUUID()}.localhost`];
       await edge.setRoute(host, app.port);
       await edge.setRoute(consoleName, app.port, { httpsOnly: true });
@@ -360,10 +492,12 @@ describe('CaddyEdge start and stop', () => {
       expect((await httpGet(httpPort, consoleName)).status).toBe(308);
       expect((await httpsGet(httpsPort, consoleName, ca)).headers['strict-transport-security']).toBe('max-age=31536000');
       expect((await httpGet(httpPort, removed)).status).toBe(404);
+      // The route of every application is in its configuration from the start; its certificate is read again at the first handshake.
+      expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
       expect((await edge.check()).up).toBe(true);
     } finally {
       await edge.stop();
-      await stopApp(app);
+      await Promise.all([stopApp(app), stopApp(onSocket)]);
     }
   });
 

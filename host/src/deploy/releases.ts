@@ -186,9 +186,10 @@ export class Releases {
           request.signal?.throwIfAborted();
           accepted = await request.accept?.(release.number);
         }
-        // The route is made once, at the first release (the same route again makes no call of the edge);
-        // the switch itself is the socket's, so Caddy never reloads while the application serves.
-        await this.options.edge.setRoute(appHostName(this.options.settings, app.id), { socket: this.options.upstreams.socketOf(app.id) });
+        // The edge's route of every application dials the application's socket once it exists, so neither this
+        // nor a switch (the socket re-pointed) changes Caddy's configuration, whose reloads refuse TLS handshakes
+        // meanwhile (caddyserver/caddy#5589). The first release of this serve has the name's certificate issued first.
+        if (previous === undefined) await this.options.edge.serveApp(appHostName(this.options.settings, app.id));
         await this.options.upstreams.point(app.id, started.port);
       } catch (error) {
         await putBack();

@@ -24,7 +24,7 @@ export class AppUpstreams {
 
   constructor(private readonly dir: string) {}
 
-  socketOf(appId: string): string {
+  private socketOf(appId: string): string {
     return join(this.dir, `${appId}.sock`);
   }
 

@@ -1,6 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import type { EdgeOptions, RouteOptions, Upstream } from './edge.js';
+import { APP_ID_SYNTAX } from '../git/app-id.js';
+import type { AppNames, EdgeOptions, RouteOptions, Upstream } from './edge.js';
 
 /** Where Caddy keeps its files under the edge's folder (its environment points HOME and XDG_* there). */
 export interface CaddyFiles {
@@ -32,6 +33,7 @@ const SERVER = 'edge';
 export const ROUTES_PATH = `/config/apps/http/servers/${SERVER}/routes`;
 const ROUTE_ID_PREFIX = 'runplan-route-';
 const UNKNOWN_HOST_ID = 'runplan-unknown-host';
+const APPS_ROUTE_ID = 'runplan-apps';
 const UNKNOWN_HOST_TEXT = 'No application at this address.\n';
 
 /** The @id of the route of `host`: the admin API reaches it at /id/<id>. */
@@ -41,7 +43,7 @@ export function routeId(host: string): string {
 
 export interface CaddyRoute {
   readonly '@id'?: string;
-  readonly match?: ReadonlyArray<{ readonly host?: readonly string[] }>;
+  readonly match?: ReadonlyArray<{ readonly host?: readonly string[]; readonly [matcher: string]: unknown }>;
   readonly handle: ReadonlyArray<Record<string, unknown>>;
   readonly terminal?: boolean;
 }
@@ -112,15 +114,60 @@ export function readAppRoute(route: CaddyRoute): { host: string; port: number } 
   return Number.isInteger(port) ? { host: id.slice(ROUTE_ID_PREFIX.length), port } : undefined;
 }
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** An application's name, whole: `<app_id>.<domain>` in lower case, with a port or not (the Host header's). */
+function appHostPattern(domain: string): string {
+  return `^(${APP_ID_SYNTAX})\\.${escapeRegExp(domain)}(?::[0-9]{1,5})?$`;
+}
+
+/** The application id of `host` (a name the route of every application serves), or undefined. */
+export function appIdOfHost(apps: AppNames, host: string): string | undefined {
+  return new RegExp(appHostPattern(apps.domain)).exec(host)?.[1];
+}
+
+/**
+ * The one route of every application's name: its id, taken by a strict regular expression from the Host
+ * header (the app-id syntax, lower-case hex and dashes only, so no Host can name a path outside the
+ * sockets' folder), picks the socket to dial. Caddy expands placeholders in `dial` per request. The file
+ * matcher sends a name whose socket does not exist (no release serves it) on to the unknown host's 404;
+ * it reads the same label by its index from the right ({http.request.host.labels.N}, the port left out),
+ * since the matchers of one set run in no set order and the regexp's capture may not be there yet.
+ */
+function appsRoute(apps: AppNames): CaddyRoute {
+  const label = `{http.request.host.labels.${apps.domain.split('.').length}}`;
+  return {
+    '@id': APPS_ROUTE_ID,
+    match: [
+      {
+        header_regexp: { Host: { name: 'app', pattern: appHostPattern(apps.domain) } },
+        file: { root: apps.sockets, try_files: [`/${label}.sock`] },
+      },
+    ],
+    handle: [
+      {
+        handler: 'reverse_proxy',
+        upstreams: [{ dial: `unix/${join(apps.sockets, '{http.regexp.app.1}.sock')}` }],
+        // A new connection per request: a request after a switch (the socket re-pointed) reaches the new release.
+        transport: { protocol: 'http', keep_alive: { enabled: false } },
+      },
+    ],
+    terminal: true,
+  };
+}
+
 function listen(address: string, port: number): string {
   return isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
 /**
  * Caddy's whole configuration at its start: the routes the edge has (none at serve's start; every one it had
- * when Caddy is started again after it died), then the answer for unknown host names, which stays last.
+ * when Caddy is started again after it died), the route of every application, then the answer for unknown
+ * host names, which stays last. `askUrl` answers whether Caddy may issue a certificate for a name.
  */
-export function initialConfig(options: EdgeOptions, files: CaddyFiles, routes: readonly CaddyRoute[] = []): Record<string, unknown> {
+export function initialConfig(options: EdgeOptions, files: CaddyFiles, askUrl: string, routes: readonly CaddyRoute[] = []): Record<string, unknown> {
   return {
     // Never the default localhost:2019: any local user could reconfigure the edge there. Caddy checks the
     // Host header even on a unix socket, and an empty one is not valid HTTP/1.1: "localhost" is the one allowed.
@@ -142,6 +189,7 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, routes: r
             protocols: ['h1', 'h2'],
             routes: [
               ...routes,
+              ...(options.apps === undefined ? [] : [appsRoute(options.apps)]),
               {
                 '@id': UNKNOWN_HOST_ID,
                 handle: [{ handler: 'static_response', status_code: 404, headers: { 'Content-Type': ['text/plain; charset=utf-8'] }, body: UNKNOWN_HOST_TEXT }],
@@ -150,8 +198,10 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, routes: r
           },
         },
       },
-      // Every routed host name gets its certificate from the edge's own CA (the host matchers name them).
-      tls: { automation: { policies: [{ issuers: [{ module: 'internal' }] }] } },
+      // Every name gets its certificate from the edge's own CA at its first TLS handshake, once the edge says yes
+      // (its routes' names and the applications it serves): a new name is no change of the configuration, which
+      // Caddy 2.6 applies by emptying its certificate cache, refusing handshakes meanwhile (caddyserver/caddy#5589).
+      tls: { automation: { policies: [{ issuers: [{ module: 'internal' }], on_demand: true }], on_demand: { ask: askUrl } } },
       // The CA stays in Caddy's data folder; the machine's trust store is never touched.
       pki: { certificate_authorities: { local: { install_trust: false } } },
     },

@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect } from 'node:tls';
 import { HostErrors } from '../errors.js';
 import { accepts, connectAddress } from '../supervision/probes.js';
 import { exitWords, type PartCheck, type PartRun } from '../supervision/supervisor.js';
 import { type AdminAnswer, type AdminRequest, adminCall, adminError } from './caddy-admin.js';
-import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appRoute, caddyFiles, dialOfRoute, initialConfig, isHostName, isHttpsOnly, readAppRoute, routeId } from './caddy-config.js';
+import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appIdOfHost, appRoute, caddyFiles, dialOfRoute, initialConfig, isHostName, isHttpsOnly, readAppRoute, routeId } from './caddy-config.js';
 import { type CaddyEnd, type RunningCaddy, findCaddy, logTail, portInUse, runCaddy } from './caddy-process.js';
 import type { Edge, EdgeOptions, RouteOptions, Upstream } from './edge.js';
 
@@ -54,6 +56,10 @@ export class CaddyEdge implements Edge {
   private rootPem: string | undefined;
   /** Each route as this edge last set it, by host name: what a Caddy started again is given. */
   private readonly set = new Map<string, CaddyRoute>();
+  /** The application names serveApp() was given: Caddy may issue their certificates. */
+  private readonly appNames = new Set<string>();
+  /** Answers Caddy's question before each certificate it would issue (its on-demand TLS `ask`). */
+  private ask: { server: Server; url: string } | undefined;
   // Route changes of this edge, one after the other (each reads the routes it changes).
   private changes: Promise<unknown> = Promise.resolve();
 
@@ -89,7 +95,8 @@ export class CaddyEdge implements Edge {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await this.clearStaleSocket();
     const routes = [...this.set.values()];
-    await writeFile(this.files.config, `${JSON.stringify(initialConfig(this.options, this.files, routes), null, 2)}\n`, { mode: 0o600 });
+    const ask = await this.askServer();
+    await writeFile(this.files.config, `${JSON.stringify(initialConfig(this.options, this.files, ask, routes), null, 2)}\n`, { mode: 0o600 });
 
     const running = runCaddy(this.program, dir, this.files);
     let end: CaddyEnd | undefined;
@@ -153,6 +160,37 @@ export class CaddyEdge implements Edge {
       await this.changeRoutes(name, (existing) => (existing === undefined ? undefined : { method: 'DELETE', path: `/id/${encodeURIComponent(routeId(name))}` }));
       this.set.delete(name);
     });
+  }
+
+  async serveApp(host: string): Promise<void> {
+    const name = this.checkHost(host);
+    if (this.options.apps === undefined || appIdOfHost(this.options.apps, name) === undefined) {
+      throw this.edgeFailed(`${name} is not an application's name of this edge (<app_id>.${this.options.apps?.domain ?? '<domain>'})`, { host: name });
+    }
+    this.appNames.add(name);
+    await this.waitForCertificate(name);
+  }
+
+  /**
+   * Caddy's on-demand TLS asks over HTTP (GET ?domain=<name>, a 200 allows it) before it issues a certificate for a
+   * name it has none of: yes for the names of the edge's routes and the applications serveApp() was given, so no
+   * TLS handshake can make Caddy issue one for any other name. On the loopback interface: Caddy runs on this machine.
+   */
+  private async askServer(): Promise<string> {
+    if (this.ask !== undefined) return this.ask.url;
+    const server = createServer((req, res) => {
+      const name = new URL(req.url ?? '/', 'http://ask').searchParams.get('domain') ?? '';
+      res.writeHead(this.set.has(name) || this.appNames.has(name) ? 200 : 404).end();
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    // It never keeps serve's process alive by itself.
+    server.unref();
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    this.ask = { server, url };
+    return url;
   }
 
   /** Whether the edge serves: its admin API answers with its routes, and both listeners accept. */
@@ -272,6 +310,13 @@ export class CaddyEdge implements Edge {
   }
 
   private async removeRunFiles(): Promise<void> {
+    const ask = this.ask;
+    this.ask = undefined;
+    if (ask !== undefined) {
+      const closed = new Promise<void>((resolve) => ask.server.close(() => resolve()));
+      ask.server.closeAllConnections();
+      await closed;
+    }
     await rm(this.files.adminSocket, { force: true });
     await rm(this.files.pidFile, { force: true });
   }

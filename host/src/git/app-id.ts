@@ -1,5 +1,6 @@
 /** An application id as the host makes them: `app_` and a lower-case UUID. The only names a repository (and a push) may have. */
-const APP_ID_PATTERN = /^app_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const APP_ID_SYNTAX = 'app_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const APP_ID_PATTERN = new RegExp(`^${APP_ID_SYNTAX}$`);
 
 export function isAppId(text: string): boolean {
   return APP_ID_PATTERN.test(text);

@@ -7,6 +7,7 @@
 // each accepted or rejected as git says, master == serving afterwards.
 //   npm run bench -- --only fifty                       50 applications
 //   RUNPLAN_BENCH_APPS=5 npm run bench -- --only fifty  fewer (also --apps 5)
+//   --restarts 3 (RUNPLAN_BENCH_RESTARTS=3)             the restart timed 3 times on the same applications
 // Everything runs on 127.0.0.1; the bench stops what it started and removes what it made.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -80,6 +81,7 @@ const line = (what, value, goal = '') => console.log(`  ${what.padEnd(62)} ${val
 export async function run({ args }) {
   const n = Number(args.apps ?? process.env.RUNPLAN_BENCH_APPS ?? 50);
   const concurrent = Number(args['concurrent-pushes'] ?? process.env.RUNPLAN_BENCH_PUSHES ?? 20);
+  const restarts = Math.max(1, Number(args.restarts ?? process.env.RUNPLAN_BENCH_RESTARTS ?? 1));
   // runplan's cache as the tests keep it: the runtimes are there already, as on a host that has run a while.
   const cacheDir = args['cache-dir'] ?? process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');
   const scratch = reachableTemp(join(tmpdir(), 'runplan-bench-fifty-'));
@@ -186,12 +188,20 @@ export async function run({ args }) {
     line(`all ${n} applications' processes`, mb(allAppsMb));
 
     // Restart: serve stopped (every release with it), started again, timed until every application answers through the edge.
-    const restart = await timeRestart(host, apps);
+    // --restarts K: the restart K times (the figures below are the last one's; each one's slowest is printed), as the load varies.
+    let restart;
+    for (let r = 0; r < restarts; r++) {
+      restart = await timeRestart(host, apps);
+      if (restarts > 1) line(`  restart ${r + 1} of ${restarts}: slowest, median (load average after)`, `${s(restart.allBackMs)}, ${s(median(restart.back))} (${loadAverage()})`);
+    }
     line('serve stopped (SIGTERM to exit, every release stopped)', s(restart.stopMs));
     line('serve started → "==> serving"', s(restart.servingMs));
     line(`serve started → every application answers (slowest of ${n})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
     line('  applications back: median', s(median(restart.back)));
+    for (const [phase, list] of Object.entries(restart.phases))
+      line(`  one bring-back's ${phase}: median, sum over ${list.length}`, `${median(list).toFixed(2)} s, ${list.reduce((a, b) => a + b, 0).toFixed(1)} s`);
     line('RSS of serve after the restart', mb(rssMb(host.serve.pid)));
+    console.log(`  load average after the restart: ${loadAverage()}`);
 
     // Concurrent pushes: each its own clone with its own commit, two per application, all at once.
     const race = await concurrentPushes(host, apps, probe, concurrent);
@@ -260,7 +270,17 @@ async function timeRestart(host, apps) {
     }),
   );
   await serving;
-  return { stopMs, servingMs, back, allBackMs: Math.max(...back) };
+  // Where each bring-back's time went, from serve's own `==> release N took …: checkout 0.05 s, …` lines.
+  const phases = {};
+  for (const m of host.serveOutput.matchAll(/==> release \d+ took [\d.]+ s: (.*)/g)) {
+    for (const part of m[1].split(', ')) {
+      const [, phase, secs] = /^(.*) ([\d.]+) s$/.exec(part) ?? [];
+      if (!phase) continue;
+      phases[phase] ??= [];
+      phases[phase].push(Number(secs));
+    }
+  }
+  return { stopMs, servingMs, back, allBackMs: Math.max(...back), phases };
 }
 
 /**

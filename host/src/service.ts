@@ -472,10 +472,12 @@ export class HostService {
     }
   }
 
-  /** Every application's current release started again (serve starting): each a restart through the gate, a few at a time (BRING_BACK_AT_ONCE). */
+  /** Every application's current release started again (serve starting): each a restart through the gate, a few building at a time (BRING_BACK_AT_ONCE). */
   async bringBack(out: (line: string) => void): Promise<void> {
     const apps = (await this.o.store.listApps()).filter((a) => a.currentRelease !== null);
-    await atMost(apps, BRING_BACK_AT_ONCE, async (app) => {
+    // A bring-back holds its place while it works (checkout, plan, build, its processes' boot up to the first passing
+    // check), not while it only waits in the stability window: the next one builds meanwhile.
+    await atMost(apps, BRING_BACK_AT_ONCE, async (app, free) => {
       // The release as it was: its variables (changes staged since wait for a restart) and its plan's defaults.
       const asItWas = (current: ReleaseRecord) => ({
         source: { repository: this.o.releases.repository(app.id), commit: current.commit },
@@ -492,6 +494,9 @@ export class HostService {
           out: (line) => out(`${app.name} | ${line}`),
           // A push accepted before this got the lock made the current release: that one is brought back.
           underLock: async () => asItWas(await this.currentRelease(await this.app(app.id))),
+          onPhase: (phase) => {
+            if (phase === 'stability window' || phase === 'switch') free();
+          },
         })
         .catch((error: Error) => ({ ok: false, code: error.message }));
       out(`==> ${app.name}: ${result.ok ? 'serving again' : `could not be brought back (${'code' in result ? result.code : ''})`}`);

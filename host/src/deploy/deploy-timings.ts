@@ -2,7 +2,8 @@ import type { LogLine } from 'runplan';
 
 /** The phases of a deploy in their order, as the pusher's timing line names them. */
 const PHASES = ['wait', 'checkout', 'plan', 'build', 'start', 'stability window', 'switch'] as const;
-type Phase = (typeof PHASES)[number];
+export type DeployPhase = (typeof PHASES)[number];
+type Phase = DeployPhase;
 
 /**
  * Where the time of one deploy went, measured in `serve` and told to the pusher in
@@ -22,12 +23,17 @@ export class DeployTimings {
   private since = performance.now();
   private readonly began = performance.now();
 
+  /** `onPhase` is told each phase as it begins (serve's bring-back frees its place once the window begins). */
+  constructor(private readonly onPhase: (phase: Phase) => void = () => {}) {}
+
   /** Ends the phase under way (if any) and begins `phase`. */
   enter(phase: Phase): void {
     const now = performance.now();
     if (this.current) this.spent.set(this.current, (this.spent.get(this.current) ?? 0) + now - this.since);
+    const changed = this.current !== phase;
     this.current = phase;
     this.since = now;
+    if (changed) this.onPhase(phase);
   }
 
   /** Moves on from the build to the start, and from the start to the window, as runplan's events say. */

@@ -12,7 +12,7 @@ import { AppLocks } from './app-locks.js';
 import { AppLogs } from './app-logs.js';
 import { type CommitSource, checkOutCommit } from './checkout.js';
 import { describeError } from './describe-error.js';
-import { DeployTimings } from './deploy-timings.js';
+import { type DeployPhase, DeployTimings } from './deploy-timings.js';
 import { freePort } from './free-port.js';
 import { planSummary } from './plan-summary.js';
 import type { ReleaseEngine } from './release-engines.js';
@@ -49,6 +49,8 @@ export interface ReleaseRequest {
    * it when the release then fails.
    */
   readonly accept?: (release: number) => Promise<{ back(): Promise<void> }>;
+  /** Told each phase of the deploy as it begins, in the order of the pusher's timing line (serve's bring-back frees its place of the cores at the stability window). */
+  readonly onPhase?: (phase: DeployPhase) => void;
 }
 
 export interface ReleaseResult {
@@ -113,7 +115,7 @@ export class Releases {
 
   async deploy(asked: ReleaseRequest): Promise<ReleaseResult> {
     const { app, out } = asked;
-    const timings = new DeployTimings();
+    const timings = new DeployTimings(asked.onPhase);
     timings.enter('wait');
     const refuse = (error: unknown): ReleaseResult => {
       const { code, lines } = describeError(error);

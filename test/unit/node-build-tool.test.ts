@@ -420,6 +420,9 @@ describe('.gitignore (rule 2)', () => {
     ['node_modules\n!node_modules\n', false],
     ['node_modules/\n!/node_modules/\n', false],
     ['!node_modules\nnode_modules\n', true],
+    ['dist\n/node_modules/\n!dist/keep\n', true],
+    ['/node_modules\n!/node_modules\n', false],
+    ['node_modules\n\\!node_modules\n', true],
     // Nested: a pattern with a folder before it applies to that folder only.
     ['packages/a/node_modules\n', false],
     ['web/**/node_modules\n', false],

@@ -164,6 +164,8 @@ async function runOn({ args, engine, n }) {
     const probeTally = await probeAsking.stop();
     const sweepTally = await sweep.stop();
     const refused = pushes.filter((p) => p.code !== 0);
+    // What follows asks only the applications that serve: one whose first push was refused never answers, and has no master.
+    const live = apps.filter((app) => app === probe || serving.has(app.id));
     for (const p of refused) console.log(`  push of ${p.app.name} refused:\n${p.output.split('\n').slice(-15).join('\n')}`);
 
     // Memory, with every application idle.
@@ -174,7 +176,7 @@ async function runOn({ args, engine, n }) {
     const byType = {};
     const shown = {};
     const containers = swarm ? containerMemory(swarm.host) : undefined;
-    for (const app of apps) {
+    for (const app of live) {
       const processes = containers ? (containers.get(swarmName(app.id)) ?? []) : appProcesses(Number(execFileSync('id', ['-u', appUserName(app.id)], { encoding: 'utf8' }).trim()));
       shown[app.type] ??= processes;
       byType[app.type] = [...(byType[app.type] ?? []), processes.reduce((sum, p) => sum + p.rss, 0)];
@@ -211,30 +213,30 @@ async function runOn({ args, engine, n }) {
     const unit = swarm ? 'docker stats of its containers' : "its processes' RSS";
     for (const [type, list] of Object.entries(byType)) line(`an idle ${type} application (${unit}), median of ${list.length}`, mb(median(list)));
     for (const [type, processes] of Object.entries(shown)) for (const p of processes) line(`  one ${type} application's ${p.name}`, mb(p.rss));
-    line(`all ${n} applications' ${swarm ? 'containers' : 'processes'}`, mb(allAppsMb));
+    line(`all ${live.length} serving applications' ${swarm ? 'containers' : 'processes'}`, mb(allAppsMb));
 
     // Restart: serve stopped (every release with it: on a swarm, every application's services removed), started again,
     // timed until every application answers through the edge.
-    const restart = await timeRestart(host, apps, swarm);
+    const restart = await timeRestart(host, live, swarm);
     line(`serve stopped (SIGTERM to exit, every release stopped${swarm ? ": the applications' services removed" : ''})`, s(restart.stopMs));
     if (swarm) line('  services left in the swarm once serve had stopped', `${restart.servicesLeft}`);
     line('serve started → "==> serving"', s(restart.servingMs));
-    line(`serve started → every application answers (slowest of ${n})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
+    line(`serve started → every application answers (slowest of ${live.length})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
     line('  applications back: median', s(median(restart.back)));
     line('RSS of serve after the restart', mb(rssMb(host.serve.pid)));
 
     // Concurrent pushes: each its own clone with its own commit, two per application, all at once.
-    const race = await concurrentPushes(host, apps, probe, concurrent);
+    const race = await concurrentPushes(host, live, probe, concurrent);
     line(`${concurrent} concurrent pushes to ${race.targets} applications: accepted, rejected`, `${race.accepted}, ${race.rejected} (${s(race.ms)} in all)`);
     for (const [reason, times] of Object.entries(race.reasons)) line(`  rejected as ${reason}`, `${times}`);
     for (const output of race.unexplained.slice(0, 2)) console.log(`    a refusal with no ref line:\n${output}`);
     line('  where git and the host disagree (a push accepted that does not serve, or the reverse)', `${race.disagreements.length}`, '0');
-    line(`  applications whose master is not the serving commit (of ${n})`, `${race.mismatches.length}`, '0');
+    line(`  applications whose master is not the serving commit (of ${live.length})`, `${race.mismatches.length}`, '0');
     line('  failed requests meanwhile on applications not being pushed', `${race.failed.length} of ${race.sent}`, '0');
     for (const d of [...race.disagreements, ...race.mismatches, ...race.failed].slice(0, 10)) console.log(`    ${d}`);
     line('load average at the end', loadAverage());
     line('the whole run (from init to the last check)', s(performance.now() - runStarted));
-    if (swarm) line(`applications this machine reached on the swarm (of ${n} asked)`, `${apps.length - refused.length}`);
+    if (swarm) line(`applications this machine reached on the swarm (of ${n} asked)`, `${live.length}`);
 
     target({
       what: `serve RSS with ${n} applications ≤ ${GOALS.serveMb} MB${swarm ? ' (swarm)' : ''}`,
@@ -244,7 +246,7 @@ async function runOn({ args, engine, n }) {
       met: serveMb <= GOALS.serveMb,
     });
     target({
-      what: `every one of ${n} applications back ≤ ${GOALS.backS} s after serve restarts${swarm ? ' (swarm)' : ''}`,
+      what: `every one of ${live.length} serving applications back ≤ ${GOALS.backS} s after serve restarts${swarm ? ' (swarm)' : ''}`,
       runplan: s(restart.allBackMs),
       against: `${GOALS.backS} s`,
       limit: `${(restart.allBackMs / 1000 / GOALS.backS).toFixed(2)}× (≤ 1)`,

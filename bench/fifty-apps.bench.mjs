@@ -8,7 +8,7 @@
 // Then the same on a single-node Docker swarm (`init --engine swarm`) where a Docker engine
 // can be had: a dockerd of the bench's own (scripts/test-engine.mjs) made a swarm on
 // 127.0.0.1, unless DOCKER_HOST names a swarm manager; fewer applications by default.
-//   npm run bench -- --only fifty                       50 applications locally, then 10 on a swarm
+//   npm run bench -- --only fifty                       50 applications locally, then 20 on a swarm
 //   RUNPLAN_BENCH_APPS=5 npm run bench -- --only fifty  fewer on both (also --apps 5)
 //   npm run bench -- --only fifty --engine swarm --apps 20   one engine only (also RUNPLAN_BENCH_ENGINE)
 // Everything runs on 127.0.0.1; the bench stops what it started and removes what it made.
@@ -30,7 +30,7 @@ const ORG = 'bench';
 const WIDTH = 5;
 const GOALS = { serveMb: 150, backS: 60 };
 /** Applications on the swarm by default: what this 2-core machine reached in under 30 minutes (docs/perf.md). */
-const SWARM_APPS = 10;
+const SWARM_APPS = 20;
 const PLAY_RELEASE = '1.11.0';
 
 /** The applications: Rails and Play each about 8 % (at least one of each from 3 applications on), the rest Express. */

@@ -5,26 +5,33 @@
 // pushed, and every failed request on an application not being deployed; how long
 // serve takes to bring all of them back after a restart; and 20 concurrent pushes,
 // each accepted or rejected as git says, master == serving afterwards.
-//   npm run bench -- --only fifty                       50 applications
-//   RUNPLAN_BENCH_APPS=5 npm run bench -- --only fifty  fewer (also --apps 5)
+// Then the same on a single-node Docker swarm (`init --engine swarm`) where a Docker engine
+// can be had: a dockerd of the bench's own (scripts/test-engine.mjs) made a swarm on
+// 127.0.0.1, unless DOCKER_HOST names a swarm manager; fewer applications by default.
+//   npm run bench -- --only fifty                       50 applications locally, then 20 on a swarm
+//   RUNPLAN_BENCH_APPS=5 npm run bench -- --only fifty  fewer on both (also --apps 5)
+//   npm run bench -- --only fifty --engine swarm --apps 20   one engine only (also RUNPLAN_BENCH_ENGINE)
 //   --restarts 3 (RUNPLAN_BENCH_RESTARTS=3)             the restart timed 3 times on the same applications
 // Everything runs on 127.0.0.1; the bench stops what it started and removes what it made.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
+import { probeContainerExec, startTestEngine } from '../scripts/test-engine.mjs';
 import { keepAsking, pool, roundRobin } from './asking.mjs';
 import { appUserName, BenchHost } from './host-lib.mjs';
-import { median, percentile, reachableTemp, root, rssMb, target } from './lib.mjs';
+import { freePort, median, percentile, reachableTemp, root, rssMb, target } from './lib.mjs';
 
-export const title = 'runplan-host at fifty applications (local engine)';
+export const title = 'runplan-host at fifty applications (local engine, then a Docker swarm)';
 
 const ORG = 'bench';
 /** Pushes at a time while the applications are first deployed (the issue's figure). */
 const WIDTH = 5;
 const GOALS = { serveMb: 150, backS: 60 };
+/** Applications on the swarm by default: what this 2-core machine reached in under 30 minutes (docs/perf.md). */
+const SWARM_APPS = 20;
 const PLAY_RELEASE = '1.11.0';
 
 /** The applications: Rails and Play each about 8 % (at least one of each from 3 applications on), the rest Express. */
@@ -34,13 +41,13 @@ function appMix(n) {
 }
 
 /** Each type's fixture, prepared once (the Rails one's Gemfile.lock made with this machine's gems), and the variables it needs. */
-function fixtures() {
+function fixtures(mix) {
   const find = (type, name) => listFixtures(type).find((f) => f.name === name);
   const rails = find('ruby', 'rails-puma-config');
-  const prepared = prepareCopy(rails);
+  const prepared = mix.includes('ruby') ? prepareCopy(rails) : undefined;
   return {
     node: { dir: join(root, 'fixtures', 'node', 'express'), env: { CC_HEALTH_CHECK_PATH: '/' } },
-    ruby: { dir: prepared.dir, env: rails.expect.env, cleanup: prepared.cleanup },
+    ruby: { dir: prepared?.dir, env: rails.expect.env, cleanup: prepared?.cleanup },
     play1: { dir: join(root, 'fixtures', 'play1', 'health-root'), env: {} },
   };
 }
@@ -78,25 +85,44 @@ const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const mb = (x) => `${x.toFixed(1)} MB`;
 const line = (what, value, goal = '') => console.log(`  ${what.padEnd(62)} ${value}${goal ? `   (goal ${goal})` : ''}`);
 
+/** Both engines unless one is named; the swarm's only where a Docker engine can be had. */
 export async function run({ args }) {
-  const n = Number(args.apps ?? process.env.RUNPLAN_BENCH_APPS ?? 50);
+  const named = args.engine ?? process.env.RUNPLAN_BENCH_ENGINE;
+  if (named !== undefined && named !== 'local' && named !== 'swarm') throw new Error(`--engine takes local or swarm, not ${named}`);
+  const apps = args.apps ?? process.env.RUNPLAN_BENCH_APPS;
+  if (named !== 'swarm') await runOn({ args, engine: 'local', n: Number(apps ?? 50) });
+  if (named === 'swarm' || (named === undefined && (process.env.DOCKER_HOST || existsSync('/usr/sbin/dockerd') || existsSync('/usr/bin/dockerd')))) {
+    console.log(`\n### the same on a single-node Docker swarm`);
+    await runOn({ args, engine: 'swarm', n: Number(apps ?? process.env.RUNPLAN_BENCH_SWARM_APPS ?? SWARM_APPS) });
+  } else if (named === undefined) console.log('\n  (no dockerd on this machine, nor DOCKER_HOST: the swarm run is left out)');
+}
+
+async function runOn({ args, engine, n }) {
   const concurrent = Number(args['concurrent-pushes'] ?? process.env.RUNPLAN_BENCH_PUSHES ?? 20);
   const restarts = Math.max(1, Number(args.restarts ?? process.env.RUNPLAN_BENCH_RESTARTS ?? 1));
   // runplan's cache as the tests keep it: the runtimes are there already, as on a host that has run a while.
   const cacheDir = args['cache-dir'] ?? process.env.RUNPLAN_TEST_CACHE_DIR ?? join(tmpdir(), 'runplan-test-cache');
   const scratch = reachableTemp(join(tmpdir(), 'runplan-bench-fifty-'));
+  const runStarted = performance.now();
   const mix = appMix(n);
   const apps = [];
   let host;
   let mirror;
   let kit;
+  let swarm;
   try {
-    kit = fixtures();
-    mirror = await play1Mirror(scratch);
-    host = await BenchHost.create({ cacheDir, org: ORG, serveEnv: { ...mirror.env, RUNPLAN_RUBY_GEM_SOURCE: 'local' } });
+    kit = fixtures(mix);
+    mirror = mix.includes('play1') ? await play1Mirror(scratch) : undefined;
+    swarm = engine === 'swarm' ? await startSwarm(cacheDir, new Set(mix)) : undefined;
+    host = await BenchHost.create({
+      cacheDir,
+      org: ORG,
+      serveEnv: { ...mirror?.env, RUNPLAN_RUBY_GEM_SOURCE: 'local' },
+      initArgs: swarm ? ['--engine', 'swarm', '--docker-host', swarm.host] : [],
+    });
     const serveJustStarted = rssMb(host.serve.pid);
     console.log(
-      `${n} applications (${mix.filter((t) => t === 'node').length} Express, ${mix.filter((t) => t === 'ruby').length} Rails, ${mix.filter((t) => t === 'play1').length} Play 1.x stand-in), pushed ${WIDTH} at a time; load average before: ${loadAverage()}`,
+      `${n} applications (${mix.filter((t) => t === 'node').length} Express, ${mix.filter((t) => t === 'ruby').length} Rails, ${mix.filter((t) => t === 'play1').length} Play 1.x stand-in) on the ${engine} engine, pushed ${WIDTH} at a time; load average before: ${loadAverage()}`,
     );
 
     // Create every application and its repository (what `create` and `env import` do, 5 at a time).
@@ -140,6 +166,8 @@ export async function run({ args }) {
     const probeTally = await probeAsking.stop();
     const sweepTally = await sweep.stop();
     const refused = pushes.filter((p) => p.code !== 0);
+    // What follows asks only the applications that serve: one whose first push was refused never answers, and has no master.
+    const live = apps.filter((app) => app === probe || serving.has(app.id));
     for (const p of refused) console.log(`  push of ${p.app.name} refused:\n${p.output.split('\n').slice(-15).join('\n')}`);
 
     // Memory, with every application idle.
@@ -149,9 +177,9 @@ export async function run({ args }) {
     const sshdMb = rssMb(pidIn(join(host.data, 'ssh', 'sshd.pid')));
     const byType = {};
     const shown = {};
-    for (const app of apps) {
-      const uid = Number(execFileSync('id', ['-u', appUserName(app.id)], { encoding: 'utf8' }).trim());
-      const processes = appProcesses(uid);
+    const containers = swarm ? containerMemory(swarm.host) : undefined;
+    for (const app of live) {
+      const processes = containers ? (containers.get(swarmName(app.id)) ?? []) : appProcesses(Number(execFileSync('id', ['-u', appUserName(app.id)], { encoding: 'utf8' }).trim()));
       shown[app.type] ??= processes;
       byType[app.type] = [...(byType[app.type] ?? []), processes.reduce((sum, p) => sum + p.rss, 0)];
     }
@@ -183,20 +211,24 @@ export async function run({ args }) {
     line('RSS of serve, just started with no application', mb(serveJustStarted));
     line(`RSS of serve with ${n} applications`, mb(serveMb), `≤ ${GOALS.serveMb} MB`);
     line('RSS of Caddy (the edge) and sshd', `${mb(caddyMb)}, ${mb(sshdMb)}`);
-    for (const [type, list] of Object.entries(byType)) line(`an idle ${type} application (its processes' RSS), median of ${list.length}`, mb(median(list)));
+    if (swarm?.pid) line("RSS of the swarm's dockerd and containerd", `${mb(rssMb(swarm.pid))}, ${mb(swarm.containerdPid ? rssMb(swarm.containerdPid) : 0)}`);
+    const unit = swarm ? 'docker stats of its containers' : "its processes' RSS";
+    for (const [type, list] of Object.entries(byType)) line(`an idle ${type} application (${unit}), median of ${list.length}`, mb(median(list)));
     for (const [type, processes] of Object.entries(shown)) for (const p of processes) line(`  one ${type} application's ${p.name}`, mb(p.rss));
-    line(`all ${n} applications' processes`, mb(allAppsMb));
+    line(`all ${live.length} serving applications' ${swarm ? 'containers' : 'processes'}`, mb(allAppsMb));
 
-    // Restart: serve stopped (every release with it), started again, timed until every application answers through the edge.
+    // Restart: serve stopped (every release with it: on a swarm, every application's services removed), started again,
+    // timed until every application answers through the edge.
     // --restarts K: the restart K times (the figures below are the last one's; each one's slowest is printed), as the load varies.
     let restart;
     for (let r = 0; r < restarts; r++) {
-      restart = await timeRestart(host, apps);
+      restart = await timeRestart(host, live, swarm);
       if (restarts > 1) line(`  restart ${r + 1} of ${restarts}: slowest, median (load average after)`, `${s(restart.allBackMs)}, ${s(median(restart.back))} (${loadAverage()})`);
     }
-    line('serve stopped (SIGTERM to exit, every release stopped)', s(restart.stopMs));
+    line(`serve stopped (SIGTERM to exit, every release stopped${swarm ? ": the applications' services removed" : ''})`, s(restart.stopMs));
+    if (swarm) line('  services left in the swarm once serve had stopped', `${restart.servicesLeft}`);
     line('serve started → "==> serving"', s(restart.servingMs));
-    line(`serve started → every application answers (slowest of ${n})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
+    line(`serve started → every application answers (slowest of ${live.length})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
     line('  applications back: median', s(median(restart.back)));
     for (const [phase, list] of Object.entries(restart.phases))
       line(`  one bring-back's ${phase}: median, sum over ${list.length}`, `${median(list).toFixed(2)} s, ${list.reduce((a, b) => a + b, 0).toFixed(1)} s`);
@@ -204,33 +236,36 @@ export async function run({ args }) {
     console.log(`  load average after the restart: ${loadAverage()}`);
 
     // Concurrent pushes: each its own clone with its own commit, two per application, all at once.
-    const race = await concurrentPushes(host, apps, probe, concurrent);
+    const race = await concurrentPushes(host, live, probe, concurrent);
     line(`${concurrent} concurrent pushes to ${race.targets} applications: accepted, rejected`, `${race.accepted}, ${race.rejected} (${s(race.ms)} in all)`);
     for (const [reason, times] of Object.entries(race.reasons)) line(`  rejected as ${reason}`, `${times}`);
+    for (const output of race.unexplained.slice(0, 2)) console.log(`    a refusal with no ref line:\n${output}`);
     line('  where git and the host disagree (a push accepted that does not serve, or the reverse)', `${race.disagreements.length}`, '0');
-    line(`  applications whose master is not the serving commit (of ${n})`, `${race.mismatches.length}`, '0');
+    line(`  applications whose master is not the serving commit (of ${live.length})`, `${race.mismatches.length}`, '0');
     line('  failed requests meanwhile on applications not being pushed', `${race.failed.length} of ${race.sent}`, '0');
     for (const d of [...race.disagreements, ...race.mismatches, ...race.failed].slice(0, 10)) console.log(`    ${d}`);
     line('load average at the end', loadAverage());
+    line('the whole run (from init to the last check)', s(performance.now() - runStarted));
+    if (swarm) line(`applications this machine reached on the swarm (of ${n} asked)`, `${live.length}`);
 
     target({
-      what: `serve RSS with ${n} applications ≤ ${GOALS.serveMb} MB`,
+      what: `serve RSS with ${n} applications ≤ ${GOALS.serveMb} MB${swarm ? ' (swarm)' : ''}`,
       runplan: mb(serveMb),
       against: `${GOALS.serveMb} MB`,
       limit: `${(serveMb / GOALS.serveMb).toFixed(2)}× (≤ 1)`,
       met: serveMb <= GOALS.serveMb,
     });
     target({
-      what: `every one of ${n} applications back ≤ ${GOALS.backS} s after serve restarts`,
+      what: `every one of ${live.length} serving applications back ≤ ${GOALS.backS} s after serve restarts${swarm ? ' (swarm)' : ''}`,
       runplan: s(restart.allBackMs),
       against: `${GOALS.backS} s`,
       limit: `${(restart.allBackMs / 1000 / GOALS.backS).toFixed(2)}× (≤ 1)`,
       met: restart.allBackMs <= GOALS.backS * 1000,
     });
     const failedTotal = failedElsewhere.length + race.failed.length;
-    target({ what: 'failed requests on applications not being deployed', runplan: `${failedTotal}`, against: '0', limit: `${failedTotal} (0)`, met: failedTotal === 0 });
+    target({ what: `failed requests on applications not being deployed${swarm ? ' (swarm)' : ''}`, runplan: `${failedTotal}`, against: '0', limit: `${failedTotal} (0)`, met: failedTotal === 0 });
     target({
-      what: `${concurrent} concurrent pushes: accepted or rejected as git says, master == serving`,
+      what: `${concurrent} concurrent pushes: accepted or rejected as git says, master == serving${swarm ? ' (swarm)' : ''}`,
       runplan: `${race.accepted} accepted, ${race.rejected} rejected`,
       against: '0 disagreements',
       limit: `${race.disagreements.length + race.mismatches.length} (0)`,
@@ -239,6 +274,7 @@ export async function run({ args }) {
   } finally {
     await host?.dispose(apps.filter(Boolean).map((a) => a.id));
     await mirror?.close();
+    await swarm?.stop();
     if (kit?.ruby.cleanup) execFileSync('rm', ['-rf', kit.ruby.cleanup]);
     execFileSync('rm', ['-rf', scratch]);
   }
@@ -252,11 +288,18 @@ async function timedPush(host, app) {
   return { ...pushed, ms: performance.now() - started };
 }
 
+/**
+ * sshd drops some of many connections opened at once before they log in (its MaxStartups, 10 unauthenticated
+ * by default): nothing reached the host, git says it could not read from the remote (host/test/atomic-pushes.test.ts).
+ */
+const droppedBySshd = (output) => !output.includes('remote:') && /kex_exchange_identification|Connection (reset|closed)/.test(output);
+
 /** Stops serve, starts it, and polls each application through the edge until it answers 200. */
-async function timeRestart(host, apps) {
+async function timeRestart(host, apps, swarm) {
   const stopStarted = performance.now();
   await host.stop();
   const stopMs = performance.now() - stopStarted;
+  const servicesLeft = swarm ? swarm.docker(['service', 'ls', '--quiet']).split('\n').filter(Boolean).length : undefined;
   const started = performance.now();
   let servingMs;
   const serving = host.start().then(() => (servingMs = performance.now() - started));
@@ -280,7 +323,7 @@ async function timeRestart(host, apps) {
       phases[phase].push(Number(secs));
     }
   }
-  return { stopMs, servingMs, back, allBackMs: Math.max(...back), phases };
+  return { stopMs, servingMs, back, allBackMs: Math.max(...back), phases, servicesLeft };
 }
 
 /**
@@ -334,8 +377,100 @@ async function concurrentPushes(host, apps, probe, count) {
   // How git reported each refusal: `[remote rejected]` (the host refused it: master had moved while it waited) or `[rejected]` (git itself: not a fast-forward).
   const reasons = {};
   for (const r of results.filter((x) => x.code !== 0)) {
-    const reason = /! \[([^\]]+)\][^\n]*?(\([^)]*\))?$/m.exec(r.output)?.slice(1).filter(Boolean).join(' ') ?? 'no ref line';
+    const reason =
+      /! \[([^\]]+)\][^\n]*?(\([^)]*\))?$/m.exec(r.output)?.slice(1).filter(Boolean).join(' ') ?? (droppedBySshd(r.output) ? 'dropped by sshd before login (its MaxStartups)' : 'no ref line');
     reasons[reason] = (reasons[reason] ?? 0) + 1;
   }
-  return { targets: targets.length, accepted, rejected: count - accepted, reasons, ms, disagreements, mismatches, failed: tally.failed, sent: tally.sent };
+  const unexplained = results.filter((r) => r.code !== 0 && !/! \[/.test(r.output) && !droppedBySshd(r.output)).map((r) => r.output.split('\n').slice(-8).join('\n'));
+  return { targets: targets.length, accepted, rejected: count - accepted, reasons, unexplained, ms, disagreements, mismatches, failed: tally.failed, sent: tally.sent };
+}
+
+/** Swarm's name of an application's services, networks and containers' deployment label (host/src/addons/swarm-services.ts). */
+const swarmName = (appId) => appId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+
+/**
+ * A single-node swarm for the host: DOCKER_HOST's engine when set (a swarm manager already, left as it is),
+ * else a dockerd of the bench's own on the tests' data root (its stack images built once per machine), made a
+ * swarm on 127.0.0.1, which `stop()` leaves and stops.
+ */
+async function startSwarm(cacheDir, types) {
+  const given = process.env.DOCKER_HOST;
+  const engine = given ? undefined : await startTestEngine(cacheDir);
+  if (!given && !engine) throw new Error("--engine swarm needs dockerd (Debian's docker.io) or DOCKER_HOST naming a swarm manager");
+  const host = given ?? engine.host;
+  const docker = (args) => execFileSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: host }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop = async () => {
+    if (!engine) return;
+    try {
+      docker(['swarm', 'leave', '--force']);
+    } catch {
+      // Not in a swarm (it failed before joining one).
+    }
+    await engine.stop();
+  };
+  try {
+    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec.
+    const execProblem = probeContainerExec(host);
+    if (execProblem) throw new Error(`--engine swarm: ${execProblem}`);
+    const { DockerCli, STACKS, ensureStackImage } = await import(join(root, 'dist', 'engines', 'docker.js'));
+    const client = await DockerCli.connect({ host });
+    const stacksStarted = performance.now();
+    // Minutes each on an engine that has none yet (a Debian bootstrap), as for a host's operator, who makes them once.
+    for (const stack of [...[...types].map((t) => STACKS[t]), STACKS.proxy]) await ensureStackImage(client, stack, { log: () => {} });
+    console.log(`  stack images ready in ${s(performance.now() - stacksStarted)} (built once per data root)`);
+    if (engine) {
+      // The data root is kept between runs: a run that stopped half-way may have left it in a swarm.
+      try {
+        docker(['swarm', 'leave', '--force']);
+      } catch {
+        // It was not in one.
+      }
+      docker(['swarm', 'init', '--advertise-addr', '127.0.0.1', '--listen-addr', `127.0.0.1:${await freePort()}`]);
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const containerdPid = Number(
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .find((p) => {
+        try {
+          return readFileSync(`/proc/${p}/status`, 'utf8').match(/^PPid:\s+(\d+)/m)?.[1] === String(engine?.pid) && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'containerd';
+        } catch {
+          return false;
+        }
+      }) ?? 0,
+  );
+  return { host, pid: engine?.pid, containerdPid, docker, stop };
+}
+
+/** Each application's containers (its web tasks and its proxy's) as `docker stats` reports their memory: name and MB, by the application's swarm name. */
+function containerMemory(host) {
+  const docker = (args) => execFileSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: host }, encoding: 'utf8', maxBuffer: 16 << 20 });
+  const byApp = new Map();
+  const ids = docker(['ps', '--quiet', '--filter', 'label=io.runplan.engine=swarm']).split('\n').filter(Boolean);
+  if (ids.length === 0) return byApp;
+  const deployment = new Map(
+    docker(['inspect', '--format', '{{.Id}} {{index .Config.Labels "io.runplan.deployment"}} {{index .Config.Labels "com.docker.swarm.service.name"}}', ...ids])
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [id, app, service] = l.split(' ');
+        return [id.slice(0, 12), { app, service }];
+      }),
+  );
+  const units = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, kB: 1e3, MB: 1e6, GB: 1e9 };
+  for (const l of docker(['stats', '--no-stream', '--format', '{{.ID}} {{.MemUsage}}', ...ids])
+    .split('\n')
+    .filter(Boolean)) {
+    const [id, used] = l.split(' ');
+    const m = /^([\d.]+)(\w+)$/.exec(used);
+    const of = deployment.get(id.slice(0, 12));
+    if (!m || !of) continue;
+    // The proxy's service is named as the application, its processes' services with a suffix (`-web`).
+    const name = of.service === of.app ? 'proxy (nginx)' : `${of.service.slice(of.app.length + 1)} task`;
+    byApp.set(of.app, [...(byApp.get(of.app) ?? []), { name, rss: (Number(m[1]) * (units[m[2]] ?? 1)) / 1024 ** 2 }]);
+  }
+  return byApp;
 }

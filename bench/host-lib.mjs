@@ -44,12 +44,12 @@ export class BenchHost {
     this.sshUser = `rpb-${randomBytes(3).toString('hex')}`;
   }
 
-  /** `runplan-host init` on free loopback ports, its cache the bench's; and a client key allowed to push to `org`. */
-  static async create({ cacheDir, serveEnv = {}, org }) {
+  /** `runplan-host init` on free loopback ports, its cache the bench's (`initArgs`: more of init's options, e.g. the engine); and a client key allowed to push to `org`. */
+  static async create({ cacheDir, serveEnv = {}, org, initArgs = [] }) {
     const host = new BenchHost({ scratch: reachableTemp('/tmp/runplan-bench-host-'), cacheDir, serveEnv });
     host.ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
     const p = host.ports;
-    await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir]);
+    await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir, ...initArgs]);
     await host.start();
     await run('mkdir', ['-m', '700', '-p', host.client]);
     host.key = join(host.client, 'id_ed25519');

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { fastParse } from '../plan/fast-parse.js';
 import { quickSafeParse } from '../plan/quick-parse.js';
 import { callBuildpack } from '../buildpack/call-buildpack.js';
 import type { Buildpack, PlanContext, PlanContribution } from '../buildpack/contract.js';
@@ -281,8 +280,7 @@ export function parsePlan(json: unknown, origin = 'the plan'): RunPlan {
     });
   }
   // A valid plan (what a host reads back at each start) is taken by the validator derived from the schema; Zod reports the rest.
-  const fast = fastParse(RunPlanSchema, json);
-  const parsed = fast === undefined ? RunPlanSchema.safeParse(json) : { success: true as const, data: fast.data };
+  const parsed = quickSafeParse(RunPlanSchema, json);
   if (!parsed.success) {
     throw CoreErrors.PLAN_DOCUMENT_INVALID.create({ message: `${origin} is not a valid run plan: ${listIssues(parsed.error.issues)}.`, file: origin });
   }

@@ -3,7 +3,6 @@ import type { LogLine } from 'runplan';
 /** The phases of a deploy in their order, as the pusher's timing line names them. */
 const PHASES = ['wait', 'checkout', 'plan', 'build', 'start', 'stability window', 'switch'] as const;
 export type DeployPhase = (typeof PHASES)[number];
-type Phase = DeployPhase;
 
 /**
  * Where the time of one deploy went, measured in `serve` and told to the pusher in
@@ -18,16 +17,16 @@ type Phase = DeployPhase;
  * - switch: master moved, the edge re-pointed, the release recorded.
  */
 export class DeployTimings {
-  private readonly spent = new Map<Phase, number>();
-  private current: Phase | undefined;
+  private readonly spent = new Map<DeployPhase, number>();
+  private current: DeployPhase | undefined;
   private since = performance.now();
   private readonly began = performance.now();
 
   /** `onPhase` is told each phase as it begins (serve's bring-back frees its place once the window begins). */
-  constructor(private readonly onPhase: (phase: Phase) => void = () => {}) {}
+  constructor(private readonly onPhase: (phase: DeployPhase) => void = () => {}) {}
 
   /** Ends the phase under way (if any) and begins `phase`. */
-  enter(phase: Phase): void {
+  enter(phase: DeployPhase): void {
     const now = performance.now();
     if (this.current) this.spent.set(this.current, (this.spent.get(this.current) ?? 0) + now - this.since);
     const changed = this.current !== phase;

@@ -37,6 +37,18 @@ export function swarmRecords(dockerHost: string): EngineRecords {
     if (result.status !== 0) throw new Error(`docker ${args.join(' ')}: ${result.stderr}`);
     return { stdout: result.stdout, both: `${result.stdout}\n${result.stderr}` };
   };
+  // Swarm prunes a service's old tasks (and their containers) while it restarts
+  // one, so an id listed a moment ago may be gone: what remains is still the record.
+  const inspectRemaining = <T>(ids: string[]): T[] => {
+    if (ids.length === 0) return [];
+    const result = spawnSync('/usr/bin/docker', ['inspect', ...ids], { env: { ...process.env, DOCKER_HOST: dockerHost }, encoding: 'utf8' });
+    const onlyGone = result.stderr
+      .split('\n')
+      .filter(Boolean)
+      .every((line) => /No such object/.test(line));
+    if (result.status !== 0 && !onlyGone) throw new Error(`docker inspect ${ids.join(' ')}: ${result.stderr}`);
+    return JSON.parse(result.stdout || '[]') as T[];
+  };
   const service = (name: string) => {
     const found = docker('service', 'ls', '--filter', 'label=io.runplan.managed=true', '--filter', `label=io.runplan.process=${name}`, '--format', '{{.Name}}').stdout.split('\n').filter(Boolean);
     if (found.length !== 1) throw new Error(`expected one service running ${name}, found: ${found.join(', ') || 'none'}`);
@@ -47,11 +59,10 @@ export function swarmRecords(dockerHost: string): EngineRecords {
     lines: (name) => docker('service', 'logs', '--raw', service(name)).both.split('\n').filter(Boolean),
     runs: (name) => {
       const tasks = docker('service', 'ps', '--quiet', '--no-trunc', service(name)).stdout.split('\n').filter(Boolean);
-      const containers = (JSON.parse(docker('inspect', ...tasks).stdout) as { Status: { ContainerStatus?: { ContainerID?: string } } }[])
+      const containers = inspectRemaining<{ Status: { ContainerStatus?: { ContainerID?: string } } }>(tasks)
         .map((t) => t.Status.ContainerStatus?.ContainerID)
         .filter((id): id is string => !!id);
-      if (containers.length === 0) return [];
-      const states = JSON.parse(docker('inspect', ...containers).stdout) as { State: { Running: boolean; ExitCode: number; StartedAt: string; FinishedAt: string } }[];
+      const states = inspectRemaining<{ State: { Running: boolean; ExitCode: number; StartedAt: string; FinishedAt: string } }>(containers);
       return states
         .map(({ State: s }) => ({ exitCode: s.Running ? undefined : s.ExitCode, startedMs: time(s.StartedAt) ?? 0, endedMs: s.Running ? undefined : time(s.FinishedAt) }))
         .filter((run) => run.startedMs > 0)

@@ -19,10 +19,9 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
-import { probeContainerExec, startTestEngine } from '../scripts/test-engine.mjs';
 import { keepAsking, pool, roundRobin } from './asking.mjs';
-import { appUserName, BenchHost } from './host-lib.mjs';
-import { freePort, median, percentile, reachableTemp, root, rssMb, target } from './lib.mjs';
+import { appUserName, BenchHost, startSwarm } from './host-lib.mjs';
+import { median, percentile, reachableTemp, root, rssMb, target } from './lib.mjs';
 
 export const title = 'runplan-host at fifty applications (local engine, then a Docker swarm)';
 
@@ -387,63 +386,6 @@ async function concurrentPushes(host, apps, probe, count) {
 
 /** Swarm's name of an application's services, networks and containers' deployment label (host/src/addons/swarm-services.ts). */
 const swarmName = (appId) => appId.toLowerCase().replace(/[^a-z0-9-]/g, '-');
-
-/**
- * A single-node swarm for the host: DOCKER_HOST's engine when set (a swarm manager already, left as it is),
- * else a dockerd of the bench's own on the tests' data root (its stack images built once per machine), made a
- * swarm on 127.0.0.1, which `stop()` leaves and stops.
- */
-async function startSwarm(cacheDir, types) {
-  const given = process.env.DOCKER_HOST;
-  const engine = given ? undefined : await startTestEngine(cacheDir);
-  if (!given && !engine) throw new Error("--engine swarm needs dockerd (Debian's docker.io) or DOCKER_HOST naming a swarm manager");
-  const host = given ?? engine.host;
-  const docker = (args) => execFileSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: host }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const stop = async () => {
-    if (!engine) return;
-    try {
-      docker(['swarm', 'leave', '--force']);
-    } catch {
-      // Not in a swarm (it failed before joining one).
-    }
-    await engine.stop();
-  };
-  try {
-    // Swarm counts a task as running once its HEALTHCHECK passes, which the engine runs with exec.
-    const execProblem = probeContainerExec(host);
-    if (execProblem) throw new Error(`--engine swarm: ${execProblem}`);
-    const { DockerCli, STACKS, ensureStackImage } = await import(join(root, 'dist', 'engines', 'docker.js'));
-    const client = await DockerCli.connect({ host });
-    const stacksStarted = performance.now();
-    // Minutes each on an engine that has none yet (a Debian bootstrap), as for a host's operator, who makes them once.
-    for (const stack of [...[...types].map((t) => STACKS[t]), STACKS.proxy]) await ensureStackImage(client, stack, { log: () => {} });
-    console.log(`  stack images ready in ${s(performance.now() - stacksStarted)} (built once per data root)`);
-    if (engine) {
-      // The data root is kept between runs: a run that stopped half-way may have left it in a swarm.
-      try {
-        docker(['swarm', 'leave', '--force']);
-      } catch {
-        // It was not in one.
-      }
-      docker(['swarm', 'init', '--advertise-addr', '127.0.0.1', '--listen-addr', `127.0.0.1:${await freePort()}`]);
-    }
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  const containerdPid = Number(
-    readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .find((p) => {
-        try {
-          return readFileSync(`/proc/${p}/status`, 'utf8').match(/^PPid:\s+(\d+)/m)?.[1] === String(engine?.pid) && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'containerd';
-        } catch {
-          return false;
-        }
-      }) ?? 0,
-  );
-  return { host, pid: engine?.pid, containerdPid, docker, stop };
-}
 
 /** Each application's containers (its web tasks and its proxy's) as `docker stats` reports their memory: name and MB, by the application's swarm name. */
 function containerMemory(host) {

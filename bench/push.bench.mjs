@@ -7,7 +7,9 @@
 // release it replaces still drains. Each push's phases are the ones serve tells
 // the pusher (`==> release N took …`), beside what only the client sees (the
 // receive: ssh, the pack, the hook, until serve's first line).
-//   npm run bench -- --only push [--changes 3] [--cache-dir DIR] [--host-root DIR]
+// Then the same on a single-node Docker swarm (`init --engine swarm`, the fifty-apps
+// bench's swarm) wherever a Docker engine can be had: each release an image and services.
+//   npm run bench -- --only push [--changes 3] [--cache-dir DIR] [--host-root DIR] [--engine local|swarm]
 // --host-root: another checkout whose host/dist/cli.js to measure (a baseline).
 // Needs root, sshd, Caddy and git; the npm registry for the first push's install.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -15,12 +17,13 @@ import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, 
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startSwarm } from './host-lib.mjs';
 import { cli, freePort, median, reachableTemp, root, target } from './lib.mjs';
 
-export const title = 'host: push to serving (local engine)';
+export const title = 'host: push to serving (local engine, then a Docker swarm)';
 
-const GOAL_CHANGE_S = 4;
-const GOAL_FIRST_S = 10;
+/** The issue's goals by engine: a one-line change (and the first push of a new app, locally). */
+const GOALS = { local: { change: 4, first: 10 }, swarm: { change: 10 } };
 const SERVER_PHASES = ['wait', 'checkout', 'plan', 'build', 'start', 'stability window', 'switch'];
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
@@ -116,11 +119,23 @@ function row(name, r) {
   return `| ${name} | **${s(r.total)}** | ${s(r.receive)} | ${SERVER_PHASES.map((p) => (p in r.phases ? s(r.phases[p]) : '—')).join(' | ')} | ${s(r.other)} | ${s(r.exited)} | ${r.waited ? 'yes' : 'no'} |`;
 }
 
+/** The local engine, then a swarm where a Docker engine can be had, unless `--engine` names one. */
 export async function run({ args }) {
   const why = missing();
   const hostRoot = args['host-root'] ?? root;
   if (why) return console.log(`skipped: ${why}`);
   if (!existsSync(join(hostRoot, 'host', 'dist', 'cli.js'))) return console.log(`skipped: ${hostRoot}/host/dist/cli.js is not built (node scripts/bootstrap.mjs --for-host)`);
+  const named = args.engine;
+  if (named !== undefined && named !== 'local' && named !== 'swarm') throw new Error(`--engine takes local or swarm, not ${named}`);
+  if (named !== 'swarm') await runOn({ args, hostRoot, engine: 'local' });
+  if (named === 'swarm' || (named === undefined && (process.env.DOCKER_HOST || existsSync('/usr/sbin/dockerd') || existsSync('/usr/bin/dockerd')))) {
+    console.log('\n### the same on a single-node Docker swarm');
+    await runOn({ args, hostRoot, engine: 'swarm' });
+  } else if (named === undefined) console.log('\n  (no dockerd on this machine, nor DOCKER_HOST: the swarm run is left out)');
+}
+
+async function runOn({ args, hostRoot, engine }) {
+  const goals = GOALS[engine];
   const changes = Number(args.changes ?? 3);
   const cacheDir = args['cache-dir'] ?? join(tmpdir(), 'runplan-bench-cache');
   const base = reachableTemp(join(tmpdir(), 'runplan-bench-push-'));
@@ -128,12 +143,22 @@ export async function run({ args }) {
   const ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
   const sshUser = `rpush-${process.pid.toString(16)}`;
   let serve;
+  let swarm;
   try {
+    swarm = engine === 'swarm' ? await startSwarm(cacheDir, new Set(['node'])) : undefined;
     // Node.js and npm in the cache, as on a host that deployed a Node application before.
     const prime = now();
     execFileSync(process.execPath, [cli, 'build', join(root, 'fixtures', 'node', 'express'), '--cache-dir', cacheDir, '--work-dir', join(base, 'prime')], { stdio: 'ignore' });
     console.log(`runtime primed in the cache by \`runplan build\` of the fixture: ${s(now() - prime)} (not counted)`);
-    hostCli(hostRoot, data, ['init', '--ssh-port', `${ports.ssh}`, '--https-port', `${ports.https}`, '--http-port', `${ports.http}`, '--ssh-user', sshUser, '--cache-dir', cacheDir]);
+    const options = {
+      'ssh-port': ports.ssh,
+      'https-port': ports.https,
+      'http-port': ports.http,
+      'ssh-user': sshUser,
+      'cache-dir': cacheDir,
+      ...(swarm ? { engine: 'swarm', 'docker-host': swarm.host } : {}),
+    };
+    hostCli(hostRoot, data, ['init', ...Object.entries(options).flatMap(([name, value]) => [`--${name}`, `${value}`])]);
     serve = spawn(process.execPath, [join(hostRoot, 'host', 'dist', 'cli.js'), 'serve', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
     let serveOutput = '';
     await new Promise((resolve, reject) => {
@@ -199,7 +224,7 @@ export async function run({ args }) {
       results.push([`one-line change ${i}`, await push(`v${i}`)]);
     }
     console.log(
-      `host: ${hostRoot === root ? 'this checkout' : hostRoot}; stability window 3 s (default), drain 5 s (default); times from \`git push\` to the first answer of the new code through the HTTPS edge`,
+      `host: ${hostRoot === root ? 'this checkout' : hostRoot}, ${engine} engine; stability window 3 s (default), drain 5 s (default); times from \`git push\` to the first answer of the new code through the HTTPS edge`,
     );
     console.log(`| push | to serving | receive | ${SERVER_PHASES.join(' | ')} | other | git push exited | waited |`);
     console.log(`|---|---|---|${SERVER_PHASES.map(() => '---').join('|')}|---|---|---|`);
@@ -221,23 +246,25 @@ export async function run({ args }) {
     if (args.verbose) for (const l of results.at(-1)[1].lines) console.log(`  ${(l.ms / 1000).toFixed(3)} ${l.text}`);
     const warm = median(results.slice(1).map(([, r]) => r.total));
     const first = results[0][1].total;
-    console.log(`goal: one-line change ≤ ${GOAL_CHANGE_S} s (median of ${changes}: ${s(warm)}), first push ≤ ${GOAL_FIRST_S} s (${s(first)})`);
+    const where = engine === 'local' ? 'local engine' : 'a one-machine swarm';
+    console.log(`goal: one-line change ≤ ${goals.change} s (median of ${changes}: ${s(warm)})${goals.first ? `, first push ≤ ${goals.first} s (${s(first)})` : ''}`);
     target({
-      what: 'push to serving, one-line change of the Express fixture (local engine, warm host)',
+      what: `push to serving, one-line change of the Express fixture (${where}, warm host)`,
       runplan: s(warm),
-      against: `goal ${GOAL_CHANGE_S} s`,
-      limit: `≤ ${GOAL_CHANGE_S} s`,
-      met: warm <= GOAL_CHANGE_S * 1000,
+      against: `goal ${goals.change} s`,
+      limit: `≤ ${goals.change} s`,
+      met: warm <= goals.change * 1000,
       note: `median of ${changes}, each pushed while the release before drains`,
     });
-    target({
-      what: 'push to serving, first push of a new app (runtime cached)',
-      runplan: s(first),
-      against: `goal ${GOAL_FIRST_S} s`,
-      limit: `≤ ${GOAL_FIRST_S} s`,
-      met: first <= GOAL_FIRST_S * 1000,
-      note: 'npm ci of its node_modules included',
-    });
+    if (goals.first)
+      target({
+        what: `push to serving, first push of a new app (${where}, runtime cached)`,
+        runplan: s(first),
+        against: `goal ${goals.first} s`,
+        limit: `≤ ${goals.first} s`,
+        met: first <= goals.first * 1000,
+        note: 'npm ci of its node_modules included',
+      });
   } finally {
     if (serve && serve.exitCode === null) {
       const exited = new Promise((r) => serve.once('exit', r));
@@ -255,5 +282,6 @@ export async function run({ args }) {
       spawnSync('groupdel', [user]);
     }
     rmSync(base, { recursive: true, force: true });
+    await swarm?.stop();
   }
 }

@@ -182,7 +182,8 @@ function placeApplication(folder: string | undefined): string[] {
   const { APP_HOME, RUN_DIR } = IMAGE_BINDINGS;
   const scripts = `COPY --chown=0:0 runplan/ ${IMAGE_SCRIPTS_DIR}/`;
   if (folder === undefined) {
-    return [`RUN mkdir -p ${APP_HOME} ${RUN_DIR} && chown ${UID} ${APP_HOME} ${RUN_DIR}`, scripts, `COPY --chown=${UID} runtime/ ${APP_HOME}/`, `COPY --chown=${UID} app/ ${APP_HOME}/`];
+    // The runtimes first: the scripts name the release's digest, and a layer below them would be copied again at every release (2 s for Node.js here).
+    return [`RUN mkdir -p ${APP_HOME} ${RUN_DIR} && chown ${UID} ${APP_HOME} ${RUN_DIR}`, `COPY --chown=${UID} runtime/ ${APP_HOME}/`, scripts, `COPY --chown=${UID} app/ ${APP_HOME}/`];
   }
   const real = realAppHome(folder);
   // A Dockerfile substitutes variables in COPY's paths and splits them at blanks: such folder names go no further.

@@ -287,7 +287,8 @@ function sidekiqProperty(yamlText: fc.Arbitrary<string>) {
         resolveSidekiq(
           enable,
           files,
-          [...listed, 'config/sidekiq.yml'].map((path) => ({ path, text: texts[path] })),
+          // Own keys only: a listed name such as "toString" must find no file, not Object.prototype's.
+          [...listed, 'config/sidekiq.yml'].map((path) => ({ path, text: Object.hasOwn(texts, path) ? texts[path] : undefined })),
           'production',
         ),
       );

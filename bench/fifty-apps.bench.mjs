@@ -14,13 +14,13 @@
 //   --restarts 3 (RUNPLAN_BENCH_RESTARTS=3)             the restart timed 3 times on the same applications
 // Everything runs on 127.0.0.1; the bench stops what it started and removes what it made.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listFixtures, prepareCopy } from '../scripts/fixture-kit.mjs';
 import { keepAsking, pool, roundRobin } from './asking.mjs';
-import { appUserName, BenchHost, startSwarm } from './host-lib.mjs';
+import { appUserName, BenchHost, onEachEngine, startSwarm } from './host-lib.mjs';
 import { median, percentile, reachableTemp, root, rssMb, target } from './lib.mjs';
 
 export const title = 'runplan-host at fifty applications (local engine, then a Docker swarm)';
@@ -84,16 +84,12 @@ const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const mb = (x) => `${x.toFixed(1)} MB`;
 const line = (what, value, goal = '') => console.log(`  ${what.padEnd(62)} ${value}${goal ? `   (goal ${goal})` : ''}`);
 
-/** Both engines unless one is named; the swarm's only where a Docker engine can be had. */
+/** Both engines unless one is named (--engine or RUNPLAN_BENCH_ENGINE); 50 applications locally, fewer on a swarm. */
 export async function run({ args }) {
-  const named = args.engine ?? process.env.RUNPLAN_BENCH_ENGINE;
-  if (named !== undefined && named !== 'local' && named !== 'swarm') throw new Error(`--engine takes local or swarm, not ${named}`);
   const apps = args.apps ?? process.env.RUNPLAN_BENCH_APPS;
-  if (named !== 'swarm') await runOn({ args, engine: 'local', n: Number(apps ?? 50) });
-  if (named === 'swarm' || (named === undefined && (process.env.DOCKER_HOST || existsSync('/usr/sbin/dockerd') || existsSync('/usr/bin/dockerd')))) {
-    console.log(`\n### the same on a single-node Docker swarm`);
-    await runOn({ args, engine: 'swarm', n: Number(apps ?? process.env.RUNPLAN_BENCH_SWARM_APPS ?? SWARM_APPS) });
-  } else if (named === undefined) console.log('\n  (no dockerd on this machine, nor DOCKER_HOST: the swarm run is left out)');
+  await onEachEngine(args.engine ?? process.env.RUNPLAN_BENCH_ENGINE, (engine) =>
+    runOn({ args, engine, n: Number(apps ?? (engine === 'local' ? 50 : (process.env.RUNPLAN_BENCH_SWARM_APPS ?? SWARM_APPS))) }),
+  );
 }
 
 async function runOn({ args, engine, n }) {

@@ -234,3 +234,13 @@ export async function startSwarm(cacheDir, types) {
   );
   return { host, pid: engine?.pid, containerdPid, docker, stop };
 }
+
+/** Runs `each` on the local engine, then on a single-node swarm where a Docker engine can be had; `named` (local or swarm) picks one. */
+export async function onEachEngine(named, each) {
+  if (named !== undefined && named !== 'local' && named !== 'swarm') throw new Error(`--engine takes local or swarm, not ${named}`);
+  if (named !== 'swarm') await each('local');
+  if (named === 'swarm' || (named === undefined && (process.env.DOCKER_HOST || existsSync('/usr/sbin/dockerd') || existsSync('/usr/bin/dockerd')))) {
+    console.log('\n### the same on a single-node Docker swarm');
+    await each('swarm');
+  } else if (named === undefined) console.log('\n  (no dockerd on this machine, nor DOCKER_HOST: the swarm run is left out)');
+}

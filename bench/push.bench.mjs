@@ -17,7 +17,7 @@ import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, 
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSwarm } from './host-lib.mjs';
+import { onEachEngine, startSwarm } from './host-lib.mjs';
 import { cli, freePort, median, reachableTemp, root, target } from './lib.mjs';
 
 export const title = 'host: push to serving (local engine, then a Docker swarm)';
@@ -125,13 +125,7 @@ export async function run({ args }) {
   const hostRoot = args['host-root'] ?? root;
   if (why) return console.log(`skipped: ${why}`);
   if (!existsSync(join(hostRoot, 'host', 'dist', 'cli.js'))) return console.log(`skipped: ${hostRoot}/host/dist/cli.js is not built (node scripts/bootstrap.mjs --for-host)`);
-  const named = args.engine;
-  if (named !== undefined && named !== 'local' && named !== 'swarm') throw new Error(`--engine takes local or swarm, not ${named}`);
-  if (named !== 'swarm') await runOn({ args, hostRoot, engine: 'local' });
-  if (named === 'swarm' || (named === undefined && (process.env.DOCKER_HOST || existsSync('/usr/sbin/dockerd') || existsSync('/usr/bin/dockerd')))) {
-    console.log('\n### the same on a single-node Docker swarm');
-    await runOn({ args, hostRoot, engine: 'swarm' });
-  } else if (named === undefined) console.log('\n  (no dockerd on this machine, nor DOCKER_HOST: the swarm run is left out)');
+  await onEachEngine(args.engine, (engine) => runOn({ args, hostRoot, engine }));
 }
 
 async function runOn({ args, hostRoot, engine }) {

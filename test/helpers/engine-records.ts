@@ -32,8 +32,9 @@ export interface Recorded {
 
 /** Swarm's records of the deployment in the test swarm (one at a time there): `docker service logs` and the tasks' containers. */
 export function swarmRecords(dockerHost: string): EngineRecords {
+  const spawnDocker = (args: string[]) => spawnSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost }, encoding: 'utf8' });
   const docker = (...args: string[]) => {
-    const result = spawnSync('/usr/bin/docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost }, encoding: 'utf8' });
+    const result = spawnDocker(args);
     if (result.status !== 0) throw new Error(`docker ${args.join(' ')}: ${result.stderr}`);
     return { stdout: result.stdout, both: `${result.stdout}\n${result.stderr}` };
   };
@@ -41,7 +42,7 @@ export function swarmRecords(dockerHost: string): EngineRecords {
   // one, so an id listed a moment ago may be gone: what remains is still the record.
   const inspectRemaining = <T>(ids: string[]): T[] => {
     if (ids.length === 0) return [];
-    const result = spawnSync('/usr/bin/docker', ['inspect', ...ids], { env: { ...process.env, DOCKER_HOST: dockerHost }, encoding: 'utf8' });
+    const result = spawnDocker(['inspect', ...ids]);
     const onlyGone = result.stderr
       .split('\n')
       .filter(Boolean)

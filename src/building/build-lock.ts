@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import { formatSeconds } from '../health/probes.js';
+import { processStartTime } from '../process/process-identity.js';
 import { BUILD_TAG_VARIABLE, terminateTagged } from '../process/process-tree.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
@@ -212,14 +212,4 @@ async function takeOver(file: string, staleId: string, mine: LockOwner): Promise
 async function release(file: string, token: string): Promise<void> {
   const owner = await readOwner(file).catch(() => 'absent' as const);
   if (typeof owner === 'object' && owner.token === token) await unlink(file).catch(() => undefined);
-}
-
-/** When a process started (field 22 of /proc/<pid>/stat), or undefined without /proc. */
-export function processStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
 }

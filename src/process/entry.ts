@@ -10,4 +10,5 @@
 export { runProgram, startProgram, type ProgramOutcome, type ProgramResult, type RunningProgram, type RunProgramOptions, type StartProgramOptions } from './run-program.js';
 export { SYSTEM_VARIABLES, systemEnvironment, childEnvironment } from './process-env.js';
 export { writeFileAtomic } from '../files/atomic-write.js';
+export { bootId, formatIdentity, identifyProcess, isRunning, parseIdentity, processArguments, processStartTime, type ProcessIdentity, watchUntilGone } from './process-identity.js';
 export { systemClock, InstantClock, type Clock } from '../time/clock.js';

@@ -71,13 +71,18 @@ export class BenchHost {
     return JSON.parse(await this.cli([...args, '--json']));
   }
 
-  /** Starts serve; resolves once it says it serves (every application brought back). `onLine` sees its output as it comes. */
-  start(onLine = () => {}) {
+  /**
+   * Starts serve; resolves once it says it serves (every application taken over or brought back). `onLine` sees
+   * its output as it comes. `keepApps`: serve's stop leaves the applications serving (an operator's serve);
+   * by default it takes them down with it.
+   */
+  start(onLine = () => {}, { keepApps = false } = {}) {
     this.serveOutput = '';
+    if (keepApps) this.keptApps = true;
     // RUNPLAN_BENCH_SERVE_NODE_ARGS: node's options for serve when profiling it (e.g. --trace-gc), in place of its shebang's.
     const nodeArgs = (process.env.RUNPLAN_BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const [file, ...first] = nodeArgs.length > 0 ? [process.execPath, ...nodeArgs, hostBin] : [hostBin];
-    const child = spawn(file, [...first, 'serve', '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv(this.serveEnv) });
+    const child = spawn(file, [...first, 'serve', ...(keepApps ? [] : ['--stop-apps-on-exit']), '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv(this.serveEnv) });
     this.serve = child;
     return new Promise((resolve, reject) => {
       const onData = (chunk) => {
@@ -92,20 +97,21 @@ export class BenchHost {
     });
   }
 
-  /** SIGTERM to serve (it stops every release, the edge and sshd); resolves once it has exited. */
-  async stop() {
+  /** `signal` to serve (SIGTERM: it stops as it was started to; SIGKILL: a crash); resolves once it has exited. */
+  async stop(signal = 'SIGTERM') {
     const child = this.serve;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     child.removeAllListeners('exit');
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    child.kill(signal);
     await exited;
     this.serve = undefined;
   }
 
-  /** Stops serve, removes the accounts and cache entries this host made, then its folder. */
+  /** Stops serve (and what a serve that kept its applications left), removes the accounts and cache entries this host made, then its folder. */
   async dispose(appIds) {
     await this.stop();
+    if (this.keptApps) await this.cli(['stop-apps']).catch(() => undefined);
     for (const id of appIds) {
       await run('userdel', [appUserName(id)]).catch(() => undefined);
       await run('groupdel', [appUserName(id)]).catch(() => undefined);

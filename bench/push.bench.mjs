@@ -153,7 +153,10 @@ async function runOn({ args, hostRoot, engine }) {
       ...(swarm ? { engine: 'swarm', 'docker-host': swarm.host } : {}),
     };
     hostCli(hostRoot, data, ['init', ...Object.entries(options).flatMap(([name, value]) => [`--${name}`, `${value}`])]);
-    serve = spawn(process.execPath, [join(hostRoot, 'host', 'dist', 'cli.js'), 'serve', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A host of before serve kept its applications running has no flag: its serve stops them anyway.
+    const help = execFileSync(process.execPath, [join(hostRoot, 'host', 'dist', 'cli.js'), '--help'], { encoding: 'utf8' });
+    const stopApps = help.includes('--stop-apps-on-exit') ? ['--stop-apps-on-exit'] : [];
+    serve = spawn(process.execPath, [join(hostRoot, 'host', 'dist', 'cli.js'), 'serve', ...stopApps, '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] });
     let serveOutput = '';
     await new Promise((resolve, reject) => {
       const on = (c) => {

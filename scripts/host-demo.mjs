@@ -34,7 +34,8 @@ const starting = phase(
   '3-10 s, and about 10 s more per application it brings back',
   `serve --data ${data}: sshd, the HTTPS edge, the API; the applications deployed before are deployed again`,
 );
-const serve = spawn(process.execPath, [cli, 'serve', '--data', data], { stdio: ['ignore', 'inherit', 'pipe'] });
+// Ctrl-C stops everything the demo started: its applications too (an operator's serve leaves them serving).
+const serve = spawn(process.execPath, [cli, 'serve', '--stop-apps-on-exit', '--data', data], { stdio: ['ignore', 'inherit', 'pipe'] });
 let stopping = false;
 const stop = (signal) => {
   if (stopping) return;

@@ -30,6 +30,8 @@ export const HOST_PACKAGES = [
   { name: 'bubblewrap', command: 'test -x /usr/bin/bwrap' },
   // A release's loopback port closed to the other applications' users (host/src/tenancy/loopback-guard.ts).
   { name: 'nftables', command: 'test -x /usr/sbin/nft' },
+  // The releases' processes kept by s6-supervise, apart from serve: they outlive it (src/supervision/).
+  { name: 's6', command: 'test -x /usr/bin/s6-svscan' },
 ];
 
 /**

@@ -15,7 +15,8 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   edge/              Caddy's config, data (its CA) and admin socket
  *   apps/<app_id>/     the checkout of the commit being deployed
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
- *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>.sock
+ *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>.sock,
+ *                      tree/ (the releases' processes, kept by s6 apart from serve)
  *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
  */
@@ -40,6 +41,8 @@ export interface HostPaths {
   /** One socket per application, which the edge dials (run/apps/<app_id>.sock): the host pipes it to the serving release. */
   readonly upstreamsDir: string;
   readonly servePid: string;
+  /** The supervision tree of the local engine's releases (s6-svscan's scan directory and each release's services): they outlive serve. */
+  readonly treeDir: string;
   /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
   readonly binDir: string;
   readonly addonsDir: string;
@@ -67,6 +70,7 @@ export function hostPaths(root: string): HostPaths {
     consoleSocket: join(runDir, 'console.sock'),
     upstreamsDir: join(runDir, 'apps'),
     servePid: join(runDir, 'serve.pid'),
+    treeDir: join(runDir, 'tree'),
     binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),
   };

@@ -472,12 +472,30 @@ export class HostService {
     }
   }
 
-  /** Every application's current release started again (serve starting): each a restart through the gate, a few building at a time (BRING_BACK_AT_ONCE). */
-  async bringBack(out: (line: string) => void): Promise<void> {
+  /**
+   * Every application's current release, serve starting: taken over as it runs when it still does (an
+   * earlier serve stopped, crashed or was upgraded: nothing built, started or recorded), else deployed
+   * again — each a restart through the gate, a few building at a time (BRING_BACK_AT_ONCE). Then every
+   * run no application serves with (a deploy or a drain an earlier serve did not finish) is stopped.
+   * `adoptOnly`: nothing is deployed (stop-apps starts the host only to stop it whole).
+   */
+  async bringBack(out: (line: string) => void, { adoptOnly = false }: { readonly adoptOnly?: boolean } = {}): Promise<void> {
+    const found = await this.o.releases.runs();
     const apps = (await this.o.store.listApps()).filter((a) => a.currentRelease !== null);
+    const dead: { app: AppRecord; why: string }[] = [];
+    // Taken over all at once: each is one health check, and every application answers meanwhile.
+    await Promise.all(
+      apps.map(async (app) => {
+        const taken = await this.o.releases.adopt(app, await this.currentRelease(app), out).catch((error: Error) => ({ adopted: false as const, why: error.message }));
+        if (!taken.adopted) dead.push({ app, why: taken.why });
+      }),
+    );
+    await this.o.releases.discardOthers(found, out);
+    if (adoptOnly) return;
     // A bring-back holds its place while it works (checkout, plan, build, its processes' boot up to the first passing
     // check), not while it only waits in the stability window: the next one builds meanwhile.
-    await atMost(apps, BRING_BACK_AT_ONCE, async (app, free) => {
+    await atMost(dead, BRING_BACK_AT_ONCE, async ({ app, why }, free) => {
+      out(`==> ${app.name}: ${why}: deployed again`);
       // The release as it was: its variables (changes staged since wait for a restart) and its plan's defaults.
       const asItWas = (current: ReleaseRecord) => ({
         source: { repository: this.o.releases.repository(app.id), commit: current.commit },

@@ -26,6 +26,7 @@ function world({ storeFails }: { storeFails?: 'create' | 'remove' } = {}) {
       made.delete(ref.id);
     },
     stop: async () => {},
+    detach: async () => {},
   };
   const addons = { provider: async () => provider, variables: () => ({}) } as unknown as AddonServers;
   const store = {

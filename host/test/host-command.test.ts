@@ -81,7 +81,7 @@ describe('runplan-host as a command', () => {
       await host.serve({ shell: { ...process.env, OPERATOR_MARKER: marker, npm_config_nodedir: '/nowhere', NPM_TOKEN: token, RUNPLAN_KEPT_MARKER: 'kept' } });
       expect(host.serveOutput).toMatch(/==> serve starts in a clean environment: \d+ variable\(s\) of the one it was given are left out/);
       // The serve that runs the host is the one in serve.pid: started again by the one the shell started.
-      const pid = Number((await readFile(join(host.data, 'run', 'serve.pid'), 'utf8')).trim());
+      const { pid } = JSON.parse(await readFile(join(host.data, 'run', 'serve.pid'), 'utf8')) as { pid: number };
       expect(pid).not.toBe(host.servePid);
       const environment = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').filter(Boolean);
       const names = environment.map((v) => v.slice(0, v.indexOf('=')));

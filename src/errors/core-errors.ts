@@ -382,6 +382,16 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: "Run the host as root on Linux with Debian's bubblewrap and util-linux installed (apt-get install bubblewrap util-linux) and the memory, pids and cpu cgroup controllers mounted under /sys/fs/cgroup (v1 or v2).",
   },
+  HOST_SUPERVISOR_UNAVAILABLE: {
+    title: "This machine cannot keep a run's processes apart from runplan",
+    kind: 'input',
+    fix: "Install Debian's s6 package (apt-get install s6): runplan keeps each process of a lasting run under s6-supervise, so that it outlives the program that started it.",
+  },
+  HOST_RUN_NOT_ADOPTED: {
+    title: 'A run could not be taken over',
+    kind: 'deployment',
+    fix: 'Nothing of it is running as it was (the machine restarted, a process died for good, or an older runplan made it): deploy the release again; the message says what was found.',
+  },
   HOST_APP_USER: {
     title: 'The unprivileged user cannot be used',
     kind: 'input',

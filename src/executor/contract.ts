@@ -191,6 +191,13 @@ export interface RunningApp {
    * for it, so that an exit just before the window closed is not missed.
    */
   refresh?(): Promise<void>;
+  /**
+   * Lets the run go on without this program: it stops following the processes
+   * and leaves them running (a lasting run, kept by s6: a host's serve exiting
+   * while its releases go on). A later program takes them over (adoptRun).
+   * Absent where the processes are this program's children.
+   */
+  detach?(): Promise<void>;
 }
 
 /** Starts the processes of a built application (the local executor's default: supervised processes on this machine). */

@@ -41,3 +41,20 @@ export function groupAlive(pgid: number): boolean {
   }
   return false;
 }
+
+/** The live processes of a group (zombies left out): whom a signal to all but one of them reaches. */
+export function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(name));
+  }
+  return members;
+}

@@ -112,13 +112,20 @@ export interface RunningProgram {
    * or when it could not start. Nothing follows it: a caller that wants SIGKILL after a grace sends it.
    */
   kill(signal: NodeJS.Signals): void;
+  /**
+   * Lets runplan's process exit while the program runs on (a server started with keepRunningOnExit and an
+   * outputFile, which a later runplan finds again by its identity): its handle no longer holds runplan's
+   * event loop. `done` then settles only if runplan's process is still there when it exits.
+   */
+  release(): void;
 }
 
-/** What kill() needs of the program: its process once started, and whether it has exited. */
+/** What kill() and release() need of the program: its process once started, whether it has exited, and what was asked before it started. */
 interface Signalled {
-  child: { readonly pid?: number | undefined } | undefined;
+  child: { readonly pid?: number | undefined; unref(): void } | undefined;
   exited: boolean;
   pending: NodeJS.Signals | undefined;
+  released: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -142,7 +149,7 @@ export function startProgram(file: string, args: readonly string[], options: Sta
   if (!options.stdoutStream) stdout.end();
   // Opened now, so that a log file that cannot be opened is the caller's error at once, as it was before runplan ran anything.
   const outputFd = options.stdio !== 'inherit' && options.outputFile !== undefined ? openSync(options.outputFile, 'a', 0o600) : undefined;
-  const signalled: Signalled = { child: undefined, exited: false, pending: undefined };
+  const signalled: Signalled = { child: undefined, exited: false, pending: undefined, released: false };
   return {
     stdout,
     done: run(file, args, options, stdout, outputFd, signalled),
@@ -150,6 +157,10 @@ export function startProgram(file: string, args: readonly string[], options: Sta
       if (signalled.exited) return;
       if (signalled.child === undefined) signalled.pending = signal;
       else sendSignal(signalled.child.pid, signal);
+    },
+    release: () => {
+      signalled.released = true;
+      signalled.child?.unref();
     },
   };
 }
@@ -197,6 +208,7 @@ async function run(file: string, args: readonly string[], options: StartProgramO
     if (outputFd !== undefined) closeSync(outputFd);
   }
   signalled.child = child;
+  if (signalled.released) child.unref();
   child.once('exit', () => {
     signalled.exited = true;
   });

@@ -102,9 +102,7 @@ export class CgroupScope {
 
   /** Makes `path` (names under each hierarchy's root) with `limits`. A scope of that path left by a killed run is emptied and used again. */
   static async create(layout: CgroupLayout, path: readonly string[], limits: ResourceLimits): Promise<CgroupScope> {
-    for (const name of path) {
-      if (!NAME.test(name)) throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${JSON.stringify(name.slice(0, 60))} cannot name a cgroup (letters, digits, ".", "_" and "-").` });
-    }
+    checkNames(path);
     const dirs = new Map<string, string>();
     for (const { mount, version } of Object.values(layout.controllers)) {
       if (dirs.has(mount)) continue;
@@ -122,6 +120,27 @@ export class CgroupScope {
     const scope = new CgroupScope(layout, dirs, limits, { oomKills: 0, processLimitHits: 0 });
     await scope.killAll();
     await scope.apply(limits);
+    return new CgroupScope(layout, dirs, limits, await scope.counters());
+  }
+
+  /**
+   * The scope of `path` as a run that still lives in it made it (a lasting run taken over by
+   * another program): nothing in it is killed and its limits stay; its counters count from now.
+   * Undefined when it is not there (the machine restarted).
+   */
+  static async attach(layout: CgroupLayout, path: readonly string[], limits: ResourceLimits): Promise<CgroupScope | undefined> {
+    checkNames(path);
+    const dirs = new Map<string, string>();
+    for (const { mount } of Object.values(layout.controllers)) dirs.set(mount, join(mount, ...path));
+    for (const dir of dirs.values())
+      if (
+        !(await access(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return undefined;
+    const scope = new CgroupScope(layout, dirs, limits, { oomKills: 0, processLimitHits: 0 });
     return new CgroupScope(layout, dirs, limits, await scope.counters());
   }
 
@@ -216,6 +235,12 @@ export class CgroupScope {
         }
       }
     }
+  }
+}
+
+function checkNames(path: readonly string[]): void {
+  for (const name of path) {
+    if (!NAME.test(name)) throw CoreErrors.HOST_INVALID_SETTING.create({ message: `${JSON.stringify(name.slice(0, 60))} cannot name a cgroup (letters, digits, ".", "_" and "-").` });
   }
 }
 

@@ -130,9 +130,27 @@ export class AppSandbox {
 
   /** Makes the phase's cgroup with its limits: every command wrapped by the scope runs in it. */
   async open(phase: SandboxPhase): Promise<SandboxScope> {
+    const cgroup = await CgroupScope.create(this.layout(), [...this.options.cgroup, phase.name], phase.limits);
+    return this.scope(phase, cgroup);
+  }
+
+  /**
+   * The scope of a phase that still runs (a lasting run an earlier program
+   * started): its cgroup as it is, nothing in it killed. Undefined when the
+   * cgroup is gone (the machine restarted).
+   */
+  async reopen(phase: SandboxPhase): Promise<SandboxScope | undefined> {
+    const cgroup = await CgroupScope.attach(this.layout(), [...this.options.cgroup, phase.name], phase.limits);
+    return cgroup === undefined ? undefined : this.scope(phase, cgroup);
+  }
+
+  private layout() {
     const layout = machineCgroups();
     if (!layout) throw CoreErrors.HOST_SANDBOX_UNAVAILABLE.create({ message: 'applications cannot be confined on this machine: the memory, pids and cpu cgroup controllers are not all mounted.' });
-    const cgroup = await CgroupScope.create(layout, [...this.options.cgroup, phase.name], phase.limits);
+    return layout;
+  }
+
+  private async scope(phase: SandboxPhase, cgroup: CgroupScope): Promise<SandboxScope> {
     // Only what exists can be hidden: bwrap would have to make the others in the read-only root.
     const present = async (path: string) =>
       (await access(path).then(

@@ -89,6 +89,12 @@ export class AddonServers {
     await Promise.all([...this.providers.values()].map((p) => p.stop()));
     this.started.clear();
   }
+
+  /** serve exits and the add-on servers go on: the applications keep their connections; the next serve takes them over. */
+  async detach(): Promise<void> {
+    await Promise.all([...this.providers.values()].map((p) => p.detach()));
+    this.started.clear();
+  }
 }
 
 /** The engine an add-on's server was made for: swarm providers record it in the config; one without it is a loopback server. */

@@ -142,6 +142,11 @@ export class PostgresqlProvider implements AddonProvider {
     await server?.stop();
   }
 
+  async detach(): Promise<void> {
+    this.server?.detach();
+    this.server = undefined;
+  }
+
   private async drop(name: string): Promise<void> {
     await this.admin(dropDatabaseSql(name));
   }

@@ -33,4 +33,6 @@ export interface AddonProvider {
   remove(addon: AddonRef, config: Readonly<Record<string, string>>): Promise<void>;
   /** Stops every server process the provider started, and waits for each to exit. */
   stop(): Promise<void>;
+  /** Lets go of its servers, which keep serving (serve exits; the next one takes them over). */
+  detach(): Promise<void>;
 }

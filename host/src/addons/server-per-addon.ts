@@ -97,6 +97,11 @@ export abstract class ServerPerAddon implements AddonProvider {
     await Promise.all(servers.map((s) => s.stop()));
   }
 
+  async detach(): Promise<void> {
+    for (const server of this.running.values()) server.detach();
+    this.running.clear();
+  }
+
   private prepare(): void {
     if (this.prepared) return;
     // Searchable, not listable: each instance's folder is its account's alone.

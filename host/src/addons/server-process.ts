@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type RunningProgram, startProgram } from 'runplan/process';
+import { formatIdentity, identifyProcess, isRunning, parseIdentity, type ProcessIdentity, startProgram, watchUntilGone } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import { exitWords, type Part, type PartRun, type SupervisedPart, Supervisor } from '../supervision/supervisor.js';
 import { runChecked } from '../programs.js';
@@ -52,36 +52,60 @@ export interface StartServerOptions {
   readonly supervisor?: Supervisor;
 }
 
-/** One run of a server: its process (its PID once started), and why it exited once it has. */
+/** One run of a server: its PID once started, why it exited once it has, and how to signal it. */
 interface Run {
-  readonly program: RunningProgram;
   readonly pid: () => number | undefined;
   readonly exited: Promise<string>;
+  /** Sends it a signal while it runs (never once it has exited: its PID may be another process's by then). */
+  readonly kill: (signal: NodeJS.Signals) => void;
+  /** Lets serve's process exit while it runs on (taken over by the next serve). */
+  readonly release: () => void;
 }
 
-/** Where a server's PID is kept while it runs: found again by the next serve if this one was killed (SIGKILL, a crash). */
+/** Where a server's identity (PID, start time, boot) is kept while it runs: found again by the next serve. */
 const pidFile = (options: StartServerOptions) => join(options.cwd, 'server.pid');
 
 /**
- * A server a killed serve left running (its PID file names a live process running
- * the same program) is stopped first: it holds the port and the data folder.
+ * A server an earlier serve left running (stopped without its add-ons, killed, upgraded): its identity file
+ * names a live process working in this server's folder (servers rename their process titles, redis-server to
+ * its address; each works in its own folder, or below it: Redis in data/). Undefined for a file from before
+ * identities, a process gone, or a PID another process got since.
  */
-async function stopLeftover(options: StartServerOptions): Promise<void> {
-  const pid = Number(readFileSafe(pidFile(options)).trim());
-  if (!Number.isInteger(pid) || pid <= 1) return;
-  // Its working folder tells it apart from an unrelated process that got the PID again (servers rename their
-  // process titles, redis-server to its address; each works in its own folder, or below it: Redis in data/).
+function leftover(options: StartServerOptions): ProcessIdentity | undefined {
+  const text = readFileSafe(pidFile(options));
+  // A plain PID: written by a runplan-host of before identities, whose server is stopped like any that does not answer.
+  const identity = parseIdentity(text) ?? identifyProcess(Number(text.trim()));
+  if (identity === undefined || !isRunning(identity)) return undefined;
   let cwd: string;
   try {
-    cwd = readlinkSync(`/proc/${pid}/cwd`);
+    cwd = readlinkSync(`/proc/${identity.pid}/cwd`);
   } catch {
-    return;
+    return undefined;
   }
-  if (cwd !== options.cwd && !cwd.startsWith(`${options.cwd}/`)) return;
-  appendFileSync(options.logFile, `runplan-host: ${options.what} left running by an earlier serve (PID ${pid}): stopping it first\n`);
-  process.kill(pid, options.stopSignal ?? 'SIGTERM');
-  for (let i = 0; i < 400 && readFileSafe(`/proc/${pid}/cmdline`) !== ''; i++) await new Promise((r) => setTimeout(r, 50));
-  if (readFileSafe(`/proc/${pid}/cmdline`) !== '') process.kill(pid, 'SIGKILL');
+  return cwd === options.cwd || cwd.startsWith(`${options.cwd}/`) ? identity : undefined;
+}
+
+/** The run of a server an earlier serve started: followed by its identity, since it is not this serve's child. */
+function adopted(identity: ProcessIdentity): Run {
+  const watching = new AbortController();
+  const exited = watchUntilGone(identity, { intervalMs: 500, signal: watching.signal }).then(() => 'exited (it was taken over from an earlier serve: how is not known)');
+  return {
+    pid: () => identity.pid,
+    exited,
+    release: () => watching.abort(),
+    kill: (signal) => {
+      if (!isRunning(identity)) return;
+      try {
+        process.kill(identity.pid, signal);
+      } catch {}
+    },
+  };
+}
+
+/** Stops a leftover that cannot be taken over (it does not answer): it holds the port and the data folder. */
+async function stopLeftover(options: StartServerOptions, identity: ProcessIdentity): Promise<void> {
+  appendFileSync(options.logFile, `runplan-host: ${options.what} left running by an earlier serve (PID ${identity.pid}) does not answer: stopping it first\n`);
+  await stopRun(adopted(identity), options.stopSignal ?? 'SIGTERM', 20_000);
 }
 
 function readFileSafe(file: string): string {
@@ -94,6 +118,7 @@ function readFileSafe(file: string): string {
 
 function launch(options: StartServerOptions): Run {
   let pid: number | undefined;
+  let ended = false;
   // Through runplan's one runner: its output appended to its log by the server itself, left running if the
   // host's process dies (the next serve stops it, stopLeftover), stopped by its PID.
   const program = startProgram(options.command, options.args, {
@@ -105,12 +130,16 @@ function launch(options: StartServerOptions): Run {
     keepRunningOnExit: true,
     onStart: (started) => {
       pid = started;
-      writeFileSync(pidFile(options), `${started}\n`, { mode: 0o600 });
+      const identity = identifyProcess(started);
+      writeFileSync(pidFile(options), identity === undefined ? `${started}\n` : formatIdentity(identity), { mode: 0o600 });
     },
   });
   // Settles as it exits: nothing of its holds a pipe of the host's.
-  const exited = program.done.then((outcome) => (outcome.startError !== undefined ? `could not be run: spawn ${options.command} ${outcome.startError}` : exitWords(outcome.exitCode, outcome.signal)));
-  return { program, pid: () => pid, exited };
+  const exited = program.done.then((outcome) => {
+    ended = true;
+    return outcome.startError !== undefined ? `could not be run: spawn ${options.command} ${outcome.startError}` : exitWords(outcome.exitCode, outcome.signal);
+  });
+  return { pid: () => pid, exited, kill: (signal) => (ended ? undefined : program.kill(signal)), release: () => program.release() };
 }
 
 /** Until ready() says yes; a run that exits first, or never answers, is reported with the end of its log. */
@@ -135,8 +164,8 @@ async function waitReady(run: Run, options: StartServerOptions): Promise<void> {
 
 async function stopRun(run: Run, signal: NodeJS.Signals, graceMs: number): Promise<void> {
   // Nothing is sent once it has exited (kill() knows); `exited` has settled then.
-  run.program.kill(signal);
-  const timer = setTimeout(() => run.program.kill('SIGKILL'), graceMs);
+  run.kill(signal);
+  const timer = setTimeout(() => run.kill('SIGKILL'), graceMs);
   await run.exited;
   clearTimeout(timer);
 }
@@ -150,6 +179,8 @@ async function stopRun(run: Run, signal: NodeJS.Signals, graceMs: number): Promi
  */
 export class ServerProcess {
   private run: Run | undefined;
+  /** A run an earlier serve started, which the first start() takes over instead of launching one. */
+  private takeOver: Run | undefined;
   private graceMs = 20_000;
   private supervised: SupervisedPart | undefined;
 
@@ -160,8 +191,13 @@ export class ServerProcess {
   }
 
   static async start(options: StartServerOptions): Promise<ServerProcess> {
-    await stopLeftover(options);
     const server = new ServerProcess(options);
+    const left = leftover(options);
+    // One that answers is taken over as it runs: the applications keep their connections to it.
+    if (left !== undefined && (await options.ready().catch(() => false))) {
+      server.takeOver = adopted(left);
+      appendFileSync(options.logFile, `runplan-host: ${options.what} (PID ${left.pid}) left running by an earlier serve answers: taken over\n`);
+    } else if (left !== undefined) await stopLeftover(options, left);
     const supervisor = options.supervisor ?? new Supervisor({ log: () => {} });
     server.supervised = await supervisor.start(server.part(), (line) => appendFileSync(options.logFile, `runplan-host: ${line}\n`));
     return server;
@@ -175,7 +211,8 @@ export class ServerProcess {
       id: options.what.toLowerCase().replace(/ add-on /, ':'),
       name: options.what,
       start: async (): Promise<PartRun> => {
-        const run = launch(options);
+        const run = this.takeOver ?? launch(options);
+        this.takeOver = undefined;
         this.run = run;
         await waitReady(run, options);
         return { pid: run.pid(), ended: run.exited };
@@ -188,6 +225,12 @@ export class ServerProcess {
         return { up, detail: up ? `answers (${options.command})` : `does not answer (${options.command}); its log: ${options.logFile}` };
       },
     };
+  }
+
+  /** Ends the supervision and leaves it running: serve exits and the applications keep their add-on; the next serve takes it over. */
+  detach(): void {
+    this.supervised?.standDown();
+    this.run?.release();
   }
 
   /** Ends the supervision, asks it to shut down, then kills it if it has not within `graceMs`; resolves once it has exited. */

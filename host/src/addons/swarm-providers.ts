@@ -84,6 +84,11 @@ export class SwarmPostgresqlProvider implements AddonProvider {
     await this.admin(dropDatabaseSql(name));
   }
 
+  /** Its service goes on serving the applications' tasks: the next serve finds it (start()). */
+  async detach(): Promise<void> {
+    this.started = undefined;
+  }
+
   /** Removes the service, as serve removes the applications' (the cluster's data stays in its volume). */
   async stop(): Promise<void> {
     if (!this.started) return;
@@ -144,6 +149,11 @@ export class SwarmRedisProvider implements AddonProvider {
     const name = swarmName(addon.id);
     this.started.delete(name);
     await this.services.remove(name, name, `${name}-conf`);
+  }
+
+  /** Its services go on serving the applications' tasks: the next serve finds them (start()). */
+  async detach(): Promise<void> {
+    this.started.clear();
   }
 
   /** Removes the services it started, as serve removes the applications' (the data stays in their volumes). */

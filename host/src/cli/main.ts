@@ -29,7 +29,9 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR] [--store sqlite|postgres://…]
                     [--engine local|swarm] [--docker-host URL]   releases as local processes, or as the services of a Docker swarm
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
-  runplan-host serve                      start sshd, the edge and the API; bring every app back; SIGTERM stops all
+  runplan-host serve [--stop-apps-on-exit]   start the API, git, the console; take over (or start) sshd, the edge, the add-ons and
+                                          every app; SIGTERM stops serve alone (the apps go on serving), or all of it with the flag
+  runplan-host stop-apps                  with serve stopped: stop every release, the edge, sshd and the add-on servers
   runplan-host status                     every part checked now (the edge, sshd, add-on servers); exit 1 when one is down
   runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
   runplan-host apps [--org ORG]
@@ -71,6 +73,7 @@ const OPTIONS = {
   engine: { type: 'string' },
   'docker-host': { type: 'string' },
   to: { type: 'string' },
+  'stop-apps-on-exit': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -135,7 +138,9 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       return 0;
     }
     case 'serve':
-      return droppedNames(process.env).length === 0 ? serve(paths, io) : serveInCleanEnvironment(io);
+      return droppedNames(process.env).length === 0 ? serve(paths, io, values['stop-apps-on-exit'] === true) : serveInCleanEnvironment(io);
+    case 'stop-apps':
+      return stopApps(paths, io);
     case 'migrate-store': {
       if (!values.to || !/^postgres(ql)?:\/\//.test(values.to)) throw usage('migrate-store --to postgres://user:password@host:port/database');
       if (usesPostgres(paths)) throw HostErrors.INPUT_USAGE.create({ message: "this host's store is in PostgreSQL already." });
@@ -390,15 +395,35 @@ function usage(what: string) {
   return HostErrors.INPUT_USAGE.create({ message: `usage: runplan-host ${what}.` });
 }
 
-/** Runs until SIGTERM or SIGINT, then stops everything it started. */
-async function serve(paths: HostPaths, io: Io): Promise<number> {
+/**
+ * Runs until SIGTERM or SIGINT, then stops: serve alone (the API, git, the console, the deploys under way),
+ * every application serving on for the next serve to take over; or, with `stopApps`, everything it runs.
+ */
+async function serve(paths: HostPaths, io: Io, stopApps: boolean): Promise<number> {
   const log = (line: string) => io.err(`${line}\n`);
   // Listened for before anything starts: a signal while the applications are brought back (they may already
   // answer) stops the host once it has started, instead of killing it with what it started left running.
   const stopSignals = listenForStopSignals();
-  const host = await startHost(paths, log);
-  log(`==> ${await stopSignals.received}: stopping every release, the edge and sshd`);
-  await host.stop();
+  const host = await startHost(paths, log, { stopAppsOnExit: stopApps });
+  const signal = await stopSignals.received;
+  if (stopApps) {
+    log(`==> ${signal}: stopping every release, the edge, sshd and the add-on servers`);
+    await host.stop({ apps: true });
+    log('==> stopped; nothing left running');
+  } else {
+    log(`==> ${signal}: stopping serve; the applications, the edge, sshd and the add-on servers go on (runplan-host stop-apps stops them)`);
+    await host.stop({ apps: false });
+    log('==> serve stopped; the applications still serve');
+  }
+  return 0;
+}
+
+/** Everything a serve left running (releases, the edge, sshd, add-on servers) taken over, then stopped: refused while serve runs. */
+async function stopApps(paths: HostPaths, io: Io): Promise<number> {
+  const log = (line: string) => io.err(`${line}\n`);
+  const host = await startHost(paths, log, { adoptOnly: true, stopAppsOnExit: true });
+  log('==> stopping every release, the edge, sshd and the add-on servers');
+  await host.stop({ apps: true });
   log('==> stopped; nothing left running');
   return 0;
 }

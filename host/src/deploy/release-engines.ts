@@ -1,4 +1,4 @@
-import type { AppSandbox, BuildpackRegistry, Built, Executor } from 'runplan';
+import type { AppSandbox, BuildpackRegistry, Built, Executor, LastingRun } from 'runplan';
 import { ENGINES } from 'runplan/engines';
 import { DockerCli } from 'runplan/engines/docker';
 import { SwarmAddonServices, swarmName } from '../addons/swarm-services.js';
@@ -13,6 +13,8 @@ interface ReleaseExecutorInput {
   readonly signal: AbortSignal;
   /** The application's walls on this machine (its own user, namespaces and limits). */
   readonly sandbox?: AppSandbox;
+  /** Its processes kept by s6 apart from serve, under this run's name (the local engine). */
+  readonly lasting?: LastingRun;
 }
 
 /**
@@ -39,7 +41,7 @@ export function localEngine(): ReleaseEngine {
     name: 'local',
     inPlace: false,
     addonServices: undefined,
-    executor: ({ appDir, registry, signal, sandbox }) => ENGINES.local.executor({ appDir, registry, signal, ...(sandbox ? { sandbox } : {}) }),
+    executor: ({ appDir, registry, signal, sandbox, lasting }) => ENGINES.local.executor({ appDir, registry, signal, ...(sandbox ? { sandbox } : {}), ...(lasting ? { lasting } : {}) }),
   };
 }
 

@@ -1,7 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BuildpackRegistry, type Built, type Deployed, deploy, diffPlans, formatDiff, formatLogLine, type LinkedVariables, type LogLine, planDigest, planToCarryOut, type RunPlan } from 'runplan';
+import {
+  adoptRun,
+  type BuildpackRegistry,
+  deploy,
+  diffPlans,
+  discardRun,
+  formatDiff,
+  formatLogLine,
+  HttpHealthChecker,
+  type LinkedVariables,
+  Logger,
+  type LogLine,
+  planDigest,
+  planToCarryOut,
+  type RunPlan,
+  type SupervisionTree,
+} from 'runplan';
 import type { AppUpstreams } from '../edge/app-upstreams.js';
 import type { Edge } from '../edge/edge.js';
 import { HostErrors } from '../errors.js';
@@ -60,12 +76,24 @@ export interface ReleaseResult {
   readonly code?: string;
 }
 
+/** What of a running release the host drives: stopping it, or letting it run on without this serve. */
+interface RunningRelease {
+  stop(): Promise<void>;
+  /** Leaves it running (its processes kept by s6) when serve exits; absent where serve's exit ends it (a swarm's services stay by themselves). */
+  detach?(): Promise<void>;
+}
+
 /** A release answering now: its number, port, plan, and the running deployment. */
 interface Serving {
   readonly release: number;
   readonly port: number;
   readonly plan: RunPlan;
-  readonly deployed: Deployed<Built>;
+  readonly deployed: RunningRelease;
+}
+
+/** The name of a release's run in the supervision tree: the application and the release's number. */
+export function runIdOf(appId: string, release: number): string {
+  return `${appId}.r${release}`;
 }
 
 /** How many lines of a failed release's own output the push shows again at the end. */
@@ -83,6 +111,8 @@ export interface ReleasesOptions {
   readonly engine: ReleaseEngine;
   /** Each application's user and walls on this machine (the local engine). */
   readonly tenancy?: Tenancy;
+  /** Where the local engine's releases are kept by s6, apart from serve (they outlive it: docs/host.md, "What outlives serve"). */
+  readonly tree?: SupervisionTree;
   /** Waits (drain); tests pass one that does not sleep. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -175,7 +205,7 @@ export class Releases {
           return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
         }
       }
-      const started = await this.start(app, request, say, timings);
+      const started = await this.start(app, release.number, request, say, timings);
       if ('error' in started) {
         await putBack();
         // Whoever asked has gone: that is why it stopped, whatever step noticed.
@@ -228,10 +258,11 @@ export class Releases {
 
   private async start(
     app: AppRecord,
+    releaseNumber: number,
     request: ReleaseRequest,
     say: (line: string) => void,
     timings: DeployTimings,
-  ): Promise<{ port: number; plan: RunPlan; digest: string; deployed: Serving['deployed'] } | { error: unknown; ownOutput: string[] }> {
+  ): Promise<{ port: number; plan: RunPlan; digest: string; deployed: RunningRelease } | { error: unknown; ownOutput: string[] }> {
     const { paths } = this.options;
     const ownOutput: string[] = [];
     let unguard: (() => Promise<void>) | undefined;
@@ -289,10 +320,24 @@ export class Releases {
       const signal = request.signal ? AbortSignal.any([this.stopping.signal, request.signal]) : this.stopping.signal;
       const digest = planDigest(plan);
       timings.enter('build');
-      const executor = await this.options.engine.executor({ appId: app.id, appDir: dir, registry: this.options.registry, signal, ...(sandbox ? { sandbox } : {}) });
+      const { tree } = this.options;
+      const executor = await this.options.engine.executor({
+        appId: app.id,
+        appDir: dir,
+        registry: this.options.registry,
+        signal,
+        ...(sandbox ? { sandbox } : {}),
+        ...(tree ? { lasting: { tree, runId: runIdOf(app.id, releaseNumber) } } : {}),
+      });
       const deployed = await deploy(toCarryOut, executor, { sink, signal });
       const release = unguard;
-      return { port, plan, digest, deployed: release ? { ...deployed, stop: () => deployed.stop().finally(release) } : deployed };
+      const detach = deployed.running.detach;
+      return {
+        port,
+        plan,
+        digest,
+        deployed: { stop: release ? () => deployed.stop().finally(release) : () => deployed.stop(), ...(detach ? { detach: () => detach() } : {}) },
+      };
     } catch (error) {
       await unguard?.();
       return { error, ownOutput: [...ownOutput] };
@@ -334,12 +379,95 @@ export class Releases {
 
   /** Stops every release (serving and draining), once no deploy runs. */
   async stopAll(): Promise<void> {
+    await this.settle();
+    await Promise.all([...this.serving.values()].map((s) => s.deployed.stop().catch(() => undefined)));
+    this.serving.clear();
+    await this.options.upstreams.closeAll();
+  }
+
+  /**
+   * serve exits and its releases go on: the deploys under way are stopped (their pushes are told so), the
+   * drains under way end, and each serving release is let go — its processes are s6's, its route the edge's —
+   * for the next serve to take over (adopt).
+   */
+  async detachAll(): Promise<void> {
+    await this.settle();
+    await Promise.all([...this.serving.values()].map((s) => s.deployed.detach?.().catch(() => undefined)));
+    this.serving.clear();
+    await this.options.upstreams.closeAll();
+  }
+
+  /** No deploy runs and no release drains: a deploy under way is stopped (it stops running the application's code). */
+  private async settle(): Promise<void> {
     this.stopping.abort(new Error('the host is stopping'));
     // A deploy finishing now starts one more drain: the drains are awaited once no deploy runs.
     await this.locks.idle();
     await Promise.all([...this.draining]);
-    await Promise.all([...this.serving.values()].map((s) => s.deployed.stop().catch(() => undefined)));
-    this.serving.clear();
-    await this.options.upstreams.closeAll();
+  }
+
+  /**
+   * serve starting: the application's current release, when its run still goes on under s6 (serve
+   * stopped, crashed or was upgraded meanwhile), is taken over as it is — nothing built, started or
+   * recorded — once its health check answers. Says why it could not be (then the caller deploys it again).
+   */
+  async adopt(app: AppRecord, current: ReleaseRecord, out: (line: string) => void): Promise<{ adopted: true } | { adopted: false; why: string }> {
+    const { tree } = this.options;
+    if (tree === undefined) return { adopted: false, why: 'this engine keeps no run apart from serve' };
+    const runId = runIdOf(app.id, current.number);
+    if (!(await this.runs()).includes(runId)) return { adopted: false, why: `release ${current.number} does not run (the machine restarted, or it was stopped)` };
+    if (current.port === null || current.plan === null) return { adopted: false, why: `release ${current.number} has no recorded port and plan` };
+    const plan = current.plan as RunPlan;
+    const logger = new Logger((line) => this.logs.push(app.id, formatLogLine(line)));
+    const sandbox = await this.options.tenancy?.sandbox(app.id);
+    const taken = await adoptRun({ tree, runId, logger, ...(sandbox ? { sandbox } : {}) });
+    if ('problem' in taken) {
+      await this.discard(runId);
+      return { adopted: false, why: `release ${current.number} could not be taken over: ${taken.problem}` };
+    }
+    const unguard = sandbox ? await this.options.tenancy?.guard.guard(current.port, sandbox.user.uid) : undefined;
+    const health = await new HttpHealthChecker().check({ baseUrl: `http://127.0.0.1:${current.port}`, check: { ...plan.healthCheck, port: current.port } }, logger);
+    if (!health.ok) {
+      await taken.running.stop().catch(() => undefined);
+      await unguard?.();
+      return {
+        adopted: false,
+        why: `release ${current.number} runs but its health check failed (${health.results.map((r) => `GET ${r.path}: ${r.status}`).join(', ') || health.problem?.message || 'no answer'})`,
+      };
+    }
+    const detach = taken.running.detach;
+    this.serving.set(app.id, {
+      release: current.number,
+      port: current.port,
+      plan,
+      deployed: { stop: () => taken.running.stop().finally(() => unguard?.()), ...(detach ? { detach: () => detach() } : {}) },
+    });
+    await this.options.upstreams.point(app.id, current.port);
+    out(`==> ${app.name}: release ${current.number} taken over as it runs (started ${taken.record.startedAt})`);
+    return { adopted: true };
+  }
+
+  /**
+   * The runs of the tree no application serves with (a deploy cut short, a drain serve died in, a release
+   * that could not be taken over): stopped and removed, serve starting, once every current one was adopted.
+   * `found`: the runs there were before any deploy of this serve began (a push may be deploying meanwhile).
+   */
+  async discardOthers(found: readonly string[], out: (line: string) => void): Promise<void> {
+    const serving = new Set([...this.serving.entries()].map(([appId, s]) => runIdOf(appId, s.release)));
+    for (const runId of found) {
+      if (serving.has(runId)) continue;
+      out(`==> stopping ${runId}: no application serves with it any more`);
+      await this.discard(runId);
+    }
+  }
+
+  /** The runs the supervision tree has (none without one). */
+  async runs(): Promise<string[]> {
+    return (await this.options.tree?.runs()) ?? [];
+  }
+
+  private async discard(runId: string): Promise<void> {
+    const { tree } = this.options;
+    if (tree === undefined) return;
+    await discardRun(tree, runId, new Logger(() => undefined)).catch(() => undefined);
   }
 }

@@ -20,14 +20,19 @@ export class LoopbackGuard {
     if (!/^[a-z][a-z0-9_]{0,60}$/.test(table)) throw new Error(`not an nftables table name: ${table}`);
   }
 
-  /** Makes the table (again: one left by a serve that was killed is replaced), empty. */
-  async start(): Promise<void> {
+  /**
+   * Makes the table (again: one left by an earlier serve is replaced in the same transaction), holding the
+   * ports of `held` (releases an earlier serve started, taken over now: they are never unguarded meanwhile).
+   */
+  async start(held: readonly { readonly port: number; readonly uid: number }[] = []): Promise<void> {
     const { first, last } = APP_UIDS;
+    const guarded = held.length === 0 ? '' : ` elements = { ${held.map((h) => h.port).join(', ')} };`;
+    const allowed = held.length === 0 ? '' : ` elements = { ${held.map((h) => `${h.uid} . ${h.port}`).join(', ')} };`;
     await this.apply(`add table inet ${this.table}
 delete table inet ${this.table}
 table inet ${this.table} {
-  set allowed { type uid . inet_service; }
-  set guarded { type inet_service; }
+  set allowed { type uid . inet_service;${allowed} }
+  set guarded { type inet_service;${guarded} }
   chain output {
     type filter hook output priority 0; policy accept;
     oif "lo" meta skuid . tcp dport @allowed accept

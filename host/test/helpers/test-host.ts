@@ -31,6 +31,8 @@ export interface Answer {
  */
 export class TestHost {
   private serveProcess: ChildProcess | undefined;
+  /** A serve of this host left its applications running when it stopped: dispose() stops them. */
+  private keptApps = false;
   serveOutput = '';
 
   private constructor(
@@ -85,9 +87,10 @@ export class TestHost {
     return host;
   }
 
-  /** Stops serve, and removes the SSH account if this test made it, and the accounts of the add-ons it left. */
+  /** Stops serve (and what a serve that kept its applications left running), and removes the SSH account if this test made it, and the accounts of the add-ons it left. */
   async dispose(): Promise<void> {
     await this.stop();
+    if (this.keptApps) await this.cli(['stop-apps']);
     if (this.userCreated) await removeSshUser(this.sshUser);
     await removeAddonAccountsUnder(join(this.data, 'addons'));
     await removeAppUsersOf(join(this.data, 'git'));
@@ -116,10 +119,15 @@ export class TestHost {
    * (e.g. RUNPLAN_PLAY1_MIRROR). Its environment is the test's as serve keeps it (so that servePid is serve itself);
    * `shell` gives it one as an operator's shell would, which serve leaves for a clean one of its own.
    */
-  async serve({ env = {}, shell }: { env?: Readonly<Record<string, string>>; shell?: NodeJS.ProcessEnv } = {}): Promise<void> {
+  async serve({ env = {}, shell, keepApps = false }: { env?: Readonly<Record<string, string>>; shell?: NodeJS.ProcessEnv; keepApps?: boolean } = {}): Promise<void> {
     this.serveOutput = '';
     const [file, ...first] = this.program;
-    const child = spawn(file, [...first, 'serve', '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...(shell ?? cleanEnvironment(process.env)), ...env } });
+    // By default a test's serve takes everything down with it; `keepApps`: as an operator's, the applications go on serving.
+    if (keepApps) this.keptApps = true;
+    const child = spawn(file, [...first, 'serve', ...(keepApps ? [] : ['--stop-apps-on-exit']), '--data', this.data], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...(shell ?? cleanEnvironment(process.env)), ...env },
+    });
     this.serveProcess = child;
     await new Promise<void>((resolveServing, reject) => {
       const onData = (chunk: Buffer) => {

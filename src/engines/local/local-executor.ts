@@ -24,7 +24,7 @@ import type { RunPlan } from '../../plan/schema.js';
 import type { CreatePlanOptions } from '../../planning/create-plan.js';
 import { planToCarryOut, type PlanToCarryOut } from '../../planning/plan-to-carry-out.js';
 import { hostStackBindings } from '../../planning/stack-bindings.js';
-import { LocalProcessRunner } from './local-process-runner.js';
+import { type LastingRun, LocalProcessRunner } from './local-process-runner.js';
 import type { Clock } from '../../time/clock.js';
 import { type AppSandbox, instanceLimits, type SandboxScope } from '../../sandbox/sandbox.js';
 
@@ -223,6 +223,8 @@ async function buildCandidate(
 export interface DeployOptions extends BuildAppOptions {
   readonly runner?: Runner;
   readonly healthChecker?: HealthChecker;
+  /** The processes kept by s6 in a supervision tree, so that they outlive runplan's process (docs/engines.md). */
+  readonly lasting?: LastingRun;
 }
 
 /** A healthy deployment on this machine (deployApp): its build, its running processes and its health report. */
@@ -253,7 +255,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
 type LocalBuild = Awaited<ReturnType<typeof buildCandidate>>;
 
 /** How this machine builds and runs a plan: where the application's files are, where lines go, and the parts a host may replace. */
-export type LocalExecutorOptions = Omit<LocalBuildOptions, 'sink'> & Pick<DeployOptions, 'runner'>;
+export type LocalExecutorOptions = Omit<LocalBuildOptions, 'sink'> & Pick<DeployOptions, 'runner' | 'lasting'>;
 
 /**
  * This machine as an executor: the build in a fresh copy of the source under
@@ -281,6 +283,7 @@ export class LocalExecutor implements Executor<LocalBuild> {
       this.options.runner ??
       new LocalProcessRunner({
         ...(clock ? { clock } : {}),
+        ...(this.options.lasting ? { lasting: this.options.lasting } : {}),
         ...(sandbox
           ? {
               user: sandbox.user,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Runner, RunningApp, RunOptions } from '../../executor/contract.js';
@@ -15,6 +16,16 @@ import { SupervisedProcess } from './supervised-process.js';
 import { useBuild } from '../../process/builds-in-use.js';
 import { CoreErrors } from '../../errors/core-errors.js';
 import type { SandboxScope } from '../../sandbox/sandbox.js';
+import type { ProcessKeeper } from '../../supervision/process-keeper.js';
+import { LastingProcess } from '../../supervision/lasting-process.js';
+import { newRunRecord, type RunRecord, writeRunRecord } from '../../supervision/run-record.js';
+import type { SupervisionTree } from '../../supervision/supervision-tree.js';
+
+/** A run that outlives runplan's process: its processes kept by s6 in `tree`, under the name `runId` (a host's release: app_….r12). */
+export interface LastingRun {
+  readonly tree: SupervisionTree;
+  readonly runId: string;
+}
 
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
@@ -27,6 +38,8 @@ export interface LocalProcessRunnerOptions {
    * inside them, and stopping closes them. Its user is `user`.
    */
   readonly confine?: (runDir: string) => Promise<SandboxScope>;
+  /** Keep the processes under s6 instead of as children of runplan's process, so that they outlive it (docs/engines.md). */
+  readonly lasting?: LastingRun;
 }
 
 /**
@@ -49,11 +62,13 @@ export class LocalProcessRunner implements Runner {
   private readonly clock: Clock;
   private readonly user: AppUser | undefined;
   private readonly confine: LocalProcessRunnerOptions['confine'];
+  private readonly lasting: LastingRun | undefined;
 
   constructor(options: LocalProcessRunnerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.user = options.user;
     this.confine = options.confine;
+    this.lasting = options.lasting;
   }
 
   async start({ plan, lowered: given, appDir, env: planned, logger, signal, hookTimeoutMs, stack }: RunOptions): Promise<RunningApp> {
@@ -81,35 +96,49 @@ export class LocalProcessRunner implements Runner {
     // build left on disk afterwards holds no password (docs/security.md, "Secrets").
     // Only files runplan wrote, whose paths it checked stay inside the build.
     const secretRunFiles: string[] = [];
-    const removeRunDir = async () => {
-      // As the user: a folder of the path the application replaced by a link meanwhile leads only where it could write itself.
-      await Promise.all(secretRunFiles.map((path) => files.remove(join(appDir, path)).catch(() => undefined)));
-      // Whatever of the release still runs (a daemon that left its tree) goes with its walls.
-      await scope?.close().catch(() => undefined);
-      await removeUserDirectory(runDir, files).catch(() => undefined);
-      // The shared parent goes with the last run (another one starting now makes it again).
-      await rmdir(dirname(runDir)).catch(() => undefined);
-      unuse();
-    };
-    let processes: SupervisedProcess[];
+    const { lasting } = this;
+    const record: RunRecord | undefined = lasting
+      ? newRunRecord({
+          runId: lasting.runId,
+          appDir,
+          runDir,
+          user: { name: user.name, uid: user.uid, gid: user.gid, dropped: user.dropped },
+          marker: `runplan-${randomBytes(12).toString('hex')}`,
+          secretRunFiles,
+          ...(scope ? { scope: { name: scope.phase.name, limits: scope.limits, writable: [...scope.phase.writable] } } : {}),
+          processes: lowered.processes.map((p) => ({ name: p.name, role: p.role, cwd: p.cwd, restart: p.restart, stopGraceMs: p.stopGraceMs })),
+        })
+      : undefined;
+    const release = () => releaseRun({ appDir, runDir, secretRunFiles, files, scope, unuse, ...(lasting ? { lasting } : {}) });
+    let processes: ProcessKeeper[];
     try {
+      if (lasting && record) {
+        await mkdir(lasting.tree.runDir(lasting.runId), { recursive: true, mode: 0o700 });
+        // Recorded before anything of it runs: a program that finds the run later can always stop what it has.
+        await writeRunRecord(lasting.tree.runDir(lasting.runId), record);
+      }
       // Files of the run (basic-auth users, 0600) are read by the processes, so they are theirs.
       const secret = new Set(lowered.files.filter((f) => f.secret).map((f) => f.path));
       for (const path of await materialiseFiles(lowered.files, 'run', appDir, env, files)) {
         if (secret.has(path)) secretRunFiles.push(path);
       }
+      if (lasting && record) await writeRunRecord(lasting.tree.runDir(lasting.runId), { ...record, secretRunFiles });
       // CC_PRE_RUN_HOOK: before any process starts; its failure (RUNPLAN_E_HOOK_FAILED) starts none.
       // Bounded as build steps are (the step timeout), and stopped with all it started on SIGINT/SIGTERM.
       await runHookSteps(lowered.runHooks.preRun, { env, logger, user, scope, home: runDir, timeoutMs: hookTimeoutMs, signal });
       if (signal?.aborted) throw CoreErrors.BUILD_INTERRUPTED.create({ message: 'the deployment was interrupted before its processes started.' });
-      processes = lowered.processes.map((spec) => new SupervisedProcess(spec, env, logger, this.clock, { tempDir: runDir, user, ...(scope ? { scope } : {}) }));
+      processes = lowered.processes.map((spec) =>
+        lasting && record
+          ? new LastingProcess(spec, env, logger, { tree: lasting.tree, runId: lasting.runId, marker: record.marker, tempDir: runDir, user, ...(scope ? { scope } : {}) })
+          : new SupervisedProcess(spec, env, logger, this.clock, { tempDir: runDir, user, ...(scope ? { scope } : {}) }),
+      );
     } catch (error) {
-      await removeRunDir();
+      await release();
       throw error;
     }
     const immediate = processes.filter((p) => !p.spec.startAfter?.length);
     const deferred = processes.filter((p) => (p.spec.startAfter?.length ?? 0) > 0);
-    const started: SupervisedProcess[] = [];
+    const started: ProcessKeeper[] = [];
     try {
       for (const p of immediate) {
         await p.start();
@@ -117,7 +146,7 @@ export class LocalProcessRunner implements Runner {
       }
     } catch (error) {
       await Promise.all(started.map((p) => p.stop()));
-      await removeRunDir();
+      await release();
       throw error;
     }
     for (const p of immediate) {
@@ -156,10 +185,47 @@ export class LocalProcessRunner implements Runner {
           stopWaiting.abort();
           await Promise.all(waits);
           await Promise.all(processes.map((p) => p.stop()));
-          await removeRunDir();
+          await release();
         })()),
+      ...(lasting
+        ? {
+            // runplan's process goes away and the run stays: its processes are s6's; what this process held of it is let go.
+            detach: async () => {
+              stopWaiting.abort();
+              await Promise.all(waits);
+              await Promise.all(processes.map((p) => (p instanceof LastingProcess ? p.detach() : p.stop())));
+              unuse();
+            },
+          }
+        : {}),
     };
   }
+}
+
+/** What a run held besides its processes, let go once they stopped. */
+export interface RunResources {
+  readonly appDir: string;
+  readonly runDir: string;
+  readonly secretRunFiles: readonly string[];
+  readonly files: UserFiles;
+  readonly scope: SandboxScope | undefined;
+  readonly unuse: () => void;
+  readonly lasting?: LastingRun;
+}
+
+/**
+ * Removes the run's secret files (as its user: a folder of the path the application replaced by a
+ * link meanwhile leads only where it could write itself), kills whatever of it still runs with its
+ * walls (a daemon that left its tree), removes its run directory, and forgets a lasting run's record.
+ */
+export async function releaseRun(run: RunResources): Promise<void> {
+  await Promise.all(run.secretRunFiles.map((path) => run.files.remove(join(run.appDir, path)).catch(() => undefined)));
+  await run.scope?.close().catch(() => undefined);
+  await removeUserDirectory(run.runDir, run.files).catch(() => undefined);
+  // The shared parent goes with the last run (another one starting now makes it again).
+  await rmdir(dirname(run.runDir)).catch(() => undefined);
+  if (run.lasting) await run.lasting.tree.forgetRun(run.lasting.runId).catch(() => undefined);
+  run.unuse();
 }
 
 /** A fresh, empty run directory (0700, the user's) in its checked parent, which a run stopping at the same moment may remove once. */

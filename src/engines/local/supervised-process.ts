@@ -10,13 +10,12 @@ import { LineSplitter, type Logger } from '../../log/logger.js';
 import { type LoweredProcess, mergeEnvironment } from '../../lowering/lower.js';
 import { systemEnvironment } from '../../process/process-env.js';
 import { formatSeconds } from '../../health/probes.js';
+import { exitNotice } from '../../supervision/exit-notice.js';
 import { type AppUser, spawnIdentity, userEnvironment } from '../../process/app-user.js';
 import { CoreErrors } from '../../errors/core-errors.js';
-import { CoreWarnings } from '../../errors/core-warnings.js';
 import { OutputTail } from '../../log/output-tail.js';
 import type { Clock } from '../../time/clock.js';
-import { FLOOR_MAX_MS, minimumRestartDelay, restartDelay } from '../../plan/restart-policy.js';
-import { CRASH_LOOP_EXITS } from '../../executor/web-watch.js';
+import { minimumRestartDelay, restartDelay } from '../../plan/restart-policy.js';
 import { newTreeTag, signalTree, terminateTree, treeAlive, waitTreeGone, type ProcessTree } from '../../process/process-tree.js';
 import { type SandboxScope, unwrapExit } from '../../sandbox/sandbox.js';
 import { type LimitStrike, limitStrike } from '../../sandbox/limit-strike.js';
@@ -155,14 +154,6 @@ export class SupervisedProcess {
       this.logger.event({ type: 'process-exited', process: this.spec.name, code: result.code, signal: result.signal });
       if (this.stopping) return;
       const ranMs = this.clock.now() - startedAt;
-      if (strike) this.logger.warn(strike.warning(this.spec.name));
-      const how = result.error
-        ? `could not start: ${result.error.message}`
-        : strike?.resource === 'memory'
-          ? strike.how
-          : result.signal
-            ? `was killed by ${result.signal}`
-            : `exited with code ${result.code}`;
       const { restart } = this.spec;
       const failed = result.error !== undefined || result.signal !== null || result.code !== 0;
       const willRestart = !(restart.policy === 'never' || (restart.policy === 'on-failure' && !failed));
@@ -176,21 +167,22 @@ export class SupervisedProcess {
         ...(result.error ? { error: result.error.message } : {}),
         ...(strike ? { limit: { resource: strike.resource, limit: strike.limit } } : {}),
       });
-      if (!willRestart) {
-        this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; not restarted (policy ${restart.policy})`);
-        return;
-      }
       // The plan's delay, but never a tight loop: a zero delay would restart an instant crash hundreds of times a second.
       const delay = Math.max(restartDelay(restart, this.consecutiveCrashes), minimumRestartDelay(this.consecutiveCrashes));
-      this.restarts += 1;
-      this.logger.warn(`${this.spec.name} ${how} after ${formatSeconds(ranMs)}; restarting in ${formatSeconds(delay)} (restart ${this.restarts})`);
-      // Once per loop: from here on it is a crash loop, not a hiccup.
-      if (this.consecutiveCrashes === CRASH_LOOP_EXITS) {
-        const spacing = Math.max(restart.maxDelayMs, FLOOR_MAX_MS);
-        this.logger.warn(
-          `${CoreWarnings.RUN_CRASH_LOOP.code}: ${this.spec.name} is crash-looping: ${this.consecutiveCrashes} exits in a row, each within ${formatSeconds(restart.resetAfterMs)} of starting (last: ${how}); restarts are spaced out up to ${formatSeconds(spacing)} apart until it stays up ${formatSeconds(restart.resetAfterMs)}`,
-        );
-      }
+      if (willRestart) this.restarts += 1;
+      for (const line of exitNotice(this.spec, {
+        code: result.code,
+        signal: result.signal,
+        ...(result.error ? { error: result.error.message } : {}),
+        ranMs,
+        willRestart,
+        delayMs: delay,
+        restarts: this.restarts,
+        inARow: this.consecutiveCrashes,
+        strike,
+      }))
+        this.logger.warn(line);
+      if (!willRestart) return;
       await this.clock.sleep(delay, this.stopController.signal);
       if (this.stopping) return;
       current = this.spawnOnce();

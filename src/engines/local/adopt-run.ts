@@ -1,0 +1,110 @@
+import type { RunningApp } from '../../executor/contract.js';
+import type { Logger } from '../../log/logger.js';
+import type { LoweredProcess } from '../../lowering/lower.js';
+import { useBuild } from '../../process/builds-in-use.js';
+import { UserFiles } from '../../process/user-files.js';
+import type { AppSandbox, SandboxScope } from '../../sandbox/sandbox.js';
+import { LastingProcess } from '../../supervision/lasting-process.js';
+import { readRunRecord, type RunRecord } from '../../supervision/run-record.js';
+import type { SupervisionTree } from '../../supervision/supervision-tree.js';
+import { releaseRun } from './local-process-runner.js';
+
+/** What adoptRun is given: the tree and the run's id, where its lines go from now on, and its walls. */
+export interface AdoptRunOptions {
+  readonly tree: SupervisionTree;
+  readonly runId: string;
+  /** Receives every line the run writes from now on, and those it wrote while nobody followed it. */
+  readonly logger: Logger;
+  /** The application's walls, as the run was started in: its cgroup is found again by name, never made anew. */
+  readonly sandbox?: AppSandbox;
+}
+
+/** A run taken over: its processes as a RunningApp (stop(), onExit, processes()), and its record. */
+export interface AdoptedRun {
+  readonly running: RunningApp;
+  readonly record: RunRecord;
+}
+
+/**
+ * Takes over a lasting run an earlier program started (a host's serve that
+ * crashed, stopped or was upgraded): its record read, every process found
+ * under s6 (its supervisor alive, the process up or being restarted by its
+ * policy), its walls and build held again, its log followed from where the
+ * last reader stopped. Nothing is started. A run that cannot be taken over as
+ * it is — no record, another format, a process s6 no longer keeps, its cgroup
+ * gone — is told as a `problem`, and left for the caller to stop and start
+ * again.
+ */
+export async function adoptRun(options: AdoptRunOptions): Promise<AdoptedRun | { readonly problem: string }> {
+  const { tree, runId, logger, sandbox } = options;
+  const record = await readRunRecord(tree.runDir(runId));
+  if ('problem' in record) return record;
+  let scope: SandboxScope | undefined;
+  if (record.scope !== undefined) {
+    if (sandbox === undefined) return { problem: 'it ran in walls and none were given to take it over in' };
+    scope = await sandbox.reopen(record.scope);
+    if (scope === undefined) return { problem: `its cgroup (${record.scope.name}) is gone` };
+  }
+  const user = { ...record.user };
+  const processes = record.processes.map(
+    (p) =>
+      new LastingProcess(adoptedSpec(p), undefined, logger, {
+        tree,
+        runId,
+        marker: record.marker,
+        tempDir: record.runDir,
+        user,
+        ...(scope ? { scope } : {}),
+      }),
+  );
+  for (const process of processes) {
+    if (!(await process.supervised())) return { problem: `s6 no longer keeps its process ${process.spec.name}` };
+  }
+  await Promise.all(processes.map((p) => p.attach()));
+  const unuse = useBuild(record.appDir);
+  const release = () => releaseRun({ appDir: record.appDir, runDir: record.runDir, secretRunFiles: record.secretRunFiles, files: new UserFiles(user), scope, unuse, lasting: { tree, runId } });
+  let stopping: Promise<void> | undefined;
+  const running: RunningApp = {
+    processes: () => processes.map((p) => p.state()),
+    onExit: (listener) => {
+      const stops = processes.map((p) => p.onExit(listener));
+      return () => {
+        for (const stop of stops) stop();
+      };
+    },
+    refresh: async () => {
+      await Promise.all(processes.map((p) => p.refresh()));
+    },
+    stop: () =>
+      (stopping ??= (async () => {
+        await Promise.all(processes.map((p) => p.stop()));
+        await release();
+      })()),
+    detach: async () => {
+      await Promise.all(processes.map((p) => p.detach()));
+      unuse();
+    },
+  };
+  return { running, record };
+}
+
+/** A process as its record keeps it: what following and stopping it need (it is never started from this). */
+function adoptedSpec(p: RunRecord['processes'][number]): LoweredProcess {
+  return { name: p.name, role: p.role, cwd: p.cwd, restart: p.restart, stopGraceMs: p.stopGraceMs, command: { kind: 'exec', argv: [] }, env: {}, pathPrepend: [], port: null };
+}
+
+/**
+ * Stops what is left of a run nobody can take over (a stale record, another
+ * format): its services leave the tree, then its record; its walls, if any,
+ * are the caller's to remove (they are named in the record).
+ */
+export async function discardRun(tree: SupervisionTree, runId: string, logger: Logger): Promise<RunRecord | undefined> {
+  const record = await readRunRecord(tree.runDir(runId));
+  const names = 'problem' in record ? [] : record.processes;
+  for (const p of names) {
+    const process = new LastingProcess(adoptedSpec(p), undefined, logger, { tree, runId, marker: 'problem' in record ? '' : record.marker });
+    if (await process.supervised()) await process.stop();
+  }
+  await tree.forgetRun(runId);
+  return 'problem' in record ? undefined : record;
+}

@@ -387,11 +387,7 @@ export const CoreErrors = defineErrors({
     kind: 'input',
     fix: "Install Debian's s6 package (apt-get install s6): runplan keeps each process of a lasting run under s6-supervise, so that it outlives the program that started it.",
   },
-  HOST_RUN_NOT_ADOPTED: {
-    title: 'A run could not be taken over',
-    kind: 'deployment',
-    fix: 'Nothing of it is running as it was (the machine restarted, a process died for good, or an older runplan made it): deploy the release again; the message says what was found.',
-  },
+
   HOST_APP_USER: {
     title: 'The unprivileged user cannot be used',
     kind: 'input',

@@ -10,6 +10,7 @@ export const HEALTH_CLOSING_LINE = 'If the deployment fails after this message, 
 
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
+/** What HttpHealthChecker waits with (a test passes a clock that does not sleep). */
 export interface HttpHealthCheckerOptions {
   readonly clock?: Clock;
 }

@@ -51,6 +51,7 @@ const RunRecordSchema = z.object({
   startedAt: z.string(),
 });
 
+/** A lasting run's record (run.json in its directory of the supervision tree): what taking it over needs, nothing secret. */
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
 export function newRunRecord(fields: Omit<RunRecord, 'format' | 'runplanVersion' | 'startedAt'>): RunRecord {

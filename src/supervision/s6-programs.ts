@@ -13,10 +13,10 @@ export const S6 = {
   log: '/usr/bin/s6-log',
 } as const;
 
-/** Throws RUNPLAN_E_HOST_SUPERVISOR_UNAVAILABLE when one of s6's programs is missing. */
-export async function checkS6(): Promise<void> {
+/** Throws RUNPLAN_E_HOST_SUPERVISOR_UNAVAILABLE when one of s6's programs is missing (`programs`: another set, for a test). */
+export async function checkS6(programs: Readonly<Record<string, string>> = S6): Promise<void> {
   const missing: string[] = [];
-  for (const program of Object.values(S6)) {
+  for (const program of Object.values(programs)) {
     await access(program, 1).catch(() => missing.push(program));
   }
   if (missing.length > 0) {

@@ -24,6 +24,8 @@ export interface ServiceScriptInput {
   readonly stopGraceMs: number;
   /** With walls, bubblewrap's monitor leads the process group: it must not get the stop signal (it would kill the sandbox at once). */
   readonly wrapped: boolean;
+  /** The command that prints `true` while s6 wants the process up (default: s6-svstat of the service; a test gives its own). */
+  readonly wantedUp?: string;
 }
 
 /** `run`: records the process group, then executes the process with only its own environment. */
@@ -67,7 +69,7 @@ export function finishScript(input: ServiceScriptInput): string {
     // What the process left in its group (a daemon it started) is ended with it: TERM, its grace, KILL.
     `if [ "$pgid" -gt 1 ] && kill -0 -$pgid 2>/dev/null; then kill -TERM -$pgid 2>/dev/null; i=0; while [ $i -lt ${graceTenths} ] && kill -0 -$pgid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done; kill -KILL -$pgid 2>/dev/null; fi`,
     // Stopped on purpose (s6-svc -O, -d): no restart, nothing to tell.
-    `[ "$(${S6.svstat} -o wantedup .)" = true ] || exit 125`,
+    `[ "$(${input.wantedUp ?? `${S6.svstat} -o wantedup .`})" = true ] || exit 125`,
     'inarow=$(cat data/inarow 2>/dev/null || echo 0); restarts=$(cat data/restarts 2>/dev/null || echo 0)',
     `if [ "$ran" -ge ${restart.resetAfterMs} ]; then inarow=1; else inarow=$((inarow + 1)); fi`,
     'echo "$inarow" > data/inarow',

@@ -1,7 +1,7 @@
 import { cp, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adoptRun } from '../../src/engines/local/adopt-run.js';
+import { adoptRun } from '../../src/supervision/adopt-run.js';
 import { type Deployment, deployApp } from '../../src/engines/local/local-executor.js';
 import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { Logger, type LogLine } from '../../src/log/logger.js';

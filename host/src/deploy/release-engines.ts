@@ -1,6 +1,7 @@
 import type { AppSandbox, BuildpackRegistry, Built, Executor, LastingRun } from 'runplan';
 import { ENGINES } from 'runplan/engines';
 import { DockerCli } from 'runplan/engines/docker';
+import { findSwarmApp, removeSwarmApp } from 'runplan/engines/swarm';
 import { SwarmAddonServices, swarmName } from '../addons/swarm-services.js';
 import type { HostEngine } from '../settings.js';
 
@@ -34,6 +35,11 @@ export interface ReleaseEngine {
   /** Where the add-on servers run for this engine's releases: on this machine's loopback (undefined), or as services of the same swarm. */
   readonly addonServices: SwarmAddonServices | undefined;
   executor(input: ReleaseExecutorInput): Promise<Executor<Built>>;
+  /**
+   * Takes over what an earlier serve left running of an application in the engine itself (a swarm's
+   * services), when it is the release with that plan digest: how to stop it, or why it cannot be.
+   */
+  takeOver?(appId: string, planDigest: string): Promise<{ stop(): Promise<void> } | { problem: string }>;
 }
 
 export function localEngine(): ReleaseEngine {
@@ -68,6 +74,14 @@ export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
       // Every application joins the add-ons network, linked or not: a link is then a new release, not a new network.
       const networks = [await addonServices.network()];
       return ENGINES.swarm.executor({ appDir, registry, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
+    },
+    takeOver: async (appId, planDigest) => {
+      const docker = await connect();
+      const name = swarmName(appId);
+      const found = await findSwarmApp(docker, name);
+      if (found === undefined) return { problem: `no service of ${name} runs in the swarm` };
+      if (found.planDigest !== planDigest) return { problem: `its services run the plan ${found.planDigest ?? '(unknown)'}, not the release's ${planDigest}` };
+      return { stop: () => removeSwarmApp(docker, name).then(() => undefined) };
     },
   };
 }

@@ -411,39 +411,50 @@ export class Releases {
    * recorded — once its health check answers. Says why it could not be (then the caller deploys it again).
    */
   async adopt(app: AppRecord, current: ReleaseRecord, out: (line: string) => void): Promise<{ adopted: true } | { adopted: false; why: string }> {
-    const { tree } = this.options;
-    if (tree === undefined) return { adopted: false, why: 'this engine keeps no run apart from serve' };
-    const runId = runIdOf(app.id, current.number);
-    if (!(await this.runs()).includes(runId)) return { adopted: false, why: `release ${current.number} does not run (the machine restarted, or it was stopped)` };
-    if (current.port === null || current.plan === null) return { adopted: false, why: `release ${current.number} has no recorded port and plan` };
+    if (current.port === null || current.plan === null || current.planDigest === null) return { adopted: false, why: `release ${current.number} has no recorded port and plan` };
     const plan = current.plan as RunPlan;
     const logger = new Logger((line) => this.logs.push(app.id, formatLogLine(line)));
-    const sandbox = await this.options.tenancy?.sandbox(app.id);
-    const taken = await adoptRun({ tree, runId, logger, ...(sandbox ? { sandbox } : {}) });
-    if ('problem' in taken) {
-      await this.discard(runId);
-      return { adopted: false, why: `release ${current.number} could not be taken over: ${taken.problem}` };
-    }
-    const unguard = sandbox ? await this.options.tenancy?.guard.guard(current.port, sandbox.user.uid) : undefined;
+    const taken = await this.takeOver(app, current, logger);
+    if ('problem' in taken) return { adopted: false, why: taken.problem };
     const health = await new HttpHealthChecker().check({ baseUrl: `http://127.0.0.1:${current.port}`, check: { ...plan.healthCheck, port: current.port } }, logger);
     if (!health.ok) {
       await taken.running.stop().catch(() => undefined);
-      await unguard?.();
       return {
         adopted: false,
         why: `release ${current.number} runs but its health check failed (${health.results.map((r) => `GET ${r.path}: ${r.status}`).join(', ') || health.problem?.message || 'no answer'})`,
       };
     }
-    const detach = taken.running.detach;
-    this.serving.set(app.id, {
-      release: current.number,
-      port: current.port,
-      plan,
-      deployed: { stop: () => taken.running.stop().finally(() => unguard?.()), ...(detach ? { detach: () => detach() } : {}) },
-    });
+    this.serving.set(app.id, { release: current.number, port: current.port, plan, deployed: taken.running });
     await this.options.upstreams.point(app.id, current.port);
-    out(`==> ${app.name}: release ${current.number} taken over as it runs (started ${taken.record.startedAt})`);
+    out(`==> ${app.name}: release ${current.number} taken over as it runs${taken.since ? ` (started ${taken.since})` : ''}`);
     return { adopted: true };
+  }
+
+  /** The release found running where this engine keeps it: the local supervision tree, or the swarm's services. */
+  private async takeOver(app: AppRecord, current: ReleaseRecord, logger: Logger): Promise<{ running: RunningRelease; since?: string } | { problem: string }> {
+    const { tree, engine, tenancy } = this.options;
+    if (tree === undefined) {
+      if (engine.takeOver === undefined) return { problem: 'this engine keeps no release apart from serve' };
+      const found = await engine.takeOver(app.id, current.planDigest as string);
+      if ('problem' in found) return { problem: `release ${current.number} could not be taken over: ${found.problem}` };
+      // A swarm keeps its services by itself: serve leaving changes nothing there.
+      return { running: { stop: found.stop, detach: async () => undefined } };
+    }
+    const runId = runIdOf(app.id, current.number);
+    if (!(await this.runs()).includes(runId)) return { problem: `release ${current.number} does not run (the machine restarted, or it was stopped)` };
+    const sandbox = await tenancy?.sandbox(app.id);
+    const taken = await adoptRun({ tree, runId, logger, ...(sandbox ? { sandbox } : {}) });
+    if ('problem' in taken) {
+      await this.discard(runId);
+      return { problem: `release ${current.number} could not be taken over: ${taken.problem}` };
+    }
+    // Its port stays closed to the other applications: the table was made again with it (serve's start).
+    const unguard = sandbox && current.port !== null ? await tenancy?.guard.guard(current.port, sandbox.user.uid) : undefined;
+    const detach = taken.running.detach;
+    return {
+      running: { stop: () => taken.running.stop().finally(() => unguard?.()), ...(detach ? { detach: () => detach() } : {}) },
+      since: taken.record.startedAt,
+    };
   }
 
   /**

@@ -236,6 +236,44 @@ export function describeHost(engine: HostUnderTest): void {
       });
     });
 
+    it('keeps every application serving while serve stops, is killed and starts again: the next serve takes each release over as it runs', async () => {
+      const before = (await host.get(app.id, '/')).json<{ startedAt: number; commit: string }>();
+      const releases = async () => (await host.json<{ releases: unknown[] }>(['releases', '--app', app.id])).releases.length;
+      const count = await releases();
+      // An operator's serve: its stop leaves the applications serving.
+      expect(await host.stop()).toBe(0);
+      await host.serve({ keepApps: true });
+      // A commit the pushes below bring while serve is down (refused), then once it is back (deployed).
+      await host.writeFile(repo, 'WHILE_DOWN', 'pushed while serve is down\n');
+      await host.commit(repo, 'while serve is down');
+      const asking = host.keepAsking(app.id);
+      for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+        await host.stop(signal);
+        expect((await host.get(app.id, '/')).json()).toMatchObject({ startedAt: before.startedAt, commit: before.commit });
+        // sshd stays: a push meanwhile is refused at once, with the host's code.
+        const pushed = await host.push(repo, 'runplan', key);
+        expect(pushed.code).not.toBe(0);
+        expect(pushed.output).toContain('RUNPLAN_HOST_E_HOST_NOT_SERVING');
+        await host.serve({ keepApps: true });
+        expect(host.serveOutput).toMatch(/==> facts: release \d+ taken over as it runs/);
+        expect(host.serveOutput).not.toContain('deployed again');
+      }
+      const { sent, failed } = await asking.stop();
+      console.log(`serve stopped, killed and started again (${engine.name}): ${sent} requests, ${failed.length} failed`);
+      expect(failed).toEqual([]);
+      // The same process answers, and no release was made.
+      expect((await host.get(app.id, '/')).json()).toMatchObject({ startedAt: before.startedAt });
+      expect(await releases()).toBe(count);
+      // The next push after it came back deploys as ever.
+      await host.writeFile(repo, 'AFTER', 'after serve came back\n');
+      await host.commit(repo, 'after the restart');
+      const pushed = await host.push(repo, 'runplan', key);
+      expect(pushed.code, pushed.output).toBe(0);
+      // Back to a serve that takes everything down with it, as the other cases expect.
+      expect(await host.stop()).toBe(0);
+      await host.serve();
+    });
+
     it('brings every application back when serve starts again, its add-on data kept, and leaves nothing running when it stops', async () => {
       const serving = (await host.get(app.id, '/')).json<{ release: string; commit: string }>();
       const pid = host.servePid as number;

@@ -140,12 +140,12 @@ export class TestHost {
     });
   }
 
-  /** SIGTERM to serve; resolves with its exit status once it has exited. */
-  async stop(): Promise<number | null> {
+  /** `signal` to serve (SIGTERM: it stops as it was started to; SIGKILL: a crash); resolves with its exit status once it has exited. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     const child = this.serveProcess;
     if (!child || child.exitCode !== null) return child?.exitCode ?? null;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    child.kill('SIGTERM');
+    child.kill(signal);
     const code = await exited;
     this.serveProcess = undefined;
     return code;

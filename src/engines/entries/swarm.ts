@@ -15,5 +15,7 @@ export {
   /** A converged deployment in a swarm: its services, those it changed, and its health report. */
   type SwarmDeployment,
 } from '../swarm.js';
+/** What of an application runs in a swarm (its services, and the plan of its web service's image), for a program that takes it over. */
+export { findSwarmApp, type SwarmAppFound } from '../swarm/objects.js';
 /** An application's name in every engine (its directory's, or its folder's with APP_FOLDER, as a DNS label): the name removeSwarmApp takes. */
 export { appName } from '../app-name.js';

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import type { Runner, RunningApp, RunOptions } from '../../executor/contract.js';
 import { lowerPlan } from '../../lowering/lower.js';
 import { materialiseFiles } from '../../process/materialise-files.js';
@@ -19,13 +18,9 @@ import type { SandboxScope } from '../../sandbox/sandbox.js';
 import type { ProcessKeeper } from '../../supervision/process-keeper.js';
 import { LastingProcess } from '../../supervision/lasting-process.js';
 import { newRunRecord, type RunRecord, writeRunRecord } from '../../supervision/run-record.js';
-import type { SupervisionTree } from '../../supervision/supervision-tree.js';
 
-/** A run that outlives runplan's process: its processes kept by s6 in `tree`, under the name `runId` (a host's release: app_….r12). */
-export interface LastingRun {
-  readonly tree: SupervisionTree;
-  readonly runId: string;
-}
+export type { LastingRun };
+import { type LastingRun, releaseRun } from '../../supervision/run-resources.js';
 
 export interface LocalProcessRunnerOptions {
   /** Clock for restart back-off and readiness polling (tests pass one that does not sleep). */
@@ -200,32 +195,6 @@ export class LocalProcessRunner implements Runner {
         : {}),
     };
   }
-}
-
-/** What a run held besides its processes, let go once they stopped. */
-export interface RunResources {
-  readonly appDir: string;
-  readonly runDir: string;
-  readonly secretRunFiles: readonly string[];
-  readonly files: UserFiles;
-  readonly scope: SandboxScope | undefined;
-  readonly unuse: () => void;
-  readonly lasting?: LastingRun;
-}
-
-/**
- * Removes the run's secret files (as its user: a folder of the path the application replaced by a
- * link meanwhile leads only where it could write itself), kills whatever of it still runs with its
- * walls (a daemon that left its tree), removes its run directory, and forgets a lasting run's record.
- */
-export async function releaseRun(run: RunResources): Promise<void> {
-  await Promise.all(run.secretRunFiles.map((path) => run.files.remove(join(run.appDir, path)).catch(() => undefined)));
-  await run.scope?.close().catch(() => undefined);
-  await removeUserDirectory(run.runDir, run.files).catch(() => undefined);
-  // The shared parent goes with the last run (another one starting now makes it again).
-  await rmdir(dirname(run.runDir)).catch(() => undefined);
-  if (run.lasting) await run.lasting.tree.forgetRun(run.lasting.runId).catch(() => undefined);
-  run.unuse();
 }
 
 /** A fresh, empty run directory (0700, the user's) in its checked parent, which a run stopping at the same moment may remove once. */

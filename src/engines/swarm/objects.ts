@@ -118,3 +118,24 @@ export async function removeSwarmApp(docker: DockerCli, app: string, options: { 
   const networks = await removeAll('network');
   return { services, secrets, configs, networks };
 }
+
+/** What of an application runs in a swarm: its services, and the plan its web service's image was built from. */
+export interface SwarmAppFound {
+  readonly services: readonly string[];
+  /** The image's `io.runplan.plan-digest` label (undefined: no web service, or an image without it). */
+  readonly planDigest: string | undefined;
+}
+
+/**
+ * The application's services as they run now (a program that deployed them stopped meanwhile): found by
+ * runplan's labels, its web service's plan read from its image. Undefined when none runs.
+ */
+export async function findSwarmApp(docker: DockerCli, app: string): Promise<SwarmAppFound | undefined> {
+  const services = await list(docker, 'service', app);
+  if (services.length === 0) return undefined;
+  const web = (await docker.ok(['service', 'ls', ...appFilters(app), '--filter', 'label=io.runplan.role=web', '--format', '{{.Name}}'])).split('\n').filter(Boolean)[0];
+  if (web === undefined) return { services, planDigest: undefined };
+  const image = (await docker.ok(['service', 'inspect', '--format', '{{.Spec.TaskTemplate.ContainerSpec.Image}}', web])).trim();
+  const label = (await docker.run(['image', 'inspect', '--format', '{{index .Config.Labels "io.runplan.plan-digest"}}', image])).stdout.trim();
+  return { services, planDigest: label === '' || label === '<no value>' ? undefined : label };
+}

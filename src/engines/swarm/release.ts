@@ -219,6 +219,10 @@ export class SwarmRelease {
     return {
       processes: () => processes.map((p) => ({ name: p.name, pid: undefined, restarts: p === web ? (exits?.told ?? 0) : 0, running: !stopped })),
       ...(exits ? { onExit: (listener) => exits.subscribe(listener), refresh: () => exits.look() } : {}),
+      // The services are the swarm's: a program that lets go of them only stops watching their tasks.
+      detach: async () => {
+        exits?.close();
+      },
       stop: async () => {
         stopped = true;
         exits?.close();

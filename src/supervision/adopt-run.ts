@@ -1,13 +1,13 @@
-import type { RunningApp } from '../../executor/contract.js';
-import type { Logger } from '../../log/logger.js';
-import type { LoweredProcess } from '../../lowering/lower.js';
-import { useBuild } from '../../process/builds-in-use.js';
-import { UserFiles } from '../../process/user-files.js';
-import type { AppSandbox, SandboxScope } from '../../sandbox/sandbox.js';
-import { LastingProcess } from '../../supervision/lasting-process.js';
-import { readRunRecord, type RunRecord } from '../../supervision/run-record.js';
-import type { SupervisionTree } from '../../supervision/supervision-tree.js';
-import { releaseRun } from './local-process-runner.js';
+import type { RunningApp } from '../executor/contract.js';
+import type { Logger } from '../log/logger.js';
+import type { LoweredProcess } from '../lowering/lower.js';
+import { useBuild } from '../process/builds-in-use.js';
+import { UserFiles } from '../process/user-files.js';
+import type { AppSandbox, SandboxScope } from '../sandbox/sandbox.js';
+import { LastingProcess } from './lasting-process.js';
+import { readRunRecord, type RunRecord } from './run-record.js';
+import type { SupervisionTree } from './supervision-tree.js';
+import { releaseRun } from './run-resources.js';
 
 /** What adoptRun is given: the tree and the run's id, where its lines go from now on, and its walls. */
 export interface AdoptRunOptions {

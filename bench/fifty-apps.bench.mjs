@@ -114,6 +114,8 @@ async function runOn({ args, engine, n }) {
       org: ORG,
       serveEnv: { ...mirror?.env, RUNPLAN_RUBY_GEM_SOURCE: 'local' },
       initArgs: swarm ? ['--engine', 'swarm', '--docker-host', swarm.host] : [],
+      // An operator's serve: its stop leaves the applications serving (the restart below stops them with stop-apps).
+      keepApps: true,
     });
     const serveJustStarted = rssMb(host.serve.pid);
     console.log(
@@ -212,15 +214,28 @@ async function runOn({ args, engine, n }) {
     for (const [type, processes] of Object.entries(shown)) for (const p of processes) line(`  one ${type} application's ${p.name}`, mb(p.rss));
     line(`all ${live.length} serving applications' ${swarm ? 'containers' : 'processes'}`, mb(allAppsMb));
 
-    // Restart: serve stopped (every release with it: on a swarm, every application's services removed), started again,
-    // timed until every application answers through the edge.
+    // serve stopped (SIGTERM) and started again, then killed (SIGKILL) and started again, its applications left serving:
+    // requests go round every application meanwhile; each release must be taken over as it runs (no new release).
+    const takeovers = [];
+    for (const signal of ['SIGTERM', 'SIGKILL']) takeovers.push({ signal, ...(await timeTakeOver(host, live, signal)) });
+    for (const t of takeovers) {
+      line(`serve ${t.signal === 'SIGTERM' ? 'stopped (SIGTERM)' : 'killed (SIGKILL)'}, started again: "==> serving" (API, console, git, every app)`, s(t.servingMs), '≤ 5 s');
+      line('  its applications taken over as they run, of those serving', `${t.takenOver} of ${live.length}`);
+      line('  applications with a new release since (one deployed again)', `${t.redeployed.length}`, '0');
+      line('  failed requests meanwhile, round every application', `${t.failed.length} of ${t.sent}`, '0');
+      for (const f of [...t.redeployed, ...t.failed].slice(0, 10)) console.log(`    ${f}`);
+    }
+    line('RSS of serve after the take-overs', mb(rssMb(host.serve.pid)));
+
+    // Restart of everything: serve stopped with its applications (stop-apps), started again, timed until every
+    // application answers through the edge (each deployed again from its commit, as after a machine's restart).
     // --restarts K: the restart K times (the figures below are the last one's; each one's slowest is printed), as the load varies.
     let restart;
     for (let r = 0; r < restarts; r++) {
       restart = await timeRestart(host, live, swarm);
       if (restarts > 1) line(`  restart ${r + 1} of ${restarts}: slowest, median (load average after)`, `${s(restart.allBackMs)}, ${s(median(restart.back))} (${loadAverage()})`);
     }
-    line(`serve stopped (SIGTERM to exit, every release stopped${swarm ? ": the applications' services removed" : ''})`, s(restart.stopMs));
+    line(`serve and its applications stopped (stop-apps${swarm ? ": the applications' services removed" : ''})`, s(restart.stopMs));
     if (swarm) line('  services left in the swarm once serve had stopped', `${restart.servicesLeft}`);
     line('serve started → "==> serving"', s(restart.servingMs));
     line(`serve started → every application answers (slowest of ${live.length})`, s(restart.allBackMs), `≤ ${GOALS.backS} s`);
@@ -257,6 +272,15 @@ async function runOn({ args, engine, n }) {
       limit: `${(restart.allBackMs / 1000 / GOALS.backS).toFixed(2)}× (≤ 1)`,
       met: restart.allBackMs <= GOALS.backS * 1000,
     });
+    for (const t of takeovers) {
+      target({
+        what: `serve ${t.signal === 'SIGTERM' ? 'stopped' : 'killed'} and started again with ${live.length} applications: 0 failed requests, every one taken over, back ≤ 5 s${swarm ? ' (swarm)' : ''}`,
+        runplan: `${t.failed.length} failed, ${t.takenOver} taken over, ${s(t.servingMs)}`,
+        against: `0, ${live.length}, 5 s`,
+        limit: `${t.failed.length + t.redeployed.length} (0), ${(t.servingMs / 5000).toFixed(2)}× (≤ 1)`,
+        met: t.failed.length === 0 && t.redeployed.length === 0 && t.servingMs <= 5000,
+      });
+    }
     const failedTotal = failedElsewhere.length + race.failed.length;
     target({ what: `failed requests on applications not being deployed${swarm ? ' (swarm)' : ''}`, runplan: `${failedTotal}`, against: '0', limit: `${failedTotal} (0)`, met: failedTotal === 0 });
     target({
@@ -289,10 +313,42 @@ async function timedPush(host, app) {
  */
 const droppedBySshd = (output) => !output.includes('remote:') && /kex_exchange_identification|Connection (reset|closed)/.test(output);
 
-/** Stops serve, starts it, and polls each application through the edge until it answers 200. */
+/**
+ * `signal` to serve, started with its applications left serving, then serve started again: the time until it says it
+ * serves (every application taken over; its API, console and git socket answer before that), the requests that failed
+ * meanwhile going round every application, and the applications whose current release changed (deployed again).
+ */
+async function timeTakeOver(host, apps, signal) {
+  const releasesBefore = await currentReleases(host);
+  const asking = keepAsking(
+    host,
+    roundRobin(() => apps.map((a) => a.id)),
+  );
+  await new Promise((r) => setTimeout(r, 1000));
+  await host.stop(signal);
+  // Serving without serve for a moment, as during an upgrade.
+  await new Promise((r) => setTimeout(r, 2000));
+  const started = performance.now();
+  await host.start();
+  const servingMs = performance.now() - started;
+  await new Promise((r) => setTimeout(r, 1000));
+  const tally = await asking.stop();
+  const releasesAfter = await currentReleases(host);
+  const redeployed = apps.filter((a) => releasesAfter.get(a.id) !== releasesBefore.get(a.id)).map((a) => `${a.name}: release ${releasesBefore.get(a.id)} → ${releasesAfter.get(a.id)}`);
+  const takenOver = (host.serveOutput.match(/==> \S+: release \d+ taken over as it runs/g) ?? []).length;
+  return { servingMs, failed: tally.failed, sent: tally.sent, redeployed, takenOver };
+}
+
+async function currentReleases(host) {
+  const { apps } = await host.json(['apps', '--org', ORG]);
+  return new Map(apps.map((a) => [a.id, a.currentRelease]));
+}
+
+/** Stops serve and its applications (stop-apps), starts it, and polls each application through the edge until it answers 200. */
 async function timeRestart(host, apps, swarm) {
   const stopStarted = performance.now();
   await host.stop();
+  await host.cli(['stop-apps']);
   const stopMs = performance.now() - stopStarted;
   const servicesLeft = swarm ? swarm.docker(['service', 'ls', '--quiet']).split('\n').filter(Boolean).length : undefined;
   const started = performance.now();

@@ -45,12 +45,16 @@ export class BenchHost {
     this.sshUser = `rpb-${randomBytes(3).toString('hex')}`;
   }
 
-  /** `runplan-host init` on free loopback ports, its cache the bench's (`initArgs`: more of init's options, e.g. the engine); and a client key allowed to push to `org`. */
-  static async create({ cacheDir, serveEnv = {}, org, initArgs = [] }) {
+  /**
+   * `runplan-host init` on free loopback ports, its cache the bench's (`initArgs`: more of init's options, e.g. the engine); and a
+   * client key allowed to push to `org`. `keepApps`: serve's stops leave the applications serving (dispose() stops them).
+   */
+  static async create({ cacheDir, serveEnv = {}, org, initArgs = [], keepApps = false }) {
     const host = new BenchHost({ scratch: reachableTemp('/tmp/runplan-bench-host-'), cacheDir, serveEnv });
     host.ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
     const p = host.ports;
     await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir, ...initArgs]);
+    host.keepApps = keepApps;
     await host.start();
     await run('mkdir', ['-m', '700', '-p', host.client]);
     host.key = join(host.client, 'id_ed25519');
@@ -76,7 +80,7 @@ export class BenchHost {
    * its output as it comes. `keepApps`: serve's stop leaves the applications serving (an operator's serve);
    * by default it takes them down with it.
    */
-  start(onLine = () => {}, { keepApps = false } = {}) {
+  start(onLine = () => {}, { keepApps = this.keepApps ?? false } = {}) {
     this.serveOutput = '';
     if (keepApps) this.keptApps = true;
     // RUNPLAN_BENCH_SERVE_NODE_ARGS: node's options for serve when profiling it (e.g. --trace-gc), in place of its shebang's.

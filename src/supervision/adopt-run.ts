@@ -1,6 +1,10 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { RunningApp } from '../executor/contract.js';
 import type { Logger } from '../log/logger.js';
 import type { LoweredProcess } from '../lowering/lower.js';
+import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../plan/restart-policy.js';
 import { useBuild } from '../process/builds-in-use.js';
 import { UserFiles } from '../process/user-files.js';
 import type { AppSandbox, SandboxScope } from '../sandbox/sandbox.js';
@@ -95,16 +99,24 @@ function adoptedSpec(p: RunRecord['processes'][number]): LoweredProcess {
 
 /**
  * Stops what is left of a run nobody can take over (a stale record, another
- * format): its services leave the tree, then its record; its walls, if any,
- * are the caller's to remove (they are named in the record).
+ * format): each of its services leaves the tree (those the record names, or, when
+ * it cannot be read, every service folder of the run), then its folder goes. Its
+ * walls, if any, are the caller's to remove (they are named in the record).
  */
 export async function discardRun(tree: SupervisionTree, runId: string, logger: Logger): Promise<RunRecord | undefined> {
   const record = await readRunRecord(tree.runDir(runId));
-  const names = 'problem' in record ? [] : record.processes;
-  for (const p of names) {
+  const processes = 'problem' in record ? await serviceFolders(tree.runDir(runId)) : record.processes;
+  for (const p of processes) {
     const process = new LastingProcess(adoptedSpec(p), undefined, logger, { tree, runId, marker: 'problem' in record ? '' : record.marker });
     if (await process.supervised()) await process.stop();
   }
   await tree.forgetRun(runId);
   return 'problem' in record ? undefined : record;
+}
+
+/** The service folders of a run whose record cannot be read, as processes with the default policy and grace. */
+async function serviceFolders(dir: string): Promise<RunRecord['processes']> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const names = entries.filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'run'))).map((e) => e.name);
+  return names.map((name) => ({ name, role: 'worker', cwd: '/', restart: DEFAULT_RESTART, stopGraceMs: DEFAULT_STOP_GRACE_MS }));
 }

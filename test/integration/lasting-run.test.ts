@@ -1,11 +1,12 @@
-import { cp, readdir, rmdir } from 'node:fs/promises';
+import { cp, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adoptRun } from '../../src/supervision/adopt-run.js';
+import { adoptRun, discardRun } from '../../src/supervision/adopt-run.js';
 import { type Deployment, deployApp } from '../../src/engines/local/local-executor.js';
 import { defaultRegistry } from '../../src/compose/default-registry.js';
 import { Logger, type LogLine } from '../../src/log/logger.js';
 import { machineCgroups } from '../../src/sandbox/cgroups.js';
+import { identifyProcess, isRunning } from '../../src/process/process-identity.js';
 import { AppSandbox } from '../../src/sandbox/sandbox.js';
 import { SupervisionTree } from '../../src/supervision/supervision-tree.js';
 import { makeTestUser, type TestUser } from '../helpers/app-users.js';
@@ -41,6 +42,30 @@ describe.runIf(asRoot)('a run that outlives the program that started it', () => 
       await rmdir(join(mount, cgroupRoot)).catch(() => undefined);
     }
   });
+
+  /** The facts fixture deployed as a lasting run `runId` of `tree`, in its walls. */
+  async function deployFacts(on: SupervisionTree, runId: string, lines: string[]): Promise<{ deployment: Deployment; port: number; sandbox: AppSandbox }> {
+    const appDir = join(await tempDir('runplan-lasting-'), 'app');
+    await cp(join(ROOT, 'fixtures', 'host', 'facts'), appDir, { recursive: true });
+    const sandbox = new AppSandbox({ user, cgroup: [cgroupRoot, 'facts'], readable: [inject('sharedCacheDir')] });
+    const port = await freePort();
+    try {
+      const deployment = await deployApp({
+        registry: defaultRegistry(),
+        appDir,
+        type: 'node',
+        env: { application: { CC_HEALTH_CHECK_PATH: '/health' } },
+        host: { port, workDir: await tempDir('runplan-work-'), cacheDir: inject('sharedCacheDir'), instance: { cpus: 1, memoryMb: 256 }, stabilityWindowMs: 0 },
+        sink: (line) => lines.push(line.text),
+        sandbox,
+        lasting: { tree: on, runId },
+      });
+      return { deployment, port, sandbox };
+    } catch (error) {
+      console.log(lines.slice(-40).join('\n'));
+      throw error;
+    }
+  }
 
   const facts = async (port: number) => JSON.parse((await get(`http://127.0.0.1:${port}/`)).body) as { pid: number; startedAt: number; uid: number };
 
@@ -108,4 +133,42 @@ describe.runIf(asRoot)('a run that outlives the program that started it', () => 
     const again = new SupervisionTree(tree.dir);
     expect(await again.open()).toEqual({ adopted: true, staleRuns: [] });
   });
+
+  it('takes over no run of another format: it says which runplan made it, and the run can be discarded', async () => {
+    const { deployment, port } = await deployFacts(tree, 'facts.r2', []);
+    await deployment.running.detach?.();
+    const file = join(tree.runDir('facts.r2'), 'run.json');
+    await writeFile(file, JSON.stringify({ ...JSON.parse(await readFile(file, 'utf8')), format: 0, runplanVersion: '0.0.9' }));
+    const taken = await adoptRun({ tree, runId: 'facts.r2', logger: new Logger(() => undefined) });
+    expect(taken).toEqual({ problem: expect.stringMatching(/^it was started by runplan 0\.0\.9 with run format 0, and this runplan \(.*\) takes over format 1 only$/) });
+    await discardRun(tree, 'facts.r2', new Logger(() => undefined));
+    await expect(facts(port)).rejects.toThrow();
+    expect(await tree.runs()).toEqual([]);
+  }, 120_000);
+
+  it('recognises a tree nobody supervises any more (the machine restarted, s6-svscan killed): its runs are stopped and named stale', async () => {
+    const own = new SupervisionTree(join(await tempDir('runplan-tree-'), 'tree'));
+    await own.open();
+    const { deployment, port } = await deployFacts(own, 'facts.r3', []);
+    await deployment.running.detach?.();
+    const { pid } = JSON.parse(await readFile(join(own.dir, 'svscan.json'), 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 100 && isRunning(identifyProcess(pid) ?? { pid, startTime: '', bootId: '' }); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const again = new SupervisionTree(own.dir);
+    expect(await again.open()).toEqual({ adopted: false, staleRuns: ['facts.r3'] });
+    // Its supervisor was told to stop the process and exit: nothing of the stale run answers.
+    let answered = true;
+    for (let i = 0; i < 50 && answered; i++) {
+      answered = await facts(port).then(
+        () => true,
+        () => false,
+      );
+      if (answered) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(answered).toBe(false);
+    await again.forgetRun('facts.r3');
+    await again.close();
+    // The run's walls are the host's to remove (their names are in its record): the cgroup goes once empty.
+    await AppSandbox.removeCgroups([cgroupRoot, 'facts']).catch(() => undefined);
+  }, 120_000);
 });

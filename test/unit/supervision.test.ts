@@ -93,7 +93,7 @@ describe('the s6 supervision of a lasting run (src/supervision/)', () => {
     expect(loop.report).toMatchObject({ inARow: 5, delayMs: 800 });
   });
 
-  it('follows never and on-failure: exit 125 tells s6 not to start it again; a signal is told by its number, bwrap\'s 128 + N as that signal', async () => {
+  it("follows never and on-failure: exit 125 tells s6 not to start it again; a signal is told by its number, bwrap's 128 + N as that signal", async () => {
     const never = await finish({ policy: 'never' }, { code: 0 }, { ranMs: 100 });
     expect(never).toMatchObject({ code: 125, report: { willRestart: false, restarts: 0 }, restarts: 0 });
     const clean = await finish({ policy: 'on-failure' }, { code: 0 }, { ranMs: 100 });
@@ -108,7 +108,7 @@ describe('the s6 supervision of a lasting run (src/supervision/)', () => {
 
   it('starts the process with only its own environment, read from a file, and never names a value on a command line', () => {
     const text = runScript(input());
-    expect(text).toContain("exec /usr/bin/env -i /bin/sh -c 'unset PWD OLDPWD; . \"$0\" && exec \"$@\"' /tree/runs/r1/web/data/env node server.js");
+    expect(text).toContain('exec /usr/bin/env -i /bin/sh -c \'unset PWD OLDPWD; . "$0" && exec "$@"\' /tree/runs/r1/web/data/env node server.js');
     expect(envFileText({ TOKEN: "it's secret", PATH: '/usr/bin', 'BAD NAME': 'x' })).toBe("export TOKEN='it'\\''s secret'\nexport PATH='/usr/bin'\n");
   });
 });

@@ -112,6 +112,13 @@ export interface RunningProgram {
    * or when it could not start. Nothing follows it: a caller that wants SIGKILL after a grace sends it.
    */
   kill(signal: NodeJS.Signals): void;
+  /**
+   * Lets runplan's own process exit while the program runs: neither the program nor its pipes keep
+   * the event loop alive any longer (Node.js's unref). For a server started with keepRunningOnExit
+   * that a later run of the host finds again by its identity; `done` settles only if this process is
+   * still there when the program ends.
+   */
+  unref(): void;
 }
 
 /** What kill() needs of the program: its process once started, and whether it has exited. */
@@ -119,6 +126,9 @@ interface Signalled {
   child: { readonly pid?: number | undefined } | undefined;
   exited: boolean;
   pending: NodeJS.Signals | undefined;
+  /** unref() was asked for, maybe before the program started. */
+  unref: (() => void) | undefined;
+  unrefAsked: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -142,7 +152,7 @@ export function startProgram(file: string, args: readonly string[], options: Sta
   if (!options.stdoutStream) stdout.end();
   // Opened now, so that a log file that cannot be opened is the caller's error at once, as it was before runplan ran anything.
   const outputFd = options.stdio !== 'inherit' && options.outputFile !== undefined ? openSync(options.outputFile, 'a', 0o600) : undefined;
-  const signalled: Signalled = { child: undefined, exited: false, pending: undefined };
+  const signalled: Signalled = { child: undefined, exited: false, pending: undefined, unref: undefined, unrefAsked: false };
   return {
     stdout,
     done: run(file, args, options, stdout, outputFd, signalled),
@@ -150,6 +160,10 @@ export function startProgram(file: string, args: readonly string[], options: Sta
       if (signalled.exited) return;
       if (signalled.child === undefined) signalled.pending = signal;
       else sendSignal(signalled.child.pid, signal);
+    },
+    unref: () => {
+      signalled.unrefAsked = true;
+      signalled.unref?.();
     },
   };
 }
@@ -201,6 +215,11 @@ async function run(file: string, args: readonly string[], options: StartProgramO
     signalled.exited = true;
   });
   if (signalled.pending !== undefined) sendSignal(child.pid, signalled.pending);
+  signalled.unref = () => {
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  };
+  if (signalled.unrefAsked) signalled.unref();
   child.once('spawn', () => {
     if (child.pid !== undefined) options.onStart?.(child.pid);
   });

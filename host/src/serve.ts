@@ -104,7 +104,14 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     await service.writeKeys();
     await service.ensureRepositories();
     await service.putBackInterruptedPushes(log);
-    const sshd = new Sshd({ dir: paths.sshDir, port: settings.sshPort, listenAddress: settings.listenAddress, user: settings.sshUser, authorizedKeysFile: paths.authorizedKeys });
+    const sshd = new Sshd({
+      dir: paths.sshDir,
+      port: settings.sshPort,
+      listenAddress: settings.listenAddress,
+      user: settings.sshUser,
+      authorizedKeysFile: paths.authorizedKeys,
+      log: (line) => log(`==> ${line}`),
+    });
     const supervisedSshd = await supervisor.start(sshd);
     undo.push(() => supervisedSshd.stop());
     log(`==> sshd: git pushes to ${settings.sshUser}@${settings.listenAddress}:${settings.sshPort}`);

@@ -77,13 +77,17 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor);
     undo.push(() => addons.stop());
     await addons.start(await store.listAddons());
-    const edge = new CaddyEdge({
-      dir: paths.edgeDir,
-      listenAddress: settings.listenAddress,
-      httpsPort: settings.httpsPort,
-      httpPort: settings.httpPort,
-      apps: { domain: settings.domain, sockets: paths.upstreamsDir },
-    });
+    const edge = new CaddyEdge(
+      {
+        dir: paths.edgeDir,
+        listenAddress: settings.listenAddress,
+        httpsPort: settings.httpsPort,
+        httpPort: settings.httpPort,
+        apps: { domain: settings.domain, upstreams: paths.upstreamsDir },
+        drainMs: settings.drainMs,
+      },
+      { log: (line) => log(`==> ${line}`) },
+    );
     const registry = defaultRegistry();
     const releases = new Releases({ store, edge, upstreams: new AppUpstreams(paths.upstreamsDir), paths, settings, registry, engine, ...(tenancy ? { tenancy } : {}) });
     const self = await installProgram(paths, 'git-program.cjs');

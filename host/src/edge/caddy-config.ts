@@ -145,7 +145,7 @@ export function appIdOfHost(apps: AppNames, host: string): string | undefined {
  * dials, so after a switch new requests open connections to the new release and the old pool only idles,
  * closed after this (at most 1.5 s, a third of the drain), well before the drained release is stopped.
  */
-export function upstreamIdleMs(drainMs: number): number {
+function upstreamIdleMs(drainMs: number): number {
   return Math.min(1_500, Math.floor(drainMs / 3));
 }
 

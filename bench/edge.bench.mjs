@@ -70,8 +70,25 @@ function status(port, name) {
   });
 }
 
-/** (a): Caddy, the same program as the host's edge, on its own TLS port, proxying `name` to the release's address with its defaults (keep-alive on); a certificate for `serverName` too. */
+/**
+ * (a): Caddy, the same program as the host's edge, on its own TLS port, proxying `name` to the release's address
+ * with its defaults (keep-alive on); a certificate for `serverName` too. Caddy 2.6 now and then deletes a
+ * certificate it is issuing at its start (its storage cleaning reads the key file half written) and tries again
+ * only a minute later: a start that does not serve within 30 s is stopped and made again, in a new folder.
+ */
 async function startPlainCaddy(dir, name, serverName, upstream) {
+  const failures = [];
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      return await startPlainCaddyOnce(join(dir, `attempt-${attempt}`), name, serverName, upstream);
+    } catch (error) {
+      failures.push(error.message);
+    }
+  }
+  throw new Error(`the plain Caddy did not serve ${name}:\n${failures.join('\n')}`);
+}
+
+async function startPlainCaddyOnce(dir, name, serverName, upstream) {
   const httpsPort = await freePort();
   const config = {
     admin: { disabled: true },
@@ -107,13 +124,13 @@ async function startPlainCaddy(dir, name, serverName, upstream) {
       child.once('exit', resolve);
       child.kill('SIGTERM');
     });
-  for (let i = 0; i < 200; i++) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && child.exitCode === null) {
     if ((await status(httpsPort, name)) === 200 && (await status(httpsPort, serverName)) !== 0) return { port: httpsPort, stop };
-    if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop();
-  throw new Error(`the plain Caddy did not serve ${name}:\n${said}`);
+  throw new Error(`in ${dir}: ${said.split('\n').slice(-6).join('\n')}`);
 }
 
 /** The address the edge dials: the one file of the application's upstream folder (before issue 45, the port `releases` names). */

@@ -85,7 +85,14 @@ export function isHttpsOnly(route: CaddyRoute): boolean {
 }
 
 export function appRoute(host: string, upstream: Upstream, options: RouteOptions & { readonly httpsPort: number } = { httpsPort: 443 }): CaddyRoute {
-  const proxy = { handler: 'reverse_proxy', upstreams: [{ dial: dialOf(upstream) }] };
+  const proxy = {
+    handler: 'reverse_proxy',
+    upstreams: [{ dial: dialOf(upstream) }],
+    // A socket of serve's own (the console's) gets a new connection per request: Caddy outlives serve, and a
+    // pooled connection would be one to a serve that is gone; and an answer given before the body was read
+    // closes the connection (host/test/early-answers.test.ts sends requests so). A port keeps Caddy's pool.
+    ...(typeof upstream === 'number' ? {} : { transport: { protocol: 'http', keep_alive: { enabled: false } } }),
+  };
   const httpsOnly = options.httpsOnly
     ? [
         // The plain listener's requests end here (a static response calls no handler after it): the redirect, to the

@@ -14,7 +14,7 @@ import { freePort, reachableTemp, root } from './lib.mjs';
 
 const run = promisify(execFile);
 // The command users run (its shebang holds node's options for serve), not host/dist/cli.js under a plain node.
-const hostBin = join(root, 'host', 'bin', 'runplan-host.js');
+const hostBinOf = (hostRoot) => join(hostRoot, 'host', 'bin', 'runplan-host.js');
 
 /** The variables serve keeps (host/src/clean-environment.ts): given only these, serve does not start itself again in a clean environment, so its PID is the one spawned. */
 const KEPT = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TERM|TMPDIR|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|(https?|no)_proxy|(HTTPS?|NO)_PROXY|LC_.*|RUNPLAN_.*)$/;
@@ -36,8 +36,9 @@ export class BenchHost {
   serve = undefined;
   serveOutput = '';
 
-  constructor({ scratch, cacheDir, serveEnv }) {
+  constructor({ scratch, cacheDir, serveEnv, hostRoot = root }) {
     this.scratch = scratch;
+    this.hostBin = hostBinOf(hostRoot);
     this.data = join(scratch, 'data');
     this.client = join(scratch, 'client');
     this.cacheDir = cacheDir;
@@ -46,11 +47,11 @@ export class BenchHost {
   }
 
   /**
-   * `runplan-host init` on free loopback ports, its cache the bench's (`initArgs`: more of init's options, e.g. the engine); and a
-   * client key allowed to push to `org`. `keepApps`: serve's stops leave the applications serving (dispose() stops them).
+   * `runplan-host init` on free loopback ports, its cache the bench's (`initArgs`: more of init's options, e.g. the engine); and a client key allowed to push to `org`.
+   * `hostRoot`: another checkout whose runplan-host to run (a baseline), built. `keepApps`: serve's stops leave the applications serving (dispose() stops them).
    */
-  static async create({ cacheDir, serveEnv = {}, org, initArgs = [], keepApps = false }) {
-    const host = new BenchHost({ scratch: reachableTemp('/tmp/runplan-bench-host-'), cacheDir, serveEnv });
+  static async create({ cacheDir, serveEnv = {}, org, initArgs = [], hostRoot, keepApps = false }) {
+    const host = new BenchHost({ scratch: reachableTemp('/tmp/runplan-bench-host-'), cacheDir, serveEnv, hostRoot });
     host.ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
     const p = host.ports;
     await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir, ...initArgs]);
@@ -65,7 +66,7 @@ export class BenchHost {
 
   /** runplan-host with this data folder; throws with its output when it fails. */
   async cli(args) {
-    const { stdout } = await run(hostBin, [...args, '--data', this.data], { maxBuffer: 64 << 20 }).catch((e) => {
+    const { stdout } = await run(this.hostBin, [...args, '--data', this.data], { maxBuffer: 64 << 20 }).catch((e) => {
       throw new Error(`runplan-host ${args.join(' ')} exited ${e.code}: ${e.stdout}${e.stderr}`);
     });
     return stdout;
@@ -85,8 +86,11 @@ export class BenchHost {
     if (keepApps) this.keptApps = true;
     // RUNPLAN_BENCH_SERVE_NODE_ARGS: node's options for serve when profiling it (e.g. --trace-gc), in place of its shebang's.
     const nodeArgs = (process.env.RUNPLAN_BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const [file, ...first] = nodeArgs.length > 0 ? [process.execPath, ...nodeArgs, hostBin] : [hostBin];
-    const child = spawn(file, [...first, 'serve', ...(keepApps ? [] : ['--stop-apps-on-exit']), '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv(this.serveEnv) });
+    const [file, ...first] = nodeArgs.length > 0 ? [process.execPath, ...nodeArgs, this.hostBin] : [this.hostBin];
+    // A runplan-host of before serve left its applications running has no flag: its serve stops them anyway.
+    this.stopsApps ??= execFileSync(this.hostBin, ['--help'], { encoding: 'utf8' }).includes('--stop-apps-on-exit');
+    const stopApps = keepApps || !this.stopsApps ? [] : ['--stop-apps-on-exit'];
+    const child = spawn(file, [...first, 'serve', ...stopApps, '--data', this.data], { stdio: ['ignore', 'pipe', 'pipe'], env: cleanEnv(this.serveEnv) });
     this.serve = child;
     return new Promise((resolve, reject) => {
       const onData = (chunk) => {

@@ -12,10 +12,10 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   store-url          the PostgreSQL store's URL, when the store is there (0600)
  *   ssh/               sshd's config, host key, authorized_keys, pid file
  *   git/<app_id>.git   one bare repository per application, the SSH user's
- *   edge/              Caddy's config, data (its CA) and admin socket
+ *   edge/              Caddy's config, data (its CA), admin socket, identity, and names/ (the names it may get certificates for)
  *   apps/<app_id>/     the checkout of the commit being deployed
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
- *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>.sock,
+ *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>/<address>,
  *                      tree/ (the releases' processes, kept by s6 apart from serve)
  *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
@@ -38,7 +38,7 @@ export interface HostPaths {
   readonly gitSocket: string;
   /** The web console's: only the edge connects to it (https://console.<domain>). */
   readonly consoleSocket: string;
-  /** One socket per application, which the edge dials (run/apps/<app_id>.sock): the host pipes it to the serving release. */
+  /** One folder per application (run/apps/<app_id>/), whose one file's name is the address of the serving release: the edge dials it. */
   readonly upstreamsDir: string;
   readonly servePid: string;
   /** The supervision tree of the local engine's releases (s6-svscan's scan directory and each release's services): they outlive serve. */

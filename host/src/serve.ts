@@ -105,13 +105,17 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor);
     undo.push({ apps: () => addons.stop(), leave: () => addons.detach() });
     await addons.start(await store.listAddons());
-    const edge = new CaddyEdge({
-      dir: paths.edgeDir,
-      listenAddress: settings.listenAddress,
-      httpsPort: settings.httpsPort,
-      httpPort: settings.httpPort,
-      apps: { domain: settings.domain, sockets: paths.upstreamsDir },
-    });
+    const edge = new CaddyEdge(
+      {
+        dir: paths.edgeDir,
+        listenAddress: settings.listenAddress,
+        httpsPort: settings.httpsPort,
+        httpPort: settings.httpPort,
+        apps: { domain: settings.domain, upstreams: paths.upstreamsDir },
+        drainMs: settings.drainMs,
+      },
+      { log: (line) => log(`==> ${line}`) },
+    );
     const registry = defaultRegistry();
     const releases = new Releases({
       store,
@@ -142,15 +146,22 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     await service.writeKeys();
     await service.ensureRepositories();
     await service.putBackInterruptedPushes(log);
-    const sshd = new Sshd({ dir: paths.sshDir, port: settings.sshPort, listenAddress: settings.listenAddress, user: settings.sshUser, authorizedKeysFile: paths.authorizedKeys });
+    const sshd = new Sshd({
+      dir: paths.sshDir,
+      port: settings.sshPort,
+      listenAddress: settings.listenAddress,
+      user: settings.sshUser,
+      authorizedKeysFile: paths.authorizedKeys,
+      log: (line) => log(`==> ${line}`),
+    });
     const supervisedSshd = await supervisor.start(sshd);
     // Left running when serve exits: a push meanwhile is refused with a coded line (HOST_NOT_SERVING) rather than a refused connection.
-    undo.push({ apps: () => supervisedSshd.stop() });
+    undo.push({ apps: () => supervisedSshd.stop(), leave: async () => supervisedSshd.detach() });
     log(`==> sshd: git pushes to ${settings.sshUser}@${settings.listenAddress}:${settings.sshPort}`);
     // The edge's deaths are in each application's log too: none of them answered meanwhile.
     const supervisedEdge = await supervisor.start(edge, (line) => releases.logs.pushToAll(`==> ${line}`));
     // Left running when serve exits: it reaches every release without serve.
-    undo.push({ apps: () => supervisedEdge.stop() });
+    undo.push({ apps: () => supervisedEdge.stop(), leave: async () => supervisedEdge.detach() });
     log(`==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
     const git = new GitServer(service);
     await git.listen(paths.gitSocket, sshUser);

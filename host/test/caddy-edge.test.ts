@@ -1,99 +1,22 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { type Server, createServer, request as httpRequest } from 'node:http';
-import { Agent, request as httpsRequest } from 'node:https';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { identifyProcess, parseIdentity } from 'runplan/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../test/helpers/processes.js';
 import { freePort } from '../../test/helpers/ports.js';
 import { tempDir } from '../../test/helpers/temp.js';
+import { AppUpstreams } from '../src/edge/app-upstreams.js';
+import { type Answer, address, type EchoApp, httpGet, httpsGet, startApp, stopApp } from './helpers/edge-requests.js';
 import { adminCall } from '../src/edge/caddy-admin.js';
 import { CaddyEdge } from '../src/edge/caddy-edge.js';
 import { HostErrors } from '../src/errors.js';
 
 const run = promisify(execFile);
-
-/** A stand-in application: a real HTTP server answering with its port and the request headers it received. */
-interface EchoApp {
-  readonly port: number;
-  served: number;
-  readonly server: Server;
-}
-
-async function startApp(): Promise<EchoApp> {
-  const port = await freePort();
-  const server = createServer((req, res) => {
-    app.served++;
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ port, headers: req.headers }));
-  });
-  const app: EchoApp = { port, served: 0, server };
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return app;
-}
-
-/** The same, on a unix socket (an application's, as AppUpstreams binds them). */
-async function startSocketApp(path: string): Promise<EchoApp> {
-  const server = createServer((req, res) => {
-    app.served++;
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ port: 0, headers: req.headers }));
-  });
-  const app: EchoApp = { port: 0, served: 0, server };
-  await new Promise<void>((resolve) => server.listen(path, resolve));
-  return app;
-}
-
-function stopApp(app: EchoApp): Promise<void> {
-  app.server.closeAllConnections();
-  return new Promise((resolve) => app.server.close(() => resolve()));
-}
-
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-  readonly headers: Record<string, string | string[] | undefined>;
-}
-
-/** A GET to the edge's HTTPS port for `host`, verified against the edge's root certificate only. */
-function httpsGet(port: number, host: string, ca: string, headers: Record<string, string> = {}, agent?: Agent): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, servername: host, path: '/', ca, headers: { host: `${host}:${port}`, ...headers }, ...(agent ? { agent } : { agent: false }) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error('timed out')));
-    // Whether the request went on a kept-alive connection that the server may have closed meanwhile.
-    req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
-    req.end();
-  });
-}
-
-function httpGet(
-  port: number,
-  host: string,
-  headers: Record<string, string> = {},
-  { method = 'GET', path = '/', body: sent }: { method?: string; path?: string; body?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: { host, ...headers }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(sent);
-  });
-}
 
 const appHost = () => `app_${randomUUID()}.localhost`;
 const forged = { 'x-forwarded-proto': 'forged', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-host': 'forged.example' };
@@ -104,16 +27,17 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   let httpsPort: number;
   let httpPort: number;
   let ca: string;
-  let sockets: string;
+  let upstreamsDir: string;
+  let upstreams: AppUpstreams;
   const apps: EchoApp[] = [];
 
   beforeAll(async () => {
     dir = await tempDir('runplan-edge-');
     httpsPort = await freePort();
     httpPort = await freePort();
-    sockets = join(dir, 'run', 'apps');
-    await mkdir(sockets, { recursive: true });
-    edge = new CaddyEdge({ dir: join(dir, 'edge'), listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', sockets } });
+    upstreamsDir = join(dir, 'run', 'apps');
+    upstreams = new AppUpstreams(upstreamsDir);
+    edge = new CaddyEdge({ dir: join(dir, 'edge'), listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', upstreams: upstreamsDir } });
     await edge.start();
     ca = readFileSync(edge.rootCertificate, 'utf8');
     apps.push(await startApp(), await startApp());
@@ -121,15 +45,22 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
 
   afterAll(async () => {
     await edge?.stop();
+    await upstreams?.removeAll();
     await Promise.all(apps.map(stopApp));
   });
 
-  it('keeps its CA, config, log and admin socket in its folder, and gives the real root certificate', async () => {
+  it('keeps its CA, config, log, admin socket and identity in its folder, and gives the real root certificate', async () => {
     expect(edge.rootCertificate).toBe(join(dir, 'edge', 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt'));
     expect(ca).toContain('BEGIN CERTIFICATE');
     const config = JSON.parse(readFileSync(join(dir, 'edge', 'caddy.json'), 'utf8'));
     expect(config.admin.listen).toBe(`unix/${join(dir, 'edge', 'admin.sock')}`);
+    expect(config.apps.http.servers.edge['@id']).toBe('runplan-edge-format-2');
+    // The `ask` of on-demand TLS is Caddy's own server on the loopback interface: nothing of serve's.
+    const askListen = config.apps.http.servers.ask.listen as string[];
+    expect(askListen).toEqual([expect.stringMatching(/^127\.0\.0\.1:\d+$/)]);
+    expect(config.apps.tls.automation.on_demand.ask).toBe(`http://${askListen[0]}/`);
     expect(existsSync(join(dir, 'edge', 'admin.sock'))).toBe(true);
+    expect(parseIdentity(readFileSync(join(dir, 'edge', 'caddy.identity'), 'utf8'))).toEqual(identifyProcess(edge.pid as number));
     expect(readFileSync(join(dir, 'edge', 'caddy.log'), 'utf8')).toContain('admin endpoint started');
     expect(await edge.routes()).toEqual({});
   });
@@ -304,61 +235,152 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     await Promise.all([edge.removeRoute(consoleName), edge.removeRoute(other)]);
   });
 
-  it("serves every application's name by one route to its socket: a new application changes nothing in Caddy's configuration", async () => {
+  it("routes every application's name to the address its upstream folder names: a new application and a switch change nothing in Caddy's configuration", async () => {
+    const [a, b] = apps as [EchoApp, EchoApp];
     const id = `app_${randomUUID()}`;
     const host = `${id}.localhost`;
-    const app = await startSocketApp(join(sockets, `${id}.sock`));
-    try {
-      const before = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
-      await edge.serveApp(host);
-      const overTls = await httpsGet(httpsPort, host, ca, forged);
-      expect(overTls.status).toBe(200);
-      const headers = (JSON.parse(overTls.body) as { headers: Record<string, string> }).headers;
-      expect(headers['x-forwarded-proto']).toBe('https');
-      expect(headers['x-forwarded-for']).toBe('127.0.0.1');
-      expect(headers['x-forwarded-host']).toBe(`${host}:${httpsPort}`);
-      expect((await httpGet(httpPort, host)).status).toBe(200);
-      // The same configuration, byte for byte: Caddy reloaded nothing, so it emptied no certificate cache.
-      const after = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
-      expect(after.body).toBe(before.body);
-      expect(app.served).toBe(2);
-    } finally {
-      await stopApp(app);
+    const before = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
+    await upstreams.point(id, address(a));
+    expect(readdirSync(join(upstreamsDir, id))).toEqual([address(a)]);
+    await edge.serveApp(host);
+    const overTls = await httpsGet(httpsPort, host, ca, forged);
+    expect(overTls.status).toBe(200);
+    const answered = JSON.parse(overTls.body) as { port: number; headers: Record<string, string> };
+    expect(answered.port).toBe(a.port);
+    expect(answered.headers['x-forwarded-proto']).toBe('https');
+    expect(answered.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(answered.headers['x-forwarded-host']).toBe(`${host}:${httpsPort}`);
+    expect(JSON.parse((await httpGet(httpPort, host)).body).port).toBe(a.port);
+
+    await upstreams.point(id, address(b));
+    expect(readdirSync(join(upstreamsDir, id))).toEqual([address(b)]);
+    expect(JSON.parse((await httpsGet(httpsPort, host, ca)).body).port).toBe(b.port);
+    // The same configuration, byte for byte: Caddy reloaded nothing, so it emptied no certificate cache.
+    const after = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
+    expect(after.body).toBe(before.body);
+
+    // A file whose name is no address is never dialled: the unknown host's 404, as with no file at all.
+    rmSync(join(upstreamsDir, id, address(b)));
+    writeFileSync(join(upstreamsDir, id, 'not-an-address'), '');
+    for (const answer of [await httpGet(httpPort, host), await httpsGet(httpsPort, host, ca)]) {
+      expect(answer.status).toBe(404);
+      expect(answer.body).toBe('No application at this address.\n');
     }
+    await upstreams.point(id, address(a));
+    expect(readdirSync(join(upstreamsDir, id))).toEqual([address(a)]);
+    expect((await httpGet(httpPort, host)).status).toBe(200);
+    await expect(upstreams.point(id, '../escape')).rejects.toThrow(/is not a host:port address/);
   });
 
-  it('fails no request on one application while ten others are created (each a new socket and name, no change of Caddy)', async () => {
+  it("answers Caddy's on-demand question itself, from the names the edge was told: a name told gets a certificate, another name's handshake fails", async () => {
+    const config = JSON.parse(readFileSync(join(dir, 'edge', 'caddy.json'), 'utf8'));
+    const ask = config.apps.tls.automation.on_demand.ask as string;
+    const told = `app_${randomUUID()}.localhost`;
+    const untold = `app_${randomUUID()}.localhost`;
+    await upstreams.point(told.split('.')[0] as string, address(apps[0] as EchoApp));
+    await upstreams.point(untold.split('.')[0] as string, address(apps[0] as EchoApp));
+    await edge.serveApp(told);
+    expect(existsSync(join(dir, 'edge', 'names', told))).toBe(true);
+    expect((await httpsGet(httpsPort, told, ca)).status).toBe(200);
+    await expect(httpsGet(httpsPort, untold, ca)).rejects.toThrow();
+    const asked = async (query: string) => (await fetch(`${ask}?${query}`)).status;
+    expect(await asked(`domain=${told}`)).toBe(200);
+    // A name not told, none at all, and paths out of the names' folder are refused: Caddy cleans the path.
+    for (const query of [`domain=${untold}`, 'domain=', '', 'domain=..', 'domain=../caddy.json', 'domain=..%2fcaddy.json', 'domain=%2e%2e%2fcaddy.json', `domain=../names/${told}/..`]) {
+      expect(await asked(query), query).toBe(404);
+    }
+    // Plain HTTP still answers an application's name without a certificate.
+    expect((await httpGet(httpPort, untold)).status).toBe(200);
+  });
+
+  it('fails no request on one application while ten others are created (each a new upstream folder and name, no change of Caddy)', async () => {
+    const [app] = apps as [EchoApp];
     const ids = Array.from({ length: 11 }, () => `app_${randomUUID()}`);
-    const made = [await startSocketApp(join(sockets, `${ids[0]}.sock`))];
+    await upstreams.point(ids[0] as string, address(app));
+    const host = `${ids[0]}.localhost`;
+    await edge.serveApp(host);
+    let done = false;
+    let answered = 0;
+    const failed: string[] = [];
+    // New connections only: each is a TLS handshake, which a reload of Caddy 2.6 could refuse (caddyserver/caddy#5589).
+    const loops = [0, 1, 2].map(async () => {
+      while (!done) {
+        const answer = await httpsGet(httpsPort, host, ca).catch((e: unknown) => ({ status: 0, body: (e as Error).message }));
+        if (answer.status === 200) answered++;
+        else failed.push(`${answer.status} ${answer.body}`);
+      }
+    });
+    for (const id of ids.slice(1)) {
+      await upstreams.point(id, address(app));
+      await edge.serveApp(`${id}.localhost`);
+      expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
+    }
+    done = true;
+    await Promise.all(loops);
+    expect(failed).toEqual([]);
+    expect(answered).toBeGreaterThan(0);
+  });
+
+  it('switches an application under a loop of kept-alive requests with no failed request; once its idle connections closed, the old release gets none', async () => {
+    const old = await startApp();
+    const next = await startApp();
+    const id = `app_${randomUUID()}`;
+    const host = `${id}.localhost`;
+    // The connections Caddy holds open to each release.
+    const open = (app: EchoApp) => {
+      const sockets = new Set<unknown>();
+      app.server.on('connection', (socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+      });
+      return sockets;
+    };
+    const toOld = open(old);
     try {
-      const host = `${ids[0]}.localhost`;
+      await upstreams.point(id, address(old));
       await edge.serveApp(host);
-      let done = false;
+      const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+      let running = true;
+      const failures: string[] = [];
       let answered = 0;
-      const failed: string[] = [];
-      // New connections only: each is a TLS handshake, which a reload of Caddy 2.6 could refuse (caddyserver/caddy#5589).
-      const loops = [0, 1, 2].map(async () => {
-        while (!done) {
-          const answer = await httpsGet(httpsPort, host, ca).catch((e: unknown) => ({ status: 0, body: (e as Error).message }));
-          if (answer.status === 200) answered++;
-          else failed.push(`${answer.status} ${answer.body}`);
+      const loops = Array.from({ length: 8 }, async () => {
+        while (running) {
+          try {
+            const answer = await httpsGet(httpsPort, host, ca, {}, agent);
+            if (answer.status === 200) answered++;
+            else failures.push(`HTTP ${answer.status} ${answer.body.slice(0, 80)}`);
+          } catch (error) {
+            failures.push((error as Error).message);
+          }
         }
       });
-      for (const id of ids.slice(1)) {
-        made.push(await startSocketApp(join(sockets, `${id}.sock`)));
-        await edge.serveApp(`${id}.localhost`);
-        expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
-      }
-      done = true;
+      await new Promise((r) => setTimeout(r, 500));
+      expect(old.served).toBeGreaterThan(0);
+      // Caddy keeps its connections to the release alive, several at once (max_idle_conns_per_host).
+      expect(toOld.size).toBeGreaterThan(1);
+      await upstreams.point(id, address(next));
+      const switchedAt = Date.now();
+      // The pool's idle timeout (1.5 s with the default drain of 5 s), then a margin.
+      await new Promise((r) => setTimeout(r, 2_500));
+      const oldServed = old.served;
+      const nextServed = next.served;
+      await new Promise((r) => setTimeout(r, 1_000));
+      running = false;
       await Promise.all(loops);
-      expect(failed).toEqual([]);
-      expect(answered).toBeGreaterThan(0);
+      agent.destroy();
+      console.log(
+        `switch under 8 kept-alive clients: ${answered} answered, ${failures.length} failed; the old release closed by Caddy ${toOld.size === 0 ? 'within' : 'NOT within'} ${Date.now() - switchedAt} ms`,
+      );
+      expect(failures).toEqual([]);
+      expect(toOld.size).toBe(0);
+      expect(old.served).toBe(oldServed);
+      expect(next.served).toBeGreaterThan(nextServed);
     } finally {
-      await Promise.all(made.map(stopApp));
+      await Promise.all([stopApp(old), stopApp(next)]);
     }
   });
 
-  it("answers the unknown host's 404 for an application's name whose socket does not exist, and gives no certificate for a name it was never told", async () => {
+  it("answers the unknown host's 404 for an application's name with no upstream, and gives no certificate for a name it was never told", async () => {
     const host = appHost();
     const answer = await httpGet(httpPort, host);
     expect(answer.status).toBe(404);
@@ -371,11 +393,15 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     expect(HostErrors.EDGE_FAILED.is(error)).toBe(true);
   });
 
-  it("lets no Host header reach a socket outside the sockets' folder, or another application's", async () => {
+  it("lets no Host header reach an upstream folder outside the upstreams' folder, or another application's", async () => {
+    const [served, outsideApp] = [await startApp(), await startApp()];
     const id = `app_${randomUUID()}`;
-    const served = await startSocketApp(join(sockets, `${id}.sock`));
-    // Sockets a path built from a Host header could reach if it were not held to the app-id syntax.
-    const outside = await Promise.all([startSocketApp(join(dir, 'run', 'escape.sock')), startSocketApp(join(dir, 'run', `${id}.sock`))]);
+    await upstreams.point(id, address(served));
+    // Folders a path built from a Host header could reach if it were not held to the app-id syntax.
+    for (const folder of [join(dir, 'run', 'escape'), join(dir, 'run', id), join(upstreamsDir, 'escape')]) {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, address(outsideApp)), '');
+    }
     try {
       await edge.serveApp(`${id}.localhost`);
       const hostile = [
@@ -402,16 +428,17 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
         '{http.request.uri}.localhost',
         `{http.regexp.app.1}.localhost`,
       ];
+      const servedBefore = served.served;
       for (const host of hostile) {
         const answer = await httpGet(httpPort, host).catch((e: unknown) => ({ status: 0, body: String(e), headers: {} }));
         expect([400, 404], host).toContain(answer.status);
       }
-      expect(served.served + outside[0]!.served + outside[1]!.served).toBe(0);
+      expect(served.served - servedBefore + outsideApp.served).toBe(0);
       // The same requests' names never get a certificate: the TLS handshake fails before any request.
       for (const host of ['escape.localhost', `${id}.evil.localhost`, `evil.${id}.localhost`]) await expect(httpsGet(httpsPort, host, ca)).rejects.toThrow();
       expect((await httpGet(httpPort, `${id}.localhost:${httpPort}`)).status).toBe(200);
     } finally {
-      await Promise.all([served, ...outside].map(stopApp));
+      await Promise.all([stopApp(served), stopApp(outsideApp)]);
     }
   });
 
@@ -431,16 +458,10 @@ describe('CaddyEdge start and stop', () => {
     const pid = edge.pid!;
     const root = readFileSync(edge.rootCertificate, 'utf8');
     expect(isAlive(pid)).toBe(true);
-    // A second edge on the same folder finds the live one by its admin socket, and leaves it alone.
-    const second = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort: await freePort(), httpPort: await freePort() });
-    const refused = await second.start().catch((e: unknown) => e);
-    expect(HostErrors.HOST_PART_FAILED.is(refused)).toBe(true);
-    expect((refused as Error).message).toContain(`another Caddy (PID ${pid})`);
-    expect(second.pid).toBeUndefined();
     expect(await edge.routes()).toEqual({});
     await edge.stop();
     expect(isAlive(pid)).toBe(false);
-    expect(existsSync(join(dir, 'admin.sock'))).toBe(false);
+    for (const file of ['admin.sock', 'caddy.pid', 'caddy.identity']) expect(existsSync(join(dir, file)), file).toBe(false);
 
     await edge.start();
     try {
@@ -459,12 +480,11 @@ describe('CaddyEdge start and stop', () => {
   it('starts a Caddy that died again with every route the edge had set (Caddy keeps them in memory only), each served over HTTPS again; its check tells the truth meanwhile', async () => {
     const dir = join(await tempDir('runplan-edge-'), 'edge');
     const [httpsPort, httpPort] = [await freePort(), await freePort()];
-    const sockets = join(dir, '..', 'apps');
-    await mkdir(sockets, { recursive: true });
-    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', sockets } });
+    const upstreamsDir = join(dir, '..', 'apps');
+    const edge = new CaddyEdge({ dir, listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', upstreams: upstreamsDir } });
     const app = await startApp();
     const id = `app_${randomUUID()}`;
-    const onSocket = await startSocketApp(join(sockets, `${id}.sock`));
+    await new AppUpstreams(upstreamsDir).point(id, address(app));
     try {
       const first = await edge.start();
       const ca = readFileSync(edge.rootCertificate, 'utf8');
@@ -477,6 +497,8 @@ describe('CaddyEdge start and stop', () => {
       await edge.removeRoute(removed);
       expect(await edge.check()).toEqual({ up: true, detail: `its admin API answers, and 127.0.0.1:${httpsPort} (HTTPS) and :${httpPort} (HTTP) accept` });
 
+      const askOf = () => JSON.parse(readFileSync(join(dir, 'caddy.json'), 'utf8')).apps.http.servers.ask.listen;
+      const ask = askOf();
       process.kill(first.pid as number, 'SIGKILL');
       expect(await first.ended).toBe('was killed by SIGKILL');
       const down = await edge.check();
@@ -486,6 +508,8 @@ describe('CaddyEdge start and stop', () => {
 
       const second = await edge.start();
       expect(second.pid).not.toBe(first.pid);
+      // The `ask` server's port is the one caddy.json was first written with.
+      expect(askOf()).toEqual(ask);
       expect(await edge.routes()).toEqual({ [host]: app.port, [consoleName]: app.port });
       // Served at once over HTTPS: the certificates were kept in Caddy's data folder, and start() waited for each.
       expect((await httpsGet(httpsPort, host, ca)).status).toBe(200);
@@ -497,7 +521,7 @@ describe('CaddyEdge start and stop', () => {
       expect((await edge.check()).up).toBe(true);
     } finally {
       await edge.stop();
-      await Promise.all([stopApp(app), stopApp(onSocket)]);
+      await stopApp(app);
     }
   });
 
@@ -508,8 +532,7 @@ describe('CaddyEdge start and stop', () => {
     const pid = edge.pid!;
     await edge.stop();
     expect(isAlive(pid)).toBe(false);
-    expect(existsSync(join(dir, 'admin.sock'))).toBe(false);
-    expect(existsSync(join(dir, 'caddy.pid'))).toBe(false);
+    for (const file of ['admin.sock', 'caddy.pid', 'caddy.identity']) expect(existsSync(join(dir, file)), file).toBe(false);
   });
 
   it("fails with EDGE_FAILED and Caddy's own answer when Caddy refuses a change", async () => {

@@ -7,12 +7,18 @@ import { HeldClock } from './helpers/held-clock.js';
 import { exitWords, type Part, type SupervisedPart, Supervisor } from '../src/supervision/supervisor.js';
 
 /** A part made of a real process per run: `programs` gives each run's command line (the last one is kept for the runs after). */
-function processPart(programs: readonly (readonly string[])[]): Part & { readonly pids: number[]; alive(): boolean } {
+function processPart(programs: readonly (readonly string[])[], { detachable = false } = {}): Part & { readonly pids: number[]; alive(): boolean } {
   let child: ChildProcess | undefined;
   let runs = 0;
   const pids: number[] = [];
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+  // Let go as the edge and sshd are: the process is no longer this part's, and holds nothing of this one.
+  const detach = () => {
+    child?.unref();
+    child = undefined;
+  };
   return {
+    ...(detachable ? { detach } : {}),
     id: 'test',
     name: 'the test server',
     pids,
@@ -130,5 +136,34 @@ describe('Supervisor (real processes, an injected clock)', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect(other.pids).toHaveLength(1);
     expect(lines.filter((l) => l.includes('starting it again'))).toHaveLength(1);
+  });
+
+  it('lets go of a part on detach(): its process keeps running, and when it dies later nothing is started again; a part that cannot be let go stays supervised', async () => {
+    const lines: string[] = [];
+    const clock = new InstantClock();
+    const supervisor = new Supervisor({ log: (l) => lines.push(l), clock });
+    const letGo = processPart([['sleep', '600']], { detachable: true });
+    const kept = processPart([['sleep', '600']]);
+    await supervisor.start(letGo);
+    started.push(await supervisor.start(kept));
+    const pid = letGo.pids[0] as number;
+    try {
+      supervisor.detachAll();
+      expect(isAlive(pid)).toBe(true);
+      // No longer the supervisor's: status no longer lists it; the other part is still there.
+      expect((await supervisor.health()).map((h) => h.pid)).toEqual([kept.pids[0]]);
+      process.kill(pid, 'SIGKILL');
+      await until(() => !isAlive(pid));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(letGo.pids).toEqual([pid]);
+      expect(clock.sleeps).toEqual([]);
+      expect(lines).toEqual([]);
+      // The part that could not be let go is started again as before.
+      process.kill(kept.pids[0] as number, 'SIGKILL');
+      await until(() => lines.some((l) => l.includes('serves again')));
+      expect(kept.pids).toHaveLength(2);
+    } finally {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
   });
 });

@@ -113,19 +113,22 @@ export interface RunningProgram {
    */
   kill(signal: NodeJS.Signals): void;
   /**
-   * Lets runplan's process exit while the program runs on (a server started with keepRunningOnExit and an
-   * outputFile, which a later runplan finds again by its identity): its handle no longer holds runplan's
-   * event loop. `done` then settles only if runplan's process is still there when it exits.
+   * Lets runplan's own process exit while the program runs: neither the program nor its pipes keep
+   * the event loop alive any longer (Node.js's unref). For a server started with keepRunningOnExit
+   * that a later run of the host finds again by its identity; `done` settles only if this process is
+   * still there when the program ends.
    */
-  release(): void;
+  unref(): void;
 }
 
-/** What kill() and release() need of the program: its process once started, whether it has exited, and what was asked before it started. */
+/** What kill() needs of the program: its process once started, and whether it has exited. */
 interface Signalled {
-  child: { readonly pid?: number | undefined; unref(): void } | undefined;
+  child: { readonly pid?: number | undefined } | undefined;
   exited: boolean;
   pending: NodeJS.Signals | undefined;
-  released: boolean;
+  /** unref() was asked for, maybe before the program started. */
+  unref: (() => void) | undefined;
+  unrefAsked: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -149,7 +152,7 @@ export function startProgram(file: string, args: readonly string[], options: Sta
   if (!options.stdoutStream) stdout.end();
   // Opened now, so that a log file that cannot be opened is the caller's error at once, as it was before runplan ran anything.
   const outputFd = options.stdio !== 'inherit' && options.outputFile !== undefined ? openSync(options.outputFile, 'a', 0o600) : undefined;
-  const signalled: Signalled = { child: undefined, exited: false, pending: undefined, released: false };
+  const signalled: Signalled = { child: undefined, exited: false, pending: undefined, unref: undefined, unrefAsked: false };
   return {
     stdout,
     done: run(file, args, options, stdout, outputFd, signalled),
@@ -158,9 +161,9 @@ export function startProgram(file: string, args: readonly string[], options: Sta
       if (signalled.child === undefined) signalled.pending = signal;
       else sendSignal(signalled.child.pid, signal);
     },
-    release: () => {
-      signalled.released = true;
-      signalled.child?.unref();
+    unref: () => {
+      signalled.unrefAsked = true;
+      signalled.unref?.();
     },
   };
 }
@@ -208,11 +211,15 @@ async function run(file: string, args: readonly string[], options: StartProgramO
     if (outputFd !== undefined) closeSync(outputFd);
   }
   signalled.child = child;
-  if (signalled.released) child.unref();
   child.once('exit', () => {
     signalled.exited = true;
   });
   if (signalled.pending !== undefined) sendSignal(child.pid, signalled.pending);
+  signalled.unref = () => {
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+  };
+  if (signalled.unrefAsked) signalled.unref();
   child.once('spawn', () => {
     if (child.pid !== undefined) options.onStart?.(child.pid);
   });

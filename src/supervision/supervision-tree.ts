@@ -109,7 +109,7 @@ export class SupervisionTree {
       },
     });
     // Never waited for: it outlives this process, which must be free to exit before it.
-    program.release();
+    program.unref();
     // Ready once its control directory is there (it makes it before its first scan).
     for (let i = 0; i < 200; i++) {
       if (pid !== undefined && existsSync(join(this.scanDir, '.s6-svscan', 'control'))) {

@@ -140,6 +140,26 @@ describe('startProgram()', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('lets runplan exit by itself while a program it unref()ed runs on: the server another run of the host adopts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runplan-unref-'));
+    const pidFile = join(dir, 'pid');
+    let pid = 0;
+    try {
+      // No process.exit: the wrapper ends only once nothing of the program holds its event loop.
+      const wrapper = `const { startProgram } = await import(process.argv[1]);
+        const { writeFileSync } = await import('node:fs');
+        const server = startProgram(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { timeoutMs: 0, keepRunningOnExit: true, detached: true, outputFile: process.argv[2] + '.log', onStart: (pid) => writeFileSync(process.argv[2], String(pid)) });
+        server.unref();`;
+      const wrapped = await startProgram(process.execPath, ['--input-type=module', '-e', wrapper, pathToFileURL(join(ROOT, 'dist', 'process.js')).href, pidFile], { env, timeoutMs: 20_000 }).done;
+      expect(wrapped).toMatchObject({ exitCode: 0, ok: true });
+      pid = Number(readFileSync(pidFile, 'utf8'));
+      expect(running(pid)).toBe(true);
+    } finally {
+      if (pid > 1 && running(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Whether the process runs (a zombie does not). */

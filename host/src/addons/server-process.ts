@@ -1,6 +1,8 @@
-import { appendFileSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatIdentity, identifyProcess, isRunning, parseIdentity, type ProcessIdentity, startProgram, watchUntilGone } from 'runplan/process';
+import { type ProcessIdentity, startProgram } from 'runplan/process';
+import { signalByIdentity, stopByIdentity, watchAdopted } from '../supervision/adopted-process.js';
+import { type FoundProcess, liveProcessOf, liveProcessOfPidFile, writeIdentityFile } from '../supervision/identity-file.js';
 import { HostErrors } from '../errors.js';
 import { exitWords, type Part, type PartRun, type SupervisedPart, Supervisor } from '../supervision/supervisor.js';
 import { runChecked } from '../programs.js';
@@ -63,57 +65,40 @@ interface Run {
 }
 
 /** Where a server's identity (PID, start time, boot) is kept while it runs: found again by the next serve. */
+const identityFile = (options: StartServerOptions) => join(options.cwd, 'server.identity');
+/** Where a runplan-host of before identities kept its PID alone. */
 const pidFile = (options: StartServerOptions) => join(options.cwd, 'server.pid');
 
 /**
  * A server an earlier serve left running (stopped without its add-ons, killed, upgraded): its identity file
- * names a live process working in this server's folder (servers rename their process titles, redis-server to
- * its address; each works in its own folder, or below it: Redis in data/). Undefined for a file from before
- * identities, a process gone, or a PID another process got since.
+ * (or, from before identities, its pid file) names a live process working in this server's folder (servers
+ * rename their process titles, redis-server to its address; each works in its own folder, or below it: Redis
+ * in data/). Undefined for a process gone, or a PID another process got since.
  */
-function leftover(options: StartServerOptions): ProcessIdentity | undefined {
-  const text = readFileSafe(pidFile(options));
-  // A plain PID: written by a runplan-host of before identities, whose server is stopped like any that does not answer.
-  const identity = parseIdentity(text) ?? identifyProcess(Number(text.trim()));
-  if (identity === undefined || !isRunning(identity)) return undefined;
-  let cwd: string;
-  try {
-    cwd = readlinkSync(`/proc/${identity.pid}/cwd`);
-  } catch {
-    return undefined;
-  }
-  return cwd === options.cwd || cwd.startsWith(`${options.cwd}/`) ? identity : undefined;
+async function leftover(options: StartServerOptions): Promise<ProcessIdentity | undefined> {
+  const inFolder = (found: FoundProcess | undefined) => {
+    if (found === undefined) return false;
+    try {
+      const cwd = readlinkSync(`/proc/${found.identity.pid}/cwd`);
+      return cwd === options.cwd || cwd.startsWith(`${options.cwd}/`);
+    } catch {
+      return false;
+    }
+  };
+  const found = (await liveProcessOf(identityFile(options))) ?? (await liveProcessOfPidFile(pidFile(options), () => true));
+  return inFolder(found) ? found?.identity : undefined;
 }
 
 /** The run of a server an earlier serve started: followed by its identity, since it is not this serve's child. */
 function adopted(identity: ProcessIdentity): Run {
-  const watching = new AbortController();
-  const exited = watchUntilGone(identity, { intervalMs: 500, signal: watching.signal }).then(() => 'exited (it was taken over from an earlier serve: how is not known)');
-  return {
-    pid: () => identity.pid,
-    exited,
-    release: () => watching.abort(),
-    kill: (signal) => {
-      if (!isRunning(identity)) return;
-      try {
-        process.kill(identity.pid, signal);
-      } catch {}
-    },
-  };
+  const watch = watchAdopted(identity);
+  return { pid: () => identity.pid, exited: watch.ended, release: () => watch.letGo(), kill: (signal) => void signalByIdentity(identity, signal) };
 }
 
 /** Stops a leftover that cannot be taken over (it does not answer): it holds the port and the data folder. */
 async function stopLeftover(options: StartServerOptions, identity: ProcessIdentity): Promise<void> {
   appendFileSync(options.logFile, `runplan-host: ${options.what} left running by an earlier serve (PID ${identity.pid}) does not answer: stopping it first\n`);
-  await stopRun(adopted(identity), options.stopSignal ?? 'SIGTERM', 20_000);
-}
-
-function readFileSafe(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
+  await stopByIdentity(identity, 20_000);
 }
 
 function launch(options: StartServerOptions): Run {
@@ -130,8 +115,7 @@ function launch(options: StartServerOptions): Run {
     keepRunningOnExit: true,
     onStart: (started) => {
       pid = started;
-      const identity = identifyProcess(started);
-      writeFileSync(pidFile(options), identity === undefined ? `${started}\n` : formatIdentity(identity), { mode: 0o600 });
+      void writeIdentityFile(identityFile(options), started);
     },
   });
   // Settles as it exits: nothing of its holds a pipe of the host's.
@@ -139,7 +123,7 @@ function launch(options: StartServerOptions): Run {
     ended = true;
     return outcome.startError !== undefined ? `could not be run: spawn ${options.command} ${outcome.startError}` : exitWords(outcome.exitCode, outcome.signal);
   });
-  return { pid: () => pid, exited, kill: (signal) => (ended ? undefined : program.kill(signal)), release: () => program.release() };
+  return { pid: () => pid, exited, kill: (signal) => (ended ? undefined : program.kill(signal)), release: () => program.unref() };
 }
 
 /** Until ready() says yes; a run that exits first, or never answers, is reported with the end of its log. */
@@ -192,7 +176,7 @@ export class ServerProcess {
 
   static async start(options: StartServerOptions): Promise<ServerProcess> {
     const server = new ServerProcess(options);
-    const left = leftover(options);
+    const left = await leftover(options);
     // One that answers is taken over as it runs: the applications keep their connections to it.
     if (left !== undefined && (await options.ready().catch(() => false))) {
       server.takeOver = adopted(left);
@@ -220,6 +204,7 @@ export class ServerProcess {
       stop: async () => {
         if (this.run !== undefined) await stopRun(this.run, options.stopSignal ?? 'SIGTERM', this.graceMs);
       },
+      detach: () => this.run?.release(),
       check: async () => {
         const up = await options.ready().catch(() => false);
         return { up, detail: up ? `answers (${options.command})` : `does not answer (${options.command}); its log: ${options.logFile}` };
@@ -229,8 +214,7 @@ export class ServerProcess {
 
   /** Ends the supervision and leaves it running: serve exits and the applications keep their add-on; the next serve takes it over. */
   detach(): void {
-    this.supervised?.standDown();
-    this.run?.release();
+    this.supervised?.detach();
   }
 
   /** Ends the supervision, asks it to shut down, then kills it if it has not within `graceMs`; resolves once it has exited. */

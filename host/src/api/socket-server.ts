@@ -22,8 +22,8 @@ export async function listenOnSocket(
   };
 }
 
-/** Any server (HTTP, or plain TCP piping) listening on `socket`, replacing a stale one, 0600 and owned by `owner` when given. */
-export async function bindSocket(server: NetServer, socket: string, owner?: { readonly uid: number; readonly gid: number }): Promise<void> {
+/** A server listening on `socket`, replacing a stale one, 0600 and owned by `owner` when given. */
+async function bindSocket(server: NetServer, socket: string, owner?: { readonly uid: number; readonly gid: number }): Promise<void> {
   await rm(socket, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -102,7 +102,7 @@ const FAILED_OUTPUT_LINES = 20;
 export interface ReleasesOptions {
   readonly store: HostStore;
   readonly edge: Edge;
-  /** The socket of each application that the edge dials, re-pointed at each switch. */
+  /** The address of each application's serving release, which the edge dials, re-pointed at each switch. */
   readonly upstreams: AppUpstreams;
   readonly paths: HostPaths;
   readonly settings: HostSettings;
@@ -218,11 +218,11 @@ export class Releases {
           request.signal?.throwIfAborted();
           accepted = await request.accept?.(release.number);
         }
-        // The edge's route of every application dials the application's socket once it exists, so neither this
-        // nor a switch (the socket re-pointed) changes Caddy's configuration, whose reloads refuse TLS handshakes
+        // The edge's route of every application dials the address its upstream folder names, so neither this
+        // nor a switch (the file renamed) changes Caddy's configuration, whose reloads refuse TLS handshakes
         // meanwhile (caddyserver/caddy#5589). The first release of this serve has the name's certificate issued first.
         if (previous === undefined) await this.options.edge.serveApp(appHostName(this.options.settings, app.id));
-        await this.options.upstreams.point(app.id, started.port);
+        await this.options.upstreams.point(app.id, `127.0.0.1:${started.port}`);
       } catch (error) {
         await putBack();
         await started.deployed.stop();
@@ -382,7 +382,7 @@ export class Releases {
     await this.settle();
     await Promise.all([...this.serving.values()].map((s) => s.deployed.stop().catch(() => undefined)));
     this.serving.clear();
-    await this.options.upstreams.closeAll();
+    await this.options.upstreams.removeAll();
   }
 
   /**
@@ -393,8 +393,8 @@ export class Releases {
   async detachAll(): Promise<void> {
     await this.settle();
     await Promise.all([...this.serving.values()].map((s) => s.deployed.detach?.().catch(() => undefined)));
+    // The edge's upstream files stay: it reaches every release without serve.
     this.serving.clear();
-    await this.options.upstreams.closeAll();
   }
 
   /** No deploy runs and no release drains: a deploy under way is stopped (it stops running the application's code). */
@@ -425,7 +425,7 @@ export class Releases {
       };
     }
     this.serving.set(app.id, { release: current.number, port: current.port, plan, deployed: taken.running });
-    await this.options.upstreams.point(app.id, current.port);
+    await this.options.upstreams.point(app.id, `127.0.0.1:${current.port}`);
     out(`==> ${app.name}: release ${current.number} taken over as it runs${taken.since ? ` (started ${taken.since})` : ''}`);
     return { adopted: true };
   }

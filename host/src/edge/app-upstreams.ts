@@ -1,74 +1,36 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bindSocket } from '../api/socket-server.js';
-
-interface Upstream {
-  readonly server: Server;
-  /** The loopback port of the release serving now: each new connection goes there. */
-  port: number;
-  readonly open: Set<Socket>;
-}
+import { HostErrors } from '../errors.js';
 
 /**
- * One unix socket per application, which the edge's route dials, piped to the
- * loopback port of the release that serves now. A switch re-points the socket
- * and the edge's configuration stays as it is: every change of Caddy's
- * configuration is a reload, and a reload empties its certificate cache until
- * it has read them again (caddyserver/caddy#5589), failing a TLS handshake that
- * comes in between. Connections already open stay on the release they reached,
- * which drains them; the route asks for a new connection per request.
+ * Where the edge sends each application's requests: a folder per application
+ * (run/apps/<app_id>/) holding one empty file whose name is the address of the
+ * release that serves (`127.0.0.1:41233`; later a network namespace's
+ * `10.88.0.5:8080`: an opaque host:port). Caddy's route of every application
+ * reads it per request and dials that address itself, so serve is not on the
+ * way of a request, and a switch changes nothing in Caddy's configuration (each
+ * change is a reload, which empties its certificate cache: caddyserver/caddy#5589).
  */
 export class AppUpstreams {
-  private readonly upstreams = new Map<string, Upstream>();
-
   constructor(private readonly dir: string) {}
 
-  private socketOf(appId: string): string {
-    return join(this.dir, `${appId}.sock`);
+  /**
+   * Sends the application's new requests to `address` from now on: the new file first, then the others removed,
+   * so a request read meanwhile finds one release or the other, never none. Connections Caddy holds to the old
+   * address stay on it, which drains them, and are closed once idle.
+   */
+  async point(appId: string, address: string): Promise<void> {
+    // A name without `:` never matches the route's pattern (`*:*`): nothing else may name a file here.
+    if (!/^[^/\0]+:\d{1,5}$/.test(address)) throw HostErrors.EDGE_FAILED.create({ message: `${JSON.stringify(address)} is not a host:port address`, details: { appId, address } });
+    const folder = join(this.dir, appId);
+    // Caddy (root) reads it; nobody else.
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    await writeFile(join(folder, address), '', { mode: 0o600 });
+    for (const name of await readdir(folder)) if (name !== address) await rm(join(folder, name), { force: true, recursive: true });
   }
 
-  /** Sends the application's new connections to 127.0.0.1:`port` from now on. */
-  async point(appId: string, port: number): Promise<void> {
-    const existing = this.upstreams.get(appId);
-    if (existing) {
-      existing.port = port;
-      return;
-    }
-    const open = new Set<Socket>();
-    const upstream: Upstream = {
-      port,
-      open,
-      server: createServer((client) => {
-        const target = connect({ host: '127.0.0.1', port: upstream.port });
-        for (const socket of [client, target]) {
-          open.add(socket);
-          socket.once('close', () => open.delete(socket));
-          // One side failing ends both; an orderly end is passed on by pipe() once the data before it is written.
-          socket.once('error', () => {
-            client.destroy();
-            target.destroy();
-          });
-        }
-        client.pipe(target);
-        target.pipe(client);
-      }),
-    };
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    // Caddy (root) connects; nobody else.
-    await bindSocket(upstream.server, this.socketOf(appId));
-    this.upstreams.set(appId, upstream);
-  }
-
-  /** Closes every socket and the connections through them (serve stopping, after the releases). */
-  async closeAll(): Promise<void> {
-    await Promise.all(
-      [...this.upstreams.entries()].map(async ([appId, upstream]) => {
-        for (const socket of upstream.open) socket.destroy();
-        await new Promise<void>((resolve) => upstream.server.close(() => resolve()));
-        await rm(this.socketOf(appId), { force: true });
-      }),
-    );
-    this.upstreams.clear();
+  /** Removes every application's folder: the edge then answers each name with the unknown host's 404 (serve stopping, after the releases). */
+  async removeAll(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -13,6 +13,8 @@ export interface AdminRequest {
   readonly path: string;
   readonly body?: unknown;
   readonly ifMatch?: string;
+  /** Rejects when no answer came within this long: a Caddy that is stopped (SIGSTOP) or stuck still accepts on its socket. */
+  readonly timeoutMs?: number;
 }
 
 /** Calls Caddy's admin API on its unix socket; rejects only when the socket does not answer. */
@@ -42,6 +44,7 @@ export function adminCall(socket: string, call: AdminRequest): Promise<AdminAnsw
         });
       },
     );
+    if (call.timeoutMs !== undefined) req.setTimeout(call.timeoutMs, () => req.destroy(new Error(`no answer within ${call.timeoutMs} ms`)));
     req.on('error', reject);
     req.end(payload);
   });

@@ -9,6 +9,10 @@ export interface CaddyFiles {
   readonly adminSocket: string;
   readonly log: string;
   readonly pidFile: string;
+  /** Its identity (PID, start time, boot), written at its start: the next serve adopts that very Caddy. */
+  readonly identityFile: string;
+  /** One empty file per name the edge may get a certificate for: Caddy's own on-demand `ask` server reads them. */
+  readonly namesDir: string;
   readonly dataDir: string;
   readonly configDir: string;
   /** The local CA's root certificate: Caddy keeps it under $XDG_DATA_HOME/caddy. */
@@ -22,6 +26,8 @@ export function caddyFiles(dir: string): CaddyFiles {
     adminSocket: join(dir, 'admin.sock'),
     log: join(dir, 'caddy.log'),
     pidFile: join(dir, 'caddy.pid'),
+    identityFile: join(dir, 'caddy.identity'),
+    namesDir: join(dir, 'names'),
     dataDir,
     configDir: join(dir, 'config'),
     rootCertificate: join(dataDir, 'caddy', 'pki', 'authorities', 'local', 'root.crt'),
@@ -30,11 +36,23 @@ export function caddyFiles(dir: string): CaddyFiles {
 
 /** The one server: both listeners share its routes, so a route change is one admin call for HTTPS and HTTP alike. */
 const SERVER = 'edge';
+/** Caddy's own answer to its on-demand TLS `ask`, on the loopback interface: a name is allowed when its file exists. */
+const ASK_SERVER = 'ask';
 export const ROUTES_PATH = `/config/apps/http/servers/${SERVER}/routes`;
+/**
+ * The format of the configuration this runplan-host writes, stamped as the @id of its server: a Caddy
+ * left running by a runplan-host that wrote another format is given this one (admin API's /load) when
+ * adopted. 1 (no stamp): the applications' unix sockets piped by serve, the `ask` answered by serve.
+ * 2: Caddy dials the release named by run/apps/<app_id>/<address> itself, and answers the `ask` itself.
+ */
+export const EDGE_FORMAT = 2;
+const FORMAT_ID_PREFIX = 'runplan-edge-format-';
 const ROUTE_ID_PREFIX = 'runplan-route-';
 const UNKNOWN_HOST_ID = 'runplan-unknown-host';
 const APPS_ROUTE_ID = 'runplan-apps';
 const UNKNOWN_HOST_TEXT = 'No application at this address.\n';
+/** settings.drainMs's default, for an edge given none. */
+const DEFAULT_DRAIN_MS = 5_000;
 
 /** The @id of the route of `host`: the admin API reaches it at /id/<id>. */
 export function routeId(host: string): string {
@@ -70,8 +88,9 @@ export function appRoute(host: string, upstream: Upstream, options: RouteOptions
   const proxy = {
     handler: 'reverse_proxy',
     upstreams: [{ dial: dialOf(upstream) }],
-    // A host's socket (an application's, re-pointed at each switch) gets a new connection per request, so
-    // a request after a switch reaches the new release; a loopback port keeps Caddy's connection pool.
+    // A socket of serve's own (the console's) gets a new connection per request: Caddy outlives serve, and a
+    // pooled connection would be one to a serve that is gone; and an answer given before the body was read
+    // closes the connection (host/test/early-answers.test.ts sends requests so). A port keeps Caddy's pool.
     ...(typeof upstream === 'number' ? {} : { transport: { protocol: 'http', keep_alive: { enabled: false } } }),
   };
   const httpsOnly = options.httpsOnly
@@ -129,32 +148,67 @@ export function appIdOfHost(apps: AppNames, host: string): string | undefined {
 }
 
 /**
- * The one route of every application's name: its id, taken by a strict regular expression from the Host
- * header (the app-id syntax, lower-case hex and dashes only, so no Host can name a path outside the
- * sockets' folder), picks the socket to dial. Caddy expands placeholders in `dial` per request. The file
- * matcher sends a name whose socket does not exist (no release serves it) on to the unknown host's 404;
- * it reads the same label by its index from the right ({http.request.host.labels.N}, the port left out),
- * since the matchers of one set run in no set order and the regexp's capture may not be there yet.
+ * How long Caddy keeps an idle connection to a release: its connection pool is keyed by the address it
+ * dials, so after a switch new requests open connections to the new release and the old pool only idles,
+ * closed after this (at most 1.5 s, a third of the drain), well before the drained release is stopped.
  */
-function appsRoute(apps: AppNames): CaddyRoute {
-  const label = `{http.request.host.labels.${apps.domain.split('.').length}}`;
+function upstreamIdleMs(drainMs: number): number {
+  return Math.min(1_500, Math.floor(drainMs / 3));
+}
+
+function upstreamTransport(drainMs: number): Record<string, unknown> {
+  const idleMs = upstreamIdleMs(drainMs);
+  // Go keeps 2 idle connections per host unless told: under load, throughput halves (measured).
+  return { protocol: 'http', keep_alive: idleMs > 0 ? { idle_timeout: `${idleMs}ms`, max_idle_conns_per_host: 64 } : { enabled: false } };
+}
+
+function unknownHostAnswer(): Record<string, unknown> {
+  return { handler: 'static_response', status_code: 404, headers: { 'Content-Type': ['text/plain; charset=utf-8'] }, body: UNKNOWN_HOST_TEXT };
+}
+
+/**
+ * The one route of every application's name. Its id, taken by a strict regular expression from the Host
+ * header (the app-id syntax, lower-case hex and dashes only, so no Host names a path outside the
+ * upstreams' folder), names the folder run/apps/<app_id>/, whose one file's name is the address of the
+ * release that serves (`127.0.0.1:41233`). Caddy reads it per request and dials it ({http.matchers.file.relative}
+ * is `/127.0.0.1:41233`: Caddy takes what comes before the first `/` as the network, none). A folder with no
+ * such file (no release serves) gets the unknown host's 404. The file matcher is in a subroute so that it
+ * runs once the Host's expression has matched: the matchers of one set run in no set order.
+ */
+function appsRoute(apps: AppNames, drainMs: number): CaddyRoute {
   return {
     '@id': APPS_ROUTE_ID,
-    match: [
-      {
-        header_regexp: { Host: { name: 'app', pattern: appHostPattern(apps.domain) } },
-        file: { root: apps.sockets, try_files: [`/${label}.sock`] },
-      },
-    ],
+    match: [{ header_regexp: { Host: { name: 'app', pattern: appHostPattern(apps.domain) } } }],
     handle: [
       {
-        handler: 'reverse_proxy',
-        upstreams: [{ dial: `unix/${join(apps.sockets, '{http.regexp.app.1}.sock')}` }],
-        // A new connection per request: a request after a switch (the socket re-pointed) reaches the new release.
-        transport: { protocol: 'http', keep_alive: { enabled: false } },
+        handler: 'subroute',
+        routes: [
+          {
+            match: [{ file: { root: join(apps.upstreams, '{http.regexp.app.1}'), try_files: ['/*:*'], try_policy: 'first_exist' } }],
+            handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '{http.matchers.file.relative}' }], transport: upstreamTransport(drainMs) }],
+          },
+          { handle: [unknownHostAnswer()] },
+        ],
       },
     ],
     terminal: true,
+  };
+}
+
+/**
+ * Caddy's own answer to its on-demand TLS question (GET ?domain=<name>, 200 allows a certificate): the
+ * file edge/names/<name> exists. Caddy cleans the path (no `../` leaves the folder). It answers while
+ * serve is down or restarting, so a certificate can still be issued then.
+ */
+function askServer(files: CaddyFiles, askPort: number): Record<string, unknown> {
+  return {
+    listen: [`127.0.0.1:${askPort}`],
+    automatic_https: { disable: true },
+    protocols: ['h1'],
+    routes: [
+      { match: [{ file: { root: files.namesDir, try_files: ['/{http.request.uri.query.domain}'] } }], handle: [{ handler: 'static_response', status_code: 200 }], terminal: true },
+      { handle: [{ handler: 'static_response', status_code: 404 }] },
+    ],
   };
 }
 
@@ -165,9 +219,9 @@ function listen(address: string, port: number): string {
 /**
  * Caddy's whole configuration at its start: the routes the edge has (none at serve's start; every one it had
  * when Caddy is started again after it died), the route of every application, then the answer for unknown
- * host names, which stays last. `askUrl` answers whether Caddy may issue a certificate for a name.
+ * host names, which stays last; and the `ask` server on 127.0.0.1:`askPort`.
  */
-export function initialConfig(options: EdgeOptions, files: CaddyFiles, askUrl: string, routes: readonly CaddyRoute[] = []): Record<string, unknown> {
+export function initialConfig(options: EdgeOptions, files: CaddyFiles, askPort: number, routes: readonly CaddyRoute[] = []): Record<string, unknown> {
   return {
     // Never the default localhost:2019: any local user could reconfigure the edge there. Caddy checks the
     // Host header even on a unix socket, and an empty one is not valid HTTP/1.1: "localhost" is the one allowed.
@@ -179,6 +233,7 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, askUrl: s
         https_port: options.httpsPort,
         servers: {
           [SERVER]: {
+            '@id': `${FORMAT_ID_PREFIX}${EDGE_FORMAT}`,
             listen: [listen(options.listenAddress, options.httpsPort), listen(options.listenAddress, options.httpPort)],
             // HTTP to HTTPS is the application's choice (its force_https), never the edge's: Caddy's own redirects would
             // take every name it serves. The console's name has a redirect of its own route (RouteOptions.httpsOnly).
@@ -187,21 +242,15 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, askUrl: s
             tls_connection_policies: [{}],
             // No HTTP/3: it would take the UDP port as well.
             protocols: ['h1', 'h2'],
-            routes: [
-              ...routes,
-              ...(options.apps === undefined ? [] : [appsRoute(options.apps)]),
-              {
-                '@id': UNKNOWN_HOST_ID,
-                handle: [{ handler: 'static_response', status_code: 404, headers: { 'Content-Type': ['text/plain; charset=utf-8'] }, body: UNKNOWN_HOST_TEXT }],
-              },
-            ],
+            routes: [...routes, ...(options.apps === undefined ? [] : [appsRoute(options.apps, options.drainMs ?? DEFAULT_DRAIN_MS)]), { '@id': UNKNOWN_HOST_ID, handle: [unknownHostAnswer()] }],
           },
+          [ASK_SERVER]: askServer(files, askPort),
         },
       },
       // Every name gets its certificate from the edge's own CA at its first TLS handshake, once the edge says yes
       // (its routes' names and the applications it serves): a new name is no change of the configuration, which
       // Caddy 2.6 applies by emptying its certificate cache, refusing handshakes meanwhile (caddyserver/caddy#5589).
-      tls: { automation: { policies: [{ issuers: [{ module: 'internal' }], on_demand: true }], on_demand: { ask: askUrl } } },
+      tls: { automation: { policies: [{ issuers: [{ module: 'internal' }], on_demand: true }], on_demand: { ask: `http://127.0.0.1:${askPort}/` } } },
       // The CA stays in Caddy's data folder; the machine's trust store is never touched.
       pki: { certificate_authorities: { local: { install_trust: false } } },
     },
@@ -212,4 +261,29 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, askUrl: s
 export function isHostName(host: string): boolean {
   const label = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
   return host.length <= 253 && new RegExp(`^${label}(?:\\.${label})*$`).test(host);
+}
+
+/** The format a configuration was written in (EDGE_FORMAT): 1 for one with no stamp, written before the stamp. */
+export function formatOf(config: unknown): number {
+  const id = (config as { apps?: { http?: { servers?: Record<string, { '@id'?: unknown }> } } } | null)?.apps?.http?.servers?.[SERVER]?.['@id'];
+  const stamped = typeof id === 'string' && id.startsWith(FORMAT_ID_PREFIX) ? Number(id.slice(FORMAT_ID_PREFIX.length)) : Number.NaN;
+  return Number.isInteger(stamped) ? stamped : 1;
+}
+
+/** The port of the `ask` server a configuration names, if it names one (kept from the first caddy.json on). */
+export function askPortOf(config: unknown): number | undefined {
+  const listen = (config as { apps?: { http?: { servers?: Record<string, { listen?: unknown }> } } } | null)?.apps?.http?.servers?.[ASK_SERVER]?.listen;
+  const port = Array.isArray(listen) && typeof listen[0] === 'string' ? Number(/^127\.0\.0\.1:(\d+)$/.exec(listen[0])?.[1]) : Number.NaN;
+  return Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+}
+
+/** The routes of a configuration that the edge set (setRoute): what an adopted Caddy serves, taken back into the edge's record. */
+export function setRoutesOf(config: unknown): CaddyRoute[] {
+  const routes = (config as { apps?: { http?: { servers?: Record<string, { routes?: unknown }> } } } | null)?.apps?.http?.servers?.[SERVER]?.routes;
+  return Array.isArray(routes) ? (routes as CaddyRoute[]).filter((r) => typeof r['@id'] === 'string' && r['@id'].startsWith(ROUTE_ID_PREFIX)) : [];
+}
+
+/** The host name a route the edge set serves. */
+export function hostOfRoute(route: CaddyRoute): string {
+  return route.match?.[0]?.host?.[0] ?? '';
 }

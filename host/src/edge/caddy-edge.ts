@@ -1,14 +1,35 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { connect } from 'node:tls';
+import { keptOrFreePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
+import { stopByIdentity } from '../supervision/adopted-process.js';
+import { type FoundProcess, liveProcessOf, liveProcessOfPidFile, removeIdentityFile, writeIdentityFile } from '../supervision/identity-file.js';
+import { logTail } from '../supervision/log-tail.js';
 import { accepts, connectAddress } from '../supervision/probes.js';
 import { exitWords, type PartCheck, type PartRun } from '../supervision/supervisor.js';
 import { type AdminAnswer, type AdminRequest, adminCall, adminError } from './caddy-admin.js';
-import { type CaddyFiles, type CaddyRoute, ROUTES_PATH, appIdOfHost, appRoute, caddyFiles, dialOfRoute, initialConfig, isHostName, isHttpsOnly, readAppRoute, routeId } from './caddy-config.js';
-import { type CaddyEnd, type RunningCaddy, findCaddy, logTail, portInUse, runCaddy } from './caddy-process.js';
+import {
+  askPortOf,
+  type CaddyFiles,
+  type CaddyRoute,
+  EDGE_FORMAT,
+  formatOf,
+  hostOfRoute,
+  ROUTES_PATH,
+  appIdOfHost,
+  appRoute,
+  caddyFiles,
+  dialOfRoute,
+  initialConfig,
+  isHostName,
+  isHttpsOnly,
+  readAppRoute,
+  routeId,
+  setRoutesOf,
+} from './caddy-config.js';
+import { adoptedCaddy, type CaddyEnd, findCaddy, isThisEdgesCaddy, portInUse, type RunningCaddy, runCaddy } from './caddy-process.js';
 import type { Edge, EdgeOptions, RouteOptions, Upstream } from './edge.js';
 
 export interface CaddyEdgeOptions {
@@ -23,6 +44,8 @@ export interface CaddyEdgeOptions {
   readonly certificateTimeoutMs?: number;
   /** How long stop() leaves Caddy after SIGTERM before SIGKILL. */
   readonly stopGraceMs?: number;
+  /** What the edge tells the host's log: a Caddy adopted, replaced or given a new configuration, and why. */
+  readonly log?: (line: string) => void;
 }
 
 const POLL_MS = 50;
@@ -30,6 +53,8 @@ const POLL_MS = 50;
 const MAX_SOCKET_PATH = 107;
 // Another writer may change the routes between the read and the change (If-Match then fails): read again.
 const CHANGE_ATTEMPTS = 3;
+// A Caddy that answers at all answers its configuration at once: one that accepts and says nothing for this long is not serving.
+const ADMIN_PROBE_MS = 5_000;
 
 /** An unref'd timer: a poll never keeps the host's process alive by itself. */
 function sleep(ms: number): Promise<void> {
@@ -41,7 +66,8 @@ function sleep(ms: number): Promise<void> {
  * routes, certificates from Caddy's own CA, and each route change one call of its admin API on a
  * unix socket, made against the ETag of the routes it read (Caddy applies it whole or keeps the old
  * config). Caddy keeps its configuration in memory only (no autosave): the edge keeps each route it
- * set, and a Caddy started again after it died starts with all of them.
+ * set, and a Caddy started again after it died starts with all of them. Caddy outlives serve: the
+ * next serve adopts it by its identity (caddy.identity) and takes its routes back.
  */
 export class CaddyEdge implements Edge {
   readonly id = 'edge';
@@ -56,10 +82,7 @@ export class CaddyEdge implements Edge {
   private rootPem: string | undefined;
   /** Each route as this edge last set it, by host name: what a Caddy started again is given. */
   private readonly set = new Map<string, CaddyRoute>();
-  /** The application names serveApp() was given: Caddy may issue their certificates. */
-  private readonly appNames = new Set<string>();
-  /** Answers Caddy's question before each certificate it would issue (its on-demand TLS `ask`). */
-  private ask: { server: Server; url: string } | undefined;
+  private readonly log: (line: string) => void;
   // Route changes of this edge, one after the other (each reads the routes it changes).
   private changes: Promise<unknown> = Promise.resolve();
 
@@ -72,6 +95,7 @@ export class CaddyEdge implements Edge {
     this.program = findCaddy(caddyOptions.caddy);
     this.delay = caddyOptions.delay ?? sleep;
     this.now = caddyOptions.now ?? Date.now;
+    this.log = caddyOptions.log ?? (() => undefined);
   }
 
   /** The PID of the running Caddy, if any. */
@@ -93,22 +117,23 @@ export class CaddyEdge implements Edge {
       });
     }
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(this.files.namesDir, { recursive: true, mode: 0o700 });
+    const adopted = await this.adoptLeftover();
+    if (adopted !== undefined) return adopted;
     await this.clearStaleSocket();
     const routes = [...this.set.values()];
-    const ask = await this.askServer();
-    await writeFile(this.files.config, `${JSON.stringify(initialConfig(this.options, this.files, ask, routes), null, 2)}\n`, { mode: 0o600 });
+    const askPort = await keptOrFreePort(askPortOf(await this.writtenConfig()));
+    await this.writeConfig(initialConfig(this.options, this.files, askPort, routes));
 
     const running = runCaddy(this.program, dir, this.files);
     let end: CaddyEnd | undefined;
-    const ended = running.ended.then((e) => {
+    const ended = this.endOf(running, (e) => {
       end = e;
-      // Dead, asked or not: the next start() starts a new one.
-      if (this.running === running) this.running = undefined;
-      return 'error' in e ? `could not be run: ${e.error.message}` : exitWords(e.code, e.signal);
     });
     this.running = running;
     this.runEnded = ended;
     const deadline = this.now() + (this.caddyOptions.startTimeoutMs ?? 30_000);
+    let identified = false;
     for (;;) {
       // A settled `ended` is seen after one turn of the event loop: the poll below gives it that turn.
       if (end !== undefined) {
@@ -116,17 +141,23 @@ export class CaddyEdge implements Edge {
         await this.removeRunFiles();
         throw await this.startFailure(running, end);
       }
-      if ((await this.adminAnswers()) && existsSync(this.rootCertificate)) break;
+      // Written as soon as it has a PID: a serve that dies from now on leaves a Caddy the next one finds again.
+      if (!identified && running.pid !== undefined) identified = (await writeIdentityFile(this.files.identityFile, running.pid)) !== undefined;
+      if (identified && (await this.adminAnswers()) && existsSync(this.rootCertificate)) break;
       if (this.now() > deadline) {
         await this.stopCaddy();
         throw this.partFailed(`Caddy did not answer on ${this.files.adminSocket} within ${this.caddyOptions.startTimeoutMs ?? 30_000} ms: ${await logTail(this.files.log, running.logOffset)}`);
       }
       await this.delay(POLL_MS);
     }
-    this.rootPem = await readFile(this.rootCertificate, 'utf8');
-    // Started again with routes: it serves once each name's certificate (kept in its data folder) is served.
+    return this.serving(running, ended, routes);
+  }
+
+  /** Once Caddy answers: its root certificate read, and (started again with routes) each name's certificate served, kept in its data folder. */
+  private async serving(running: RunningCaddy, ended: Promise<string>, routes: readonly CaddyRoute[]): Promise<PartRun> {
     try {
-      await Promise.all(routes.map((route) => this.waitForCertificate(route.match?.[0]?.host?.[0] ?? '')));
+      this.rootPem = await readFile(this.rootCertificate, 'utf8');
+      await Promise.all(routes.map((route) => this.waitForCertificate(hostOfRoute(route))));
     } catch (error) {
       await this.stopCaddy();
       throw error;
@@ -134,11 +165,99 @@ export class CaddyEdge implements Edge {
     return { pid: running.pid, ended };
   }
 
+  /** How a run ended, in the host log's words; forgets it, asked or not, so that the next start() starts (or adopts) another. */
+  private endOf(running: RunningCaddy, seen: (end: CaddyEnd) => void = () => undefined): Promise<string> {
+    return running.ended.then((e) => {
+      seen(e);
+      if (this.running === running) this.running = undefined;
+      if ('adopted' in e) return e.adopted;
+      return 'error' in e ? `could not be run: ${e.error.message}` : exitWords(e.code, e.signal);
+    });
+  }
+
+  /**
+   * A Caddy an earlier serve of this folder left running, found by its identity file (or, left by a runplan-host
+   * from before identity files, by its pid file and arguments): adopted when it runs this edge's caddy.json and
+   * its admin API answers; stopped by its identity otherwise, so that a new one can take the ports.
+   */
+  private async adoptLeftover(): Promise<PartRun | undefined> {
+    const found = (await liveProcessOf(this.files.identityFile)) ?? (await liveProcessOfPidFile(this.files.pidFile, (args) => isThisEdgesCaddy(args, this.files)));
+    if (found === undefined) {
+      await removeIdentityFile(this.files.identityFile);
+      return undefined;
+    }
+    const { pid } = found.identity;
+    // Only a `caddy run --config …` is ever signalled: the identity names the very process the file recorded.
+    const isCaddyRun = found.args[1] === 'run' && found.args[2] === '--config';
+    const ours = isThisEdgesCaddy(found.args, this.files);
+    const answer = ours ? await adminCall(this.files.adminSocket, { method: 'GET', path: '/config/', timeoutMs: ADMIN_PROBE_MS }).catch(() => undefined) : undefined;
+    if (answer?.status === 200) return this.adopt(found, JSON.parse(answer.body) as unknown);
+    if (!isCaddyRun) {
+      await removeIdentityFile(this.files.identityFile);
+      return undefined;
+    }
+    const why = ours ? `its admin API does not answer on ${this.files.adminSocket}` : `it runs another configuration (${found.args.slice(1).join(' ')})`;
+    this.log(`the edge (Caddy, PID ${pid}) an earlier serve left running is stopped, ${why}; a new one is started`);
+    await stopByIdentity(found.identity, this.caddyOptions.stopGraceMs ?? 10_000);
+    await this.removeRunFiles();
+    return undefined;
+  }
+
+  /** Takes a live Caddy over: its routes back into the edge's record, this runplan-host's configuration given to it once if it runs another. */
+  private async adopt(found: FoundProcess, live: unknown): Promise<PartRun> {
+    const { pid } = found.identity;
+    const routes = setRoutesOf(live);
+    this.set.clear();
+    for (const route of routes) {
+      this.set.set(hostOfRoute(route), route);
+      // A Caddy of format 1 had its names answered by its serve, from memory.
+      await this.allowName(hostOfRoute(route));
+    }
+    const askPort = askPortOf(live) ?? (await keptOrFreePort(askPortOf(await this.writtenConfig())));
+    const wanted = initialConfig(this.options, this.files, askPort, routes);
+    await writeIdentityFile(this.files.identityFile, pid);
+    const running = adoptedCaddy(found.identity, this.files);
+    const ended = this.endOf(running);
+    this.running = running;
+    this.runEnded = ended;
+    const format = formatOf(live);
+    if (canonical(live) === canonical(wanted)) {
+      this.log(`the edge (Caddy, PID ${pid}) an earlier serve left running is adopted, with its ${routes.length} route(s) and the applications' upstreams`);
+    } else {
+      const why =
+        format === EDGE_FORMAT
+          ? "its configuration is not the one this edge's settings make (ports, domain or drain changed, or another admin client changed it)"
+          : `it runs the configuration of an older runplan-host (format ${format}; this one writes format ${EDGE_FORMAT})`;
+      this.log(`the edge (Caddy, PID ${pid}) an earlier serve left running is adopted; ${why}: it is given this one once through its admin API (/load), keeping its ${routes.length} route(s)`);
+      await this.writeConfig(wanted);
+      const loaded = await this.call({ method: 'POST', path: '/load', body: wanted });
+      if (loaded.status !== 200) {
+        await this.stopCaddy();
+        throw this.partFailed(`Caddy (PID ${pid}) refused this runplan-host's configuration (HTTP ${loaded.status}): ${adminError(loaded)}`);
+      }
+    }
+    return this.serving(running, ended, routes);
+  }
+
+  /** The caddy.json written for the last start, if any (it keeps the `ask` server's port). */
+  private async writtenConfig(): Promise<unknown> {
+    try {
+      return JSON.parse(await readFile(this.files.config, 'utf8')) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async writeConfig(config: Record<string, unknown>): Promise<void> {
+    await writeFile(this.files.config, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  }
+
   async setRoute(host: string, upstream: Upstream, options: RouteOptions = {}): Promise<void> {
     const name = this.checkHost(host);
     if (typeof upstream === 'number' && !(Number.isInteger(upstream) && upstream >= 1 && upstream <= 65535)) throw this.edgeFailed(`the port ${upstream} of ${name} is not a TCP port`, { host: name });
     const route = appRoute(name, upstream, { ...options, httpsPort: this.options.httpsPort });
     return this.serialized(async () => {
+      await this.allowName(name);
       await this.changeRoutes(name, (existing) => {
         if (existing === undefined) {
           // PUT at an index inserts: the new route goes before the catch-all 404, which must stay last.
@@ -159,6 +278,7 @@ export class CaddyEdge implements Edge {
     return this.serialized(async () => {
       await this.changeRoutes(name, (existing) => (existing === undefined ? undefined : { method: 'DELETE', path: `/id/${encodeURIComponent(routeId(name))}` }));
       this.set.delete(name);
+      await rm(join(this.files.namesDir, name), { force: true });
     });
   }
 
@@ -167,30 +287,18 @@ export class CaddyEdge implements Edge {
     if (this.options.apps === undefined || appIdOfHost(this.options.apps, name) === undefined) {
       throw this.edgeFailed(`${name} is not an application's name of this edge (<app_id>.${this.options.apps?.domain ?? '<domain>'})`, { host: name });
     }
-    this.appNames.add(name);
+    await this.allowName(name);
     await this.waitForCertificate(name);
   }
 
   /**
-   * Caddy's on-demand TLS asks over HTTP (GET ?domain=<name>, a 200 allows it) before it issues a certificate for a
-   * name it has none of: yes for the names of the edge's routes and the applications serveApp() was given, so no
-   * TLS handshake can make Caddy issue one for any other name. On the loopback interface: Caddy runs on this machine.
+   * Lets Caddy issue a certificate for `name`: its `ask` server answers yes for a name whose file exists in
+   * edge/names, so no TLS handshake can make Caddy issue one for any other name, and the answer does not
+   * need serve to be running.
    */
-  private async askServer(): Promise<string> {
-    if (this.ask !== undefined) return this.ask.url;
-    const server = createServer((req, res) => {
-      const name = new URL(req.url ?? '/', 'http://ask').searchParams.get('domain') ?? '';
-      res.writeHead(this.set.has(name) || this.appNames.has(name) ? 200 : 404).end();
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    // It never keeps serve's process alive by itself.
-    server.unref();
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    this.ask = { server, url };
-    return url;
+  private async allowName(name: string): Promise<void> {
+    await mkdir(this.files.namesDir, { recursive: true, mode: 0o700 });
+    await writeFile(join(this.files.namesDir, name), '', { mode: 0o600 });
   }
 
   /** Whether the edge serves: its admin API answers with its routes, and both listeners accept. */
@@ -217,6 +325,13 @@ export class CaddyEdge implements Edge {
 
   async stop(): Promise<void> {
     await this.stopCaddy();
+  }
+
+  detach(): void {
+    const running = this.running;
+    this.running = undefined;
+    this.runEnded = undefined;
+    running?.letGo();
   }
 
   private async stopCaddy(): Promise<void> {
@@ -291,7 +406,7 @@ export class CaddyEdge implements Edge {
 
   private async adminAnswers(): Promise<boolean> {
     try {
-      return (await adminCall(this.files.adminSocket, { method: 'GET', path: '/config/' })).status === 200;
+      return (await adminCall(this.files.adminSocket, { method: 'GET', path: '/config/', timeoutMs: ADMIN_PROBE_MS })).status === 200;
     } catch {
       return false;
     }
@@ -310,18 +425,13 @@ export class CaddyEdge implements Edge {
   }
 
   private async removeRunFiles(): Promise<void> {
-    const ask = this.ask;
-    this.ask = undefined;
-    if (ask !== undefined) {
-      const closed = new Promise<void>((resolve) => ask.server.close(() => resolve()));
-      ask.server.closeAllConnections();
-      await closed;
-    }
     await rm(this.files.adminSocket, { force: true });
     await rm(this.files.pidFile, { force: true });
+    await removeIdentityFile(this.files.identityFile);
   }
 
   private async startFailure(running: RunningCaddy, end: CaddyEnd): Promise<Error> {
+    if ('adopted' in end) return this.partFailed(`the adopted Caddy (PID ${running.pid}) ${end.adopted}`);
     if ('error' in end) {
       const missing = (end.error as NodeJS.ErrnoException).code === 'ENOENT';
       return this.partFailed(missing ? `Caddy is not installed: there is no ${this.program}` : `Caddy (${this.program}) could not be started: ${end.error.message}`, {
@@ -379,4 +489,19 @@ function handshake(address: string, port: number, servername: string, ca: string
     socket.setTimeout(5_000, () => socket.destroy(new Error('TLS handshake timed out')));
     socket.once('error', reject);
   });
+}
+
+/** A configuration as text with its keys in one order: Caddy gives its configuration back in its own key order. */
+function canonical(value: unknown): string {
+  const sorted = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sorted);
+    if (v !== null && typeof v === 'object')
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+      );
+    return v;
+  };
+  return JSON.stringify(sorted(value));
 }

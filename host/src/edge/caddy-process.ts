@@ -1,7 +1,8 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { startProgram } from 'runplan/process';
+import { type ProcessIdentity, startProgram } from 'runplan/process';
+import { signalByIdentity, watchAdopted } from '../supervision/adopted-process.js';
+import { logEnd } from '../supervision/log-tail.js';
 import type { CaddyFiles } from './caddy-config.js';
 
 /** The caddy program: the one given, else the first on PATH, else Debian's. */
@@ -19,8 +20,8 @@ export function findCaddy(given?: string): string {
   return '/usr/bin/caddy';
 }
 
-/** How a Caddy process ended: an exit status, a signal, or a failure to start it at all (ENOENT…). */
-export type CaddyEnd = { readonly code: number | null; readonly signal: NodeJS.Signals | null } | { readonly error: Error };
+/** How a Caddy process ended: an exit status, a signal, a failure to start it at all (ENOENT…), or, adopted, only that it is gone. */
+export type CaddyEnd = { readonly code: number | null; readonly signal: NodeJS.Signals | null } | { readonly error: Error } | { readonly adopted: string };
 
 export interface RunningCaddy {
   /** Its PID once it started; undefined before, or when it could not start. */
@@ -29,26 +30,25 @@ export interface RunningCaddy {
   readonly ended: Promise<CaddyEnd>;
   /** Where this run's output begins in the log file (the file keeps the earlier runs'). */
   readonly logOffset: number;
-  /** Sends it a signal by its PID while it runs (none once it has ended). */
+  /** Sends it a signal while it runs (none once it has ended): by its PID while it is serve's child, by its identity once adopted. */
   kill(signal: NodeJS.Signals): void;
+  /** Stops watching it and lets serve's process exit while it runs: the next serve adopts it. */
+  letGo(): void;
 }
 
 /**
  * Runs `caddy run` on the config file through runplan's one runner, with an environment of its own: HOME and
  * XDG_* under the edge's folder keep its CA, certificates and autosaves there, and nothing of the host's
  * environment (secrets included) reaches it. Its output is appended to the log file by Caddy itself, never to
- * the host's stdout; the edge stops it by its PID.
+ * the host's stdout (it outlives serve, and the next serve adopts it); the edge stops it by its PID.
  */
 export function runCaddy(program: string, dir: string, files: CaddyFiles): RunningCaddy {
-  let logOffset = 0;
-  try {
-    logOffset = statSync(files.log).size;
-  } catch {
-    // No log yet.
-  }
+  const logOffset = logEnd(files.log);
   let pid: number | undefined;
-  const running = startProgram(program, ['run', '--config', files.config, '--pidfile', files.pidFile], {
+  const running = startProgram(program, caddyArguments(files), {
     cwd: dir,
+    // Its own session: a Ctrl-C at serve's terminal reaches serve, which decides what stops.
+    detached: true,
     env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, XDG_DATA_HOME: files.dataDir, XDG_CONFIG_HOME: files.configDir },
     outputFile: files.log,
     timeoutMs: 0,
@@ -68,25 +68,32 @@ export function runCaddy(program: string, dir: string, files: CaddyFiles): Runni
     ended,
     logOffset,
     kill: running.kill,
+    letGo: () => running.unref(),
   };
 }
 
-/** The last lines this run of Caddy wrote: the reason it gives when it fails. */
-export async function logTail(file: string, offset: number, lines = 8): Promise<string> {
-  try {
-    const handle = await open(file, 'r');
-    try {
-      const { size } = await handle.stat();
-      const start = Math.max(offset, size - 64 * 1024);
-      const buffer = Buffer.alloc(size - start);
-      await handle.read(buffer, 0, buffer.length, start);
-      return buffer.toString('utf8').trimEnd().split('\n').slice(-lines).join('\n');
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return '';
-  }
+/** What the edge starts Caddy with: the adoption of a Caddy left running checks these. */
+function caddyArguments(files: CaddyFiles): string[] {
+  return ['run', '--config', files.config, '--pidfile', files.pidFile];
+}
+
+/** Whether a process's arguments are those of a Caddy this edge started: `caddy run --config <its caddy.json> …`. */
+export function isThisEdgesCaddy(args: readonly string[], files: CaddyFiles): boolean {
+  const expected = caddyArguments(files).slice(0, 3);
+  return expected.every((arg, i) => args[i + 1] === arg);
+}
+
+/** A Caddy a previous serve started, found by its identity: watched by polling, stopped by its identity. */
+export function adoptedCaddy(identity: ProcessIdentity, files: CaddyFiles): RunningCaddy {
+  const watch = watchAdopted(identity);
+  const logOffset = logEnd(files.log);
+  return {
+    pid: identity.pid,
+    ended: watch.ended.then((words) => ({ adopted: words })),
+    logOffset,
+    kill: (signal) => signalByIdentity(identity, signal),
+    letGo: watch.letGo,
+  };
 }
 
 /** The port Caddy names in "listening on <address>:<port>: … address already in use", if it does. */

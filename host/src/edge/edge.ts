@@ -22,42 +22,54 @@ export interface EdgeOptions {
   readonly httpsPort: number;
   readonly httpPort: number;
   /**
-   * Every application's name, `<app_id>.<domain>`, served by one route made at the edge's start: it dials
-   * `<sockets>/<app_id>.sock` when that socket exists (an application that serves) and answers the unknown
-   * host's 404 otherwise. Creating or deploying an application then changes nothing in Caddy's configuration.
+   * Every application's name, `<app_id>.<domain>`, served by one route made at the edge's start: it dials the
+   * address `<upstreams>/<app_id>/` names (its one file's name, `127.0.0.1:41233`) when there is one (a
+   * release serves) and answers the unknown host's 404 otherwise. Creating an application or switching its
+   * release then changes nothing in Caddy's configuration.
    */
   readonly apps?: AppNames;
+  /**
+   * How long a replaced release keeps answering before it is stopped (settings.drainMs, 5 s by default):
+   * the edge closes its idle connections to a release well before that (caddy-config.ts, upstreamIdleMs).
+   */
+  readonly drainMs?: number;
 }
 
 export interface AppNames {
   /** The applications' parent domain (`localhost`, `apps.example.com`). */
   readonly domain: string;
-  /** The folder of the applications' sockets (AppUpstreams'). */
-  readonly sockets: string;
+  /** The folder of the applications' upstream folders, `<app_id>/<address>` (AppUpstreams'). */
+  readonly upstreams: string;
 }
 
 /**
  * The HTTPS edge in front of every application: TLS from its own CA, one route for
- * every application's name to its socket (EdgeOptions.apps), routes of other names
+ * every application's name to its serving release (EdgeOptions.apps), routes of other names
  * (the console's) to a port or socket, and
  * X-Forwarded-Proto/-For/-Host set for the application. Each change is one call
  * of the edge's admin API, applied whole or not at all.
  */
 export interface Edge extends Part {
-  /** Starts the edge with the routes it has (none at first; all of them again after it died) and waits until it serves them. */
+  /**
+   * Starts the edge with the routes it has (none at first; all of them again after it died) and waits until it serves
+   * them; or adopts the Caddy an earlier serve of this data folder left running, with the routes it serves.
+   */
   start(): Promise<PartRun>;
   /** Sends `host` (e.g. app_….localhost) to 127.0.0.1:`port` (or to a unix socket of the host's own): added, or switched in one call. */
   setRoute(host: string, upstream: Upstream, options?: RouteOptions): Promise<void>;
   removeRoute(host: string): Promise<void>;
   /**
-   * Until the edge serves the application name `host` (EdgeOptions.apps) over HTTPS: its certificate, issued at the
-   * first TLS handshake with its name, is issued now. Changes nothing in Caddy's configuration.
+   * Until the edge serves the application name `host` (EdgeOptions.apps) over HTTPS: the name is allowed a
+   * certificate (edge/names/<host>), and that certificate, issued at the first TLS handshake with the name, is
+   * issued now. Changes nothing in Caddy's configuration.
    */
   serveApp(host: string): Promise<void>;
   /** The routes now: host name → port. */
   routes(): Promise<Record<string, number>>;
   /** The PEM file of the edge's root certificate (give it to curl --cacert). */
   readonly rootCertificate: string;
-  /** Stops what start() started, by PID; nothing is left running. */
+  /** Stops what start() started or adopted, by its identity; nothing is left running. */
   stop(): Promise<void>;
+  /** Lets go of Caddy without stopping it: no longer watched, and serve may exit while it serves; the next serve adopts it. */
+  detach(): void;
 }

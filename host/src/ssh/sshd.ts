@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type RunningProgram, startProgram } from 'runplan/process';
+import { startProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
+import { signalByIdentity, stopByIdentity, watchAdopted } from '../supervision/adopted-process.js';
+import { liveProcessOf, liveProcessOfPidFile, removeIdentityFile, writeIdentityFile } from '../supervision/identity-file.js';
+import { logEnd, logTail } from '../supervision/log-tail.js';
 import { accepts } from '../supervision/probes.js';
 import { exitWords, type Part, type PartCheck, type PartRun } from '../supervision/supervisor.js';
 import { runChecked } from '../programs.js';
@@ -17,19 +20,22 @@ export interface SshdOptions {
   readonly authorizedKeysFile: string;
   /** sshd itself (Debian's openssh-server by default). */
   readonly program?: string;
-  /** Each line sshd logs (refused logins, errors), for the host's own log; the last lines are kept either way. */
-  readonly onLine?: (line: string) => void;
   /** How long start() waits for the port (10 s by default). */
   readonly startTimeoutMs?: number;
+  /** What sshd's part tells the host's log: an sshd adopted, or replaced, and why. */
+  readonly log?: (line: string) => void;
 }
 
-const KEPT_LINES = 20;
-
-/** One run of sshd: its program, its PID once started and how it ended once it has, and `done` once its pipe closed too. */
+/** One run of sshd: started by this serve (its child), or adopted from an earlier one (found by its identity). */
 interface SshdRun {
-  readonly program: RunningProgram;
-  readonly state: { pid?: number; exitedAs?: string };
-  readonly done: Promise<void>;
+  readonly pid: number | undefined;
+  /** How it ended, once it has (a started one's exit is known at once; an adopted one's when the poll sees it gone). */
+  readonly state: { exitedAs?: string };
+  readonly ended: Promise<string>;
+  kill(signal: NodeJS.Signals): void;
+  letGo(): void;
+  /** Where this run's lines begin in the log file. */
+  readonly logOffset: number;
 }
 /** Characters a path or name may have in sshd_config: no spaces or quotes (its word splitting) and no `%` (AuthorizedKeysFile expands %-tokens). */
 const CONFIG_SAFE = /^[A-Za-z0-9_./:@+-]+$/;
@@ -38,6 +44,8 @@ const CONFIG_SAFE = /^[A-Za-z0-9_./:@+-]+$/;
  * The host's own OpenSSH server, for git push only: its own config, host key
  * and pid file in `dir`, nothing of the machine's sshd. It logs in only the
  * SSH user, by key, and authorized_keys gives every key a forced command.
+ * It outlives serve (its log is a file, not a pipe of serve's): the next serve
+ * adopts it when it runs the very configuration that serve would write.
  */
 export class Sshd implements Part {
   readonly id = 'sshd';
@@ -45,19 +53,27 @@ export class Sshd implements Part {
   readonly configFile: string;
   readonly hostKeyFile: string;
   readonly pidFile: string;
-  /** The running listener: its program, its PID once started, and how it ended once it has. */
-  private child: SshdRun | undefined;
-  private exited: Promise<string> | undefined;
-  private readonly output: string[] = [];
+  /** Its identity (PID, start time, boot), beside the pid file: the next serve finds that very sshd again. */
+  readonly identityFile: string;
+  /** sshd's log (-e: what it would send to syslog, written to its standard error, this file). */
+  readonly logFile: string;
+  private run: SshdRun | undefined;
 
   constructor(private readonly opts: SshdOptions) {
     this.configFile = join(opts.dir, 'sshd_config');
     this.hostKeyFile = join(opts.dir, 'ssh_host_ed25519_key');
     this.pidFile = join(opts.dir, 'sshd.pid');
+    this.identityFile = join(opts.dir, 'sshd.identity');
+    this.logFile = join(opts.dir, 'sshd.log');
   }
 
   get program(): string {
     return this.opts.program ?? '/usr/sbin/sshd';
+  }
+
+  /** The PID of the sshd this part holds, if any. */
+  get pid(): number | undefined {
+    return this.run?.pid;
   }
 
   /** The host key's public half (`ssh-ed25519 AAAA…`), once start() made it. */
@@ -70,14 +86,9 @@ export class Sshd implements Part {
     return (await readFile(this.publicHostKeyFile, 'utf8')).trim().split(' ').slice(0, 2).join(' ');
   }
 
-  /** The last lines sshd wrote (its log: refused logins, errors). */
-  recentOutput(): string {
-    return this.output.join('\n');
-  }
-
-  /** Starts sshd (again, after it died) and resolves once it listens; the run's `ended` says how it ended. */
+  /** Starts sshd (again, after it died), or adopts the one an earlier serve left running, and resolves once it listens. */
   async start(): Promise<PartRun> {
-    if (this.child !== undefined && this.exited !== undefined && this.child.state.exitedAs === undefined) return { pid: this.child.state.pid, ended: this.exited };
+    if (this.run !== undefined && this.run.state.exitedAs === undefined) return { pid: this.run.pid, ended: this.run.ended };
     const { dir, port, listenAddress, user, authorizedKeysFile } = this.opts;
     for (const [what, value] of [
       ['the data folder path', dir],
@@ -91,6 +102,8 @@ export class Sshd implements Part {
     }
     if (!existsSync(this.program)) throw this.failure(`${this.program} does not exist`);
     await mkdir(dir, { recursive: true, mode: 0o755 });
+    const adopted = await this.adoptLeftover();
+    if (adopted !== undefined) return adopted;
     if (!existsSync(this.hostKeyFile)) {
       await this.tool('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'runplan-host', '-f', this.hostKeyFile]);
     }
@@ -101,51 +114,103 @@ export class Sshd implements Part {
     await this.tool(this.program, ['-t', '-f', this.configFile]);
     await rm(this.pidFile, { force: true });
 
-    // Read to the end, always, line by line: sshd (and each connection's process, which may outlive it) logs to its
-    // stderr, a pipe that must never fill. It is left running if the host's process dies; stop() ends it by its PID.
-    let settle: (why: string) => void = () => undefined;
-    const exited = new Promise<string>((resolve) => {
-      settle = resolve;
-    });
-    const state: { pid?: number; exitedAs?: string } = {};
-    const ended = (why: string) => {
-      state.exitedAs ??= why;
-      settle(why);
-    };
-    const program = startProgram(this.program, ['-D', '-e', '-f', this.configFile], {
-      timeoutMs: 0,
-      keepRunningOnExit: true,
-      onStart: (pid) => {
-        state.pid = pid;
-      },
-      // At its exit, not once the pipe closes: a connection's process may hold it longer.
-      onExit: (code, signal) => ended(exitWords(code, signal)),
-      onLine: (line, stream) => {
-        if (stream !== 'stderr') return;
-        this.output.push(line);
-        this.opts.onLine?.(line);
-        this.output.splice(0, Math.max(0, this.output.length - KEPT_LINES));
-      },
-    });
-    const done = program.done.then((outcome) => {
-      if (outcome.startError !== undefined) ended(`could not be run: spawn ${this.program} ${outcome.startError}`);
-    });
-    const child: SshdRun = { program, state, done };
-    this.child = child;
-    this.exited = exited;
+    const run = this.startRun();
+    this.run = run;
     const deadline = Date.now() + (this.opts.startTimeoutMs ?? 10_000);
+    let identified = false;
     for (;;) {
+      // Written as soon as it has a PID: a serve that dies from now on leaves an sshd the next one finds again.
+      if (!identified && run.pid !== undefined) identified = (await writeIdentityFile(this.identityFile, run.pid)) !== undefined;
       // sshd writes its pid file once its sockets listen: a port that accepts before that may be another program's.
-      if ((await pidFileHolds(this.pidFile, child.state.pid)) && (await accepts(listenAddress, port))) return { pid: child.state.pid, ended: exited };
-      const failed = child.state.exitedAs !== undefined;
+      if (identified && (await pidFileHolds(this.pidFile, run.pid)) && (await accepts(listenAddress, port))) return { pid: run.pid, ended: run.ended };
+      const failed = run.state.exitedAs !== undefined;
       if (failed || Date.now() > deadline) {
         await this.stop();
-        // Its last words (why it stopped) may still be in the pipe.
-        await Promise.race([done, delay(1_000)]);
-        throw this.failure(failed ? `sshd stopped before it listened on ${listenAddress}:${port}` : `sshd did not listen on ${listenAddress}:${port} in time`, startFailure(child.state.exitedAs));
+        throw await this.failureWithLog(
+          failed ? `sshd stopped before it listened on ${listenAddress}:${port}` : `sshd did not listen on ${listenAddress}:${port} in time`,
+          startFailure(run.state.exitedAs),
+          run.logOffset,
+        );
       }
       await delay(50);
     }
+  }
+
+  /**
+   * Its standard error (-e: its log) goes to a file it writes itself, never a pipe of serve's: sshd and each
+   * connection's process outlive serve, and must never write into a pipe nobody reads. It runs in a session of
+   * its own, left running if the host's process ends; stop() ends it by its PID.
+   */
+  private startRun(): SshdRun {
+    const state: { pid?: number; exitedAs?: string } = {};
+    let settle: (why: string) => void = () => undefined;
+    const ended = new Promise<string>((resolve) => {
+      settle = resolve;
+    });
+    const end = (why: string) => {
+      state.exitedAs ??= why;
+      settle(why);
+    };
+    const logOffset = logEnd(this.logFile);
+    const program = startProgram(this.program, sshdArguments(this.configFile), {
+      timeoutMs: 0,
+      keepRunningOnExit: true,
+      detached: true,
+      outputFile: this.logFile,
+      onStart: (pid) => {
+        state.pid = pid;
+      },
+      onExit: (code, signal) => end(exitWords(code, signal)),
+    });
+    void program.done.then((outcome) => {
+      if (outcome.startError !== undefined) end(`could not be run: spawn ${this.program} ${outcome.startError}`);
+    });
+    return {
+      get pid() {
+        return state.pid;
+      },
+      state,
+      ended,
+      kill: program.kill,
+      letGo: () => program.unref(),
+      logOffset,
+    };
+  }
+
+  /**
+   * An sshd an earlier serve of this folder left running, found by its identity file (or, from before identity
+   * files, its pid file and arguments): adopted when the config file it read is byte for byte the one this serve
+   * writes and it answers SSH; stopped by its identity otherwise. A process that is not an sshd of this config
+   * file is never signalled.
+   */
+  private async adoptLeftover(): Promise<PartRun | undefined> {
+    const isOurs = (args: readonly string[]) => isSshdOf(args, this.configFile);
+    const found = (await liveProcessOf(this.identityFile)) ?? (await liveProcessOfPidFile(this.pidFile, isOurs));
+    if (found === undefined || !isOurs(found.args)) {
+      await removeIdentityFile(this.identityFile);
+      return undefined;
+    }
+    const { pid } = found.identity;
+    const same = (await readFile(this.configFile, 'utf8').catch(() => '')) === this.config();
+    const answers = same && (await accepts(this.opts.listenAddress, this.opts.port, 'SSH-'));
+    if (same && answers) {
+      await writeIdentityFile(this.identityFile, pid);
+      const watch = watchAdopted(found.identity);
+      const state: { exitedAs?: string } = {};
+      const ended = watch.ended.then((why) => {
+        state.exitedAs = why;
+        return why;
+      });
+      this.run = { pid, state, ended, kill: (signal) => signalByIdentity(found.identity, signal), letGo: watch.letGo, logOffset: logEnd(this.logFile) };
+      this.opts.log?.(`sshd (PID ${pid}) an earlier serve left running is adopted: its configuration is this serve's`);
+      return { pid, ended };
+    }
+    const why = same ? `it does not answer SSH on ${this.opts.listenAddress}:${this.opts.port}` : `its configuration (${this.configFile}) is not the one this serve writes`;
+    this.opts.log?.(`sshd (PID ${pid}) an earlier serve left running is stopped, ${why}; a new one is started`);
+    await stopByIdentity(found.identity, 5_000);
+    await rm(this.pidFile, { force: true });
+    await removeIdentityFile(this.identityFile);
+    return undefined;
   }
 
   /** Whether sshd serves: its port accepts a connection and greets it as an SSH server does. */
@@ -155,23 +220,31 @@ export class Sshd implements Part {
     return { up, detail: up ? `answers SSH on ${listenAddress}:${port}` : `nothing answers SSH on ${listenAddress}:${port}` };
   }
 
-  /** Stops the listener by its PID. Sessions already open end on their own (OpenSSH gives each its own process and session). */
+  /** Stops the listener (by its PID, or by its identity once adopted). Sessions already open end on their own (OpenSSH gives each its own process and session). */
   async stop(): Promise<void> {
-    const child = this.child;
-    if (child === undefined) return;
-    if (child.state.exitedAs === undefined) {
-      // By its PID (a stop asked for while it is being started is sent once it has started).
-      child.program.kill('SIGTERM');
+    const run = this.run;
+    if (run === undefined) return;
+    if (run.state.exitedAs === undefined) {
+      // A stop asked for while it is being started is sent once it has started.
+      run.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
-      const stopped = await Promise.race([this.exited?.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+      const stopped = await Promise.race([run.ended.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
       clearTimeout(timer);
       if (!stopped) {
-        child.program.kill('SIGKILL');
-        await this.exited;
+        run.kill('SIGKILL');
+        await run.ended;
       }
     }
-    this.child = undefined;
+    this.run = undefined;
     await rm(this.pidFile, { force: true });
+    await removeIdentityFile(this.identityFile);
+  }
+
+  /** Lets go of sshd, which keeps serving pushes: no longer watched, and serve may exit; the next serve adopts it. */
+  detach(): void {
+    const run = this.run;
+    this.run = undefined;
+    run?.letGo();
   }
 
   config(): string {
@@ -234,10 +307,14 @@ export class Sshd implements Part {
     }
   }
 
+  private async failureWithLog(message: string, cause: unknown, offset: number): Promise<Error> {
+    const output = (await logTail(this.logFile, offset, 5)).split('\n').filter((line) => line.trim() !== '');
+    return this.failure(`${message}${output.length > 0 ? ` (its last lines: ${output.join(' | ')})` : ''}`, cause);
+  }
+
   private failure(message: string, cause?: unknown, fix?: string) {
-    const output = this.output.filter((line) => line.trim() !== '').slice(-5);
     return HostErrors.HOST_PART_FAILED.create({
-      message: `sshd: ${message}${output.length > 0 ? ` (its last lines: ${output.join(' | ')})` : ''}`,
+      message: `sshd: ${message}`,
       file: this.configFile,
       ...(fix === undefined ? {} : { fix }),
       ...(cause === undefined ? {} : { cause }),
@@ -256,6 +333,24 @@ async function pidFileHolds(file: string, pid: number | undefined): Promise<bool
   } catch {
     return false;
   }
+}
+
+/** What this part starts sshd with: the adoption of an sshd left running checks these. */
+function sshdArguments(configFile: string): string[] {
+  return ['-D', '-e', '-f', configFile];
+}
+
+/**
+ * Whether a process's arguments are those of an sshd this part started on `configFile`. sshd rewrites its
+ * process title (`sshd: /usr/sbin/sshd -D -e -f <config> [listener] 0 of 10-100 startups`), so its words
+ * are read, not its argv; the config file's path holds no space (CONFIG_SAFE).
+ */
+function isSshdOf(args: readonly string[], configFile: string): boolean {
+  const words = args
+    .join(' ')
+    .replace(/^sshd: /, '')
+    .split(' ');
+  return sshdArguments(configFile).every((arg, i) => words[i + 1] === arg);
 }
 
 function delay(ms: number): Promise<void> {

@@ -28,6 +28,11 @@ export interface Part {
   stop(): Promise<void>;
   /** Whether it serves now, asked the way a client would (its port accepts, its admin API answers). */
   check(): Promise<PartCheck>;
+  /**
+   * Lets go of what runs without stopping it: no longer watched, and serve's process may exit while it
+   * serves; the next serve adopts it (a part that can be found again by its identity: the edge, sshd).
+   */
+  detach?(): void;
 }
 
 /** A part as `status` shows it. */
@@ -85,6 +90,11 @@ export class Supervisor {
     for (const part of this.parts) part.standDown();
   }
 
+  /** Lets go of every part that can be let go (Part.detach), leaving it running; the others stay supervised. */
+  detachAll(): void {
+    for (const part of this.parts) part.detach();
+  }
+
   /** Every part's health, each checked now from outside. */
   health(): Promise<PartHealth[]> {
     return Promise.all([...this.parts].map((p) => p.health()));
@@ -132,6 +142,20 @@ export class SupervisedPart {
   standDown(): void {
     this.stopping = true;
     this.stopped.abort();
+  }
+
+  /**
+   * Stands down and lets go of the part's process, which keeps running: nothing is restarted or watched
+   * any more. A part that cannot be let go (no Part.detach) is left as it is, supervised.
+   */
+  detach(): void {
+    if (this.part.detach === undefined) return;
+    const detach = this.part.detach.bind(this.part);
+    this.standDown();
+    this.o.forget();
+    detach();
+    // A restart under way ends with a run of its own: that one is let go too.
+    void this.starting?.then(detach, () => undefined);
   }
 
   /** Stops the part for good: a restart under way is waited for and its run stopped; none follows. */

@@ -98,7 +98,7 @@ describe('runplan-host as a command', () => {
     }
   }, 120_000);
 
-  it('packs into two tarballs that npm i -g installs; the installed runplan-host inits, serves, and serves an application pushed to it', async () => {
+  it('packs into two tarballs that npm i -g installs; the installed runplan-host takes over, as an upgrade does, what a serve of the clone left serving, and deploys a push', async () => {
     const out = await tempDir('runplan-tarballs-');
     const packed = await exec(process.execPath, [join(ROOT, 'scripts', 'pack.mjs'), '--out', out]);
     expect(packed.code, packed.stdout + packed.stderr).toBe(0);
@@ -125,9 +125,10 @@ describe('runplan-host as a command', () => {
     const program = join(prefix, 'bin', 'runplan-host');
     expect(await realpath(program)).toBe(join(prefix, 'lib', 'node_modules', 'runplan-host', 'bin', 'runplan-host.js'));
 
-    const host = await TestHost.create({ program: [program] });
+    // The clone's runplan-host serves first, as the program before an upgrade.
+    const host = await TestHost.create();
     try {
-      await host.serve();
+      await host.serve({ keepApps: true });
       const key = await host.key('dev', 'acme');
       const app = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'web', '--region', 'par', '--org', 'acme']);
       const repo = await host.repository('node/express');
@@ -135,7 +136,20 @@ describe('runplan-host as a command', () => {
       const pushed = await host.push(repo, 'runplan', key);
       expect(pushed.code, pushed.output).toBe(0);
       expect(pushed.output).toContain('==> release 1 serves');
+      // The upgrade (docs/host.md, "Upgrading the host"): serve stopped, the installed program started on the same data folder.
+      const asking = host.keepAsking(app.id);
+      expect(await host.stop()).toBe(0);
+      host.useProgram([program]);
+      await host.serve({ keepApps: true });
+      const { sent, failed } = await asking.stop();
+      expect(failed, `${failed.length} of ${sent} requests failed`).toEqual([]);
+      expect(host.serveOutput).toMatch(/==> web: release 1 taken over as it runs/);
       expect((await host.get(app.id, '/')).json()).toMatchObject({ app: 'express' });
+      await host.writeFile(repo, 'UPGRADED', 'after the upgrade\n');
+      await host.commit(repo, 'after the upgrade');
+      const again = await host.push(repo, 'runplan', key);
+      expect(again.code, again.output).toBe(0);
+      expect(again.output).toContain('==> release 2 serves');
     } finally {
       await host.dispose();
     }

@@ -55,7 +55,7 @@ describe('runplan-host serve keeps its parts running, and serves the console ove
 
   beforeAll(async () => {
     host = await TestHost.create();
-    running = await startHost(hostPaths(host.data), (line) => echoed.push(line), { clock });
+    running = await startHost(hostPaths(host.data), (line) => echoed.push(line), { clock, stopAppsOnExit: true });
     key = await host.key('dev', 'acme');
     app = await host.json(['create', '--type', 'node', 'facts', '--region', 'par', '--org', 'acme']);
     repo = await host.repository('host/facts');

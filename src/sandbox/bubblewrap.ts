@@ -26,7 +26,9 @@ export const HIDDEN_BY_DEFAULT: readonly string[] = ['/root', '/home'];
 /**
  * bwrap's options for `view`, up to and including its `--`. Its own PID, IPC
  * and UTS namespaces (a /proc with only its own processes), killed with
- * its parent (a serve that dies takes its applications with it). The network
+ * its parent: runplan's process for a run of runplan's own, s6-supervise for a
+ * lasting run (a supervisor that dies does not leave a second copy running
+ * beside the one it starts again). The network
  * stays the machine's: the host health-checks the application on a loopback
  * port and the application reaches its add-ons there (docs/security.md, "Tenancy").
  */

@@ -66,8 +66,10 @@ export function finishScript(input: ServiceScriptInput): string {
     ...(input.wrapped ? ['if [ "$code" != null ] && [ "$code" -gt 128 ] && [ "$code" -lt 193 ]; then sig=$((code - 128)); code=null; fi'] : []),
     'now=$(date +%s%3N); started=$(cat data/started 2>/dev/null || echo "$now"); ran=$((now - started))',
     'pgid=$(cat data/pgid 2>/dev/null || echo 0)',
+    // Whether a live process (not a zombie some init has yet to reap) is left in the group: its state and group follow the command's ") " in /proc/N/stat.
+    'alive() { for f in /proc/[0-9]*/stat; do read -r l < "$f" 2>/dev/null || continue; set -- ${l##*) }; [ "$1" != Z ] && [ "$3" = "$pgid" ] && return 0; done; return 1; }',
     // What the process left in its group (a daemon it started) is ended with it: TERM, its grace, KILL.
-    `if [ "$pgid" -gt 1 ] && kill -0 -$pgid 2>/dev/null; then kill -TERM -$pgid 2>/dev/null; i=0; while [ $i -lt ${graceTenths} ] && kill -0 -$pgid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done; kill -KILL -$pgid 2>/dev/null; fi`,
+    `if [ "$pgid" -gt 1 ] && alive; then kill -TERM -$pgid 2>/dev/null; i=0; while [ $i -lt ${graceTenths} ] && alive; do sleep 0.1; i=$((i + 1)); done; kill -KILL -$pgid 2>/dev/null; fi`,
     // Stopped on purpose (s6-svc -O, -d): no restart, nothing to tell.
     `[ "$(${input.wantedUp ?? `${S6.svstat} -o wantedup .`})" = true ] || exit 125`,
     'inarow=$(cat data/inarow 2>/dev/null || echo 0); restarts=$(cat data/restarts 2>/dev/null || echo 0)',

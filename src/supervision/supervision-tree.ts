@@ -86,7 +86,10 @@ export class SupervisionTree {
       if (name.startsWith('.')) continue;
       const link = join(this.scanDir, name);
       const target = await readlink(link).catch(() => undefined);
-      if (target !== undefined && (await runProgram(S6.svok, [target]))?.ok) await runProgram(S6.svc, ['-xd', target]);
+      // The service, then its logger (a supervisor of its own), so that its last lines are kept.
+      for (const dir of target === undefined ? [] : [target, join(target, 'log')]) {
+        if ((await runProgram(S6.svok, [dir]))?.ok) await runProgram(S6.svc, ['-xd', dir]);
+      }
       await unlink(link).catch(() => undefined);
     }
     await rm(join(this.scanDir, '.s6-svscan'), { recursive: true, force: true });

@@ -237,12 +237,12 @@ export function describeHost(engine: HostUnderTest): void {
     });
 
     it('keeps every application serving while serve stops, is killed and starts again: the next serve takes each release over as it runs', async () => {
-      const before = (await host.get(app.id, '/')).json<{ startedAt: number; commit: string }>();
-      const releases = async () => (await host.json<{ releases: unknown[] }>(['releases', '--app', app.id])).releases.length;
-      const count = await releases();
       // An operator's serve: its stop leaves the applications serving.
       expect(await host.stop()).toBe(0);
       await host.serve({ keepApps: true });
+      const before = (await host.get(app.id, '/')).json<{ startedAt: number; commit: string }>();
+      const releases = async () => (await host.json<{ releases: unknown[] }>(['releases', '--app', app.id])).releases.length;
+      const count = await releases();
       // A commit the pushes below bring while serve is down (refused), then once it is back (deployed).
       await host.writeFile(repo, 'WHILE_DOWN', 'pushed while serve is down\n');
       await host.commit(repo, 'while serve is down');

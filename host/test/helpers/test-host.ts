@@ -42,7 +42,7 @@ export class TestHost {
     readonly sshUser: string,
     private readonly userCreated: boolean,
     /** The program and its first arguments: this clone's host/dist/cli.js, or an installed runplan-host. */
-    private readonly program: readonly [string, ...string[]],
+    private program: readonly [string, ...string[]],
   ) {}
 
   /**
@@ -85,6 +85,11 @@ export class TestHost {
     ]);
     if (init.code !== 0) throw new Error(`runplan-host init failed: ${init.stdout}${init.stderr}`);
     return host;
+  }
+
+  /** Runs another runplan-host from now on (an upgrade: the installed one after this clone's), on the same data folder. */
+  useProgram(program: readonly [string, ...string[]]): void {
+    this.program = program;
   }
 
   /** Stops serve (and what a serve that kept its applications left running), and removes the SSH account if this test made it, and the accounts of the add-ons it left. */

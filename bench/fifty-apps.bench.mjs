@@ -62,6 +62,31 @@ async function play1Mirror(scratch) {
   return { env: { RUNPLAN_PLAY1_MIRROR: `${base}/play-{version}.zip`, RUNPLAN_PLAY1_CHECKSUMS: `${PLAY_RELEASE}=${archive.sha256}` }, close: () => new Promise((r) => server.close(r)) };
 }
 
+/**
+ * What keeps one application's release running apart from serve (the local engine): the s6-supervise and s6-log
+ * processes of its run (`<app_id>.r<N>--<process>`, as their arguments name it), each one's resident and
+ * proportional memory (RSS, and PSS: the shared C library counted once across all of them), in MB.
+ */
+function keeperMemory(appId) {
+  let rss = 0;
+  let pss = 0;
+  let count = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!/^(\/usr\/bin\/)?s6-(supervise|log)\0/.test(args) || !args.includes(`${appId}.r`)) continue;
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
+      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
+      count += 1;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return { rss, pss, count };
+}
+
 /** The processes running as an application's own user (its release's web process and children): name and VmRSS in MB. */
 function appProcesses(uid) {
   const found = [];
@@ -183,6 +208,8 @@ async function runOn({ args, engine, n }) {
     const allAppsMb = Object.values(byType)
       .flat()
       .reduce((a, b) => a + b, 0);
+    // What keeps each release running apart from serve (s6): per application, beyond its own processes.
+    const keepers = swarm ? [] : live.map((app) => keeperMemory(app.id));
 
     console.log(`\n  deploy of ${n} applications (the first alone, then ${WIDTH} at a time), load average after: ${loadAverage()}`);
     line('first push (git push to its exit)', s(first.ms));
@@ -213,6 +240,14 @@ async function runOn({ args, engine, n }) {
     for (const [type, list] of Object.entries(byType)) line(`an idle ${type} application (${unit}), median of ${list.length}`, mb(median(list)));
     for (const [type, processes] of Object.entries(shown)) for (const p of processes) line(`  one ${type} application's ${p.name}`, mb(p.rss));
     line(`all ${live.length} serving applications' ${swarm ? 'containers' : 'processes'}`, mb(allAppsMb));
+    if (keepers.length > 0) {
+      line(
+        'what keeps one release running apart from serve (s6-supervise, s6-log): RSS, PSS; median',
+        `${mb(median(keepers.map((k) => k.rss)))}, ${mb(median(keepers.map((k) => k.pss)))} (${median(keepers.map((k) => k.count))} processes)`,
+        '≤ 8 MB',
+      );
+      line('  the largest, RSS', mb(Math.max(...keepers.map((k) => k.rss))));
+    }
 
     // serve stopped (SIGTERM) and started again, then killed (SIGKILL) and started again, its applications left serving:
     // requests go round every application meanwhile; each release must be taken over as it runs (no new release).
@@ -272,6 +307,17 @@ async function runOn({ args, engine, n }) {
       limit: `${(restart.allBackMs / 1000 / GOALS.backS).toFixed(2)}× (≤ 1)`,
       met: restart.allBackMs <= GOALS.backS * 1000,
     });
+    if (keepers.length > 0) {
+      // PSS: the memory the machine spends on it (RSS counts the shared C library again in each process).
+      const largest = keepers.reduce((a, k) => (k.pss > a.pss ? k : a));
+      target({
+        what: 'what keeps a release running apart from serve (s6), the largest of all, PSS ≤ 8 MB',
+        runplan: `${mb(largest.pss)} (RSS ${mb(largest.rss)})`,
+        against: '8 MB',
+        limit: `${(largest.pss / 8).toFixed(2)}× (≤ 1)`,
+        met: largest.pss <= 8,
+      });
+    }
     for (const t of takeovers) {
       target({
         what: `serve ${t.signal === 'SIGTERM' ? 'stopped' : 'killed'} and started again with ${live.length} applications: 0 failed requests, every one taken over, back ≤ 5 s${swarm ? ' (swarm)' : ''}`,

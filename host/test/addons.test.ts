@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { formatIdentity, identifyProcess, type ProcessIdentity } from 'runplan/process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesUnder } from '../../test/helpers/processes.js';
 import { freePort } from '../../test/helpers/ports.js';
@@ -201,24 +202,40 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
     expect(log()).toMatch(/Redis add-on addon_\S+ was killed by SIGKILL after [\d.]+ s; starting it again in 1.0 s \(restart 1\)[\s\S]*Redis add-on addon_\S+ serves again \(PID \d+/);
   });
 
-  it('stops by PID leaving no process and the ports free; start on a new provider stops what a killed serve left running and finds the data', async () => {
+  it('stops by PID leaving no process and the ports free; a new provider takes over what an earlier serve left answering, and stops what does not answer', async () => {
     const pid = provider.pid(a.id) as number;
     await provider.stop();
     expect(() => process.kill(pid, 0)).toThrow();
     expect(processesUnder(dir)).toEqual([]);
     expect(await portFree(Number(va.REDIS_PORT))).toBe(true);
 
-    // As a serve killed with SIGKILL would leave it: the instance running, its PID file written, no supervisor.
-    const conf = join(provider.folder(a.id), 'redis.conf');
-    const leftover = spawn('redis-server', [conf], { cwd: provider.folder(a.id), stdio: 'ignore', detached: true });
-    writeFileSync(join(provider.folder(a.id), 'server.pid'), `${leftover.pid}\n`);
-    const leftoverExited = new Promise((r) => leftover.once('exit', r));
+    // As a serve that stopped without its add-ons (or was killed) leaves it: the instance running, its identity file written.
+    // A pid file alone, as a runplan-host of before identities wrote it, is read too.
+    const folder = provider.folder(a.id);
+    const leftover = spawn('redis-server', [join(folder, 'redis.conf')], { cwd: folder, stdio: 'ignore', detached: true });
+    writeFileSync(join(folder, 'server.pid'), `${leftover.pid}\n`);
+    for (let i = 0; i < 100 && !(await redisCli(va, 'ping')).ok; i++) await new Promise((r) => setTimeout(r, 50));
     provider = new RedisProvider({ dir });
     await provider.start([{ id: a.id, config: configA }]);
-    await leftoverExited;
-    expect(provider.pid(a.id)).not.toBe(leftover.pid);
+    // Taken over as it runs: the same process, its data, its clients' connections.
+    expect(provider.pid(a.id)).toBe(leftover.pid);
     expect(await redisCli(va, 'get', 'greeting')).toMatchObject({ ok: true, stdout: 'kept' });
-    expect(readFileSync(join(provider.folder(a.id), 'redis.log'), 'utf8')).toContain(`left running by an earlier serve (PID ${leftover.pid}): stopping it first`);
+    expect(readFileSync(join(folder, 'redis.log'), 'utf8')).toContain(`(PID ${leftover.pid}) left running by an earlier serve answers: taken over`);
+    // The new serve stops it by its identity, though it is not its child.
+    const leftoverExited = new Promise((r) => leftover.once('exit', r));
+    await provider.stop();
+    await leftoverExited;
+
+    // One that does not answer (here a process that only works in the add-on's folder) is stopped first, never taken over.
+    const silent = spawn('sleep', ['300'], { cwd: folder, stdio: 'ignore', detached: true });
+    writeFileSync(join(folder, 'server.identity'), formatIdentity(identifyProcess(silent.pid as number) as ProcessIdentity));
+    const silentExited = new Promise((r) => silent.once('exit', r));
+    provider = new RedisProvider({ dir });
+    await provider.start([{ id: a.id, config: configA }]);
+    await silentExited;
+    expect(provider.pid(a.id)).not.toBe(silent.pid);
+    expect(await redisCli(va, 'get', 'greeting')).toMatchObject({ ok: true, stdout: 'kept' });
+    expect(readFileSync(join(folder, 'redis.log'), 'utf8')).toContain(`left running by an earlier serve (PID ${silent.pid}) does not answer: stopping it first`);
   });
 
   it('reports an instance that cannot start (its port taken), quoting its log, and leaves nothing running', async () => {

@@ -26,20 +26,7 @@ const HAS_PROC = (() => {
  */
 export function groupAlive(pgid: number): boolean {
   if (!HAS_PROC) return signalGroup(pgid, 0);
-  if (!signalGroup(pgid, 0)) return false;
-  for (const name of readdirSync('/proc')) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // Fields after the parenthesised command: state ppid pgrp …
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-  }
-  return false;
+  return signalGroup(pgid, 0) && groupMembers(pgid).length > 0;
 }
 
 /** The live processes of a group (zombies left out): whom a signal to all but one of them reaches. */

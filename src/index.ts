@@ -13,8 +13,10 @@
  *   (Builder, Runner, HealthChecker…);
  * - planning: `createPlan`, `parsePlan`, the inventory, `planDigest`, `diffPlans`,
  *   the plan's JSON Schema;
- * - the deploy flow: the `Executor` contract, `deploy()`, `healthGate()`, and the
- *   local executor (`LocalExecutor`, `buildApp`, `deployApp`).
+ * - the deploy flow: the `Executor` contract, `deploy()`, `healthGate()`, the
+ *   HTTP health check, and the local executor (`LocalExecutor`, `buildApp`,
+ *   `deployApp`) with its lasting runs (`SupervisionTree`, `adoptRun`: processes
+ *   kept by s6, which outlive the program that started them).
  *
  * Running programs as runplan does (one runner, a child environment from an
  * allow-list, atomic writes, clocks) is `runplan/process`. The engines are entries of their own (`runplan/engines/docker`,

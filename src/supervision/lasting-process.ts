@@ -47,7 +47,7 @@ interface ExitReport {
 const UP_TIMEOUT_MS = 10_000;
 
 /** The name of a process's service in the tree's scan directory. */
-export function serviceName(runId: string, processName: string): string {
+function serviceName(runId: string, processName: string): string {
   return `${runId}--${processName}`;
 }
 

@@ -21,7 +21,7 @@ const CURRENT = 'current';
 const POLL_MS = 1_000;
 
 /** A line as s6-log wrote it, its stamp taken off. */
-export function parseKeptLine(raw: string): KeptLine {
+function parseKeptLine(raw: string): KeptLine {
   const m = STAMP.exec(raw);
   if (m === null) return { at: undefined, text: raw };
   return { at: new Date(`${m[1]}T${(m[2] as string).slice(0, 12)}Z`), text: raw.slice(m[0].length) };

@@ -29,7 +29,7 @@ import { AppLogs } from './app-logs.js';
 import { type CommitSource, checkOutCommit } from './checkout.js';
 import { describeError } from './describe-error.js';
 import { type DeployPhase, DeployTimings } from './deploy-timings.js';
-import { freePort } from './free-port.js';
+import { PortBook } from './free-port.js';
 import { planSummary } from './plan-summary.js';
 import type { ReleaseEngine } from './release-engines.js';
 import type { Tenancy } from '../tenancy/tenancy.js';
@@ -133,6 +133,8 @@ export class Releases {
   private readonly draining = new Set<Promise<void>>();
   /** Aborted by stopAll: a deploy under way stops running the application's code. */
   private readonly stopping = new AbortController();
+  /** The loopback ports of the releases of this serve: none is given to two of them. */
+  private readonly ports = new PortBook();
   readonly logs = new AppLogs();
 
   constructor(private readonly options: ReleasesOptions) {}
@@ -266,6 +268,7 @@ export class Releases {
     const { paths } = this.options;
     const ownOutput: string[] = [];
     let unguard: (() => Promise<void>) | undefined;
+    let givePort: (() => void) | undefined;
     try {
       timings.enter('checkout');
       const dir = join(paths.appsDir, app.id, 'source');
@@ -276,7 +279,9 @@ export class Releases {
       const sandbox = await this.options.tenancy?.sandbox(app.id);
       // A swarm's services are updated in place: the port their proxy publishes stays the application's.
       const servingPort = this.options.engine.inPlace ? this.serving.get(app.id)?.port : undefined;
-      const port = servingPort ?? (await freePort());
+      const taken = servingPort === undefined ? await this.ports.take() : undefined;
+      givePort = taken?.give;
+      const port = servingPort ?? (taken?.port as number);
       // Only the release's own user, of the applications' users, may connect to its port.
       if (sandbox) unguard = await this.options.tenancy?.guard.guard(port, sandbox.user.uid);
       const keep = request.keepDefaultsOf ?? this.serving.get(app.id)?.plan;
@@ -330,16 +335,24 @@ export class Releases {
         ...(tree ? { lasting: { tree, runId: runIdOf(app.id, releaseNumber) } } : {}),
       });
       const deployed = await deploy(toCarryOut, executor, { sink, signal });
-      const release = unguard;
+      const [release, give] = [unguard, givePort];
       const detach = deployed.running.detach;
       return {
         port,
         plan,
         digest,
-        deployed: { stop: release ? () => deployed.stop().finally(release) : () => deployed.stop(), ...(detach ? { detach: () => detach() } : {}) },
+        deployed: {
+          stop: () =>
+            deployed.stop().finally(async () => {
+              await release?.();
+              give?.();
+            }),
+          ...(detach ? { detach: () => detach() } : {}),
+        },
       };
     } catch (error) {
       await unguard?.();
+      givePort?.();
       return { error, ownOutput: [...ownOutput] };
     }
   }
@@ -450,9 +463,17 @@ export class Releases {
     }
     // Its port stays closed to the other applications: the table was made again with it (serve's start).
     const unguard = sandbox && current.port !== null ? await tenancy?.guard.guard(current.port, sandbox.user.uid) : undefined;
+    const give = current.port === null ? undefined : this.ports.hold(current.port);
     const detach = taken.running.detach;
     return {
-      running: { stop: () => taken.running.stop().finally(() => unguard?.()), ...(detach ? { detach: () => detach() } : {}) },
+      running: {
+        stop: () =>
+          taken.running.stop().finally(async () => {
+            await unguard?.();
+            give?.();
+          }),
+        ...(detach ? { detach: () => detach() } : {}),
+      },
       since: taken.record.startedAt,
     };
   }

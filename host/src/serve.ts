@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { defaultRegistry, SupervisionTree } from 'runplan';
+import { defaultRegistry, discardRun, Logger, SupervisionTree } from 'runplan';
 import type { Clock } from 'runplan/process';
 import { AddonServers } from './addons/addon-servers.js';
 import { ApiServer } from './api/api-server.js';
@@ -87,7 +87,8 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
       await Tenancy.check();
       const opened = await tree.open();
       if (opened.adopted) log('==> the supervision tree of an earlier serve runs: its releases are taken over');
-      for (const runId of opened.staleRuns) await tree.forgetRun(runId);
+      // What each left (its run directory) goes; its cgroup, empty, goes with the host's at stop-apps.
+      for (const runId of opened.staleRuns) await discardRun(tree, runId, new Logger(() => undefined));
       if (opened.staleRuns.length > 0) log(`==> ${opened.staleRuns.length} release(s) of an earlier serve no longer run (the machine restarted): they are deployed again`);
       // The walls' table, made again with the ports of the releases about to be taken over: never a moment unguarded.
       await tenancy.guard.start(await guardedRuns(store, tenancy, await tree.runs()));

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { RunningApp } from '../executor/contract.js';
 import type { Logger } from '../log/logger.js';
 import type { LoweredProcess } from '../lowering/lower.js';
 import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../plan/restart-policy.js';
 import { useBuild } from '../process/builds-in-use.js';
-import { UserFiles } from '../process/user-files.js';
+import { removeUserDirectory, UserFiles } from '../process/user-files.js';
 import type { AppSandbox, SandboxScope } from '../sandbox/sandbox.js';
 import { LastingProcess } from './lasting-process.js';
 import { readRunRecord, type RunRecord } from './run-record.js';
@@ -100,8 +100,9 @@ function adoptedSpec(p: RunRecord['processes'][number]): LoweredProcess {
 /**
  * Stops what is left of a run nobody can take over (a stale record, another
  * format): each of its services leaves the tree (those the record names, or, when
- * it cannot be read, every service folder of the run), then its folder goes. Its
- * walls, if any, are the caller's to remove (they are named in the record).
+ * it cannot be read, every service folder of the run), its run directory goes
+ * (as its user), then its folder in the tree. Its walls, if any, are the
+ * caller's to remove (they are named in the record).
  */
 export async function discardRun(tree: SupervisionTree, runId: string, logger: Logger): Promise<RunRecord | undefined> {
   const record = await readRunRecord(tree.runDir(runId));
@@ -109,6 +110,12 @@ export async function discardRun(tree: SupervisionTree, runId: string, logger: L
   for (const p of processes) {
     const process = new LastingProcess(adoptedSpec(p), undefined, logger, { tree, runId, marker: 'problem' in record ? '' : record.marker });
     if (await process.supervised()) await process.stop();
+  }
+  const left = 'problem' in record ? record.leftovers : record;
+  if (left !== undefined) {
+    await removeUserDirectory(left.runDir, new UserFiles({ ...left.user })).catch(() => undefined);
+    // The shared parent goes with the last run (another one starting now makes it again).
+    await rmdir(dirname(left.runDir)).catch(() => undefined);
   }
   await tree.forgetRun(runId);
   return 'problem' in record ? undefined : record;

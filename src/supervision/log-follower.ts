@@ -44,6 +44,10 @@ export class LogFollower {
   private reading: Promise<void> = Promise.resolve();
   private stopped = false;
   private savedAt = 0;
+  /** The checkpoint last written: an unchanged one is not written again. */
+  private saved: LogCheckpoint | undefined;
+  /** One buffer for all its reads: a follower of each process of fifty applications, polled each second, must not churn memory. */
+  private buffer: Buffer | undefined;
 
   constructor(
     private readonly dir: string,
@@ -136,7 +140,10 @@ export class LogFollower {
   }
 
   private async readToEnd(handle: FileHandle): Promise<void> {
-    const buffer = Buffer.alloc(64 * 1024);
+    // Nothing new (most polls): no read at all.
+    if ((await handle.stat()).size <= this.offset) return;
+    this.buffer ??= Buffer.allocUnsafe(16 * 1024);
+    const { buffer } = this;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
       if (bytesRead === 0) return;
@@ -159,9 +166,11 @@ export class LogFollower {
   }
 
   private async saveCheckpoint(now: boolean): Promise<void> {
-    if (this.inode < 0 || (!now && Date.now() - this.savedAt < POLL_MS)) return;
-    this.savedAt = Date.now();
     const checkpoint: LogCheckpoint = { inode: this.inode, offset: this.offset - Buffer.byteLength(this.partial) };
+    if (this.inode < 0 || (checkpoint.inode === this.saved?.inode && checkpoint.offset === this.saved.offset)) return;
+    if (!now && Date.now() - this.savedAt < POLL_MS) return;
+    this.savedAt = Date.now();
+    this.saved = checkpoint;
     // Renamed into place, not synced: a checkpoint lost in a crash only reads some lines again.
     const temp = `${this.checkpointFile}.new`;
     await writeFile(temp, `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 })

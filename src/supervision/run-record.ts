@@ -67,8 +67,14 @@ export async function writeRunRecord(runDir: string, record: RunRecord): Promise
   await rename(temp, join(runDir, FILE));
 }
 
+/** Why a run cannot be taken over, and where its run directory and user are when the record says so (to remove what it left). */
+export interface RunRecordProblem {
+  readonly problem: string;
+  readonly leftovers?: Pick<RunRecord, 'runDir' | 'user'>;
+}
+
 /** The record of a run, or why there is none to take over: missing, unreadable, or of another format. */
-export async function readRunRecord(runDir: string): Promise<RunRecord | { readonly problem: string }> {
+export async function readRunRecord(runDir: string): Promise<RunRecord | RunRecordProblem> {
   let text: string;
   try {
     text = await readFile(join(runDir, FILE), 'utf8');

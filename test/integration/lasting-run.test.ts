@@ -166,7 +166,7 @@ describe.runIf(asRoot)('a run that outlives the program that started it', () => 
       if (answered) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(answered).toBe(false);
-    await again.forgetRun('facts.r3');
+    await discardRun(again, 'facts.r3', new Logger(() => undefined));
     await again.close();
     // The run's walls are the host's to remove (their names are in its record): the cgroup goes once empty.
     await AppSandbox.removeCgroups([cgroupRoot, 'facts']).catch(() => undefined);

@@ -87,13 +87,16 @@ export async function readRunRecord(runDir: string): Promise<RunRecord | RunReco
   } catch {
     return { problem: 'its record is not JSON' };
   }
+  // Whatever the format, a run directory and a user that read as this format's are what the run left to remove.
+  const leftovers = RunRecordSchema.pick({ runDir: true, user: true }).safeParse(value);
+  const withLeftovers = (problem: string): RunRecordProblem => ({ problem, ...(leftovers.success ? { leftovers: leftovers.data } : {}) });
   const format = (value as { format?: unknown }).format;
   if (format !== RUN_FORMAT) {
     const by = (value as { runplanVersion?: unknown }).runplanVersion;
-    return {
-      problem: `it was started by runplan ${typeof by === 'string' ? by : 'of another version'} with run format ${String(format)}, and this runplan (${RUNPLAN_VERSION}) takes over format ${RUN_FORMAT} only`,
-    };
+    return withLeftovers(
+      `it was started by runplan ${typeof by === 'string' ? by : 'of another version'} with run format ${String(format)}, and this runplan (${RUNPLAN_VERSION}) takes over format ${RUN_FORMAT} only`,
+    );
   }
   const parsed = RunRecordSchema.safeParse(value);
-  return parsed.success ? parsed.data : { problem: `its record does not read as format ${RUN_FORMAT}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+  return parsed.success ? parsed.data : withLeftovers(`its record does not read as format ${RUN_FORMAT}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
 }

@@ -140,7 +140,7 @@ describe.runIf(asRoot)('a run that outlives the program that started it', () => 
     const file = join(tree.runDir('facts.r2'), 'run.json');
     await writeFile(file, JSON.stringify({ ...JSON.parse(await readFile(file, 'utf8')), format: 0, runplanVersion: '0.0.9' }));
     const taken = await adoptRun({ tree, runId: 'facts.r2', logger: new Logger(() => undefined) });
-    expect(taken).toEqual({ problem: expect.stringMatching(/^it was started by runplan 0\.0\.9 with run format 0, and this runplan \(.*\) takes over format 1 only$/) });
+    expect(taken).toMatchObject({ problem: expect.stringMatching(/^it was started by runplan 0\.0\.9 with run format 0, and this runplan \(.*\) takes over format 1 only$/) });
     await discardRun(tree, 'facts.r2', new Logger(() => undefined));
     await expect(facts(port)).rejects.toThrow();
     expect(await tree.runs()).toEqual([]);

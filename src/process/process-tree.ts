@@ -84,14 +84,31 @@ function isZombie(pid: string): boolean {
   }
 }
 
-/** Whether any process of the tree (its group, or a tagged process elsewhere) still runs. */
-export function treeAlive(tree: ProcessTree): boolean {
-  return groupAlive(tree.pgid) || taggedProcesses(tree.tag).length > 0;
+/**
+ * The trees whose process group was seen empty. An empty group never gains a
+ * member again, but its number does come back: once the kernel hands the PID out
+ * again (pid_max is 32768 on a small machine, reached within minutes of builds),
+ * a signal to the old group would reach a stranger's new one — another
+ * application's process. So a group seen empty is never looked at again; only
+ * the tag finds what is left of the tree.
+ */
+const emptied = new WeakSet<ProcessTree>();
+
+function groupRuns(tree: ProcessTree): boolean {
+  if (emptied.has(tree)) return false;
+  if (groupAlive(tree.pgid)) return true;
+  emptied.add(tree);
+  return false;
 }
 
-/** Sends `signal` to the group and to every tagged process outside it. Returns whether any was signalled. */
+/** Whether any process of the tree (its group, or a tagged process elsewhere) still runs. */
+export function treeAlive(tree: ProcessTree): boolean {
+  return groupRuns(tree) || taggedProcesses(tree.tag).length > 0;
+}
+
+/** Sends `signal` to the group (while it has members) and to every tagged process outside it. Returns whether any was signalled. */
 export function signalTree(tree: ProcessTree, signal: NodeJS.Signals): boolean {
-  let any = signalGroup(tree.pgid, signal);
+  let any = groupRuns(tree) && signalGroup(tree.pgid, signal);
   for (const pid of taggedProcesses(tree.tag)) {
     try {
       process.kill(pid, signal);

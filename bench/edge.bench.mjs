@@ -14,7 +14,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BenchHost } from './host-lib.mjs';
+import { appHostOf, BenchHost } from './host-lib.mjs';
 import { freePort, median, reachableTemp, root, target } from './lib.mjs';
 
 export const title = 'host: the edge in front of an application (wrk through HTTPS, against a plain Caddy)';
@@ -167,7 +167,7 @@ export async function run({ args }) {
     const repo = await host.repository(join(root, 'fixtures', 'node', 'express'), 'hello', app.gitRemote);
     const pushed = await host.push(repo);
     if (pushed.code !== 0) throw new Error(`the push failed:\n${pushed.output}`);
-    const name = `${app.id}.localhost`;
+    const name = appHostOf(app.id);
     const upstream = await releaseAddress(host, app.id);
     // The TLS server name wrk sends (see wrk()): the console's, served by the host's edge, and given to (a) too.
     const serverName = 'console.localhost';

@@ -29,6 +29,9 @@ const PER_APP = ['layers', 'npm-cache'];
 const listing = (dir) => (existsSync(dir) ? readdirSync(dir) : []);
 
 /** `app_` and 28 hex digits of the application's UUID (host/src/tenancy/app-users.ts): the Unix user it runs as. */
+/** An application's default name on a bench host (domain localhost): `app-<uuid>.localhost` (host/src/settings.ts appHostName). */
+export const appHostOf = (appId) => `app-${appId.slice(4)}.localhost`;
+
 export const appUserName = (appId) => `app_${appId.slice(4).replace(/-/g, '').slice(0, 28)}`;
 
 export class BenchHost {
@@ -136,7 +139,7 @@ export class BenchHost {
   /** GET through the edge over HTTPS, a new connection each time (as a new visitor): status, body and the milliseconds it took. */
   get(appId, path = '/') {
     this.ca ??= readFileSync(this.rootCertificate);
-    const host = `${appId}.localhost`;
+    const host = appHostOf(appId);
     const started = performance.now();
     return new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: this.ports.https, path, servername: host, headers: { host }, ca: this.ca, agent: false, timeout: 10_000 }, (res) => {

@@ -17,7 +17,7 @@ import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, 
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onEachEngine, startSwarm } from './host-lib.mjs';
+import { appHostOf, onEachEngine, startSwarm } from './host-lib.mjs';
 import { cli, freePort, median, reachableTemp, root, target } from './lib.mjs';
 
 export const title = 'host: push to serving (local engine, then a Docker swarm)';
@@ -45,7 +45,7 @@ function git(dir, args, env = process.env) {
 /** One GET through the edge (HTTPS, trusting only its root): the body, or undefined when nothing answered. */
 function get(ports, appId, path, ca) {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port: ports.https, path, servername: `${appId}.localhost`, headers: { host: `${appId}.localhost` }, ca, agent: false, timeout: 2_000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port: ports.https, path, servername: appHostOf(appId), headers: { host: appHostOf(appId) }, ca, agent: false, timeout: 2_000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (body += c));

@@ -112,7 +112,8 @@ function push() {
 }
 if (!(await push())) console.log('==> the push was rejected: the lines above say why; the host keeps serving what it served');
 
-const hostName = `${app.id}.${settings.domain}`;
+// The application's default name (app-<uuid>.<domain>), as its URL says.
+const hostName = new URL(app.url).hostname;
 const certificate = join(data, 'edge', 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt');
 const curl = `curl -sS --cacert ${certificate} --resolve ${hostName}:${settings.httpsPort}:127.0.0.1 https://${hostName}:${settings.httpsPort}/`;
 console.log(`\n==> serving ${app.url} — try:\n${curl}\n`);

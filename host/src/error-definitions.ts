@@ -80,6 +80,21 @@ export const HOST_ERROR_DEFINITIONS = {
     kind: 'input',
     fix: 'Unlink the add-on (runplan-host unlink-addon NAME --app APP) and link one created since the engine changed, or run the host on the engine the add-on was made for (runplan-host init --engine …).',
   },
+  DOMAIN_INVALID: {
+    title: 'The custom domain is not a host name the host can serve',
+    kind: 'input',
+    fix: 'Give a lower-case DNS host name of two labels at least (shop.example.com): letters, digits and "-" between dots, no wildcard, none of the names of the host\'s own domain it keeps (console, app-<uuid>).',
+  },
+  DOMAIN_TAKEN: {
+    title: 'Another application of the host has that custom domain',
+    kind: 'input',
+    fix: 'Remove it from the application that has it first (runplan-host domain rm NAME), or choose another name. A name is served as one application only, across the whole host.',
+  },
+  DOMAIN_NOT_FOUND: {
+    title: 'No application has that custom domain',
+    kind: 'input',
+    fix: 'Give a name that `runplan-host domains` lists (with the --org the application has).',
+  },
   RELEASE_NOT_FOUND: { title: 'The application has no such release', kind: 'input', fix: 'Give a release number that `runplan-host releases` lists as succeeded.' },
   RELEASE_ALREADY_FINISHED: {
     title: 'A release already finished was given an outcome again',

@@ -16,6 +16,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   apps/<app_id>/     the checkout of the commit being deployed
  *   runplan/work, runplan/cache   runplan's work and cache folders (builds, layer cache)
  *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>/<address>,
+ *                      domains/<name> (a custom domain: a link to its application's apps/<app_id>/),
  *                      tree/ (the releases' processes, kept by s6 apart from serve)
  *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
@@ -40,6 +41,8 @@ export interface HostPaths {
   readonly consoleSocket: string;
   /** One folder per application (run/apps/<app_id>/), whose one file's name is the address of the serving release: the edge dials it. */
   readonly upstreamsDir: string;
+  /** One link per custom domain (run/domains/<name> → run/apps/<app_id>/): the edge serves the name as that application. */
+  readonly domainsDir: string;
   readonly servePid: string;
   /** The supervision tree of the local engine's releases (s6-svscan's scan directory and each release's services): they outlive serve. */
   readonly treeDir: string;
@@ -69,6 +72,7 @@ export function hostPaths(root: string): HostPaths {
     gitSocket: join(runDir, 'git.sock'),
     consoleSocket: join(runDir, 'console.sock'),
     upstreamsDir: join(runDir, 'apps'),
+    domainsDir: join(runDir, 'domains'),
     servePid: join(runDir, 'serve.pid'),
     treeDir: join(runDir, 'tree'),
     binDir: join(root, 'bin'),

@@ -112,7 +112,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
         listenAddress: settings.listenAddress,
         httpsPort: settings.httpsPort,
         httpPort: settings.httpPort,
-        apps: { domain: settings.domain, upstreams: paths.upstreamsDir },
+        apps: { domain: settings.domain, upstreams: paths.upstreamsDir, domains: paths.domainsDir, redirectOldNames: settings.redirectOldAppNames },
         drainMs: settings.drainMs,
       },
       { log: (line) => log(`==> ${line}`) },
@@ -133,6 +133,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const service = new HostService({
       store,
       releases,
+      edge,
       paths,
       settings,
       registry,
@@ -163,7 +164,9 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const supervisedEdge = await supervisor.start(edge, (line) => releases.logs.pushToAll(`==> ${line}`));
     // Left running when serve exits: it reaches every release without serve.
     undo.push({ apps: () => supervisedEdge.stop(), leave: async () => supervisedEdge.detach() });
-    log(`==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
+    log(`==> edge: https://app-<uuid>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
+    // The custom domains of the store, whatever run/domains held: they are served before any release answers.
+    await edge.serveDomains(await store.listDomains());
     const git = new GitServer(service);
     await git.listen(paths.gitSocket, sshUser);
     undo.push(both(() => git.close()));

@@ -6,6 +6,7 @@ import { AppLocks } from './deploy/app-locks.js';
 import { atMost, BRING_BACK_AT_ONCE } from './deploy/at-most.js';
 import { describeError } from './deploy/describe-error.js';
 import type { Releases, ReleaseResult } from './deploy/releases.js';
+import type { Edge } from './edge/edge.js';
 import { HostErrors } from './errors.js';
 import type { PushRequest } from './git/hook-protocol.js';
 import { moveMaster, putBackInterruptedMove, readMaster, type Repository } from './git/master-ref.js';
@@ -15,8 +16,8 @@ import { ensureRepository } from './git/repositories.js';
 import type { HostPaths } from './paths.js';
 import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
 import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from './ssh/authorized-keys.js';
-import type { AddonRecord, AppRecord, HostStore, ReleaseRecord, SshKeyRecord, VariableSet } from './store/store.js';
-import { checkAddonName, checkAppName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
+import type { AddonRecord, AppRecord, DomainRecord, HostStore, ReleaseRecord, SshKeyRecord, VariableSet } from './store/store.js';
+import { checkAddonName, checkAppName, checkDomainName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
 import type { Tenancy } from './tenancy/tenancy.js';
 
 /** An application as the API shows it: its record, remote, address and what serves. */
@@ -38,6 +39,13 @@ export interface VariableView {
   readonly changed: 'added' | 'changed' | null;
 }
 
+/** A custom domain as the API shows it: with its application's name and organization, and its address. */
+export interface DomainView extends DomainRecord {
+  readonly app: string;
+  readonly org: string;
+  readonly url: string;
+}
+
 /** An add-on as the API shows it: never its config (which holds its secrets). */
 export type AddonView = Omit<AddonRecord, 'config'> & { readonly linkedTo: readonly string[] };
 
@@ -47,6 +55,8 @@ export type ReleaseView = Omit<ReleaseRecord, 'variables' | 'plan'> & { readonly
 export interface ServiceOptions {
   readonly store: HostStore;
   readonly releases: Releases;
+  /** The edge: a custom domain added or removed is served, or not, at once. */
+  readonly edge: Edge;
   readonly paths: HostPaths;
   readonly settings: HostSettings;
   readonly registry: BuildpackRegistry;
@@ -96,6 +106,65 @@ export class HostService {
     await ensureRepository(this.o.paths.gitDir, app.id, this.o.hookCommand, this.o.sshUser);
     await this.o.tenancy?.users.ensure(app.id);
     return this.view(app);
+  }
+
+  /**
+   * Adds a custom domain to the application (of `org` when given) and serves it at once. A name another application
+   * has is DOMAIN_TAKEN, naming that application only for a caller who may see it: the operator (no `org`), or a
+   * caller of its organization; anyone else learns only that the name is taken.
+   */
+  async addDomain(idOrName: string, given: string, org?: string): Promise<DomainView> {
+    const app = await this.app(idOrName, org);
+    const name = checkDomainName(given, this.o.settings.domain);
+    const { domain, added } = await this.o.store.addDomain(app.id, name);
+    if (domain.appId !== app.id) {
+      const holder = await this.o.store.findApp(domain.appId);
+      const visible = holder !== undefined && (org === undefined || holder.org === org);
+      throw HostErrors.DOMAIN_TAKEN.create({
+        message: visible ? `${name} is a custom domain of the application ${holder.org}/${holder.name} (${holder.id}) already` : `${name} is taken: another application of this host has it`,
+        details: visible ? { domain: name, appId: holder.id } : { domain: name },
+      });
+    }
+    try {
+      await this.o.edge.serveDomain({ name, appId: app.id });
+    } catch (error) {
+      // Recorded only if served: a name the edge refused is not left to the application.
+      if (added) await this.o.store.removeDomain(name);
+      throw error;
+    }
+    return this.domainView(domain, app);
+  }
+
+  /** Stops serving the custom domain at once and forgets it; DOMAIN_NOT_FOUND when no application (of `org`, when given) has it. */
+  async removeDomain(given: string, org?: string): Promise<DomainView> {
+    const name = given.trim().toLowerCase().replace(/\.$/, '');
+    const domain = await this.o.store.findDomain(name);
+    const app = domain && (await this.o.store.findApp(domain.appId, org));
+    if (domain === undefined || app === undefined) {
+      throw HostErrors.DOMAIN_NOT_FOUND.create({
+        message: `no application${org ? ` of organization ${org}` : ''} has the custom domain ${JSON.stringify(given.slice(0, 253))}.`,
+        details: { domain: given.slice(0, 253) },
+      });
+    }
+    await this.o.store.removeDomain(name);
+    await this.o.edge.stopServingDomain(name);
+    return this.domainView(domain, app);
+  }
+
+  /** The custom domains of an application, or of every application (of `org`, when given), by name. */
+  async domains(idOrName: string | undefined, org?: string): Promise<DomainView[]> {
+    const app = idOrName === undefined ? undefined : await this.app(idOrName, org);
+    const domains = await this.o.store.listDomains(app === undefined ? (org === undefined ? {} : { org }) : { appId: app.id });
+    const apps = new Map((app === undefined ? await this.o.store.listApps(org) : [app]).map((a) => [a.id, a]));
+    return domains.flatMap((d) => {
+      const of = apps.get(d.appId);
+      return of === undefined ? [] : [this.domainView(d, of)];
+    });
+  }
+
+  private domainView(domain: DomainRecord, app: AppRecord): DomainView {
+    const port = this.o.settings.httpsPort;
+    return { ...domain, app: app.name, org: app.org, url: `https://${domain.name}${port === 443 ? '' : `:${port}`}/` };
   }
 
   async apps(org?: string): Promise<AppView[]> {

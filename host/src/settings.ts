@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from 'runplan/process';
 import { HostErrors } from './errors.js';
+import { appLabel } from './git/app-id.js';
 import type { HostPaths } from './paths.js';
 
 /** Where releases run: this machine's processes, or the services of a Docker swarm (host/src/deploy/release-engines.ts). */
@@ -9,7 +10,7 @@ export const HOST_ENGINES: readonly HostEngine[] = ['local', 'swarm'];
 
 /** What `runplan-host init` chose: where the host answers, and as whom pushes arrive. */
 export interface HostSettings {
-  /** Applications answer at https://<app_id>.<domain>:<httpsPort>/. */
+  /** Applications answer at https://app-<uuid>.<domain>:<httpsPort>/ (their id with `-` for `_`), and at their custom domains. */
   readonly domain: string;
   /** The address sshd and the edge listen on: 127.0.0.1 for a host tried on one machine, 0.0.0.0 to serve others. */
   readonly listenAddress: string;
@@ -41,6 +42,11 @@ export interface HostSettings {
   readonly engine: HostEngine;
   /** With the swarm engine: the Docker engine, a manager of the swarm (default: DOCKER_HOST of serve, else the local socket). */
   readonly dockerHost?: string;
+  /**
+   * The names applications had before, `app_<uuid>.<domain>` (an `_` is no letter of a DNS host name), answered
+   * with a permanent redirect (308) to their `app-<uuid>` name; false: not answered at all (the unknown host's 404).
+   */
+  readonly redirectOldAppNames: boolean;
 }
 
 export const DEFAULT_SETTINGS: HostSettings = {
@@ -56,6 +62,7 @@ export const DEFAULT_SETTINGS: HostSettings = {
   // The service's build instance size for webpacker-sized builds (2 CPUs, 4 GiB).
   buildInstance: { cpus: 2, memoryMb: 4096 },
   engine: 'local',
+  redirectOldAppNames: true,
 };
 
 export async function readSettings(paths: HostPaths): Promise<HostSettings> {
@@ -73,9 +80,9 @@ export async function writeSettings(paths: HostPaths, settings: HostSettings): P
   await writeFileAtomic(paths.settings, `${JSON.stringify(settings, null, 2)}\n`, 0o600);
 }
 
-/** The application's address on the edge. */
+/** The application's default address on the edge: `app-<uuid>.<domain>`, a valid DNS host name. */
 export function appHostName(settings: HostSettings, appId: string): string {
-  return `${appId}.${settings.domain}`;
+  return `${appLabel(appId)}.${settings.domain}`;
 }
 
 export function appUrl(settings: HostSettings, appId: string): string {

@@ -1,4 +1,5 @@
 import { isValidVariableName } from 'runplan/buildpack';
+import { isDnsHostName } from './edge/host-names.js';
 import { HostErrors } from './errors.js';
 import type { AppType, Zone } from './store/store.js';
 
@@ -49,5 +50,22 @@ export function checkVariable(name: string, value: string | undefined): void {
 
 export function checkAddonName(name: string): string {
   if (!APP_NAME.test(name)) throw HostErrors.INPUT_ADDON_NAME.create({ message: `the add-on name ${shown(name)} is not valid.` });
+  return name;
+}
+
+/**
+ * A custom domain as the host keeps it: lower case, an RFC 1123 host name of two labels at least, no wildcard
+ * (each name gets its own certificate at its first TLS handshake), and none of the names the host's own domain
+ * keeps: the domain itself, the console's (console.<domain>) and the applications' (app-… and app_….<domain>).
+ */
+export function checkDomainName(given: string, hostDomain: string): string {
+  const name = given.trim().toLowerCase().replace(/\.$/, '');
+  const refuse = (why: string) => HostErrors.DOMAIN_INVALID.create({ message: `the custom domain ${shown(given)} ${why}.`, details: { domain: given.slice(0, 253) } });
+  if (name.includes('*')) throw refuse('is a wildcard: each name is added by itself (a.example.com, b.example.com)');
+  if (!isDnsHostName(name)) throw refuse('is not a host name: lower-case letters, digits and "-" in labels of 63 characters at most, two labels at least, 253 characters in all');
+  const domain = hostDomain.toLowerCase();
+  if (name === domain || name === `console.${domain}` || (name.endsWith(`.${domain}`) && /^app[-_]/.test(name))) {
+    throw refuse(`is a name the host keeps for itself (its domain ${domain}, its console, its applications' app-<uuid> names)`);
+  }
   return name;
 }

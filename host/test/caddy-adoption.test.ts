@@ -14,6 +14,7 @@ import { type CaddyRoute, appRoute, caddyFiles, initialConfig } from '../src/edg
 import { CaddyEdge } from '../src/edge/caddy-edge.js';
 import { findCaddy, runCaddy } from '../src/edge/caddy-process.js';
 import { HostErrors } from '../src/errors.js';
+import { appLabel } from '../src/git/app-id.js';
 import type { EdgeOptions } from '../src/edge/edge.js';
 import { ADOPTED_END } from '../src/supervision/adopted-process.js';
 import { address, httpGet, httpsGet, startApp, stopApp } from './helpers/edge-requests.js';
@@ -58,7 +59,7 @@ describe('CaddyEdge adopts the Caddy an earlier serve left running (real Caddy o
     cleanup.push(() => identity && isRunning(identity) && process.kill(identity.pid, 'SIGKILL'));
     const ca = readFileSync(first.rootCertificate, 'utf8');
     const id = `app_${randomUUID()}`;
-    const host = `${id}.localhost`;
+    const host = `${appLabel(id)}.localhost`;
     const consoleName = `console-${randomUUID()}.localhost`;
     await upstreams.point(id, address(app));
     await first.serveApp(host);
@@ -97,8 +98,8 @@ describe('CaddyEdge adopts the Caddy an earlier serve left running (real Caddy o
     // A new name's certificate: Caddy's own `ask` says yes, with no serve's server anywhere.
     const other = `app_${randomUUID()}`;
     await upstreams.point(other, address(app));
-    await second.serveApp(`${other}.localhost`);
-    expect((await httpsGet(options.httpsPort, `${other}.localhost`, ca)).status).toBe(200);
+    await second.serveApp(`${appLabel(other)}.localhost`);
+    expect((await httpsGet(options.httpsPort, `${appLabel(other)}.localhost`, ca)).status).toBe(200);
     // The adopted record is the edge's own: setting the console's route as it is changes nothing, and it is served.
     await second.setRoute(consoleName, app.port, { httpsOnly: true });
     expect((await httpGet(options.httpPort, consoleName)).status).toBe(308);
@@ -237,17 +238,17 @@ describe('CaddyEdge adopts the Caddy an earlier serve left running (real Caddy o
     const adopted = await edge.start();
     expect(adopted.pid).toBe(older.pid);
     expect(lines).toEqual([
-      `the edge (Caddy, PID ${older.pid}) an earlier serve left running is adopted; it runs the configuration of an older runplan-host (format 1; this one writes format 2): it is given this one once through its admin API (/load), keeping its 1 route(s)`,
+      `the edge (Caddy, PID ${older.pid}) an earlier serve left running is adopted; it runs the configuration of an older runplan-host (format 1; this one writes format 3): it is given this one once through its admin API (/load), keeping its 1 route(s)`,
     ]);
     const live = JSON.parse(await readConfig(dir));
-    expect(live.apps.http.servers.edge['@id']).toBe('runplan-edge-format-2');
+    expect(live.apps.http.servers.edge['@id']).toBe('runplan-edge-format-3');
     expect(JSON.parse(readFileSync(files.config, 'utf8'))).toEqual(live);
     expect(await edge.routes()).toEqual({ [consoleName]: app.port });
     const ca = readFileSync(edge.rootCertificate, 'utf8');
     const id = `app_${randomUUID()}`;
     await upstreams.point(id, address(app));
-    await edge.serveApp(`${id}.localhost`);
-    expect((await httpsGet(options.httpsPort, `${id}.localhost`, ca)).status).toBe(200);
+    await edge.serveApp(`${appLabel(id)}.localhost`);
+    expect((await httpsGet(options.httpsPort, `${appLabel(id)}.localhost`, ca)).status).toBe(200);
     expect((await httpsGet(options.httpsPort, consoleName, ca)).status).toBe(200);
     // Adopted again by the next serve: now as it is, without a /load.
     edge.detach();

@@ -11,6 +11,7 @@ import { isAlive } from '../../test/helpers/processes.js';
 import { freePort } from '../../test/helpers/ports.js';
 import { tempDir } from '../../test/helpers/temp.js';
 import { AppUpstreams } from '../src/edge/app-upstreams.js';
+import { appLabel } from '../src/git/app-id.js';
 import { type Answer, address, type EchoApp, httpGet, httpsGet, startApp, stopApp } from './helpers/edge-requests.js';
 import { adminCall } from '../src/edge/caddy-admin.js';
 import { CaddyEdge } from '../src/edge/caddy-edge.js';
@@ -18,7 +19,9 @@ import { HostErrors } from '../src/errors.js';
 
 const run = promisify(execFile);
 
-const appHost = () => `app_${randomUUID()}.localhost`;
+/** An application's default name (app-<uuid>.localhost) for an app id. */
+const nameOf = (id: string) => `${appLabel(id)}.localhost`;
+const appHost = () => nameOf(`app_${randomUUID()}`);
 const forged = { 'x-forwarded-proto': 'forged', 'x-forwarded-for': '203.0.113.7', 'x-forwarded-host': 'forged.example' };
 
 describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
@@ -28,6 +31,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   let httpPort: number;
   let ca: string;
   let upstreamsDir: string;
+  let domainsDir: string;
   let upstreams: AppUpstreams;
   const apps: EchoApp[] = [];
 
@@ -37,7 +41,8 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     httpPort = await freePort();
     upstreamsDir = join(dir, 'run', 'apps');
     upstreams = new AppUpstreams(upstreamsDir);
-    edge = new CaddyEdge({ dir: join(dir, 'edge'), listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', upstreams: upstreamsDir } });
+    domainsDir = join(dir, 'run', 'domains');
+    edge = new CaddyEdge({ dir: join(dir, 'edge'), listenAddress: '127.0.0.1', httpsPort, httpPort, apps: { domain: 'localhost', upstreams: upstreamsDir, domains: domainsDir } });
     await edge.start();
     ca = readFileSync(edge.rootCertificate, 'utf8');
     apps.push(await startApp(), await startApp());
@@ -54,7 +59,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     expect(ca).toContain('BEGIN CERTIFICATE');
     const config = JSON.parse(readFileSync(join(dir, 'edge', 'caddy.json'), 'utf8'));
     expect(config.admin.listen).toBe(`unix/${join(dir, 'edge', 'admin.sock')}`);
-    expect(config.apps.http.servers.edge['@id']).toBe('runplan-edge-format-2');
+    expect(config.apps.http.servers.edge['@id']).toBe('runplan-edge-format-3');
     // The `ask` of on-demand TLS is Caddy's own server on the loopback interface: nothing of serve's.
     const askListen = config.apps.http.servers.ask.listen as string[];
     expect(askListen).toEqual([expect.stringMatching(/^127\.0\.0\.1:\d+$/)]);
@@ -65,7 +70,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     expect(await edge.routes()).toEqual({});
   });
 
-  it('serves an app_….localhost host over HTTPS (curl --cacert) and HTTP, setting X-Forwarded-* itself', async () => {
+  it('serves an app-….localhost host over HTTPS (curl --cacert) and HTTP, setting X-Forwarded-* itself', async () => {
     const [app] = apps as [EchoApp];
     const host = appHost();
     await edge.setRoute(host, app.port);
@@ -172,7 +177,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   });
 
   it('gets a certificate for a host name longer than a certificate common name (64 characters)', async () => {
-    const host = `app_${randomUUID()}.apps.a-rather-long-hosting-domain.example`;
+    const host = `app-${randomUUID()}.apps.a-rather-long-hosting-domain.example`;
     expect(host.length).toBeGreaterThan(64);
     await edge.setRoute(host, apps[0]!.port);
     expect((await httpsGet(httpsPort, host, ca)).status).toBe(200);
@@ -238,7 +243,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   it("routes every application's name to the address its upstream folder names: a new application and a switch change nothing in Caddy's configuration", async () => {
     const [a, b] = apps as [EchoApp, EchoApp];
     const id = `app_${randomUUID()}`;
-    const host = `${id}.localhost`;
+    const host = nameOf(id);
     const before = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
     await upstreams.point(id, address(a));
     expect(readdirSync(join(upstreamsDir, id))).toEqual([address(a)]);
@@ -275,10 +280,10 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   it("answers Caddy's on-demand question itself, from the names the edge was told: a name told gets a certificate, another name's handshake fails", async () => {
     const config = JSON.parse(readFileSync(join(dir, 'edge', 'caddy.json'), 'utf8'));
     const ask = config.apps.tls.automation.on_demand.ask as string;
-    const told = `app_${randomUUID()}.localhost`;
-    const untold = `app_${randomUUID()}.localhost`;
-    await upstreams.point(told.split('.')[0] as string, address(apps[0] as EchoApp));
-    await upstreams.point(untold.split('.')[0] as string, address(apps[0] as EchoApp));
+    const [toldId, untoldId] = [`app_${randomUUID()}`, `app_${randomUUID()}`];
+    const [told, untold] = [nameOf(toldId), nameOf(untoldId)];
+    await upstreams.point(toldId, address(apps[0] as EchoApp));
+    await upstreams.point(untoldId, address(apps[0] as EchoApp));
     await edge.serveApp(told);
     expect(existsSync(join(dir, 'edge', 'names', told))).toBe(true);
     expect((await httpsGet(httpsPort, told, ca)).status).toBe(200);
@@ -297,7 +302,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     const [app] = apps as [EchoApp];
     const ids = Array.from({ length: 11 }, () => `app_${randomUUID()}`);
     await upstreams.point(ids[0] as string, address(app));
-    const host = `${ids[0]}.localhost`;
+    const host = nameOf(ids[0] as string);
     await edge.serveApp(host);
     let done = false;
     let answered = 0;
@@ -312,8 +317,8 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     });
     for (const id of ids.slice(1)) {
       await upstreams.point(id, address(app));
-      await edge.serveApp(`${id}.localhost`);
-      expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
+      await edge.serveApp(nameOf(id));
+      expect((await httpsGet(httpsPort, nameOf(id), ca)).status).toBe(200);
     }
     done = true;
     await Promise.all(loops);
@@ -325,7 +330,7 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
     const old = await startApp();
     const next = await startApp();
     const id = `app_${randomUUID()}`;
-    const host = `${id}.localhost`;
+    const host = nameOf(id);
     // The connections Caddy holds open to each release.
     const open = (app: EchoApp) => {
       const sockets = new Set<unknown>();
@@ -396,36 +401,42 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
   it("lets no Host header reach an upstream folder outside the upstreams' folder, or another application's", async () => {
     const [served, outsideApp] = [await startApp(), await startApp()];
     const id = `app_${randomUUID()}`;
+    const label = appLabel(id);
     await upstreams.point(id, address(served));
-    // Folders a path built from a Host header could reach if it were not held to the app-id syntax.
+    // Folders a path built from a Host header could reach if it were not held to the app-id syntax (or, for the
+    // custom domains' route, to the syntax of a host name).
     for (const folder of [join(dir, 'run', 'escape'), join(dir, 'run', id), join(upstreamsDir, 'escape')]) {
       mkdirSync(folder, { recursive: true });
       writeFileSync(join(folder, address(outsideApp)), '');
     }
     try {
-      await edge.serveApp(`${id}.localhost`);
+      await edge.serveApp(nameOf(id));
       const hostile = [
         '../escape.localhost',
         '..%2fescape.localhost',
-        `../${id}.localhost`,
-        `${id}/../../escape.localhost`,
-        `${id}.localhost/../../escape`,
-        `${id}%2f..%2f..%2fescape.localhost`,
-        `${id}.evil.localhost`,
-        `evil.${id}.localhost`,
-        `${id}.localhost.evil`,
-        `${id}.localhost.`,
-        `${id.toUpperCase()}.localhost`,
-        `${id}x.localhost`,
-        `${id}.localhost:1:2`,
-        `${id}.localhost@escape`,
-        `${id}.localhost\\..\\escape`,
+        `../${label}.localhost`,
+        `${label}/../../escape.localhost`,
+        `${label}.localhost/../../escape`,
+        `${label}%2f..%2f..%2fescape.localhost`,
+        `${label}.evil.localhost`,
+        `evil.${label}.localhost`,
+        `${label}.localhost.evil`,
+        `${label}.localhost.`,
+        `${label.toUpperCase()}.localhost`,
+        `${label}x.localhost`,
+        `${label}.localhost:1:2`,
+        `${label}.localhost@escape`,
+        `${label}.localhost\\..\\escape`,
         'escape.localhost',
         'escape',
-        `${id}`,
+        `${label}`,
         '.localhost',
         '*.localhost',
         '{http.request.uri}.localhost',
+        '..',
+        '.',
+        `..:${httpPort}`,
+        'domains',
         `{http.regexp.app.1}.localhost`,
       ];
       const servedBefore = served.served;
@@ -435,11 +446,70 @@ describe('CaddyEdge (real Caddy on 127.0.0.1)', () => {
       }
       expect(served.served - servedBefore + outsideApp.served).toBe(0);
       // The same requests' names never get a certificate: the TLS handshake fails before any request.
-      for (const host of ['escape.localhost', `${id}.evil.localhost`, `evil.${id}.localhost`]) await expect(httpsGet(httpsPort, host, ca)).rejects.toThrow();
-      expect((await httpGet(httpPort, `${id}.localhost:${httpPort}`)).status).toBe(200);
+      for (const host of ['escape.localhost', `${label}.evil.localhost`, `evil.${label}.localhost`]) await expect(httpsGet(httpsPort, host, ca)).rejects.toThrow();
+      expect((await httpGet(httpPort, `${label}.localhost:${httpPort}`)).status).toBe(200);
     } finally {
       await Promise.all([stopApp(served), stopApp(outsideApp)]);
     }
+  });
+
+  it("answers an application's old name (app_<uuid>) with a 308 to its app-<uuid> name, same path and scheme, and never reaches the release", async () => {
+    const [app] = apps as [EchoApp];
+    const id = `app_${randomUUID()}`;
+    await upstreams.point(id, address(app));
+    await edge.serveApp(nameOf(id));
+    const servedBefore = app.served;
+    const plain = await httpGet(httpPort, `${id}.localhost`, {}, { method: 'POST', path: '/cart?x=1', body: 'a=b' });
+    expect(plain.status).toBe(308);
+    expect(plain.headers.location).toBe(`http://${nameOf(id)}:${httpPort}/cart?x=1`);
+    // Over HTTPS for a name the edge allowed a certificate before (edge/names/ of an earlier runplan-host).
+    writeFileSync(join(dir, 'edge', 'names', `${id}.localhost`), '');
+    const overTls = await httpsGet(httpsPort, `${id}.localhost`, ca);
+    expect(overTls.status).toBe(308);
+    expect(overTls.headers.location).toBe(`https://${nameOf(id)}:${httpsPort}/`);
+    expect(app.served).toBe(servedBefore);
+    expect((await httpsGet(httpsPort, nameOf(id), ca)).status).toBe(200);
+  });
+
+  it('serves a custom domain as its application at once, through its release switches, with X-Forwarded-Host the domain, and stops at once when removed; no change of Caddy', async () => {
+    const [a, b] = apps as [EchoApp, EchoApp];
+    const id = `app_${randomUUID()}`;
+    const domain = `shop-${randomUUID().slice(0, 8)}.example.test`;
+    const before = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
+    await upstreams.point(id, address(a));
+    // Unknown until added: no certificate, and plain HTTP is the unknown host's 404.
+    await expect(httpsGet(httpsPort, domain, ca)).rejects.toThrow();
+    expect((await httpGet(httpPort, domain)).status).toBe(404);
+    await edge.serveDomain({ name: domain, appId: id });
+    expect(existsSync(join(dir, 'edge', 'names', domain))).toBe(true);
+    const answer = await httpsGet(httpsPort, domain, ca, forged);
+    expect(answer.status).toBe(200);
+    const seen = JSON.parse(answer.body) as { port: number; headers: Record<string, string> };
+    expect(seen.port).toBe(a.port);
+    expect(seen.headers['x-forwarded-host']).toBe(`${domain}:${httpsPort}`);
+    expect(seen.headers['x-forwarded-proto']).toBe('https');
+    // A switch of the application's release is the domain's too.
+    await upstreams.point(id, address(b));
+    expect(JSON.parse((await httpsGet(httpsPort, domain, ca)).body).port).toBe(b.port);
+    expect(JSON.parse((await httpGet(httpPort, domain)).body).port).toBe(b.port);
+    const after = await adminCall(join(dir, 'edge', 'admin.sock'), { method: 'GET', path: '/config/' });
+    expect(after.body).toBe(before.body);
+
+    // serveDomains makes the folder exactly the store's: a domain left over is no longer served, a missing one is.
+    await edge.serveDomains([]);
+    expect((await httpGet(httpPort, domain)).status).toBe(404);
+    await edge.serveDomains([{ name: domain, appId: id }]);
+    expect((await httpGet(httpPort, domain)).status).toBe(200);
+
+    await edge.stopServingDomain(domain);
+    for (const gone of [await httpGet(httpPort, domain), await httpsGet(httpsPort, domain, ca)]) {
+      expect(gone.status).toBe(404);
+      expect(gone.body).toBe('No application at this address.\n');
+    }
+    expect(existsSync(join(dir, 'edge', 'names', domain))).toBe(false);
+    expect(readdirSync(domainsDir)).toEqual([]);
+    const refused = await edge.serveDomain({ name: '../escape', appId: id }).catch((e: unknown) => e);
+    expect(HostErrors.EDGE_FAILED.is(refused)).toBe(true);
   });
 
   it('refuses a name that is not a host name with EDGE_FAILED, changing nothing', async () => {
@@ -488,7 +558,7 @@ describe('CaddyEdge start and stop', () => {
     try {
       const first = await edge.start();
       const ca = readFileSync(edge.rootCertificate, 'utf8');
-      await edge.serveApp(`${id}.localhost`);
+      await edge.serveApp(nameOf(id));
       const [host, consoleName] = [appHost(), `console-${randomUUID()}.localhost`];
       await edge.setRoute(host, app.port);
       await edge.setRoute(consoleName, app.port, { httpsOnly: true });
@@ -517,7 +587,7 @@ describe('CaddyEdge start and stop', () => {
       expect((await httpsGet(httpsPort, consoleName, ca)).headers['strict-transport-security']).toBe('max-age=31536000');
       expect((await httpGet(httpPort, removed)).status).toBe(404);
       // The route of every application is in its configuration from the start; its certificate is read again at the first handshake.
-      expect((await httpsGet(httpsPort, `${id}.localhost`, ca)).status).toBe(200);
+      expect((await httpsGet(httpsPort, nameOf(id), ca)).status).toBe(200);
       expect((await edge.check()).up).toBe(true);
     } finally {
       await edge.stop();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixture, fillPlaceholders, listFixtures, prepareFixture } from '../../test/helpers/fixtures.js';
 import { type Play1Mirror, standInDistributions, startPlay1Mirror } from '../../test/helpers/play1.js';
-import { TestHost } from './helpers/test-host.js';
+import { appHostOf, TestHost } from './helpers/test-host.js';
 
 /**
  * runplan-host deploys each application type it offers (node, ruby, play1): a
@@ -107,7 +107,7 @@ describe('runplan-host deploys the three application types', () => {
     it(`deploys a git push of a ${type} application (fixtures/${type}/${FIXTURES[type]}) and serves its answers over HTTPS`, async () => {
       const pushed = await push(type);
       expect(pushed.code, pushed.output).toBe(0);
-      expect(pushed.output).toContain(`remote: ==> release 1 serves https://${apps.get(type)?.id}.localhost:${host.ports.https}/`);
+      expect(pushed.output).toContain(`remote: ==> release 1 serves https://${appHostOf(apps.get(type)?.id ?? '')}:${host.ports.https}/`);
       await checkRequests(type);
       // Play 1.x is the type whose default health check is a GET (of /): the push's plan summary names the path.
       if (type === 'play1') expect(pushed.output).toMatch(/remote: {3}health check: GET \/ \(/);

@@ -267,6 +267,7 @@ describe('one schema in two dialects (migrations.ts)', () => {
     expect(Object.keys(sqlite)).toEqual([
       'addon_links',
       'addons',
+      'app_domains',
       'app_links',
       'app_users',
       'apps',
@@ -316,6 +317,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
     await store.linkAddon(web.id, db.id);
     await store.linkApp(web.id, api.id);
     await store.recordAppUser({ uid: 800_001, appId: web.id, name: 'app_0123456789abcdef0123456789ab' });
+    await store.addDomain(web.id, 'shop.example.com');
     await store.close();
     return file;
   }
@@ -338,6 +340,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
           user: await store.appUser(a.id),
         })),
       ),
+      domains: await store.listDomains(),
     };
   }
 
@@ -357,6 +360,7 @@ describe('migrateStore (runplan-host migrate-store)', () => {
       addon_links: 1,
       app_links: 1,
       app_users: 1,
+      app_domains: 1,
     });
     for (const c of copies) expect(c.checksum).toMatch(/^[0-9a-f]{64}$/);
     const sqlite = await openSqliteStore(file);

@@ -421,6 +421,38 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
       });
     });
 
+    describe('custom domains', () => {
+      it('records a domain once across the whole host, gives back who has it, lists by application and organization, and forgets it', async () => {
+        const store = await fresh();
+        const web = await store.createApp(app('web'));
+        const api = await store.createApp(app('api'));
+        const other = await store.createApp(app('web', 'orga_other'));
+        const added = await store.addDomain(web.id, 'shop.example.com');
+        expect(added).toEqual({ domain: { name: 'shop.example.com', appId: web.id, addedAt: clock.now().toISOString() }, added: true });
+        clock.advance(1_000);
+        // Another application, of the organization or another: nothing recorded, the holder given back.
+        expect(await store.addDomain(other.id, 'shop.example.com')).toEqual({ domain: added.domain, added: false });
+        expect(await store.addDomain(web.id, 'shop.example.com')).toEqual({ domain: added.domain, added: false });
+        await store.addDomain(api.id, 'api.example.com');
+        await store.addDomain(other.id, 'b.example.org');
+        expect((await store.listDomains()).map((d) => d.name)).toEqual(['api.example.com', 'b.example.org', 'shop.example.com']);
+        expect((await store.listDomains({ appId: web.id })).map((d) => d.name)).toEqual(['shop.example.com']);
+        expect((await store.listDomains({ org: 'orga_acme' })).map((d) => d.name)).toEqual(['api.example.com', 'shop.example.com']);
+        expect(await store.findDomain('shop.example.com')).toEqual(added.domain);
+        expect(await store.removeDomain('shop.example.com')).toEqual(added.domain);
+        expect(await store.removeDomain('shop.example.com')).toBeUndefined();
+        expect(await store.findDomain('shop.example.com')).toBeUndefined();
+        // Free again: another application takes it.
+        expect((await store.addDomain(other.id, 'shop.example.com')).added).toBe(true);
+      });
+
+      it('refuses a domain for an application it does not have', async () => {
+        const store = await fresh();
+        await expect(store.addDomain('app_00000000-0000-4000-8000-000000000000', 'a.example.com')).rejects.toMatchObject({ code: HostErrors.APP_NOT_FOUND.code });
+        expect(await store.listDomains()).toEqual([]);
+      });
+    });
+
     describe('deploy logs', () => {
       it('returns the lines of a release in the order they were appended, over several calls', async () => {
         const store = await fresh();

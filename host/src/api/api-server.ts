@@ -128,6 +128,14 @@ export class ApiServer {
     this.route('GET', '/apps/:app/links', async (_req, res, p) => sendJson(res, 200, { links: await s.appLinks(p.app as string) }));
     this.route('POST', '/apps/:app/links', linkRoute(true, 'app'));
     this.route('DELETE', '/apps/:app/links/:other', linkRoute(false, 'app'));
+    // Custom domains: `org` scopes the caller (the console's member, the CLI's --org), as for applications.
+    this.route('GET', '/domains', async (_req, res, _p, q) => sendJson(res, 200, { domains: await s.domains(q.get('app') ?? undefined, q.get('org') ?? undefined) }));
+    this.route('GET', '/apps/:app/domains', async (_req, res, p, q) => sendJson(res, 200, { domains: await s.domains(p.app as string, q.get('org') ?? undefined) }));
+    this.route('POST', '/apps/:app/domains', async (req, res, p, q) => {
+      const b = await readJson(req);
+      sendJson(res, 201, { domain: await s.addDomain(p.app as string, text(b.name, 'name'), q.get('org') ?? undefined) });
+    });
+    this.route('DELETE', '/domains/:name', async (_req, res, p, q) => sendJson(res, 200, { domain: await s.removeDomain(p.name as string, q.get('org') ?? undefined) }));
     this.route('GET', '/keys', async (_req, res, _p, q) => sendJson(res, 200, { keys: await s.keys(q.get('org') ?? undefined) }));
     this.route('POST', '/keys', async (req, res) => {
       const b = await readJson(req);

@@ -48,7 +48,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 const STATUS_OF_KIND: Record<string, number> = { input: 400, deployment: 500, internal: 500 };
 
 /** The codes of a request that was right but conflicts with the state of what it names. */
-const CONFLICTS = new Set([HostErrors.ADDON_LINKED.code]);
+const CONFLICTS = new Set([HostErrors.ADDON_LINKED.code, HostErrors.DOMAIN_TAKEN.code]);
 
 function statusOf(code: string, kind: string): number {
   if (/_NOT_FOUND$/.test(code)) return 404;

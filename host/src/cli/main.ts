@@ -11,7 +11,7 @@ import { readApiToken } from '../host-files.js';
 import { initHost } from '../init.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
-import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
+import type { AddonView, AppView, DomainView, ReleaseView, VariableView } from '../service.js';
 import type { PartHealth } from '../supervision/supervisor.js';
 import { consoleUrl, readSettings } from '../settings.js';
 import { orgToken } from '../console/sessions.js';
@@ -47,6 +47,7 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host link-addon <name> | unlink-addon <name>     (a new release with the add-on's variables)
   runplan-host expose [--show] | expose set NAME VALUE | expose rm NAME   (what applications linked to this one receive)
   runplan-host link <other-app> | unlink <other-app>       (a new release with what the other application exposes)
+  runplan-host domain add <name> | domain rm <name> | domains   an application's custom domains (shop.example.com), served at once
 
 Every command takes --data DIR (default ${DEFAULT_DATA_DIR}, or RUNPLAN_HOST_DATA) and --json.
 Commands on an app take --app <name|id>, or find it from the git remote of the current folder.
@@ -300,6 +301,28 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           ...view.removed.map((n) => `${n} (removed since the serving release)`),
         ].join('\n'),
       );
+      return 0;
+    }
+    case 'domain': {
+      const [sub, name, ...more] = rest;
+      const org = values.org ? `?org=${encodeURIComponent(values.org)}` : '';
+      if (sub === 'add' && name && more.length === 0) {
+        const a = await app();
+        const { domain } = await client.json<{ domain: DomainView }>('POST', `/apps/${a.id}/domains${org}`, { name });
+        print({ domain }, () => `${domain.name} serves ${domain.org}/${domain.app} from now on: ${domain.url} (once its DNS points at this machine)`);
+        return 0;
+      }
+      if (sub === 'rm' && name && more.length === 0) {
+        const { domain } = await client.json<{ domain: DomainView }>('DELETE', `/domains/${encodeURIComponent(name)}${org}`);
+        print({ removed: domain }, () => `${domain.name} no longer serves ${domain.org}/${domain.app}`);
+        return 0;
+      }
+      throw usage('domain add <name> [--app <app>] | domain rm <name>');
+    }
+    case 'domains': {
+      const query = new URLSearchParams({ ...(values.app ? { app: values.app } : {}), ...(values.org ? { org: values.org } : {}) }).toString();
+      const { domains } = await client.json<{ domains: DomainView[] }>('GET', `/domains${query ? `?${query}` : ''}`);
+      print({ domains }, () => domains.map((d) => `${d.name}  ${d.org}/${d.app}  ${d.url}`).join('\n') || 'no custom domains');
       return 0;
     }
     case 'addons': {

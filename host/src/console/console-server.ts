@@ -5,7 +5,7 @@ import { listenOnSocket } from '../api/socket-server.js';
 import { discardBody } from '../api/http-util.js';
 import type { ApiClient } from '../api/api-client.js';
 import { HostErrors } from '../errors.js';
-import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
+import type { AddonView, AppView, DomainView, ReleaseView, VariableView } from '../service.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { type Html, html } from './html.js';
 import {
@@ -88,8 +88,24 @@ export class ConsoleServer {
     });
     this.get('/apps/:app', async (r) => {
       const app = await this.app(r);
-      this.appPage(r, app, 'information', informationBody(r.context, app));
+      this.appPage(r, app, 'information', informationBody(r.context, app, await this.domains(r, app)));
     });
+    // A custom domain added or removed through the API, with the member's organization as the caller's (DOMAIN_TAKEN names only what it may see).
+    for (const [action, method, path, notice] of [
+      ['add', 'POST', (app: AppView) => `/apps/${app.id}/domains`, 'Added: the application answers at it now.'],
+      ['remove', 'DELETE', (_app: AppView, name: string) => `/domains/${encodeURIComponent(name)}`, 'Removed: the application no longer answers at it.'],
+    ] as const) {
+      this.post(`/apps/:app/domains/${action}`, async (r) => {
+        const app = await this.app(r);
+        const name = (r.form.get('name') ?? '').trim();
+        try {
+          await this.api.json(method, `${path(app, name)}${this.orgQuery(r.session)}`, method === 'POST' ? { name } : undefined);
+        } catch (error) {
+          return this.after(r, `/apps/${app.id}`, { error: describe(error) });
+        }
+        this.after(r, `/apps/${app.id}`, { notice: `${name}: ${notice}` });
+      });
+    }
     this.get('/apps/:app/env', async (r) => {
       const app = await this.app(r);
       const reveal = r.url.searchParams.get('reveal') === '1';
@@ -235,6 +251,10 @@ export class ConsoleServer {
   /** The application of the URL, looked up in the member's organization only: another organization's is "not found". */
   private async app(r: Signed): Promise<AppView> {
     return (await this.api.json<{ app: AppView }>('GET', `/apps/${encodeURIComponent(r.params.app ?? '')}${this.orgQuery(r.session)}`)).app;
+  }
+
+  private async domains(r: Signed, app: AppView): Promise<DomainView[]> {
+    return (await this.api.json<{ domains: DomainView[] }>('GET', `/apps/${app.id}/domains${this.orgQuery(r.session)}`)).domains;
   }
 
   private async linkedApps(app: AppView): Promise<string[]> {

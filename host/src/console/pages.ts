@@ -1,5 +1,5 @@
 import type { PlanChange } from 'runplan';
-import type { AddonView, AppView, ReleaseView, VariableView } from '../service.js';
+import type { AddonView, AppView, DomainView, ReleaseView, VariableView } from '../service.js';
 import { type Html, html } from './html.js';
 import type { Member, PendingChanges } from './sessions.js';
 
@@ -178,7 +178,25 @@ function actionButton(context: PageContext, action: string, label: string, extra
   return html`<form method="post" action="${action}" class="inline">${csrfField(context)}${extra ?? ''}<button type="submit">${label}</button></form>`;
 }
 
-export function informationBody(context: PageContext, app: AppView): Html {
+/** The application's custom domains, each with its Remove, and the form that adds one (served at once). */
+function domainsSection(context: PageContext, app: AppView, domains: readonly DomainView[]): Html {
+  return html`<h2>Custom domains</h2>
+${
+  domains.length === 0
+    ? html`<p>No custom domain: the application answers at its address above only.</p>`
+    : html`<ul class="domains">
+${domains.map((d) => html`<li data-domain="${d.name}"><a href="${d.url}">${d.name}</a> ${actionButton(context, `/apps/${app.id}/domains/remove`, 'Remove', html`<input type="hidden" name="name" value="${d.name}">`)}</li>\n`)}
+</ul>`
+}
+<form method="post" action="/apps/${app.id}/domains/add" class="stack">
+  ${csrfField(context)}
+  <label for="domain-name">Domain (its DNS pointed at this host)</label>
+  <input id="domain-name" name="name" required autocomplete="off" placeholder="shop.example.com">
+  <button type="submit">Add domain</button>
+</form>`;
+}
+
+export function informationBody(context: PageContext, app: AppView, domains: readonly DomainView[] = []): Html {
   return html`<dl class="facts">
 <dt>Git deployment URL</dt><dd><code id="git-remote">${app.gitRemote}</code> <button type="button" class="copy" data-copy="git-remote">Copy</button></dd>
 <dt>Address</dt><dd><a id="app-url" href="${app.url}">${app.url}</a></dd>
@@ -191,6 +209,7 @@ export function informationBody(context: PageContext, app: AppView): Html {
 <p class="hint">Advised for Ruby applications using webpacker, which need many resources at start: the build's tools (Node.js's heap) are sized for the build instance, the application for its own instance. Applies from the next deploy or restart.</p></dd>
 </dl>
 <p>Deploy with <code>git push &lt;remote&gt; master</code>, the remote being the URL above.</p>
+${domainsSection(context, app, domains)}
 ${app.currentRelease === null ? '' : html`<p>${actionButton(context, `/apps/${app.id}/restart`, 'Restart')} ${actionButton(context, `/apps/${app.id}/rollback`, 'Roll back to the previous release')}</p>`}`;
 }
 

@@ -1,7 +1,8 @@
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
-import { APP_ID_SYNTAX } from '../git/app-id.js';
+import { UUID_SYNTAX } from '../git/app-id.js';
 import type { AppNames, EdgeOptions, RouteOptions, Upstream } from './edge.js';
+import { HOST_NAME_SYNTAX } from './host-names.js';
 
 /** Where Caddy keeps its files under the edge's folder (its environment points HOME and XDG_* there). */
 export interface CaddyFiles {
@@ -44,12 +45,16 @@ export const ROUTES_PATH = `/config/apps/http/servers/${SERVER}/routes`;
  * left running by a runplan-host that wrote another format is given this one (admin API's /load) when
  * adopted. 1 (no stamp): the applications' unix sockets piped by serve, the `ask` answered by serve.
  * 2: Caddy dials the release named by run/apps/<app_id>/<address> itself, and answers the `ask` itself.
+ * 3: applications are named `app-<uuid>.<domain>` (the old `app_<uuid>` names redirected), and custom domains
+ * are served through run/domains/<name>.
  */
-export const EDGE_FORMAT = 2;
+export const EDGE_FORMAT = 3;
 const FORMAT_ID_PREFIX = 'runplan-edge-format-';
 const ROUTE_ID_PREFIX = 'runplan-route-';
 const UNKNOWN_HOST_ID = 'runplan-unknown-host';
 const APPS_ROUTE_ID = 'runplan-apps';
+const OLD_APP_NAMES_ROUTE_ID = 'runplan-old-app-names';
+const DOMAINS_ROUTE_ID = 'runplan-domains';
 const UNKNOWN_HOST_TEXT = 'No application at this address.\n';
 /** settings.drainMs's default, for an edge given none. */
 const DEFAULT_DRAIN_MS = 5_000;
@@ -137,14 +142,15 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** An application's name, whole: `<app_id>.<domain>` in lower case, with a port or not (the Host header's). */
-function appHostPattern(domain: string): string {
-  return `^(${APP_ID_SYNTAX})\\.${escapeRegExp(domain)}(?::[0-9]{1,5})?$`;
+/** A name of the applications' domain, whole: `<prefix><uuid>.<domain>` in lower case, with a port or not (the Host header's). */
+function appHostPattern(prefix: 'app-' | 'app_', domain: string): string {
+  return `^${prefix}(${UUID_SYNTAX})\\.${escapeRegExp(domain)}(?::[0-9]{1,5})?$`;
 }
 
-/** The application id of `host` (a name the route of every application serves), or undefined. */
+/** The application id of `host` (an `app-<uuid>` name the route of every application serves), or undefined. */
 export function appIdOfHost(apps: AppNames, host: string): string | undefined {
-  return new RegExp(appHostPattern(apps.domain)).exec(host)?.[1];
+  const uuid = new RegExp(appHostPattern('app-', apps.domain)).exec(host)?.[1];
+  return uuid === undefined ? undefined : `app_${uuid}`;
 }
 
 /**
@@ -167,9 +173,9 @@ function unknownHostAnswer(): Record<string, unknown> {
 }
 
 /**
- * The one route of every application's name. Its id, taken by a strict regular expression from the Host
- * header (the app-id syntax, lower-case hex and dashes only, so no Host names a path outside the
- * upstreams' folder), names the folder run/apps/<app_id>/, whose one file's name is the address of the
+ * The one route of every application's name, `app-<uuid>.<domain>`. Its UUID, taken by a strict regular
+ * expression from the Host header (lower-case hex and dashes only, so no Host names a path outside the
+ * upstreams' folder), names the folder run/apps/app_<uuid>/, whose one file's name is the address of the
  * release that serves (`127.0.0.1:41233`). Caddy reads it per request and dials it ({http.matchers.file.relative}
  * is `/127.0.0.1:41233`: Caddy takes what comes before the first `/` as the network, none). A folder with no
  * such file (no release serves) gets the unknown host's 404. The file matcher is in a subroute so that it
@@ -178,21 +184,68 @@ function unknownHostAnswer(): Record<string, unknown> {
 function appsRoute(apps: AppNames, drainMs: number): CaddyRoute {
   return {
     '@id': APPS_ROUTE_ID,
-    match: [{ header_regexp: { Host: { name: 'app', pattern: appHostPattern(apps.domain) } } }],
+    match: [{ header_regexp: { Host: { name: 'app', pattern: appHostPattern('app-', apps.domain) } } }],
+    handle: [upstreamOfFolder(join(apps.upstreams, 'app_{http.regexp.app.1}'), drainMs)],
+    terminal: true,
+  };
+}
+
+/** Dials the address that `folder`'s one `host:port` file names, or answers the unknown host's 404 when it has none. */
+function upstreamOfFolder(folder: string, drainMs: number): Record<string, unknown> {
+  return {
+    handler: 'subroute',
+    routes: [
+      {
+        match: [{ file: { root: folder, try_files: ['/*:*'], try_policy: 'first_exist' } }],
+        handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '{http.matchers.file.relative}' }], transport: upstreamTransport(drainMs) }],
+      },
+      { handle: [unknownHostAnswer()] },
+    ],
+  };
+}
+
+/**
+ * The names applications had before (`app_<uuid>.<domain>`: an `_` is no letter of a DNS host name) answer a
+ * permanent redirect (308: a POST stays a POST) to the same path at the `app-<uuid>` name, on the same scheme
+ * and the edge's port of it, so bookmarks and clients of the old names keep working.
+ */
+function oldAppNamesRoute(apps: AppNames, ports: { readonly httpsPort: number; readonly httpPort: number }): CaddyRoute {
+  const to = (scheme: 'http' | 'https', port: number, standard: number) => `${scheme}://app-{http.regexp.old.1}.${apps.domain}${port === standard ? '' : `:${port}`}{http.request.uri}`;
+  const redirect = (location: string) => ({ handler: 'static_response', status_code: 308, headers: { Location: [location] } });
+  return {
+    '@id': OLD_APP_NAMES_ROUTE_ID,
+    match: [{ header_regexp: { Host: { name: 'old', pattern: appHostPattern('app_', apps.domain) } } }],
     handle: [
       {
         handler: 'subroute',
-        routes: [
-          {
-            match: [{ file: { root: join(apps.upstreams, '{http.regexp.app.1}'), try_files: ['/*:*'], try_policy: 'first_exist' } }],
-            handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '{http.matchers.file.relative}' }], transport: upstreamTransport(drainMs) }],
-          },
-          { handle: [unknownHostAnswer()] },
-        ],
+        routes: [{ match: [{ protocol: 'http' }], handle: [redirect(to('http', ports.httpPort, 80))] }, { handle: [redirect(to('https', ports.httpsPort, 443))] }],
       },
     ],
     terminal: true,
   };
+}
+
+/**
+ * Every custom domain: the Host, taken only when it is a lower-case RFC 1123 name (no `..`, no `/`), names
+ * run/domains/<name>, a link to its application's upstream folder (AppDomains), so a domain follows the
+ * application's releases as its default name does, and adding or removing one changes no configuration.
+ * A name with no link there is the unknown host's 404.
+ */
+function domainsRoute(domains: string, drainMs: number): CaddyRoute {
+  return {
+    '@id': DOMAINS_ROUTE_ID,
+    match: [{ header_regexp: { Host: { name: 'domain', pattern: `^(${HOST_NAME_SYNTAX})(?::[0-9]{1,5})?$` } } }],
+    handle: [upstreamOfFolder(join(domains, '{http.regexp.domain.1}'), drainMs)],
+    terminal: true,
+  };
+}
+
+/** The routes of the applications' names, in order: the default names, the old names' redirect, the custom domains. */
+function applicationRoutes(options: EdgeOptions): CaddyRoute[] {
+  const { apps } = options;
+  if (apps === undefined) return [];
+  const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+  return [appsRoute(apps, drainMs), ...(apps.redirectOldNames === false ? [] : [oldAppNamesRoute(apps, options)]), ...(apps.domains === undefined ? [] : [domainsRoute(apps.domains, drainMs)])];
 }
 
 /**
@@ -242,7 +295,7 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, askPort: 
             tls_connection_policies: [{}],
             // No HTTP/3: it would take the UDP port as well.
             protocols: ['h1', 'h2'],
-            routes: [...routes, ...(options.apps === undefined ? [] : [appsRoute(options.apps, options.drainMs ?? DEFAULT_DRAIN_MS)]), { '@id': UNKNOWN_HOST_ID, handle: [unknownHostAnswer()] }],
+            routes: [...routes, ...applicationRoutes(options), { '@id': UNKNOWN_HOST_ID, handle: [unknownHostAnswer()] }],
           },
           [ASK_SERVER]: askServer(files, askPort),
         },
@@ -257,7 +310,7 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, askPort: 
   };
 }
 
-/** A DNS name as the host builds them (app_….localhost): "_" is allowed, as Caddy's matcher and its CA accept it. */
+/** A name the edge may route (the console's, an application's): "_" is allowed, as Caddy's matcher and its CA accept it. */
 export function isHostName(host: string): boolean {
   const label = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
   return host.length <= 253 && new RegExp(`^${label}(?:\\.${label})*$`).test(host);

@@ -30,7 +30,8 @@ import {
   setRoutesOf,
 } from './caddy-config.js';
 import { adoptedCaddy, type CaddyEnd, findCaddy, isThisEdgesCaddy, portInUse, type RunningCaddy, runCaddy } from './caddy-process.js';
-import type { Edge, EdgeOptions, RouteOptions, Upstream } from './edge.js';
+import { AppDomains } from './app-domains.js';
+import type { Edge, EdgeOptions, RouteOptions, ServedDomain, Upstream } from './edge.js';
 
 export interface CaddyEdgeOptions {
   /** The caddy program (default: the first on PATH, else /usr/bin/caddy). */
@@ -83,6 +84,8 @@ export class CaddyEdge implements Edge {
   /** Each route as this edge last set it, by host name: what a Caddy started again is given. */
   private readonly set = new Map<string, CaddyRoute>();
   private readonly log: (line: string) => void;
+  /** The custom domains' links, when the edge serves them (EdgeOptions.apps.domains). */
+  private readonly domains: AppDomains | undefined;
   // Route changes of this edge, one after the other (each reads the routes it changes).
   private changes: Promise<unknown> = Promise.resolve();
 
@@ -96,6 +99,8 @@ export class CaddyEdge implements Edge {
     this.delay = caddyOptions.delay ?? sleep;
     this.now = caddyOptions.now ?? Date.now;
     this.log = caddyOptions.log ?? (() => undefined);
+    const apps = options.apps;
+    this.domains = apps?.domains === undefined ? undefined : new AppDomains(apps.domains, apps.upstreams);
   }
 
   /** The PID of the running Caddy, if any. */
@@ -285,10 +290,40 @@ export class CaddyEdge implements Edge {
   async serveApp(host: string): Promise<void> {
     const name = this.checkHost(host);
     if (this.options.apps === undefined || appIdOfHost(this.options.apps, name) === undefined) {
-      throw this.edgeFailed(`${name} is not an application's name of this edge (<app_id>.${this.options.apps?.domain ?? '<domain>'})`, { host: name });
+      throw this.edgeFailed(`${name} is not an application's name of this edge (app-<uuid>.${this.options.apps?.domain ?? '<domain>'})`, { host: name });
     }
     await this.allowName(name);
     await this.waitForCertificate(name);
+  }
+
+  /**
+   * No wait for the certificate: a name whose DNS does not point here yet (or a CA that cannot reach it) would
+   * fail the change; it is issued at the name's first TLS handshake, as the `ask` now allows it.
+   */
+  async serveDomain({ name, appId }: ServedDomain): Promise<void> {
+    const domains = this.requireDomains();
+    const host = this.checkHost(name);
+    await this.allowName(host);
+    await domains.point(host, appId);
+  }
+
+  async stopServingDomain(name: string): Promise<void> {
+    const domains = this.requireDomains();
+    const host = this.checkHost(name);
+    await domains.remove(host);
+    await rm(join(this.files.namesDir, host), { force: true });
+  }
+
+  async serveDomains(wanted: readonly ServedDomain[]): Promise<void> {
+    const domains = this.requireDomains();
+    const names = new Set(wanted.map((d) => d.name));
+    for (const name of await domains.names()) if (!names.has(name)) await this.stopServingDomain(name);
+    for (const domain of wanted) await this.serveDomain(domain);
+  }
+
+  private requireDomains(): AppDomains {
+    if (this.domains === undefined) throw this.edgeFailed('this edge serves no custom domains (EdgeOptions.apps.domains is not set)');
+    return this.domains;
   }
 
   /**

@@ -22,8 +22,8 @@ export interface EdgeOptions {
   readonly httpsPort: number;
   readonly httpPort: number;
   /**
-   * Every application's name, `<app_id>.<domain>`, served by one route made at the edge's start: it dials the
-   * address `<upstreams>/<app_id>/` names (its one file's name, `127.0.0.1:41233`) when there is one (a
+   * Every application's name, `app-<uuid>.<domain>`, served by one route made at the edge's start: it dials the
+   * address `<upstreams>/app_<uuid>/` names (its one file's name, `127.0.0.1:41233`) when there is one (a
    * release serves) and answers the unknown host's 404 otherwise. Creating an application or switching its
    * release then changes nothing in Caddy's configuration.
    */
@@ -40,6 +40,16 @@ export interface AppNames {
   readonly domain: string;
   /** The folder of the applications' upstream folders, `<app_id>/<address>` (AppUpstreams'). */
   readonly upstreams: string;
+  /** The folder of the custom domains: `<name>`, a link to its application's upstream folder (AppDomains'). None: no custom domain is served. */
+  readonly domains?: string;
+  /** The old names `app_<uuid>.<domain>` answer a 308 to `app-<uuid>.<domain>` (settings.redirectOldAppNames); false: the unknown host's 404. */
+  readonly redirectOldNames?: boolean;
+}
+
+/** A custom domain and the application it serves. */
+export interface ServedDomain {
+  readonly name: string;
+  readonly appId: string;
 }
 
 /**
@@ -55,7 +65,7 @@ export interface Edge extends Part {
    * them; or adopts the Caddy an earlier serve of this data folder left running, with the routes it serves.
    */
   start(): Promise<PartRun>;
-  /** Sends `host` (e.g. app_….localhost) to 127.0.0.1:`port` (or to a unix socket of the host's own): added, or switched in one call. */
+  /** Sends `host` (e.g. console.localhost) to 127.0.0.1:`port` (or to a unix socket of the host's own): added, or switched in one call. */
   setRoute(host: string, upstream: Upstream, options?: RouteOptions): Promise<void>;
   removeRoute(host: string): Promise<void>;
   /**
@@ -64,6 +74,16 @@ export interface Edge extends Part {
    * issued now. Changes nothing in Caddy's configuration.
    */
   serveApp(host: string): Promise<void>;
+  /**
+   * Serves the custom domain `name` as the application `appId`'s, at once and whatever release serves it: the name is
+   * allowed a certificate (edge/names/<name>, issued at its first TLS handshake) and linked to the application's
+   * upstream folder. Changes nothing in Caddy's configuration. EDGE_FAILED when the edge serves no custom domains.
+   */
+  serveDomain(domain: ServedDomain): Promise<void>;
+  /** Stops serving the custom domain `name` at once (the unknown host's 404 from the next request on). */
+  stopServingDomain(name: string): Promise<void>;
+  /** Serves exactly these custom domains (serve's start: the store's, whatever the folder held). */
+  serveDomains(domains: readonly ServedDomain[]): Promise<void>;
   /** The routes now: host name → port. */
   routes(): Promise<Record<string, number>>;
   /** The PEM file of the edge's root certificate (give it to curl --cacert). */

@@ -1,5 +1,7 @@
+/** A lower-case UUID, as in an application id. */
+export const UUID_SYNTAX = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** An application id as the host makes them: `app_` and a lower-case UUID. The only names a repository (and a push) may have. */
-export const APP_ID_SYNTAX = 'app_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+export const APP_ID_SYNTAX = `app_${UUID_SYNTAX}`;
 const APP_ID_PATTERN = new RegExp(`^${APP_ID_SYNTAX}$`);
 
 export function isAppId(text: string): boolean {
@@ -11,4 +13,12 @@ const KEY_ID_PATTERN = /^key_[0-9a-f]{12}$/;
 
 export function isKeyId(text: string): boolean {
   return KEY_ID_PATTERN.test(text);
+}
+
+/**
+ * The DNS label of an application's default host name: `app-` and its UUID. The id's `_` is no letter of an
+ * RFC 1123 host name (public CAs refuse such names, frameworks reject such a Host): the id keeps it, the name does not.
+ */
+export function appLabel(appId: string): string {
+  return `app-${appId.slice('app_'.length)}`;
 }

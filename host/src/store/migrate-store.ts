@@ -15,7 +15,7 @@ import { openSqliteStore } from './sqlite-store.js';
  * Every table, parents before children. `apps.current_release` refers to a
  * release, so applications are copied without it and given it once releases are in.
  */
-const TABLES = ['orgs', 'apps', 'variables', 'exposed_variables', 'ssh_keys', 'releases', 'release_logs', 'addons', 'addon_links', 'app_links', 'app_users'] as const;
+const TABLES = ['orgs', 'apps', 'variables', 'exposed_variables', 'ssh_keys', 'releases', 'release_logs', 'addons', 'addon_links', 'app_links', 'app_users', 'app_domains'] as const;
 
 /** Columns only PostgreSQL has: SQLite's rowid plays their part there (the order keys were added in). */
 const POSTGRES_ONLY: Readonly<Record<string, readonly string[]>> = { ssh_keys: ['added_order'] };

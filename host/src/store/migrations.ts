@@ -221,6 +221,19 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: "applications' custom domains",
+    sql: (d) => `
+      -- A host name the edge serves as an application's: one application has it, across the whole host.
+      CREATE TABLE app_domains (
+        name     ${d.orderedText} PRIMARY KEY,
+        app_id   TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+        added_at TEXT NOT NULL
+      );
+      CREATE INDEX app_domains_of_app ON app_domains (app_id);
+    `,
+  },
 ];
 
 /** The version a store has once every migration above is applied. */

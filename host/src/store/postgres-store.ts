@@ -5,6 +5,7 @@ import { migrations, POSTGRES, SCHEMA_MIGRATIONS_TABLE } from './migrations.js';
 import * as records from './records.js';
 import * as storeErrors from './store-errors.js';
 import type {
+  DomainRecord,
   AddonRecord,
   AppRecord,
   AppUserRecord,
@@ -422,6 +423,37 @@ export class PostgresStore implements HostStore {
     return (await all<records.AddonRow>(this.pool, 'SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = $1 ORDER BY addons.name', [appId])).map(
       records.toAddon,
     );
+  }
+
+  async addDomain(appId: string, name: string): Promise<{ domain: DomainRecord; added: boolean }> {
+    const at = this.now();
+    return inTransaction(this.pool, async (client) => {
+      await requireApp(client, appId);
+      // ON CONFLICT rather than a look first: another host of this store may add the same name at once.
+      const inserted = await first<records.DomainRow>(client, 'INSERT INTO app_domains (name, app_id, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING *', [name, appId, at]);
+      if (inserted) return { domain: records.toDomain(inserted), added: true };
+      const existing = await first<records.DomainRow>(client, 'SELECT * FROM app_domains WHERE name = $1', [name]);
+      return { domain: records.toDomain(existing as records.DomainRow), added: false };
+    });
+  }
+
+  async removeDomain(name: string): Promise<DomainRecord | undefined> {
+    const row = await first<records.DomainRow>(this.pool, 'DELETE FROM app_domains WHERE name = $1 RETURNING *', [name]);
+    return row && records.toDomain(row);
+  }
+
+  async findDomain(name: string): Promise<DomainRecord | undefined> {
+    const row = await first<records.DomainRow>(this.pool, 'SELECT * FROM app_domains WHERE name = $1', [name]);
+    return row && records.toDomain(row);
+  }
+
+  async listDomains(of: { readonly appId?: string; readonly org?: string } = {}): Promise<DomainRecord[]> {
+    const { rows } = await this.pool.query<records.DomainRow>(
+      `SELECT app_domains.* FROM app_domains JOIN apps ON apps.id = app_domains.app_id
+       WHERE ($1::text IS NULL OR app_id = $1) AND ($2::text IS NULL OR apps.org = $2) ORDER BY app_domains.name`,
+      [of.appId ?? null, of.org ?? null],
+    );
+    return rows.map(records.toDomain);
   }
 
   async close(): Promise<void> {

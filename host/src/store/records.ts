@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { HostErrors } from '../errors.js';
-import { ADDON_ID, type AddonRecord, type AppRecord, type AppUserRecord, type NewAddon, type NewApp, type ReleaseRecord, type SshKeyRecord } from './store.js';
+import { ADDON_ID, type AddonRecord, type AppRecord, type AppUserRecord, type DomainRecord, type NewAddon, type NewApp, type ReleaseRecord, type SshKeyRecord } from './store.js';
 
 /** Where each set of an application's variables is kept. */
 export const VARIABLE_TABLES = { own: 'variables', exposed: 'exposed_variables' } as const;
@@ -102,6 +102,16 @@ export function toApp(row: AppRow): AppRecord {
     currentRelease: row.current_release,
     dedicatedBuildInstance: Boolean(row.dedicated_build_instance),
   };
+}
+
+export interface DomainRow {
+  name: string;
+  app_id: string;
+  added_at: string;
+}
+
+export function toDomain(row: DomainRow): DomainRecord {
+  return { name: row.name, appId: row.app_id, addedAt: row.added_at };
 }
 
 export function toAddon(row: AddonRow): AddonRecord {

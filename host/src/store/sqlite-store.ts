@@ -9,6 +9,7 @@ import {
   type AddonRecord,
   type AppRecord,
   type AppUserRecord,
+  type DomainRecord,
   type HostStore,
   type NewAddon,
   type NewApp,
@@ -316,6 +317,36 @@ export class SqliteStore implements HostStore {
   async linksOf(appId: string): Promise<AddonRecord[]> {
     const rows = this.db.prepare('SELECT addons.* FROM addon_links JOIN addons ON addons.id = addon_links.addon_id WHERE app_id = ? ORDER BY addons.name').all(appId) as records.AddonRow[];
     return rows.map(records.toAddon);
+  }
+
+  async addDomain(appId: string, name: string): Promise<{ domain: DomainRecord; added: boolean }> {
+    const at = this.now();
+    return this.db
+      .transaction(() => {
+        this.requireApp(appId);
+        const existing = this.db.prepare('SELECT * FROM app_domains WHERE name = ?').get(name) as records.DomainRow | undefined;
+        if (existing) return { domain: records.toDomain(existing), added: false };
+        this.db.prepare('INSERT INTO app_domains (name, app_id, added_at) VALUES (?, ?, ?)').run(name, appId, at);
+        return { domain: { name, appId, addedAt: at }, added: true };
+      })
+      .immediate();
+  }
+
+  async removeDomain(name: string): Promise<DomainRecord | undefined> {
+    const row = this.db.prepare('DELETE FROM app_domains WHERE name = ? RETURNING *').get(name) as records.DomainRow | undefined;
+    return row && records.toDomain(row);
+  }
+
+  async findDomain(name: string): Promise<DomainRecord | undefined> {
+    const row = this.db.prepare('SELECT * FROM app_domains WHERE name = ?').get(name) as records.DomainRow | undefined;
+    return row && records.toDomain(row);
+  }
+
+  async listDomains(of: { readonly appId?: string; readonly org?: string } = {}): Promise<DomainRecord[]> {
+    const rows = this.db
+      .prepare('SELECT app_domains.* FROM app_domains JOIN apps ON apps.id = app_domains.app_id WHERE (? IS NULL OR app_id = ?) AND (? IS NULL OR apps.org = ?) ORDER BY app_domains.name')
+      .all(of.appId ?? null, of.appId ?? null, of.org ?? null, of.org ?? null) as records.DomainRow[];
+    return rows.map(records.toDomain);
   }
 
   async close(): Promise<void> {

@@ -118,6 +118,14 @@ export interface AppUserRecord {
   readonly createdAt: string;
 }
 
+/** A custom domain: a host name the edge serves as an application's, besides its default name. One application has it, across the whole host. */
+export interface DomainRecord {
+  /** A lower-case RFC 1123 host name (shop.example.com). */
+  readonly name: string;
+  readonly appId: string;
+  readonly addedAt: string;
+}
+
 export interface NewApp {
   readonly name: string;
   readonly org: string;
@@ -228,6 +236,17 @@ export interface HostStore {
    * taken or the application has one already (another host of the same store was quicker).
    */
   recordAppUser(user: Omit<AppUserRecord, 'createdAt'>): Promise<AppUserRecord | undefined>;
+
+  /**
+   * Records the custom domain as the application's (APP_NOT_FOUND): `added` false, recording nothing, when
+   * the name is had already, by this application or another (`domain` is then the one recorded).
+   */
+  addDomain(appId: string, name: string): Promise<{ domain: DomainRecord; added: boolean }>;
+  /** Forgets the custom domain: the record removed, or undefined when no application had it. */
+  removeDomain(name: string): Promise<DomainRecord | undefined>;
+  findDomain(name: string): Promise<DomainRecord | undefined>;
+  /** By name: every one, or an application's, or an organization's applications'. */
+  listDomains(of?: { readonly appId?: string; readonly org?: string }): Promise<DomainRecord[]>;
 
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestHost } from './test-host.js';
+import { appHostOf, TestHost } from './test-host.js';
 
 /** Where the host under test runs its releases, and what it keeps its state in. */
 export interface HostUnderTest {
@@ -51,7 +51,7 @@ export function describeHost(engine: HostUnderTest): void {
     it('creates an application with its git remote and HTTPS address, and refuses bad names, zones and types with coded errors', async () => {
       expect(app.id).toMatch(/^app_[0-9a-f-]{36}$/);
       expect(app.gitRemote).toBe(`git+ssh://git@127.0.0.1:${host.ports.ssh}/${app.id}.git`);
-      expect(app.url).toBe(`https://${app.id}.localhost:${host.ports.https}/`);
+      expect(app.url).toBe(`https://${appHostOf(app.id)}:${host.ports.https}/`);
       const refused = await Promise.all([
         host.cli(['create', '--type', 'node', 'Bad_Name', '--region', 'par', '--org', 'acme']),
         host.cli(['create', '--type', 'node', 'ok', '--region', 'nyc', '--org', 'acme']),
@@ -89,7 +89,7 @@ export function describeHost(engine: HostUnderTest): void {
       const answer = await host.get(app.id, '/');
       expect(answer.status).toBe(200);
       const facts = answer.json<Record<string, unknown>>();
-      expect(facts).toMatchObject({ app: 'host-facts', greeting: 'hello', release: 'one', appId: app.id, forwardedProto: 'https', forwardedHost: `${app.id}.localhost` });
+      expect(facts).toMatchObject({ app: 'host-facts', greeting: 'hello', release: 'one', appId: app.id, forwardedProto: 'https', forwardedHost: appHostOf(app.id) });
       expect(facts.uid).not.toBe(0);
       const plain = await host.get(app.id, '/', { plain: true, headers: { 'x-forwarded-proto': 'https' } });
       expect(plain.json()).toMatchObject({ forwardedProto: 'http' });

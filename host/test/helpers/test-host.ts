@@ -17,6 +17,11 @@ const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const CLI = join(ROOT, 'host', 'dist', 'cli.js');
 
+/** An application's default name on a test host (domain localhost): `app-<uuid>.localhost`. */
+export function appHostOf(appId: string): string {
+  return `app-${appId.replace(/^app_/, '')}.localhost`;
+}
+
 export interface Answer {
   readonly status: number;
   readonly body: string;
@@ -226,13 +231,16 @@ export class TestHost {
     return join(this.data, 'edge', 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt');
   }
 
-  /** GET through the edge: HTTPS with the edge's root certificate (or plain HTTP on its other port). */
+  /**
+   * GET through the edge: HTTPS with the edge's root certificate (or plain HTTP on its other port). `appId`: an
+   * application's id (its default name app-<uuid>.localhost is asked), or any host name (a custom domain, an old name).
+   */
   async get(
     appId: string,
     path: string,
     { plain = false, headers = {}, method = 'GET', body }: { plain?: boolean; headers?: Record<string, string>; method?: string; body?: string } = {},
   ): Promise<Answer> {
-    const host = `${appId}.localhost`;
+    const host = /^app_[0-9a-f-]{36}$/.test(appId) ? appHostOf(appId) : appId;
     const ca = plain ? undefined : await readFile(this.rootCertificate);
     return new Promise((resolveAnswer, reject) => {
       const options = {

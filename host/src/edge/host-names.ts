@@ -3,7 +3,7 @@
  * 63 characters at most, joined by dots. The edge's route of custom domains takes only such a Host, so no
  * Host header names a path outside the domains' folder (no `..`, no `/`).
  */
-export const LABEL_SYNTAX = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const LABEL_SYNTAX = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 export const HOST_NAME_SYNTAX = `${LABEL_SYNTAX}(?:\\.${LABEL_SYNTAX})*`;
 const HOST_NAME = new RegExp(`^${HOST_NAME_SYNTAX}$`);
 

@@ -1,7 +1,7 @@
 /** A lower-case UUID, as in an application id. */
 export const UUID_SYNTAX = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** An application id as the host makes them: `app_` and a lower-case UUID. The only names a repository (and a push) may have. */
-export const APP_ID_SYNTAX = `app_${UUID_SYNTAX}`;
+const APP_ID_SYNTAX = `app_${UUID_SYNTAX}`;
 const APP_ID_PATTERN = new RegExp(`^${APP_ID_SYNTAX}$`);
 
 export function isAppId(text: string): boolean {

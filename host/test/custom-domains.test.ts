@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,7 +62,8 @@ describe('runplan-host application names and custom domains', () => {
 
   beforeAll(async () => {
     host = await TestHost.create();
-    await host.serve();
+    // As an operator's: its releases outlive serve, and the next serve takes them over (dispose() stops them).
+    await host.serve({ keepApps: true });
     const key = await host.key('dev', 'acme');
     app = await host.json(['create', '--type', 'node', 'storefront', '--region', 'par', '--org', 'acme']);
     other = await host.json(['create', '--type', 'node', 'rival', '--region', 'par', '--org', 'globex']);
@@ -142,12 +144,16 @@ describe('runplan-host application names and custom domains', () => {
     await host.cli(['env', 'set', 'RELEASE_MARK', 'two', '--app', app.id]);
     expect((await host.cli(['restart', '--app', app.id])).code).toBe(0);
     expect(await facts(DOMAIN)).toMatchObject({ release: 'two', forwardedHost: DOMAIN });
+    const { pid } = await facts(DOMAIN);
     await host.stop();
-    // Whatever run/domains/ holds when serve starts, the store's domains are served.
+    // Whatever run/domains/ holds when serve starts, the store's domains are served; a release taken over as it
+    // runs (as after an upgrade from the app_ names) has its app- name allowed a certificate again.
     await rm(join(host.data, 'run', 'domains'), { recursive: true, force: true });
-    await host.serve();
+    await rm(join(host.data, 'edge', 'names', appHostOf(app.id)));
+    await host.serve({ keepApps: true });
+    expect(existsSync(join(host.data, 'edge', 'names', appHostOf(app.id)))).toBe(true);
     await expect.poll(async () => (await host.get(DOMAIN, '/').catch(() => undefined))?.status, { timeout: 60_000, interval: 500 }).toBe(200);
-    expect(await facts(DOMAIN)).toMatchObject({ appId: app.id, release: 'two', forwardedHost: DOMAIN });
+    expect(await facts(DOMAIN)).toMatchObject({ appId: app.id, release: 'two', forwardedHost: DOMAIN, pid });
   }, 120_000);
 
   it('adds and removes custom domains from the console, as the organization signed in', async () => {

@@ -438,6 +438,8 @@ export class Releases {
       };
     }
     this.serving.set(app.id, { release: current.number, port: current.port, plan, deployed: taken.running });
+    // Allowed again: a release started by a runplan-host of the old app_ names has no certificate permission for its app- name yet.
+    await this.options.edge.serveApp(appHostName(this.options.settings, app.id), { wait: false });
     await this.options.upstreams.point(app.id, `127.0.0.1:${current.port}`);
     out(`==> ${app.name}: release ${current.number} taken over as it runs${taken.since ? ` (started ${taken.since})` : ''}`);
     return { adopted: true };

@@ -287,13 +287,13 @@ export class CaddyEdge implements Edge {
     });
   }
 
-  async serveApp(host: string): Promise<void> {
+  async serveApp(host: string, { wait = true }: { readonly wait?: boolean } = {}): Promise<void> {
     const name = this.checkHost(host);
     if (this.options.apps === undefined || appIdOfHost(this.options.apps, name) === undefined) {
       throw this.edgeFailed(`${name} is not an application's name of this edge (app-<uuid>.${this.options.apps?.domain ?? '<domain>'})`, { host: name });
     }
     await this.allowName(name);
-    await this.waitForCertificate(name);
+    if (wait) await this.waitForCertificate(name);
   }
 
   /**

@@ -71,9 +71,9 @@ export interface Edge extends Part {
   /**
    * Until the edge serves the application name `host` (EdgeOptions.apps) over HTTPS: the name is allowed a
    * certificate (edge/names/<host>), and that certificate, issued at the first TLS handshake with the name, is
-   * issued now. Changes nothing in Caddy's configuration.
+   * issued now (`wait` false: at the name's first TLS handshake). Changes nothing in Caddy's configuration.
    */
-  serveApp(host: string): Promise<void>;
+  serveApp(host: string, options?: { readonly wait?: boolean }): Promise<void>;
   /**
    * Serves the custom domain `name` as the application `appId`'s, at once and whatever release serves it: the name is
    * allowed a certificate (edge/names/<name>, issued at its first TLS handshake) and linked to the application's

@@ -233,14 +233,15 @@ export class TestHost {
 
   /**
    * GET through the edge: HTTPS with the edge's root certificate (or plain HTTP on its other port). `appId`: an
-   * application's id (its default name app-<uuid>.localhost is asked), or any host name (a custom domain, an old name).
+   * application's id (its default name app-<uuid>.localhost is asked), any host name (a custom domain, an old name),
+   * or a word of the host's domain (`console` asks console.localhost).
    */
   async get(
     appId: string,
     path: string,
     { plain = false, headers = {}, method = 'GET', body }: { plain?: boolean; headers?: Record<string, string>; method?: string; body?: string } = {},
   ): Promise<Answer> {
-    const host = /^app_[0-9a-f-]{36}$/.test(appId) ? appHostOf(appId) : appId;
+    const host = /^app_[0-9a-f-]{36}$/.test(appId) ? appHostOf(appId) : appId.includes('.') ? appId : `${appId}.localhost`;
     const ca = plain ? undefined : await readFile(this.rootCertificate);
     return new Promise((resolveAnswer, reject) => {
       const options = {

@@ -82,6 +82,8 @@ export interface ServiceOptions {
 export class HostService {
   /** One change of an add-on at a time (create, remove, link): a removal never races a link. */
   private readonly addonLocks = new AppLocks();
+  /** One change of a custom domain at a time (add, remove): the edge serves what the store records, whatever the order of two callers. */
+  private readonly domainLocks = new AppLocks();
 
   constructor(private readonly o: ServiceOptions) {}
 
@@ -116,6 +118,15 @@ export class HostService {
   async addDomain(idOrName: string, given: string, org?: string): Promise<DomainView> {
     const app = await this.app(idOrName, org);
     const name = checkDomainName(given, this.o.settings.domain);
+    const unlock = await this.domainLocks.acquire(name, 'add', () => {});
+    try {
+      return await this.addDomainUnlocked(app, name, org);
+    } finally {
+      unlock();
+    }
+  }
+
+  private async addDomainUnlocked(app: AppRecord, name: string, org: string | undefined): Promise<DomainView> {
     const { domain, added } = await this.o.store.addDomain(app.id, name);
     if (domain.appId !== app.id) {
       const holder = await this.o.store.findApp(domain.appId);
@@ -138,6 +149,15 @@ export class HostService {
   /** Stops serving the custom domain at once and forgets it; DOMAIN_NOT_FOUND when no application (of `org`, when given) has it. */
   async removeDomain(given: string, org?: string): Promise<DomainView> {
     const name = given.trim().toLowerCase().replace(/\.$/, '');
+    const unlock = await this.domainLocks.acquire(name, 'remove', () => {});
+    try {
+      return await this.removeDomainUnlocked(name, given, org);
+    } finally {
+      unlock();
+    }
+  }
+
+  private async removeDomainUnlocked(name: string, given: string, org: string | undefined): Promise<DomainView> {
     const domain = await this.o.store.findDomain(name);
     const app = domain && (await this.o.store.findApp(domain.appId, org));
     if (domain === undefined || app === undefined) {

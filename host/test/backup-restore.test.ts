@@ -75,6 +75,9 @@ describe('runplan-host backup and restore', () => {
   }, 600_000);
 
   afterAll(async () => {
+    // Both stopped before either removes accounts: the two hosts' add-on servers run as the same add-on accounts.
+    await restored?.stop();
+    await host?.stop();
     await restored?.dispose();
     await host?.dispose();
     if (backups) await rm(backups, { recursive: true, force: true });

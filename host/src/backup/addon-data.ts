@@ -59,6 +59,7 @@ export function dumpName(addon: Pick<AddonRecord, 'id' | 'provider'>): string {
  */
 export async function placeRedisData(rdb: string, addonsDir: string, id: string): Promise<void> {
   const data = addonFolders(addonsDir).redisData(id);
+  await kindFolder(addonsDir, 'redis');
   await mkdir(data, { recursive: true, mode: 0o700 });
   await chmod(join(data, '..'), 0o700);
   await cp(rdb, join(data, 'appendonly.aof'));
@@ -67,9 +68,16 @@ export async function placeRedisData(rdb: string, addonsDir: string, id: string)
 
 export async function placeStorageObjects(objects: string, addonsDir: string, id: string): Promise<void> {
   const target = addonFolders(addonsDir).storageObjects(id);
+  await kindFolder(addonsDir, 'storage');
   await mkdir(target, { recursive: true, mode: 0o700 });
   await chmod(join(target, '..'), 0o700);
   await cp(objects, target, { recursive: true });
+}
+
+/** addons/<kind>/ as its provider makes it: searchable, not listable, so each add-on's account reaches its own folder. */
+async function kindFolder(addonsDir: string, kind: 'redis' | 'storage'): Promise<void> {
+  await mkdir(join(addonsDir, kind), { recursive: true, mode: 0o711 });
+  await chmod(join(addonsDir, kind), 0o711);
 }
 
 /** pg_restore of one add-on's dump into its database (made again, empty, with its role and password), over the cluster's socket. */

@@ -9,7 +9,7 @@ const LOOPBACK = '127.0.0.1';
 const machineEnv = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' });
 
 /** Where each kind keeps its add-ons' data in the data folder (addons/<kind>/, as the providers make it). */
-export function addonFolders(addonsDir: string) {
+function addonFolders(addonsDir: string) {
   const postgresql = join(addonsDir, 'postgresql');
   return {
     postgresql,
@@ -20,7 +20,7 @@ export function addonFolders(addonsDir: string) {
 }
 
 /** The port of the host's PostgreSQL cluster, as its provider keeps it (addons/postgresql/server.json). */
-export function clusterPort(addonsDir: string): number | undefined {
+function clusterPort(addonsDir: string): number | undefined {
   const file = join(addonFolders(addonsDir).postgresql, 'server.json');
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { port?: number }).port : undefined;
 }

@@ -18,7 +18,7 @@ export interface BackupManifest {
   readonly entries: readonly ManifestEntry[];
 }
 
-export interface ManifestEntry {
+interface ManifestEntry {
   /** Relative to the archive's top, with "/". */
   readonly path: string;
   readonly size: number;
@@ -27,7 +27,7 @@ export interface ManifestEntry {
 
 export const MANIFEST = 'manifest.json';
 
-export function sha256OfFile(file: string): Promise<string> {
+function sha256OfFile(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
     createReadStream(file)
@@ -38,7 +38,7 @@ export function sha256OfFile(file: string): Promise<string> {
 }
 
 /** Every regular file under `dir`, relative to it with "/"; links and other kinds are left out (no archive entry points outside it). */
-export async function filesUnder(dir: string): Promise<string[]> {
+async function filesUnder(dir: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (folder: string) => {
     for (const name of (await readdir(folder)).sort()) {
@@ -92,7 +92,7 @@ export async function verifiedManifest(dir: string, archive: string): Promise<Ba
 }
 
 /** runplan-host's version, from its package.json (above dist/cli.js once bundled, above src/backup/ in the sources). */
-export function hostVersion(): string {
+function hostVersion(): string {
   let folder = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 4; i++, folder = dirname(folder)) {
     const file = join(folder, 'package.json');

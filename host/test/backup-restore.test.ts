@@ -30,6 +30,8 @@ describe('runplan-host backup and restore', () => {
   let repo: string;
   let backups: string;
   let archive: string;
+  let encrypted: string;
+  let keyFile: string;
   const secrets: string[] = [];
   const addonEnv = async (name: string): Promise<Env> =>
     Object.fromEntries((await host.json<{ variables: { name: string; value: string }[] }>(['addon', 'env', name, '--show'])).variables.map((v) => [v.name, v.value]));
@@ -72,6 +74,9 @@ describe('runplan-host backup and restore', () => {
     expect(pushed.code, pushed.output).toBe(0);
     backups = await tempDir('runplan-host-backups-');
     archive = join(backups, 'host.tar.gz');
+    encrypted = join(backups, 'host.tar.gz.enc');
+    keyFile = join(await tempDir('runplan-host-backup-key-'), 'backup.key');
+    await run('sh', ['-c', `umask 077 && openssl rand -base64 32 > ${keyFile}`]);
   }, 600_000);
 
   afterAll(async () => {
@@ -81,9 +86,10 @@ describe('runplan-host backup and restore', () => {
     await restored?.dispose();
     await host?.dispose();
     if (backups) await rm(backups, { recursive: true, force: true });
+    if (keyFile) await rm(join(keyFile, '..'), { recursive: true, force: true });
   });
 
-  it('backs up the whole host while it serves: no request fails, one 0600 archive with a checksummed manifest, no secret printed', async () => {
+  it('backs up the whole host while it serves: no request fails, one 0600 archive with a checksummed manifest, no secret printed; encrypted with a key file, openssl opens it', async () => {
     expect((await host.get(app.id, '/')).json()).toMatchObject({ greeting: 'hello from before the backup', release: 'one' });
     const asking = host.keepAsking(app.id);
     const started = Date.now();
@@ -113,11 +119,19 @@ describe('runplan-host backup and restore', () => {
     expect(paths.some((p) => /^addons\/storage\/addon_[0-9a-f-]+\/photos\//.test(p))).toBe(true);
     for (const e of manifest.entries) expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
 
+    // Encrypted with the operator's key file, in OpenSSL's format: openssl alone decrypts it.
+    const sealed = await host.cli(['backup', '--to', encrypted, '--encrypt-with', keyFile]);
+    expect(sealed.code, sealed.stdout + sealed.stderr).toBe(0);
+    expect((await stat(encrypted)).mode & 0o777).toBe(0o600);
+    expect((await readFile(encrypted)).subarray(0, 8).toString()).toBe('Salted__');
+    const opened = await run('sh', ['-c', `openssl enc -d -aes-256-cbc -pbkdf2 -iter 100000 -md sha256 -pass file:${keyFile} -in ${encrypted} | tar -xzO manifest.json`]);
+    expect(JSON.parse(opened.stdout)).toMatchObject({ store: 'sqlite' });
+
     const nowhere = await host.cli(['backup', '--to', join(backups, 'no-such-folder', 'host.tar.gz')]);
     expect(codeOf(nowhere)).toBe('RUNPLAN_HOST_E_BACKUP_FAILED');
   }, 300_000);
 
-  it('refuses a damaged archive (naming the entry) and a folder that holds a host, restoring nothing', async () => {
+  it('refuses a damaged archive (naming the entry), an encrypted one without its key or with another, and a folder that holds a host, restoring nothing', async () => {
     const unpacked = await tempDir('runplan-host-unpacked-');
     await run('tar', ['-xzf', archive, '-C', unpacked]);
     await writeFile(join(unpacked, 'api-token'), 'not the token\n');
@@ -142,14 +156,28 @@ describe('runplan-host backup and restore', () => {
     expect(existsSync(target)).toBe(false);
     await rm(unpacked, { recursive: true, force: true });
 
+    // An encrypted archive: without its key file, and with another one.
+    const locked = await run(process.execPath, [join(import.meta.dirname, '..', 'dist', 'cli.js'), 'restore', encrypted, '--data', target]).catch((e: { stdout: string; stderr: string }) => e);
+    expect(codeOf(locked)).toBe('RUNPLAN_HOST_E_INPUT_USAGE');
+    expect(locked.stderr).toContain('--decrypt-with');
+    const otherKey = join(backups, 'other.key');
+    await writeFile(otherKey, 'not the key the archive was made with\n', { mode: 0o600 });
+    const wrongKey = await run(process.execPath, [join(import.meta.dirname, '..', 'dist', 'cli.js'), 'restore', encrypted, '--decrypt-with', otherKey, '--data', target]).catch(
+      (e: { stdout: string; stderr: string }) => e,
+    );
+    expect(codeOf(wrongKey)).toBe('RUNPLAN_HOST_E_RESTORE_CORRUPT');
+    expect(existsSync(target)).toBe(false);
+    expect(await readdir(join(target, '..'))).toEqual([]);
+
     const over = await host.cli(['restore', archive]);
     expect(codeOf(over)).toBe('RUNPLAN_HOST_E_RESTORE_TARGET_NOT_EMPTY');
     expect((await host.get(app.id, '/')).status).toBe(200);
   }, 120_000);
 
-  it('restores beside the running host on other ports: serve brings the application back with its variable and its data, and a push deploys', async () => {
+  it('restores the encrypted archive beside the running host on other ports: serve brings the application back with its variable and its data, and a push deploys', async () => {
     const started = Date.now();
-    const r = await TestHost.restore(archive);
+    // The encrypted archive: what an operator keeps off the machine.
+    const r = await TestHost.restore(encrypted, { args: ['--decrypt-with', keyFile] });
     restored = r.host;
     expect(r.code, r.output).toBe(0);
     for (const secret of secrets) expect(r.output).not.toContain(secret);

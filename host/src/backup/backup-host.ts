@@ -13,12 +13,15 @@ import { readSettings } from '../settings.js';
 import { openHostStore, usesPostgres } from '../store/open-store.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { AddonRecord, AppRecord, HostStore } from '../store/store.js';
+import { encryption, readKeyFile } from './archive-cipher.js';
 import { dumpAddon, dumpName, writeSecretFile } from './addon-data.js';
 import { MANIFEST, makeManifest } from './manifest.js';
 import { pgEnvironment } from './pg-environment.js';
 
 export interface BackupResult {
   readonly file: string;
+  /** Encrypted with the operator's key file (archive-cipher.ts). */
+  readonly encrypted: boolean;
   readonly entries: number;
   readonly bytes: number;
   readonly apps: number;
@@ -32,9 +35,10 @@ export interface BackupResult {
  * repository as a git bundle. Staged in a folder of the target's (0700), packed under a temporary
  * name (0600) and renamed: FILE is the whole archive or nothing.
  */
-export async function backupHost(paths: HostPaths, to: string, log: (line: string) => void, now = new Date()): Promise<BackupResult> {
-  // Refused early, as any command, when the folder holds no host.
+export async function backupHost(paths: HostPaths, to: string, log: (line: string) => void, options: { readonly encryptWith?: string; readonly now?: Date } = {}): Promise<BackupResult> {
+  // Refused early, as any command, when the folder holds no host, and before any work for a key file that does not do.
   await readSettings(paths);
+  const passphrase = options.encryptWith === undefined ? undefined : await readKeyFile(options.encryptWith);
   await readApiToken(paths);
   const folder = dirname(to);
   const staging = join(folder, `.${basename(to)}.${randomBytes(6).toString('hex')}.staging`);
@@ -122,13 +126,19 @@ export async function backupHost(paths: HostPaths, to: string, log: (line: strin
       await step(`the ${addon.provider} add-on ${addon.name}`, () => dumpAddon(addon, paths.addonsDir, out));
       log(`==> the ${addon.provider} add-on ${addon.name}`);
     }
-    const manifest = await makeManifest(staging, postgresStore ? 'postgresql' : 'sqlite', now);
+    const manifest = await makeManifest(staging, postgresStore ? 'postgresql' : 'sqlite', options.now ?? new Date());
     await writeSecretFile(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     await step(
       'the archive',
       async () => {
         const output = createWriteStream(temporary, { mode: 0o600, flags: 'wx' });
-        await pipeline(createTar({ gzip: true, cwd: staging, portable: true }, [MANIFEST, ...manifest.entries.map((e) => e.path)]), output);
+        const packed = createTar({ gzip: true, cwd: staging, portable: true }, [MANIFEST, ...manifest.entries.map((e) => e.path)]);
+        if (passphrase === undefined) await pipeline(packed, output);
+        else {
+          const { header, cipher } = encryption(passphrase);
+          output.write(header);
+          await pipeline(packed, cipher, output);
+        }
         const handle = await open(temporary, 'r');
         await handle.sync();
         await handle.close();
@@ -138,7 +148,7 @@ export async function backupHost(paths: HostPaths, to: string, log: (line: strin
       to,
     );
     const bytes = manifest.entries.reduce((sum, e) => sum + e.size, 0);
-    return { file: to, entries: manifest.entries.length, bytes, apps: apps.length, addons: addons.length };
+    return { file: to, encrypted: passphrase !== undefined, entries: manifest.entries.length, bytes, apps: apps.length, addons: addons.length };
   } finally {
     await rm(staging, { recursive: true, force: true });
     await rm(temporary, { force: true });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, chown, cp, lstat, mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { extract as extractTar } from 'tar';
 import { PostgresqlProvider } from '../addons/postgresql.js';
 import { keptOrFreePort } from '../deploy/free-port.js';
@@ -13,6 +14,7 @@ import { DEFAULT_SETTINGS, type HostSettings, writeSettings } from '../settings.
 import { ensureSshUser } from '../ssh/ssh-user.js';
 import { openHostStore } from '../store/open-store.js';
 import type { AddonRecord, HostStore } from '../store/store.js';
+import { decryption, isEncrypted, readKeyFile } from './archive-cipher.js';
 import { dumpName, loadPostgresDump, placeRedisData, placeStorageObjects, writeSecretFile } from './addon-data.js';
 import { type BackupManifest, verifiedManifest } from './manifest.js';
 import { pgEnvironment } from './pg-environment.js';
@@ -25,6 +27,8 @@ export interface RestoreOptions {
   readonly sshUser?: string;
   /** The PostgreSQL database (empty) a PostgreSQL store is restored into. */
   readonly store?: string;
+  /** The key file an encrypted archive was made with (backup --encrypt-with). */
+  readonly decryptWith?: string;
 }
 
 export interface RestoreResult {
@@ -71,11 +75,24 @@ export async function restoreHost(archive: string, paths: HostPaths, options: Re
     }
   };
   try {
+    if (!existsSync(archive)) throw HostErrors.INPUT_USAGE.create({ message: `there is no archive ${archive}.`, file: archive });
+    const encrypted = await isEncrypted(archive);
+    if (encrypted && options.decryptWith === undefined) {
+      throw HostErrors.INPUT_USAGE.create({ message: `${archive} is encrypted: give the key file it was made with (--decrypt-with FILE).`, file: archive });
+    }
+    const passphrase = options.decryptWith === undefined ? undefined : await readKeyFile(options.decryptWith);
     await mkdir(unpack, { mode: 0o700 });
     try {
-      await extractTar({ file: archive, cwd: unpack, strict: true, preservePaths: false });
+      let packed = archive;
+      if (encrypted && passphrase !== undefined) {
+        packed = `${unpack}.tar.gz`;
+        const { source, decipher } = await decryption(archive, passphrase);
+        await pipeline(source, decipher, createWriteStream(packed, { mode: 0o600, flags: 'wx' }));
+      }
+      await extractTar({ file: packed, cwd: unpack, strict: true, preservePaths: false });
     } catch (error) {
-      throw HostErrors.RESTORE_CORRUPT.create({ message: `${archive} cannot be unpacked: ${(error as Error).message}`, file: archive, details: { entry: basename(archive) }, cause: error });
+      const how = encrypted ? `cannot be decrypted with ${options.decryptWith} and unpacked (another key, or a damaged archive)` : 'cannot be unpacked';
+      throw HostErrors.RESTORE_CORRUPT.create({ message: `${archive} ${how}: ${(error as Error).message}`, file: archive, details: { entry: basename(archive) }, cause: error });
     }
     const manifest = await verifiedManifest(unpack, archive);
     log(`==> ${archive}: ${manifest.entries.length} entries, each matching its sha256 (made by runplan-host ${manifest.runplanHost} at ${manifest.createdAt})`);
@@ -170,6 +187,7 @@ export async function restoreHost(archive: string, paths: HostPaths, options: Re
     await cluster?.stop().catch(() => undefined);
     await store?.close().catch(() => undefined);
     await rm(unpack, { recursive: true, force: true });
+    await rm(`${unpack}.tar.gz`, { force: true });
     await rm(build.root, { recursive: true, force: true });
   }
 }

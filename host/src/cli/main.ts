@@ -33,8 +33,8 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
   runplan-host serve [--stop-apps-on-exit]   start the API, git, the console; take over (or start) sshd, the edge, the add-ons and
                                           every app; SIGTERM stops serve alone (the apps go on serving), or all of it with the flag
-  runplan-host backup --to FILE           one archive of the whole host (store, keys, repositories, edge, add-ons' data), made while it serves
-  runplan-host restore FILE [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]
+  runplan-host backup --to FILE [--encrypt-with KEYFILE]   one archive of the whole host (store, keys, repositories, edge, add-ons' data), made while it serves
+  runplan-host restore FILE [--decrypt-with KEYFILE] [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]
                                           that archive made a host again in a new --data folder; then runplan-host serve
   runplan-host stop-apps                  with serve stopped: stop every release, the edge, sshd and the add-on servers
   runplan-host status                     every part checked now (the edge, sshd, add-on servers); exit 1 when one is down
@@ -78,6 +78,8 @@ const OPTIONS = {
   engine: { type: 'string' },
   'docker-host': { type: 'string' },
   to: { type: 'string' },
+  'encrypt-with': { type: 'string' },
+  'decrypt-with': { type: 'string' },
   'stop-apps-on-exit': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -161,14 +163,19 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       return 0;
     }
     case 'backup': {
-      if (!values.to) throw usage('backup --to FILE');
-      const result = await backupHost(paths, resolve(values.to), (line) => io.err(`${line}\n`));
-      print(result, () => `wrote ${result.file} (0600: it holds the host's secrets): ${result.entries} entries, ${result.apps} application(s), ${result.addons} add-on(s)`);
+      if (!values.to) throw usage('backup --to FILE [--encrypt-with KEYFILE]');
+      const encryptWith = values['encrypt-with'] === undefined ? {} : { encryptWith: resolve(values['encrypt-with']) };
+      const result = await backupHost(paths, resolve(values.to), (line) => io.err(`${line}\n`), encryptWith);
+      print(
+        result,
+        () =>
+          `wrote ${result.file} (0600${result.encrypted ? ', encrypted with the key file' : ": it holds the host's secrets, encrypt it before it leaves this machine"}): ${result.entries} entries, ${result.apps} application(s), ${result.addons} add-on(s)`,
+      );
       return 0;
     }
     case 'restore': {
       const [file] = rest;
-      if (!file) throw usage('restore FILE --data DIR [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]');
+      if (!file) throw usage('restore FILE --data DIR [--decrypt-with KEYFILE] [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]');
       const port = (name: 'ssh-port' | 'https-port' | 'http-port') => {
         const value = values[name];
         if (value === undefined) return undefined;
@@ -176,7 +183,14 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
         return Number(value);
       };
       const options = Object.fromEntries(
-        Object.entries({ sshPort: port('ssh-port'), httpsPort: port('https-port'), httpPort: port('http-port'), sshUser: values['ssh-user'], store: values.store }).filter(([, v]) => v !== undefined),
+        Object.entries({
+          sshPort: port('ssh-port'),
+          httpsPort: port('https-port'),
+          httpPort: port('http-port'),
+          sshUser: values['ssh-user'],
+          store: values.store,
+          decryptWith: values['decrypt-with'] === undefined ? undefined : resolve(values['decrypt-with']),
+        }).filter(([, v]) => v !== undefined),
       );
       const result = await restoreHost(resolve(file), paths, options, (line) => io.err(`${line}\n`));
       print({ data: paths.root, ...result }, () =>

@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
+import { openPostgresStore } from '../src/store/postgres-store.js';
 import { s3 } from './helpers/s3-client.js';
+import { type StoreServer, startStoreServer } from './helpers/store-server.js';
 import { TestHost } from './helpers/test-host.js';
 
 const run = promisify(execFile);
@@ -208,4 +210,52 @@ describe('runplan-host backup and restore', () => {
     const head = (await host.git(repo, ['rev-parse', 'HEAD'])).output.trim();
     expect((await restored.get(app.id, '/')).json()).toMatchObject({ commit: head, greeting: 'hello from before the backup' });
   }, 600_000);
+});
+
+describe('runplan-host backup and restore of a PostgreSQL store', () => {
+  let server: StoreServer;
+  let host: TestHost;
+  let restored: TestHost | undefined;
+  let backups: string;
+
+  beforeAll(async () => {
+    server = await startStoreServer('runplan-host-backup-store-');
+    backups = await tempDir('runplan-host-backups-');
+  }, 120_000);
+
+  afterAll(async () => {
+    await restored?.dispose();
+    await host?.dispose();
+    await server?.stop();
+    if (backups) await rm(backups, { recursive: true, force: true });
+  });
+
+  it("dumps the store with pg_dump and loads it with pg_restore into the database restore's --store names, the password never printed", async () => {
+    const [from, into] = [await server.newDatabase('backup_from'), await server.newDatabase('backup_into')];
+    host = await TestHost.create({ initArgs: ['--store', from] });
+    await host.serve();
+    await host.key('alice', 'acme');
+    const app = await host.json<{ id: string }>(['create', '--type', 'node', 'web', '--region', 'par', '--org', 'acme']);
+    await host.stop();
+    const archive = join(backups, 'host.tar.gz');
+    const backup = await host.cli(['backup', '--to', archive]);
+    expect(backup.code, backup.stdout + backup.stderr).toBe(0);
+    expect(backup.stdout + backup.stderr).not.toContain(server.password);
+    const manifest = JSON.parse((await run('tar', ['-xzOf', archive, 'manifest.json'])).stdout) as { store: string; entries: { path: string }[] };
+    expect(manifest.store).toBe('postgresql');
+    expect(manifest.entries.map((e) => e.path)).toContain('store.pgdump');
+
+    const r = await TestHost.restore(archive, { args: ['--store', into] });
+    restored = r.host;
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).not.toContain(server.password);
+    expect((await readFile(join(restored.data, 'store-url'), 'utf8')).trim()).toBe(into);
+    const store = await openPostgresStore(into);
+    try {
+      expect((await store.listApps()).map((a) => a.id)).toEqual([app.id]);
+      expect((await store.listKeys()).map((k) => k.org)).toEqual(['acme']);
+    } finally {
+      await store.close();
+    }
+  }, 300_000);
 });

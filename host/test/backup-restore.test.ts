@@ -71,6 +71,7 @@ describe('runplan-host backup and restore', () => {
     const files = await addonEnv('files');
     expect((await s3(files, 'PUT', '/photos')).status).toBe(200);
     expect((await s3(files, 'PUT', '/photos/cat.txt', 'a cat, in a bucket')).status).toBe(200);
+    expect((await s3(files, 'PUT', '/empty-bucket')).status).toBe(200);
     secrets.push(db.POSTGRESQL_ADDON_PASSWORD ?? '', cache.REDIS_PASSWORD ?? '', files.STORAGE_ADDON_KEY_SECRET ?? '', (await readFile(join(host.data, 'api-token'), 'utf8')).trim());
     const pushed = await host.push(repo, 'runplan', key);
     expect(pushed.code, pushed.output).toBe(0);
@@ -190,6 +191,9 @@ describe('runplan-host backup and restore', () => {
     expect((await restored.get(app.id, '/rows')).json()).toEqual({ rows: ['first row', 'second row'] });
     expect((await restored.get(app.id, '/redis?key=greeting')).json()).toEqual({ value: 'kept by redis' });
     expect((await restored.get(app.id, '/object?bucket=photos&key=cat.txt')).json()).toEqual({ status: 200, body: 'a cat, in a bucket' });
+    // A bucket without objects is an empty folder: it is kept too.
+    const storage = (await restored.json<{ addons: { id: string; name: string }[] }>(['addons'])).addons.find((a) => a.name === 'files');
+    expect(existsSync(join(restored.data, 'addons', 'storage', storage?.id ?? '', 'objects', 'empty-bucket'))).toBe(true);
     // Its own add-on servers answer, not the original host's: a row added to the original is not seen.
     const db = await addonEnv('db');
     const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI });

@@ -15,7 +15,7 @@ import { openSqliteStore } from '../store/sqlite-store.js';
 import type { AddonRecord, AppRecord, HostStore } from '../store/store.js';
 import { encryption, readKeyFile } from './archive-cipher.js';
 import { dumpAddon, dumpName, writeSecretFile } from './addon-data.js';
-import { MANIFEST, makeManifest } from './manifest.js';
+import { emptyFoldersUnder, MANIFEST, makeManifest } from './manifest.js';
 import { pgEnvironment } from './pg-environment.js';
 
 export interface BackupResult {
@@ -132,7 +132,9 @@ export async function backupHost(paths: HostPaths, to: string, log: (line: strin
       'the archive',
       async () => {
         const output = createWriteStream(temporary, { mode: 0o600, flags: 'wx' });
-        const packed = createTar({ gzip: true, cwd: staging, portable: true }, [MANIFEST, ...manifest.entries.map((e) => e.path)]);
+        // Each entry by name (noDirRecurse: no file twice), and the empty folders too (an empty bucket is one).
+        const names = [MANIFEST, ...manifest.entries.map((e) => e.path), ...(await emptyFoldersUnder(staging))];
+        const packed = createTar({ gzip: true, cwd: staging, portable: true, noDirRecurse: true }, names);
         if (passphrase === undefined) await pipeline(packed, output);
         else {
           const { header, cipher } = encryption(passphrase);

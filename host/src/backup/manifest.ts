@@ -52,6 +52,21 @@ async function filesUnder(dir: string): Promise<string[]> {
   return found;
 }
 
+/** The folders under `dir` that hold nothing (a storage add-on's empty bucket): archived as folders of their own. */
+export async function emptyFoldersUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (folder: string) => {
+    const names = (await readdir(folder)).sort();
+    if (names.length === 0 && folder !== dir) found.push(relative(dir, folder).split(sep).join('/'));
+    for (const name of names) {
+      const path = join(folder, name);
+      if ((await lstat(path)).isDirectory()) await walk(path);
+    }
+  };
+  await walk(dir);
+  return found;
+}
+
 export async function makeManifest(dir: string, store: BackupManifest['store'], now: Date): Promise<BackupManifest> {
   const entries: ManifestEntry[] = [];
   for (const path of await filesUnder(dir)) {

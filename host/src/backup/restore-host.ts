@@ -117,6 +117,12 @@ export async function restoreHost(archive: string, paths: HostPaths, options: Re
       );
       await writeSecretFile(build.storeUrl, `${url}\n`);
     } else {
+      if (options.store !== undefined) {
+        throw HostErrors.INPUT_USAGE.create({
+          message: `${archive} holds an SQLite store: --store is for the archive of a PostgreSQL store.`,
+          fix: 'Restore without --store, then move the store with runplan-host migrate-store --to postgres://… if you want it in PostgreSQL.',
+        });
+      }
       await cp(join(unpack, 'store.sqlite'), build.store);
       await chmod(build.store, 0o600);
     }

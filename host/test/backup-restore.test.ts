@@ -172,6 +172,13 @@ describe('runplan-host backup and restore', () => {
     expect(existsSync(target)).toBe(false);
     expect(await readdir(join(target, '..'))).toEqual([]);
 
+    // --store is for the archive of a PostgreSQL store.
+    const sqliteStore = await run(process.execPath, [join(import.meta.dirname, '..', 'dist', 'cli.js'), 'restore', archive, '--store', 'postgres://nobody@127.0.0.1:1/none', '--data', target]).catch(
+      (e: { stdout: string; stderr: string }) => e,
+    );
+    expect(codeOf(sqliteStore)).toBe('RUNPLAN_HOST_E_INPUT_USAGE');
+    expect(existsSync(target)).toBe(false);
+
     const over = await host.cli(['restore', archive]);
     expect(codeOf(over)).toBe('RUNPLAN_HOST_E_RESTORE_TARGET_NOT_EMPTY');
     expect((await host.get(app.id, '/')).status).toBe(200);

@@ -184,4 +184,24 @@ export const HOST_ERROR_DEFINITIONS = {
     kind: 'deployment',
     fix: "Check that the file is the host's store (store.sqlite in the data folder), that the user running runplan-host can read and write it and its folder, and that it is not damaged (restore it from a backup then).",
   },
+  BACKUP_FAILED: {
+    title: 'The backup could not be made',
+    kind: 'deployment',
+    fix: 'Read the part named in the message (the store, an add-on server, a repository, the archive file): start the host (runplan-host serve) so its add-on servers answer, check the free space and that the folder of --to exists and is writable, then run runplan-host backup again. No archive was left at --to.',
+  },
+  RESTORE_TARGET_NOT_EMPTY: {
+    title: 'The data folder of the restore already holds a host',
+    kind: 'input',
+    fix: 'Restore into a new data folder (runplan-host restore FILE --data /a/new/folder), or move the host that is there away first: a restore never writes over a host.',
+  },
+  RESTORE_CORRUPT: {
+    title: 'The backup archive is damaged or incomplete',
+    kind: 'input',
+    fix: 'Use another copy of the archive (the entry named in the message does not match the checksum its manifest.json records, or is missing); nothing was restored.',
+  },
+  RESTORE_FAILED: {
+    title: 'The restore could not be carried out',
+    kind: 'deployment',
+    fix: 'Read the part named in the message (the store, an add-on, a repository), correct it (free space, PostgreSQL and Redis installed, --store for an archive of a PostgreSQL store), and run runplan-host restore again; nothing was left in the data folder.',
+  },
 } as const satisfies Record<string, Omit<ErrorDefinition, 'code'>>;

@@ -419,6 +419,14 @@ export function describeHostStore(name: string, open: (options: OpenOptions) => 
         expect(await store.findAddon(db.id)).toBeUndefined();
         await expect(store.removeAddon(db.id)).rejects.toMatchObject({ code: HostErrors.ADDON_NOT_FOUND.code });
       });
+
+      it("replaces an add-on's config (a restore moved its server to another port); ADDON_NOT_FOUND for no add-on", async () => {
+        const store = await fresh();
+        const db = await store.createAddon(addon('db'));
+        await store.changeAddonConfig(db.id, { ...db.config, port: '6543' });
+        expect(await store.findAddon(db.id)).toEqual({ ...db, config: { ...db.config, port: '6543' } });
+        await expect(store.changeAddonConfig('addon_00000000-0000-4000-8000-000000000000', {})).rejects.toMatchObject({ code: HostErrors.ADDON_NOT_FOUND.code });
+      });
     });
 
     describe('custom domains', () => {

@@ -128,6 +128,13 @@ export class PostgresqlProvider implements AddonProvider {
     return { config, variables: this.variables(config) };
   }
 
+  /** A restore: the add-on's role (same password) and empty database made again, for its dump to be loaded into. */
+  async recreate(addon: AddonRef, config: Readonly<Record<string, string>>): Promise<string> {
+    const name = madeDatabase(addon, config);
+    await this.admin(createDatabaseSql(name, config.password ?? ''));
+    return name;
+  }
+
   variables(config: Readonly<Record<string, string>>): Record<string, string> {
     return postgresqlVariables(config);
   }

@@ -9,6 +9,8 @@ import { cleanEnvironment, droppedNames } from '../clean-environment.js';
 import { HostErrors } from '../errors.js';
 import { readApiToken } from '../host-files.js';
 import { initHost } from '../init.js';
+import { backupHost } from '../backup/backup-host.js';
+import { restoreHost } from '../backup/restore-host.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
 import type { AddonView, AppView, DomainView, ReleaseView, VariableView } from '../service.js';
@@ -31,6 +33,9 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
   runplan-host serve [--stop-apps-on-exit]   start the API, git, the console; take over (or start) sshd, the edge, the add-ons and
                                           every app; SIGTERM stops serve alone (the apps go on serving), or all of it with the flag
+  runplan-host backup --to FILE [--encrypt-with KEYFILE]   one archive of the whole host (store, keys, repositories, edge, add-ons' data), made while it serves
+  runplan-host restore FILE [--decrypt-with KEYFILE] [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]
+                                          that archive made a host again in a new --data folder; then runplan-host serve
   runplan-host stop-apps                  with serve stopped: stop every release, the edge, sshd and the add-on servers
   runplan-host status                     every part checked now (the edge, sshd, add-on servers); exit 1 when one is down
   runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
@@ -74,6 +79,8 @@ const OPTIONS = {
   engine: { type: 'string' },
   'docker-host': { type: 'string' },
   to: { type: 'string' },
+  'encrypt-with': { type: 'string' },
+  'decrypt-with': { type: 'string' },
   'stop-apps-on-exit': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -153,6 +160,46 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
         { store: urlWithoutPassword(values.to), tables },
         () =>
           `copied the store into ${urlWithoutPassword(values.to as string)}; the host uses it from its next start (${paths.store} is kept, unchanged)\n${tables.map((t) => `  ${t.table.padEnd(18)} ${String(t.rows).padStart(7)} rows  sha256 ${t.checksum.slice(0, 16)}`).join('\n')}`,
+      );
+      return 0;
+    }
+    case 'backup': {
+      if (!values.to) throw usage('backup --to FILE [--encrypt-with KEYFILE]');
+      const encryptWith = values['encrypt-with'] === undefined ? {} : { encryptWith: resolve(values['encrypt-with']) };
+      const result = await backupHost(paths, resolve(values.to), (line) => io.err(`${line}\n`), encryptWith);
+      print(
+        result,
+        () =>
+          `wrote ${result.file} (0600${result.encrypted ? ', encrypted with the key file' : ": it holds the host's secrets, encrypt it before it leaves this machine"}): ${result.entries} entries, ${result.apps} application(s), ${result.addons} add-on(s)`,
+      );
+      return 0;
+    }
+    case 'restore': {
+      const [file] = rest;
+      if (!file) throw usage('restore FILE --data DIR [--decrypt-with KEYFILE] [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]');
+      const port = (name: 'ssh-port' | 'https-port' | 'http-port') => {
+        const value = values[name];
+        if (value === undefined) return undefined;
+        if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) throw HostErrors.INPUT_USAGE.create({ message: `--${name} must be a port number (1-65535).` });
+        return Number(value);
+      };
+      const options = Object.fromEntries(
+        Object.entries({
+          sshPort: port('ssh-port'),
+          httpsPort: port('https-port'),
+          httpPort: port('http-port'),
+          sshUser: values['ssh-user'],
+          store: values.store,
+          decryptWith: values['decrypt-with'] === undefined ? undefined : resolve(values['decrypt-with']),
+        }).filter(([, v]) => v !== undefined),
+      );
+      const result = await restoreHost(resolve(file), paths, options, (line) => io.err(`${line}\n`));
+      print({ data: paths.root, ...result }, () =>
+        [
+          `restored ${result.apps} application(s) and ${result.addons} add-on(s) into ${paths.root}`,
+          ...result.movedAddons.map((m) => `  the add-on ${m.name} moved from port ${m.from} (taken here) to ${m.to}: its applications get the new one when serve deploys them`),
+          `start it with: runplan-host serve --data ${paths.root} (it deploys every application's current release again)`,
+        ].join('\n'),
       );
       return 0;
     }

@@ -374,6 +374,13 @@ export class PostgresStore implements HostStore {
     return (await this.listRows<records.AddonRow>('addons', org)).map(records.toAddon);
   }
 
+  async changeAddonConfig(id: string, config: Readonly<Record<string, string>>): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      await requireAddon(client, id, 'FOR UPDATE');
+      await client.query('UPDATE addons SET config = $1 WHERE id = $2', [JSON.stringify(config), id]);
+    });
+  }
+
   async removeAddon(id: string): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       // Locked: a link being made to it meanwhile (linkAddon holds it FOR SHARE) is waited for, then seen.

@@ -260,6 +260,11 @@ export class SqliteStore implements HostStore {
     return rows.map(records.toAddon);
   }
 
+  async changeAddonConfig(id: string, config: Readonly<Record<string, string>>): Promise<void> {
+    this.requireAddon(id);
+    this.db.prepare('UPDATE addons SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
+  }
+
   async removeAddon(id: string): Promise<void> {
     this.db
       .transaction(() => {

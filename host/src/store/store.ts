@@ -198,6 +198,8 @@ export interface HostStore {
   listAddons(org?: string): Promise<AddonRecord[]>;
   /** ADDON_NOT_FOUND; ADDON_LINKED (naming the applications) while any application is linked to it. */
   removeAddon(id: string): Promise<void>;
+  /** Replaces the add-on's config (a restore moved its server to another port); ADDON_NOT_FOUND. */
+  changeAddonConfig(id: string, config: Readonly<Record<string, string>>): Promise<void>;
   /**
    * Links the add-on to the application: true if newly linked, false if it already was.
    * APP_NOT_FOUND, ADDON_NOT_FOUND, ADDON_ORG_MISMATCH (an application links only its own organization's add-ons).

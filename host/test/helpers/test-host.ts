@@ -92,6 +92,26 @@ export class TestHost {
     return host;
   }
 
+  /**
+   * A host restored from `archive` (runplan-host restore) into a new data folder, on ports of its own and with an SSH
+   * account of its own, so that it runs beside the host the archive was made of; `args`: more of restore's options;
+   * `code`, `output`: what restore said.
+   */
+  static async restore(
+    archive: string,
+    { sshUser = `rph-${randomBytes(3).toString('hex')}`, args = [] }: { sshUser?: string; args?: readonly string[] } = {},
+  ): Promise<{ host: TestHost; code: number; output: string }> {
+    const data = join(await tempDir('runplan-host-restored-'), 'data');
+    const ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
+    const existed = await run('getent', ['passwd', sshUser]).then(
+      () => true,
+      () => false,
+    );
+    const host = new TestHost(data, ports, await tempDir('runplan-host-client-'), sshUser, !existed, [process.execPath, CLI]);
+    const r = await host.cli(['restore', archive, '--ssh-port', `${ports.ssh}`, '--https-port', `${ports.https}`, '--http-port', `${ports.http}`, '--ssh-user', sshUser, ...args]);
+    return { host, code: r.code, output: `${r.stdout}${r.stderr}` };
+  }
+
   /** Runs another runplan-host from now on (an upgrade: the installed one after this clone's), on the same data folder. */
   useProgram(program: readonly [string, ...string[]]): void {
     this.program = program;

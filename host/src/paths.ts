@@ -41,6 +41,8 @@ export interface HostPaths {
   /** One folder per application (run/apps/<app_id>/), whose one file's name is the address of the serving release: the edge dials it. */
   readonly upstreamsDir: string;
   readonly servePid: string;
+  /** What keeps serve running (systemd, runit, s6, or nothing), recorded by serve for `status`. */
+  readonly serveManager: string;
   /** The supervision tree of the local engine's releases (s6-svscan's scan directory and each release's services): they outlive serve. */
   readonly treeDir: string;
   /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
@@ -70,6 +72,7 @@ export function hostPaths(root: string): HostPaths {
     consoleSocket: join(runDir, 'console.sock'),
     upstreamsDir: join(runDir, 'apps'),
     servePid: join(runDir, 'serve.pid'),
+    serveManager: join(runDir, 'serve-manager.json'),
     treeDir: join(runDir, 'tree'),
     binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),

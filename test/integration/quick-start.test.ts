@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, copyFile, cp, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -65,6 +65,12 @@ describe.runIf(asRoot)('the quick start (examples/quick-start.ts)', () => {
   });
   afterAll(async () => {
     await user?.remove();
+  });
+
+  it('is what the README shows: its lines from the import to the decisions, word for word', async () => {
+    const example = await readFile(join(ROOT, 'examples', 'quick-start.ts'), 'utf8');
+    const shown = example.slice(example.indexOf('import '), example.indexOf('\n', example.indexOf('for (const d of plan.decisions)')));
+    expect(await readFile(join(ROOT, 'README.md'), 'utf8')).toContain(`\`\`\`ts\n${shown}\n\`\`\``);
   });
 
   it('type-checks against the installed package, with no access to runplan’s sources', async () => {

@@ -70,7 +70,7 @@ function report(rows, label, iterations) {
   const withNetlify = rows.every((r) => r.netlify !== undefined);
   console.log(
     `every planable fixture of fixtures/node (${rows.length}) on ${label}, ${iterations} rounds each after 20 warm-up, the sides one after the other in each round, each round starting with the next side. ` +
-      "tuned: createPlan given an inventory gathered once; readme: the README's call, without one; each as a host calls it again (the plan kept by createPlan's PlanCache, checked against every file it looked at) and as a first call (planCache: false, planned afresh)",
+      "tuned: createPlan given an inventory gathered once; readme: the quick start's call (examples/quick-start.ts), without one; each as a host calls it again (the plan kept by createPlan's PlanCache, checked against every file it looked at) and as a first call (planCache: false, planned afresh)",
   );
   const columns = SIDES.filter((s) => s !== 'netlify' || withNetlify);
   console.log(`  ${'fixture'.padEnd(30)} ${columns.map((c) => c.padStart(11)).join(' ')}   vercel/tuned  vercel/first  vercel/readme`);
@@ -84,7 +84,7 @@ function report(rows, label, iterations) {
   const express = rows.find((r) => r.app === 'express');
   if (express) {
     target({
-      what: `The README's call (createPlan without an inventory) ≥ 2× faster than Vercel's scanParentDirs + getNodeVersion, Express fixture, ${label}`,
+      what: `The quick start's call (createPlan without an inventory, as examples/quick-start.ts makes it) ≥ 2× faster than Vercel's scanParentDirs + getNodeVersion, Express fixture, ${label}`,
       runplan: `${express.readme.toFixed(3)} ms (first call ${express.readmeFirst.toFixed(3)} ms)`,
       against: `${express.vercel.toFixed(3)} ms`,
       limit: `${(express.vercel / express.readme).toFixed(2)}× (≥ 2×; first call ${(express.vercel / express.readmeFirst).toFixed(2)}×)`,
@@ -156,7 +156,7 @@ const inventory = await gatherInventory(registry, { cacheDir, ids: ['node'] });
 const sides = {
   tuned: (app) => createPlan({ registry, appDir: app, inventory }),
   tunedFirst: (app) => createPlan({ registry, appDir: app, inventory, planCache: false }),
-  // The README's call: no inventory given, so createPlan gathers it (from what this process holds already).
+  // The quick start's call (examples/quick-start.ts): no inventory given, so createPlan gathers it (from what this process holds already).
   readme: (app) => createPlan({ registry, appDir: app, env: {}, host: { cacheDir } }),
   readmeFirst: (app) => createPlan({ registry, appDir: app, env: {}, host: { cacheDir }, planCache: false }),
   vercel: async (app) => { await scanParentDirs(app, true); await getNodeVersion(app, undefined, {}, {}); },

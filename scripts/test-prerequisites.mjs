@@ -83,6 +83,9 @@ export const DEBIAN_PACKAGES = [
   // which trusts the edge's root certificate through an NSS database made with certutil.
   { name: 'chromium', command: 'test -x /usr/bin/chromium' },
   { name: 'libnss3-tools', command: 'certutil' },
+  // runplan-host install-service's unit is checked by systemd's own parser (host/test/service-unit.test.ts);
+  // installing the package starts nothing where systemd is not PID 1.
+  { name: 'systemd', command: 'systemd-analyze' },
   ...HOST_PACKAGES,
   ...ADDON_PACKAGES,
 ];

@@ -115,6 +115,11 @@ export const HOST_ERROR_DEFINITIONS = {
     fix: 'Install the part (apt-get install openssh-server caddy), free the port it names, and start runplan-host serve again.',
   },
   HOST_ALREADY_SERVING: { title: 'Another runplan-host serve uses this data folder', kind: 'deployment', fix: 'Stop the other one (its PID is given) or use another --data.' },
+  SERVICE_UNIT_DIR: {
+    title: 'The service unit cannot be written',
+    kind: 'input',
+    fix: 'Run install-service as root on a machine run by systemd (its units are in /etc/systemd/system), give --unit-dir an existing folder you may write, or print the unit with --print and install it yourself.',
+  },
   API_UNAUTHORIZED: { title: 'The request to the host API has no valid token', kind: 'input', fix: 'Send the token of the data folder (api-token) as "Authorization: Bearer <token>".' },
   CONSOLE_SIGN_IN: {
     title: 'The token does not sign in to the console',

@@ -44,6 +44,8 @@ export interface HostPaths {
   /** One link per custom domain (run/domains/<name> → run/apps/<app_id>/): the edge serves the name as that application. */
   readonly domainsDir: string;
   readonly servePid: string;
+  /** What keeps serve running (systemd, runit, s6, or nothing), recorded by serve for `status`. */
+  readonly serveManager: string;
   /** The supervision tree of the local engine's releases (s6-svscan's scan directory and each release's services): they outlive serve. */
   readonly treeDir: string;
   /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
@@ -74,6 +76,7 @@ export function hostPaths(root: string): HostPaths {
     upstreamsDir: join(runDir, 'apps'),
     domainsDir: join(runDir, 'domains'),
     servePid: join(runDir, 'serve.pid'),
+    serveManager: join(runDir, 'serve-manager.json'),
     treeDir: join(runDir, 'tree'),
     binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),

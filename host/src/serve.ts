@@ -19,6 +19,7 @@ import { consoleHostName, consoleUrl, readSettings } from './settings.js';
 import { Sshd } from './ssh/sshd.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
 import { recordServing, refuseWhileServing } from './serving.js';
+import { forgetServiceManager, recordServiceManager, type ServiceManager } from './service-manager.js';
 import { openHostStore } from './store/open-store.js';
 import type { HostStore } from './store/store.js';
 import { HostLog } from './supervision/host-log.js';
@@ -43,6 +44,8 @@ export interface StartHostOptions {
   readonly adoptOnly?: boolean;
   /** What stop() does by default, and what a start that fails undoes: everything it runs (true), or only serve itself. */
   readonly stopAppsOnExit?: boolean;
+  /** What started serve and restarts it (systemd…), recorded for `status`; none by default. */
+  readonly serviceManager?: ServiceManager | null;
 }
 
 /** One step of serve's start, undone at its stop: always (`both`), only when everything stops (`apps`), or let go (`leave`). */
@@ -65,7 +68,12 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
   const log = (line: string) => hostLog.line(line);
   const supervisor = new Supervisor({ log: (line) => log(`==> ${line}`), ...(options.clock === undefined ? {} : { clock: options.clock }) });
   await recordServing(paths);
-  const undo: Undo[] = [{ apps: async () => rm(paths.servePid, { force: true }), leave: async () => rm(paths.servePid, { force: true }) }];
+  await recordServiceManager(paths, options.serviceManager ?? null);
+  const forgetServing = async () => {
+    await rm(paths.servePid, { force: true });
+    await forgetServiceManager(paths);
+  };
+  const undo: Undo[] = [{ apps: forgetServing, leave: forgetServing }];
   const both = (step: () => Promise<void>): Undo => ({ apps: step, leave: step });
   const stop = async ({ apps = options.stopAppsOnExit ?? false }: { readonly apps?: boolean } = {}) => {
     // Stopping is for good: a part that dies from now on (or is stopped below) is not started again.

@@ -451,7 +451,7 @@ const APPS: readonly RealApp[] = [
     id: 'rails',
     framework: "Rails 6.1 from Debian's packages (rails new, one generated controller)",
     origin: 'scaffolder',
-    source: "Debian's `rails new` with the options of shared/spec/NOTES.md, then `rails generate controller Pages home`",
+    source: "Debian's `rails new` with the options below, then `rails generate controller Pages home`",
     machineTools: [
       ['ruby', '-e', 'print RUBY_VERSION'],
       ['rails', '--version'],

@@ -25,6 +25,8 @@ import { usesPostgres } from '../store/open-store.js';
 import { urlWithoutPassword } from '../store/postgres-store.js';
 import { ApiClient } from '../api/api-client.js';
 import { appOfFolder } from './find-app.js';
+import { currentServiceManager, describeServiceManager, forgetServiceManagerVariables, passServiceManager, readServiceManager, type ServiceManager } from '../service-manager.js';
+import { DEFAULT_UNIT_DIR, installServiceUnit, serviceUnit, UNIT_NAME } from '../service-unit.js';
 
 const USAGE = `runplan-host: a small hosting service on runplan (git push, health-gated deploys, an HTTPS edge)
 
@@ -37,6 +39,7 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host restore FILE [--decrypt-with KEYFILE] [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]
                                           that archive made a host again in a new --data folder; then runplan-host serve
   runplan-host stop-apps                  with serve stopped: stop every release, the edge, sshd and the add-on servers
+  runplan-host install-service [--unit-dir ${DEFAULT_UNIT_DIR}] [--print]   a systemd unit that runs serve (stopping it stops serve alone)
   runplan-host status                     every part checked now (the edge, sshd, add-on servers); exit 1 when one is down
   runplan-host create --type <node|ruby|play1> <app-name> --region <par|mtl> --org <org>
   runplan-host apps [--org ORG]
@@ -82,6 +85,8 @@ const OPTIONS = {
   'encrypt-with': { type: 'string' },
   'decrypt-with': { type: 'string' },
   'stop-apps-on-exit': { type: 'boolean' },
+  'unit-dir': { type: 'string' },
+  print: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -145,8 +150,29 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       print({ data: paths.root, settings, created }, () => `${created ? 'initialised' : 'kept'} the host in ${paths.root}; start it with: runplan-host serve --data ${paths.root}`);
       return 0;
     }
-    case 'serve':
-      return droppedNames(process.env).length === 0 ? serve(paths, io, values['stop-apps-on-exit'] === true) : serveInCleanEnvironment(io);
+    case 'serve': {
+      // Read before the environment is cleaned: systemd's variables say it started serve, and are passed on to nothing.
+      const manager = currentServiceManager();
+      forgetServiceManagerVariables(process.env);
+      return droppedNames(process.env).length === 0 ? serve(paths, io, values['stop-apps-on-exit'] === true, manager) : serveInCleanEnvironment(io, manager);
+    }
+    case 'install-service': {
+      const unit = serviceUnit({ data: paths.root });
+      if (values.print) {
+        io.out(unit);
+        return 0;
+      }
+      const file = await installServiceUnit(resolve(values['unit-dir'] ?? DEFAULT_UNIT_DIR), unit);
+      const name = UNIT_NAME.replace(/\.service$/, '');
+      print({ unit: file, data: paths.root }, () =>
+        [
+          `wrote ${file} (serve of ${paths.root})`,
+          `then: systemctl daemon-reload && systemctl enable --now ${name}`,
+          `systemctl stop ${name} stops serve alone (the applications go on); runplan-host stop-apps --data ${paths.root} then stops the rest`,
+        ].join('\n'),
+      );
+      return 0;
+    }
     case 'stop-apps':
       return stopApps(paths, io);
     case 'migrate-store': {
@@ -232,7 +258,8 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
       const { serving, apps, parts } = await client.json<{ serving: boolean; apps: number; parts: PartHealth[] }>('GET', '/status');
       const root = `${paths.edgeDir}/data/caddy/pki/authorities/local/root.crt`;
       const down = parts.filter((p) => !p.up).map((p) => p.name);
-      print({ serving, apps, parts, rootCertificate: root, settings }, () =>
+      const serviceManager = await readServiceManager(paths);
+      print({ serving, apps, parts, rootCertificate: root, settings, serviceManager: serviceManager ?? null }, () =>
         [
           serving
             ? `serving ${apps} application(s) from ${paths.root}`
@@ -241,6 +268,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
             (p) =>
               `  ${p.up ? 'up  ' : 'DOWN'}  ${p.name}: ${p.detail}${p.pid === null ? '' : `; PID ${p.pid}`}${p.restarts > 0 ? `; started again ${p.restarts} time(s), last after it ${p.lastExit}` : ''}`,
           ),
+          describeServiceManager(serviceManager),
           `releases run ${settings.engine === 'swarm' ? `as services of the Docker swarm at ${settings.dockerHost ?? 'DOCKER_HOST'}` : 'on this machine'}`,
           `edge root certificate: ${root}`,
         ].join('\n'),
@@ -469,12 +497,12 @@ function usage(what: string) {
  * Runs until SIGTERM or SIGINT, then stops: serve alone (the API, git, the console, the deploys under way),
  * every application serving on for the next serve to take over; or, with `stopApps`, everything it runs.
  */
-async function serve(paths: HostPaths, io: Io, stopApps: boolean): Promise<number> {
+async function serve(paths: HostPaths, io: Io, stopApps: boolean, serviceManager: ServiceManager | null): Promise<number> {
   const log = (line: string) => io.err(`${line}\n`);
   // Listened for before anything starts: a signal while the applications are brought back (they may already
   // answer) stops the host once it has started, instead of killing it with what it started left running.
   const stopSignals = listenForStopSignals();
-  const host = await startHost(paths, log, { stopAppsOnExit: stopApps });
+  const host = await startHost(paths, log, { stopAppsOnExit: stopApps, serviceManager });
   const signal = await stopSignals.received;
   if (stopApps) {
     log(`==> ${signal}: stopping every release, the edge, sshd and the add-on servers`);
@@ -504,11 +532,11 @@ async function stopApps(paths: HostPaths, io: Io): Promise<number> {
  * has no execve), passes the stop signals on, and exits as that serve does. The serve that
  * runs the host, and everything it starts, never had the others.
  */
-function serveInCleanEnvironment(io: Io): Promise<number> {
+function serveInCleanEnvironment(io: Io, serviceManager: ServiceManager | null): Promise<number> {
   const dropped = droppedNames(process.env).length;
   io.err(`==> serve starts in a clean environment: ${dropped} variable(s) of the one it was given are left out (docs/host.md, "serve's environment")\n`);
   const child = startProgram(process.execPath, [...process.execArgv, '--', process.argv[1] as string, ...process.argv.slice(2)], {
-    env: cleanEnvironment(process.env),
+    env: { ...cleanEnvironment(process.env), ...passServiceManager(serviceManager) },
     stdio: 'inherit',
     timeoutMs: 0,
     // It stops when told (the signals passed on), not when this process does.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatBytes, treeSize } from '../../files/tree-size.js';
 import { formatSeconds } from '../../health/probes.js';
@@ -67,10 +67,13 @@ export async function ensureTree(cacheDir: string, source: PackageSource, option
     const root = await unwrapSingleDirectory(join(work, 'unpacked'));
     // Size and time, so that a slow network reads as progress rather than a hang.
     size = await treeSize(root).catch(() => undefined);
-    // Read-only before anyone can see it (docs/security.md, "Shared cache").
+    // Read-only before anyone can see it (docs/security.md, "Shared cache"), but for its own directory's write bit until it
+    // is in place: moving a directory into another folder rewrites its "..", which only root may do in a read-only directory.
     await freezeTree(root);
+    await chmod(root, 0o755);
     return root;
   });
+  if (!(await isFrozen(entry))) await chmod(entry, 0o555);
   if (!ensured.cached) options.log?.(`cached ${describeSource(source)}${size === undefined ? '' : ` (${formatBytes(size)} unpacked)`} in ${formatSeconds(Date.now() - started)}`);
   return { dir: entry, cached: ensured.cached };
 }

@@ -83,6 +83,10 @@ export const DEBIAN_PACKAGES = [
   // which trusts the edge's root certificate through an NSS database made with certutil.
   { name: 'chromium', command: 'test -x /usr/bin/chromium' },
   { name: 'libnss3-tools', command: 'certutil' },
+  // runplan-host's ACME certificates (host/test/acme-certificates.test.ts): a real ACME server, Let's Encrypt's pebble, with
+  // pebble-challtestsrv as its DNS; openssl makes the certificate of pebble's own HTTPS directory.
+  { name: 'pebble', command: 'test -x /usr/bin/pebble && test -x /usr/bin/pebble-challtestsrv' },
+  { name: 'openssl', command: 'openssl' },
   ...HOST_PACKAGES,
   ...ADDON_PACKAGES,
 ];

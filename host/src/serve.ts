@@ -114,6 +114,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
         httpPort: settings.httpPort,
         apps: { domain: settings.domain, upstreams: paths.upstreamsDir },
         drainMs: settings.drainMs,
+        ...(settings.acme === undefined ? {} : { acme: settings.acme }),
       },
       { log: (line) => log(`==> ${line}`) },
     );
@@ -163,7 +164,9 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const supervisedEdge = await supervisor.start(edge, (line) => releases.logs.pushToAll(`==> ${line}`));
     // Left running when serve exits: it reaches every release without serve.
     undo.push({ apps: () => supervisedEdge.stop(), leave: async () => supervisedEdge.detach() });
-    log(`==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
+    log(
+      `==> edge: https://<app_id>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; ${settings.acme === undefined ? `its root certificate: ${edge.rootCertificate}` : `certificates from the ACME CA ${settings.acme.directory}`}`,
+    );
     const git = new GitServer(service);
     await git.listen(paths.gitSocket, sshUser);
     undo.push(both(() => git.close()));

@@ -90,7 +90,10 @@ describe('runplan-host gets its certificates from an ACME CA (pebble)', () => {
   const consoleName = `console.${DOMAIN}`;
 
   beforeAll(async () => {
-    host = await TestHost.create();
+    host = await TestHost.create({ initArgs: ['--domain', DOMAIN] });
+    // First a host of the edge's own CA, whose Caddy goes on when serve stops: moved to ACME by init, then taken over.
+    await host.serve({ keepApps: true });
+    await host.stop();
     // Pebble validates TLS-ALPN-01 on a port where nothing listens: every certificate is validated by HTTP-01 on the
     // edge's plain port (Caddy falls back to it at once), through the routes of the console's HTTP→HTTPS redirect.
     pebble = await startPebble({ httpPort: host.ports.http, tlsPort: await freePort() });
@@ -118,6 +121,7 @@ describe('runplan-host gets its certificates from an ACME CA (pebble)', () => {
     ]);
     expect(init.code, `${init.stdout}${init.stderr}`).toBe(0);
     await host.serve();
+    expect(host.serveOutput).toMatch(/the edge \(Caddy, PID \d+\) an earlier serve left running is adopted; its configuration is not the one this edge's settings make/);
     pebbleRoot = await pebble.issuingRoot();
     localRoot = await readFile(host.rootCertificate, 'utf8');
   }, 120_000);

@@ -417,9 +417,9 @@ export class CaddyEdge implements Edge {
    * an attempt at the CA, whose rate limits count failures.
    */
   private async waitForAcmeCertificate(host: string): Promise<void> {
-    if (host.includes('_')) {
-      // RFC 5280's DNS names have no "_": ACME CAs refuse the order (pebble and Let's Encrypt alike), at every handshake.
-      this.log(`no certificate of ${host} from the ACME CA ${this.options.acme?.directory}: ACME CAs refuse a name with "_"`);
+    const refused = acmeRefusal(host);
+    if (refused !== undefined) {
+      this.log(`no certificate of ${host} from the ACME CA ${this.options.acme?.directory}: ${refused}`);
       return;
     }
     const timeout = this.caddyOptions.certificateTimeoutMs ?? ACME_CERTIFICATE_TIMEOUT_MS;
@@ -531,6 +531,15 @@ function handshake(address: string, port: number, servername: string, ca: string
     socket.setTimeout(5_000, () => socket.destroy(new Error('TLS handshake timed out')));
     socket.once('error', reject);
   });
+}
+
+/** Why no ACME CA issues a certificate for `host`, if none does: each handshake would be an order refused. */
+function acmeRefusal(host: string): string | undefined {
+  // RFC 5280's DNS names have no "_": the order is malformed (pebble and Let's Encrypt alike).
+  if (host.includes('_')) return 'ACME CAs refuse a name with "_"';
+  // Caddy itself asks no public CA for these (certmagic's SubjectQualifiesForPublicCert).
+  if (host === 'localhost' || /\.(localhost|local)$/.test(host)) return `ACME CAs issue no certificate for ${host}`;
+  return undefined;
 }
 
 /** The certificate served for `servername`, unverified: the caller checks what it needs. */

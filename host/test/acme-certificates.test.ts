@@ -188,8 +188,12 @@ describe('runplan-host gets its certificates from an ACME CA (pebble)', () => {
     const tried = [...log.matchAll(/"challenge_type":"([a-z0-9-]+)"/g)].map((m) => m[1]);
     console.log(`runplan-host measured: ACME challenges Caddy tried with pebble (console, then ${served}): ${tried.join(', ')}`);
     expect(tried).toContain('http-01');
-    // The ask says no: no order is made, and the handshake fails at once.
-    await expect(handshake(host.ports.https, `other-${process.pid}.${DOMAIN}`, pebbleRoot)).rejects.toThrow();
+    // The ask says no: the handshake fails, and no order is made at the CA (none of the host's rate limits spent).
+    const other = `other-${process.pid}.${DOMAIN}`;
+    await expect(handshake(host.ports.https, other, pebbleRoot)).rejects.toThrow();
+    const orders = (name: string, text: string) => text.split('\n').filter((l) => l.includes(`"${name}"`) && /"logger":"tls\.(obtain|issuance)/.test(l));
+    expect(orders(served, log).length).toBeGreaterThan(0);
+    expect(orders(other, await readFile(join(host.data, 'edge', 'caddy.log'), 'utf8'))).toEqual([]);
   });
 
   it("serves a pushed application at its default name with pebble's certificate, while the console's handshakes go on", { timeout: 300_000 }, async () => {

@@ -5,7 +5,7 @@ import { HostErrors } from './errors.js';
 import type { AcmeSettings } from './settings.js';
 
 /** Let's Encrypt's production directory: what `--acme-email` alone gets certificates from. */
-export const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/directory';
+const LETS_ENCRYPT_DIRECTORY = 'https://acme-v02.api.letsencrypt.org/directory';
 
 /** What `init` was given for ACME, each option as typed. */
 export interface AcmeOptions {

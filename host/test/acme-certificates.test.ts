@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { connect, type PeerCertificate } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { freePort } from '../../test/helpers/ports.js';
+import { acmeSettings } from '../src/acme-settings.js';
 import { type Pebble, startPebble } from './helpers/pebble.js';
 import { TestHost } from './helpers/test-host.js';
 
@@ -136,6 +137,11 @@ describe('runplan-host gets its certificates from an ACME CA (pebble)', () => {
     expect(settings.acme).toEqual({ email: EMAIL, directory: pebble.directory, caRoot: pebble.directoryRoot });
     const status = await host.cli(['status']);
     expect(status.stdout).toContain(`certificates from the ACME CA ${pebble.directory} (account ${EMAIL})`);
+  });
+
+  it("takes Let's Encrypt's production directory when --acme-email comes alone, and no ACME without it", () => {
+    expect(acmeSettings({ email: EMAIL })).toEqual({ email: EMAIL, directory: 'https://acme-v02.api.letsencrypt.org/directory' });
+    expect(acmeSettings({})).toBeUndefined();
   });
 
   it('refuses ACME options that cannot work, naming the option, and keeps the settings', async () => {

@@ -33,15 +33,11 @@ export interface EdgeOptions {
    * the edge closes its idle connections to a release well before that (caddy-config.ts, upstreamIdleMs).
    */
   readonly drainMs?: number;
-  /** Certificates from this ACME CA (settings.acme); without it, from the edge's own CA, which no browser trusts. */
-  readonly acme?: AcmeIssuer;
-}
-
-/** An ACME certificate authority: its directory, the account's email, and the root of the directory's HTTPS for a private one. */
-export interface AcmeIssuer {
-  readonly email: string;
-  readonly directory: string;
-  readonly caRoot?: string;
+  /**
+   * Certificates from this ACME CA (settings.acme): its directory, the account's email, and the root of the directory's
+   * HTTPS for a private one. Without it, from the edge's own CA, which no browser trusts.
+   */
+  readonly acme?: { readonly email: string; readonly directory: string; readonly caRoot?: string };
 }
 
 export interface AppNames {

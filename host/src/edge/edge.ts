@@ -66,7 +66,8 @@ export interface Edge extends Part {
   /**
    * Until the edge serves the application name `host` (EdgeOptions.apps) over HTTPS: the name is allowed a
    * certificate (edge/names/<host>), and that certificate, issued at the first TLS handshake with the name, is
-   * issued now. Changes nothing in Caddy's configuration.
+   * issued now (from an ACME CA: asked for now, and told to the host's log when it does not come in time). Changes nothing
+   * in Caddy's configuration.
    */
   serveApp(host: string): Promise<void>;
   /** The routes now: host name → port. */

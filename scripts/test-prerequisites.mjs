@@ -86,6 +86,10 @@ export const DEBIAN_PACKAGES = [
   // runplan-host install-service's unit is checked by systemd's own parser (host/test/service-unit.test.ts);
   // installing the package starts nothing where systemd is not PID 1.
   { name: 'systemd', command: 'systemd-analyze' },
+  // runplan-host's ACME certificates (host/test/acme-certificates.test.ts): a real ACME server, Let's Encrypt's pebble, with
+  // pebble-challtestsrv as its DNS; openssl makes the certificate of pebble's own HTTPS directory.
+  { name: 'pebble', command: 'test -x /usr/bin/pebble && test -x /usr/bin/pebble-challtestsrv' },
+  { name: 'openssl', command: 'openssl' },
   ...HOST_PACKAGES,
   ...ADDON_PACKAGES,
 ];

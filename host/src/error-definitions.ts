@@ -38,6 +38,21 @@ export const HOST_ERROR_DEFINITIONS = {
     kind: 'input',
     fix: 'Give a file holding one OpenSSH public key line (ssh-ed25519 AAAA… or ssh-rsa AAAA…), such as ~/.ssh/id_ed25519.pub.',
   },
+  INPUT_ACME_EMAIL: {
+    title: 'The ACME account email is not an email address',
+    kind: 'input',
+    fix: 'Give --acme-email an address the certificate authority can write to (ops@example.com); --acme-directory and --acme-ca-root need it.',
+  },
+  INPUT_ACME_DIRECTORY: {
+    title: 'The ACME directory is not an https:// URL',
+    kind: 'input',
+    fix: "Give --acme-directory the certificate authority's ACME directory URL, starting with https:// (Let's Encrypt's staging directory to try), or leave it out for Let's Encrypt's production directory.",
+  },
+  INPUT_ACME_CA_ROOT: {
+    title: "The ACME server's root certificate cannot be read",
+    kind: 'input',
+    fix: "Give --acme-ca-root a PEM file holding the certificate that signs the ACME directory's HTTPS certificate (for a private ACME server only), readable by root; leave it out for a public CA.",
+  },
   INPUT_USAGE: { title: 'The command line is not valid', kind: 'input', fix: 'Run runplan-host --help for the commands and their options.' },
   APP_NAME_TAKEN: { title: 'The organization already has an application of that name', kind: 'input', fix: 'Choose another name, or remove the other application first.' },
   APP_NOT_FOUND: {

@@ -28,6 +28,10 @@ export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>, 
     throw HostErrors.INPUT_USAGE.create({ message: `--engine takes ${HOST_ENGINES.join(' or ')}, not ${JSON.stringify(String(settings.engine).slice(0, 40))}.` });
   if (settings.dockerHost !== undefined && settings.engine !== 'swarm')
     throw HostErrors.INPUT_USAGE.create({ message: '--docker-host names the engine of --engine swarm; this host runs its releases locally.' });
+  if (settings.acme !== undefined && (settings.domain === 'localhost' || settings.domain.endsWith('.localhost')))
+    throw HostErrors.INPUT_USAGE.create({
+      message: `no ACME certificate authority issues certificates for ${settings.domain}: give --domain a name of yours with --acme-email, or leave --acme-email out.`,
+    });
   const created = !existsSync(paths.apiToken);
   // Its home is ssh/: sshd's StrictModes checks the folders above authorized_keys up to the home.
   await ensureSshUser(settings.sshUser, paths.sshDir);

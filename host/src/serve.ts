@@ -122,6 +122,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
         httpPort: settings.httpPort,
         apps: { domain: settings.domain, upstreams: paths.upstreamsDir, domains: paths.domainsDir, redirectOldNames: settings.redirectOldAppNames },
         drainMs: settings.drainMs,
+        ...(settings.acme === undefined ? {} : { acme: settings.acme }),
       },
       { log: (line) => log(`==> ${line}`) },
     );
@@ -172,7 +173,9 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     const supervisedEdge = await supervisor.start(edge, (line) => releases.logs.pushToAll(`==> ${line}`));
     // Left running when serve exits: it reaches every release without serve.
     undo.push({ apps: () => supervisedEdge.stop(), leave: async () => supervisedEdge.detach() });
-    log(`==> edge: https://app-<uuid>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; its root certificate: ${edge.rootCertificate}`);
+    log(
+      `==> edge: https://app-<uuid>.${settings.domain}:${settings.httpsPort}/ and http on ${settings.httpPort}; ${settings.acme === undefined ? `its root certificate: ${edge.rootCertificate}` : `certificates from the ACME CA ${settings.acme.directory}`}`,
+    );
     // The custom domains of the store, whatever run/domains held: they are served before any release answers.
     await edge.serveDomains(await store.listDomains());
     const git = new GitServer(service);

@@ -47,6 +47,21 @@ export interface HostSettings {
    * with a permanent redirect (308) to their `app-<uuid>` name; false: not answered at all (the unknown host's 404).
    */
   readonly redirectOldAppNames: boolean;
+  /**
+   * Certificates from an ACME certificate authority (Let's Encrypt by default) instead of the edge's own CA,
+   * which no browser trusts: set by `init --acme-email`. Without it the edge issues every certificate itself.
+   */
+  readonly acme?: AcmeSettings;
+}
+
+/** The ACME account and directory the edge gets its certificates from (host/src/acme-settings.ts checks them). */
+export interface AcmeSettings {
+  /** The account's contact: the CA writes there about certificates that expire or are revoked. */
+  readonly email: string;
+  /** The CA's ACME directory URL, https:// only. */
+  readonly directory: string;
+  /** A PEM file of the root that signs the directory's own HTTPS certificate, for a private ACME server (pebble, a company's CA). */
+  readonly caRoot?: string;
 }
 
 export const DEFAULT_SETTINGS: HostSettings = {

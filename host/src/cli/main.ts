@@ -11,6 +11,7 @@ import { readApiToken } from '../host-files.js';
 import { initHost } from '../init.js';
 import { backupHost } from '../backup/backup-host.js';
 import { restoreHost } from '../backup/restore-host.js';
+import { acmeSettings } from '../acme-settings.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
 import type { AddonView, AppView, DomainView, ReleaseView, VariableView } from '../service.js';
@@ -32,6 +33,8 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
 
   runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR] [--store sqlite|postgres://…]
                     [--engine local|swarm] [--docker-host URL]   releases as local processes, or as the services of a Docker swarm
+                    [--acme-email EMAIL [--acme-directory URL] [--acme-ca-root FILE]]   certificates from an ACME CA (default
+                                          Let's Encrypt) instead of the edge's own CA; init again with every option to change them
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
   runplan-host serve [--stop-apps-on-exit]   start the API, git, the console; take over (or start) sshd, the edge, the add-ons and
                                           every app; SIGTERM stops serve alone (the apps go on serving), or all of it with the flag
@@ -81,6 +84,9 @@ const OPTIONS = {
   store: { type: 'string' },
   engine: { type: 'string' },
   'docker-host': { type: 'string' },
+  'acme-email': { type: 'string' },
+  'acme-directory': { type: 'string' },
+  'acme-ca-root': { type: 'string' },
   to: { type: 'string' },
   'encrypt-with': { type: 'string' },
   'decrypt-with': { type: 'string' },
@@ -144,6 +150,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           cacheDir: values['cache-dir'] === undefined ? undefined : resolve(values['cache-dir']),
           engine: values.engine,
           dockerHost: values['docker-host'],
+          acme: acmeSettings({ email: values['acme-email'], directory: values['acme-directory'], caRoot: values['acme-ca-root'] }),
         }).filter(([, v]) => v !== undefined),
       );
       const { settings, created } = await initHost(paths, chosen, values.store === undefined ? {} : { store: values.store });
@@ -270,7 +277,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           ),
           describeServiceManager(serviceManager),
           `releases run ${settings.engine === 'swarm' ? `as services of the Docker swarm at ${settings.dockerHost ?? 'DOCKER_HOST'}` : 'on this machine'}`,
-          `edge root certificate: ${root}`,
+          settings.acme === undefined ? `edge root certificate: ${root}` : `certificates from the ACME CA ${settings.acme.directory} (account ${settings.acme.email})`,
         ].join('\n'),
       );
       return serving ? 0 : 1;

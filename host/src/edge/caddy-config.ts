@@ -265,6 +265,26 @@ function askServer(files: CaddyFiles, askPort: number): Record<string, unknown> 
   };
 }
 
+/**
+ * Who signs the certificates: the edge's own CA, or the ACME CA of the settings, with its account's email. Its
+ * HTTP-01 and TLS-ALPN-01 challenges are answered on the edge's own ports (the CA validates on the ports it
+ * was told: 80 and 443 for a public CA, so the edge must listen there): Caddy answers a challenge request on the
+ * plain listener before any route (caddyhttp.Server.ServeHTTP: the console's redirect never sees it), and adds the
+ * acme-tls/1 protocol to the HTTPS listener's TLS. Caddy would fill these ports in itself from http_port and
+ * https_port; written here, they are what the configuration says.
+ */
+function issuer(options: EdgeOptions): Record<string, unknown> {
+  const { acme } = options;
+  if (acme === undefined) return { module: 'internal' };
+  return {
+    module: 'acme',
+    ca: acme.directory,
+    email: acme.email,
+    ...(acme.caRoot === undefined ? {} : { trusted_roots_pem_files: [acme.caRoot] }),
+    challenges: { http: { alternate_port: options.httpPort }, 'tls-alpn': { alternate_port: options.httpsPort } },
+  };
+}
+
 function listen(address: string, port: number): string {
   return isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
 }
@@ -300,10 +320,15 @@ export function initialConfig(options: EdgeOptions, files: CaddyFiles, askPort: 
           [ASK_SERVER]: askServer(files, askPort),
         },
       },
-      // Every name gets its certificate from the edge's own CA at its first TLS handshake, once the edge says yes
-      // (its routes' names and the applications it serves): a new name is no change of the configuration, which
-      // Caddy 2.6 applies by emptying its certificate cache, refusing handshakes meanwhile (caddyserver/caddy#5589).
-      tls: { automation: { policies: [{ issuers: [{ module: 'internal' }], on_demand: true }], on_demand: { ask: `http://127.0.0.1:${askPort}/` } } },
+      // Every name gets its certificate at its first TLS handshake, once the edge says yes (its routes' names, the
+      // applications it serves, their custom domains: a file in edge/names). Caddy's docs advise on-demand TLS where
+      // names come and go while it runs, as here: a new name is no change of the configuration, which Caddy 2.6
+      // applies by emptying its certificate cache, refusing handshakes meanwhile (caddyserver/caddy#5589). The
+      // console's name, known at the start, gets no eager policy of its own: the edge makes its first handshake itself
+      // as soon as its route is set (CaddyEdge.waitForCertificate), so it is issued at serve's start all the same,
+      // and renewed at a handshake once two thirds of its life have passed (certmagic 0.17 renews on-demand
+      // certificates during handshakes, not in its background maintenance).
+      tls: { automation: { policies: [{ issuers: [issuer(options)], on_demand: true }], on_demand: { ask: `http://127.0.0.1:${askPort}/` } } },
       // The CA stays in Caddy's data folder; the machine's trust store is never touched.
       pki: { certificate_authorities: { local: { install_trust: false } } },
     },

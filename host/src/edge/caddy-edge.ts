@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
+import { checkServerIdentity, connect, type PeerCertificate } from 'node:tls';
 import { keptOrFreePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { stopByIdentity } from '../supervision/adopted-process.js';
@@ -54,6 +54,9 @@ const POLL_MS = 50;
 const MAX_SOCKET_PATH = 107;
 // Another writer may change the routes between the read and the change (If-Match then fails): read again.
 const CHANGE_ATTEMPTS = 3;
+// An ACME CA answers in seconds (Let's Encrypt: an order, a validation, a certificate); a slow one is told to the log.
+const ACME_CERTIFICATE_TIMEOUT_MS = 60_000;
+const ACME_POLL_MS = 1_000;
 // A Caddy that answers at all answers its configuration at once: one that accepts and says nothing for this long is not serving.
 const ADMIN_PROBE_MS = 5_000;
 
@@ -421,6 +424,7 @@ export class CaddyEdge implements Edge {
 
   /** Until Caddy serves `host`'s certificate from its CA (it issues it in the background after the change). */
   private async waitForCertificate(host: string): Promise<void> {
+    if (this.options.acme !== undefined) return this.waitForAcmeCertificate(host);
     const timeout = this.caddyOptions.certificateTimeoutMs ?? 30_000;
     const deadline = this.now() + timeout;
     let last = '';
@@ -436,6 +440,44 @@ export class CaddyEdge implements Edge {
         throw this.edgeFailed(`Caddy serves no valid certificate for ${host} after ${timeout} ms (${last}): ${await logTail(this.files.log, this.running?.logOffset ?? 0)}`, { host });
       }
       await this.delay(POLL_MS);
+    }
+  }
+
+  /**
+   * The first handshake with `host`, which makes Caddy get its certificate from the ACME CA (the handshake waits for
+   * it), until one for that name is served. Its chain is the CA's, which the edge need not trust (a private ACME
+   * server's issuing root is known only to it): the name is checked. A certificate that does not come in time is
+   * told to the host's log, not thrown: the CA, DNS and ports 80/443 are out of the host's hands, the route is set
+   * all the same, and Caddy tries again at the next handshake. A handshake every second at most: each failed one is
+   * an attempt at the CA, whose rate limits count failures.
+   */
+  private async waitForAcmeCertificate(host: string): Promise<void> {
+    const refused = acmeRefusal(host);
+    if (refused !== undefined) {
+      this.log(`no certificate of ${host} from the ACME CA ${this.options.acme?.directory}: ${refused}`);
+      return;
+    }
+    const timeout = this.caddyOptions.certificateTimeoutMs ?? ACME_CERTIFICATE_TIMEOUT_MS;
+    const deadline = this.now() + timeout;
+    let last = '';
+    for (;;) {
+      const started = this.now();
+      try {
+        const certificate = await peerCertificate(connectAddress(this.options.listenAddress), this.options.httpsPort, host, Math.max(1, deadline - started));
+        const mismatch = checkServerIdentity(host, certificate);
+        if (mismatch === undefined) return;
+        last = mismatch.message;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      if (this.running === undefined) throw this.edgeFailed(`Caddy stopped while it was getting the certificate of ${host} (${last})`, { host });
+      if (this.now() > deadline) {
+        this.log(
+          `no certificate of ${host} from the ACME CA ${this.options.acme?.directory} after ${timeout} ms (${last}); Caddy asks again at the next TLS handshake with that name: check that its DNS points at this machine and that the CA reaches ports 80 and 443 (docs/host.md, "Certificates"); Caddy's log: ${this.files.log}`,
+        );
+        return;
+      }
+      await this.delay(Math.max(0, ACME_POLL_MS - (this.now() - started)));
     }
   }
 
@@ -522,6 +564,29 @@ function handshake(address: string, port: number, servername: string, ca: string
       resolve();
     });
     socket.setTimeout(5_000, () => socket.destroy(new Error('TLS handshake timed out')));
+    socket.once('error', reject);
+  });
+}
+
+/** Why no ACME CA issues a certificate for `host`, if none does: each handshake would be an order refused. */
+function acmeRefusal(host: string): string | undefined {
+  // RFC 5280's DNS names have no "_": the order is malformed (pebble and Let's Encrypt alike).
+  if (host.includes('_')) return 'ACME CAs refuse a name with "_"';
+  // Caddy itself asks no public CA for these (certmagic's SubjectQualifiesForPublicCert).
+  if (host === 'localhost' || /\.(localhost|local)$/.test(host)) return `ACME CAs issue no certificate for ${host}`;
+  return undefined;
+}
+
+/** The certificate served for `servername`, unverified: the caller checks what it needs. */
+function peerCertificate(address: string, port: number, servername: string, timeoutMs: number): Promise<PeerCertificate> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: address, port, servername, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => {
+      const certificate = socket.getPeerCertificate();
+      socket.destroy();
+      if (certificate.raw === undefined) reject(new Error('no certificate was served'));
+      else resolve(certificate);
+    });
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('TLS handshake timed out')));
     socket.once('error', reject);
   });
 }

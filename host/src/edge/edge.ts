@@ -33,6 +33,11 @@ export interface EdgeOptions {
    * the edge closes its idle connections to a release well before that (caddy-config.ts, upstreamIdleMs).
    */
   readonly drainMs?: number;
+  /**
+   * Certificates from this ACME CA (settings.acme): its directory, the account's email, and the root of the directory's
+   * HTTPS for a private one. Without it, from the edge's own CA, which no browser trusts.
+   */
+  readonly acme?: { readonly email: string; readonly directory: string; readonly caRoot?: string };
 }
 
 export interface AppNames {
@@ -71,7 +76,8 @@ export interface Edge extends Part {
   /**
    * Until the edge serves the application name `host` (EdgeOptions.apps) over HTTPS: the name is allowed a
    * certificate (edge/names/<host>), and that certificate, issued at the first TLS handshake with the name, is
-   * issued now (`wait` false: at the name's first TLS handshake). Changes nothing in Caddy's configuration.
+   * issued now (`wait` false: at the name's first TLS handshake; from an ACME CA: asked for now, and told to the host's
+   * log when it does not come in time). Changes nothing in Caddy's configuration.
    */
   serveApp(host: string, options?: { readonly wait?: boolean }): Promise<void>;
   /**

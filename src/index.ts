@@ -53,4 +53,5 @@ export { RUN_FORMAT, type RunRecord } from './supervision/run-record.js';
 export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type BuildAppOptions, type BuiltApp, type DeployOptions, type Deployment } from './engines/local/local-executor.js';
 export { Logger, memorySink, type LineOrigin, type LogLine, type LogSink } from './log/logger.js';
 export { formatLogLine } from './log/format-line.js';
+export { type NetworkSettings, type NetworkTarget, RELEASE_PORT, ReleaseNamespace, ReleaseNetworks } from './sandbox/release-network.js';
 export { AppSandbox, type LimitCounters, type ResourceLimits, type SandboxMachine, type SandboxOptions, type SandboxPhase, type SandboxScope, type SandboxUser } from './sandbox/sandbox.js';

@@ -28,9 +28,9 @@ export const HIDDEN_BY_DEFAULT: readonly string[] = ['/root', '/home'];
  * and UTS namespaces (a /proc with only its own processes), killed with
  * its parent: runplan's process for a run of runplan's own, s6-supervise for a
  * lasting run (a supervisor that dies does not leave a second copy running
- * beside the one it starts again). The network
- * stays the machine's: the host health-checks the application on a loopback
- * port and the application reaches its add-ons there (docs/security.md, "Tenancy").
+ * beside the one it starts again). The network is not bubblewrap's to make:
+ * a release's own namespace (release-network.ts) is entered before bwrap runs,
+ * and without one the phase shares the machine's (docs/security.md, "Tenancy").
  */
 export function bubblewrapArgs(view: MountView): string[] {
   const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];

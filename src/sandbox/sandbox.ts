@@ -56,6 +56,12 @@ export interface SandboxPhase {
   readonly limits: ResourceLimits;
   /** The application's folders it may write (they must exist). */
   readonly writable: readonly string[];
+  /**
+   * Its own network namespace (a release's, made by ReleaseNetworks): entered
+   * as root before bubblewrap starts, so the application never holds the right
+   * to change it. Without it the phase shares the machine's network.
+   */
+  readonly network?: { readonly path: string };
 }
 
 /** Tasks (processes and threads) per GiB of the instance, and at least: room for a busy server, never a fork loop's run of the machine. */
@@ -72,6 +78,7 @@ export function instanceLimits(instance: InstanceSize): ResourceLimits {
 
 const BWRAP = '/usr/bin/bwrap';
 const SETPRIV = '/usr/bin/setpriv';
+const NSENTER = '/usr/bin/nsenter';
 
 /**
  * Runs as root, and only runs programs of the host with fixed arguments: joins
@@ -195,7 +202,8 @@ export class SandboxScope {
       cwd,
     });
     const drop = [SETPRIV, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
-    return ['/bin/sh', '-c', JOIN_CGROUPS, 'runplan-join', ...this.cgroup.procsFiles, '--', BWRAP, ...view, ...drop, ...argv];
+    const network = this.phase.network ? [NSENTER, `--net=${this.phase.network.path}`] : [];
+    return ['/bin/sh', '-c', JOIN_CGROUPS, 'runplan-join', ...this.cgroup.procsFiles, '--', ...network, BWRAP, ...view, ...drop, ...argv];
   }
 
   /** What the limits did since the scope was opened. */

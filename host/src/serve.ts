@@ -98,12 +98,15 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
       // What each left (its run directory) goes; its cgroup, empty, goes with the host's at stop-apps.
       for (const runId of opened.staleRuns) await discardRun(tree, runId, new Logger(() => undefined));
       if (opened.staleRuns.length > 0) log(`==> ${opened.staleRuns.length} release(s) of an earlier serve no longer run (the machine restarted): they are deployed again`);
+      // Each release's own network (kept, with the namespaces of the releases about to be taken over, when it exists).
+      const networks = settings.releaseNetwork === 'own' ? await tenancy.startNetworks() : undefined;
       // The walls' table, made again with the ports of the releases about to be taken over: never a moment unguarded.
-      await tenancy.guard.start(await guardedRuns(store, tenancy, await tree.runs()));
+      await tenancy.guard.start(await guardedRuns(store, tenancy, await tree.runs()), networks?.subnet);
       // Undone after the releases have stopped (undo runs backwards).
       undo.push({
         apps: async () => {
           await tenancy.guard.stop();
+          await tenancy.stopNetworks();
           await tenancy.removeCgroups();
           await tree.close();
         },
@@ -111,7 +114,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     }
     const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     // Started before any release (apps connect to them at start) and stopped after the last one.
-    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor);
+    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor, tenancy?.networks?.subnet);
     undo.push({ apps: () => addons.stop(), leave: () => addons.detach() });
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge(

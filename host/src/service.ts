@@ -365,7 +365,15 @@ export class HostService {
   private async linkedVariables(app: AppRecord): Promise<LinkedVariables[]> {
     const linked = await this.o.store.linksOf(app.id);
     this.o.addons.assertReachable(app, linked);
-    const addons = linked.map((addon) => ({ name: addon.name, kind: 'addon' as const, variables: this.o.addons.variables(addon) }));
+    const addons = linked.map((addon) => ({
+      name: addon.name,
+      kind: 'addon' as const,
+      variables: this.o.addons.variables(addon),
+      // A release in its own namespace reaches an add-on server of this machine at its gateway, on the same port.
+      ...(this.o.addons.engine === 'local' && /^\d+$/.test(addon.config.port ?? '')
+        ? { loopback: { port: Number(addon.config.port), variablesAt: (host: string) => this.o.addons.variables({ ...addon, config: { ...addon.config, host } }) } }
+        : {}),
+    }));
     const apps = await Promise.all(
       (await this.o.store.appLinksOf(app.id)).map(async (target) => ({ name: target.name, kind: 'application' as const, variables: await this.o.store.variables(target.id, 'exposed') })),
     );

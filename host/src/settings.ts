@@ -38,6 +38,12 @@ export interface HostSettings {
    * folder's `runplan/cache`: on another disk, or shared by several hosts of one machine.
    */
   readonly cacheDir?: string;
+  /**
+   * With the local engine: `own`, each release in its own network namespace
+   * listening on 0.0.0.0:8080 (docs/design/network-per-release.md); `shared`
+   * (default), each on a loopback port of the machine's network.
+   */
+  readonly releaseNetwork?: 'own' | 'shared';
   /** Where releases run (default local). */
   readonly engine: HostEngine;
   /** With the swarm engine: the Docker engine, a manager of the swarm (default: DOCKER_HOST of serve, else the local socket). */

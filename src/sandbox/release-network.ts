@@ -20,9 +20,12 @@ export interface NetworkSettings {
   readonly table: string;
 }
 
-/** A way out of a release's namespace that its links open: an address of the host's side and a TCP port. */
+/**
+ * A way out of a release's namespace that its links open: a TCP port of the
+ * host's loopback (an add-on's server), reached from the namespace at the
+ * gateway's address and the same port.
+ */
 export interface NetworkTarget {
-  readonly address: string;
   readonly port: number;
 }
 
@@ -46,7 +49,7 @@ export class ReleaseNamespace {
     return `${NETNS_DIR}/${this.name}`;
   }
 
-  /** It may open TCP connections to `target` (a linked add-on's server on the host's side) until the function returned is called. */
+  /** It may open TCP connections to `target` (a linked add-on's server on the host's loopback) until the function returned is called. */
   allow(target: NetworkTarget): Promise<() => Promise<void>> {
     return this.networks.allow(this.address, target);
   }
@@ -96,6 +99,8 @@ export class ReleaseNetworks {
       await this.ip([`link add ${bridge} type bridge`, `address add ${gateway}/${prefix} dev ${bridge}`, `link set ${bridge} up`]);
     }
     await this.sysctl('net.ipv4.ip_forward', '1');
+    // A link's connection is translated to the host's loopback (the add-on servers listen there only): the kernel routes it so from this bridge alone.
+    await this.sysctl(`net.ipv4.conf.${bridge}.route_localnet`, '1');
     await this.nft(this.table(held));
   }
 
@@ -160,7 +165,7 @@ export class ReleaseNetworks {
 
   /** Opens `from` (a release's address) to `to` until the function returned is called. */
   async allow(from: string, to: NetworkTarget): Promise<() => Promise<void>> {
-    const element = `${from} . ${to.address} . ${to.port}`;
+    const element = `${from} . ${to.port}`;
     const { table } = this.settings;
     await this.nft(`add element inet ${table} links { ${element} }\n`);
     let closed = false;
@@ -184,12 +189,17 @@ export class ReleaseNetworks {
 
   private table(held: readonly { readonly from: string; readonly to: NetworkTarget }[]): string {
     const { bridge, table } = this.settings;
-    const links = held.length === 0 ? '' : ` elements = { ${held.map((h) => `${h.from} . ${h.to.address} . ${h.to.port}`).join(', ')} };`;
+    const links = held.length === 0 ? '' : ` elements = { ${held.map((h) => `${h.from} . ${h.to.port}`).join(', ')} };`;
     const br = JSON.stringify(bridge);
+    const { gateway } = this.settings;
     return `add table inet ${table}
 delete table inet ${table}
 table inet ${table} {
-  set links { type ipv4_addr . ipv4_addr . inet_service;${links} }
+  set links { type ipv4_addr . inet_service;${links} }
+  chain prerouting {
+    type nat hook prerouting priority dstnat; policy accept;
+    iifname ${br} ip daddr ${gateway} ip saddr . tcp dport @links dnat ip to 127.0.0.1
+  }
   chain forward {
     type filter hook forward priority 0; policy accept;
     iifname ${br} oifname ${br} reject
@@ -201,7 +211,7 @@ table inet ${table} {
   chain input {
     type filter hook input priority 0; policy accept;
     iifname ${br} ct state established,related accept
-    iifname ${br} ip saddr . ip daddr . tcp dport @links accept
+    iifname ${br} ip daddr 127.0.0.1 ip saddr . tcp dport @links ct status dnat accept
     iifname ${br} reject
   }
   chain postrouting {

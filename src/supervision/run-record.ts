@@ -38,7 +38,14 @@ const RunRecordSchema = z.object({
   /** Run files with secrets (paths in the build), removed when the run stops. */
   secretRunFiles: z.array(z.string()),
   /** The run's walls: its cgroup phase, opened again to count its limits and to close it. */
-  scope: z.object({ name: z.string(), limits: z.object({ cpus: z.number(), memoryMb: z.number(), processes: z.number() }), writable: z.array(z.string()) }).optional(),
+  scope: z
+    .object({
+      name: z.string(),
+      limits: z.object({ cpus: z.number(), memoryMb: z.number(), processes: z.number() }),
+      writable: z.array(z.string()),
+      network: z.object({ path: z.string() }).optional(),
+    })
+    .optional(),
   processes: z.array(
     z.object({
       name: z.string(),

@@ -39,16 +39,22 @@ describe.runIf(asRoot)("a release's network namespace", () => {
   const children: ChildProcess[] = [];
   let hostService: Server;
   let hostPort: number;
+  let wideService: Server;
+  let widePort: number;
 
   beforeAll(async () => {
     user = await makeTestUser();
     dir = await tempDir('runplan-net-');
     sandbox = new AppSandbox({ user, cgroup: [cgroupRoot, 'app'] });
     await networks.start();
-    // A service of the host's, listening on every address (as sshd does): only a link opens it to a release.
+    // A service of the host's on its loopback (as an add-on's server): only a link opens it to a release, at the gateway's address.
     hostService = createServer((_req, res) => res.end('host\n'));
-    await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+    await new Promise<void>((resolve) => hostService.listen(0, '127.0.0.1', resolve));
     hostPort = (hostService.address() as { port: number }).port;
+    // One listening on every address of the machine (as sshd may): never opened to a release.
+    wideService = createServer((_req, res) => res.end('wide\n'));
+    await new Promise<void>((resolve) => wideService.listen(0, '0.0.0.0', resolve));
+    widePort = (wideService.address() as { port: number }).port;
   });
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
@@ -56,6 +62,7 @@ describe.runIf(asRoot)("a release's network namespace", () => {
     for (const namespace of namespaces) await namespace.remove().catch(() => undefined);
     await networks.stop();
     hostService?.close();
+    wideService?.close();
     await AppSandbox.removeCgroups([cgroupRoot]);
     await user?.remove();
   });
@@ -91,9 +98,10 @@ describe.runIf(asRoot)("a release's network namespace", () => {
     expect(await inside(b.scope, CONNECT, a.namespace.address, String(RELEASE_PORT))).not.toBe('connected');
     expect(await inside(b.scope, CONNECT, networks.settings.gateway, String(hostPort))).not.toBe('connected');
     expect(await inside(b.scope, CONNECT, '127.0.0.1', String(hostPort))).not.toBe('connected');
+    expect(await inside(b.scope, CONNECT, networks.settings.gateway, String(widePort))).not.toBe('connected');
 
-    // A link opens the bridge's address and that port to that release only.
-    const close = await b.namespace.allow({ address: networks.settings.gateway, port: hostPort });
+    // A link opens that port of the host's loopback, at the bridge's address, to that release only.
+    const close = await b.namespace.allow({ port: hostPort });
     expect(await inside(b.scope, CONNECT, networks.settings.gateway, String(hostPort))).toBe('connected');
     expect(await inside(a.scope, CONNECT, networks.settings.gateway, String(hostPort))).not.toBe('connected');
     await close();

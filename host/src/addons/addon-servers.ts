@@ -19,7 +19,7 @@ export class AddonServers {
   private readonly providers: Map<AddonProviderKind, AddonProvider>;
   private readonly started = new Set<AddonProviderKind>();
 
-  private readonly engine: 'local' | 'swarm';
+  readonly engine: 'local' | 'swarm';
 
   /**
    * `programs.storageServer`: how to run a storage add-on's server (serve installs it in the data folder's bin/).
@@ -27,11 +27,11 @@ export class AddonServers {
    * server is not offered there yet). `supervisor`: the host's, which starts a local server again when it dies
    * (a swarm restarts its own services).
    */
-  constructor(dir: string, programs: { readonly storageServer: readonly string[] }, swarm?: SwarmAddonServices, supervisor?: Supervisor) {
+  constructor(dir: string, programs: { readonly storageServer: readonly string[] }, swarm?: SwarmAddonServices, supervisor?: Supervisor, releasesNetwork?: string) {
     const providers: AddonProvider[] = swarm
       ? [new SwarmPostgresqlProvider(swarm), new SwarmRedisProvider(swarm)]
       : [
-          new PostgresqlProvider({ dir: join(dir, 'postgresql'), supervisor }),
+          new PostgresqlProvider({ dir: join(dir, 'postgresql'), supervisor, ...(releasesNetwork ? { releasesNetwork } : {}) }),
           new RedisProvider({ dir: join(dir, 'redis'), supervisor }),
           new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer, supervisor }),
         ];

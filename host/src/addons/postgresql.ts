@@ -28,6 +28,11 @@ export interface PostgresqlProviderOptions {
   readonly account?: ServerAccount | null;
   /** The host's supervisor: a death and restart of a server is in the host's log and its state in status. */
   readonly supervisor?: Supervisor;
+  /**
+   * The releases' own networks (a CIDR), whose connections reach the server translated to its loopback port
+   * with their own source address: let in with a role's password, as from loopback.
+   */
+  readonly releasesNetwork?: string;
 }
 
 /**
@@ -98,6 +103,7 @@ export class PostgresqlProvider implements AddonProvider {
       }
     }
     const port = String(this.port_);
+    const letIn = this.letInReleases();
     this.server = await ServerProcess.start({
       supervisor: this.options.supervisor,
       what: 'PostgreSQL',
@@ -113,6 +119,20 @@ export class PostgresqlProvider implements AddonProvider {
         return true;
       },
     });
+    // A server an earlier serve left running reads the new line now.
+    if (letIn) await this.admin('select pg_reload_conf();');
+  }
+
+  /** Adds the releases' network to pg_hba.conf (password only) when it is not there: whether it was added. */
+  private letInReleases(): boolean {
+    const network = this.options.releasesNetwork;
+    if (network === undefined) return false;
+    const file = join(this.clusterDir, 'pg_hba.conf');
+    const line = `host all all ${network} scram-sha-256`;
+    const text = readFileSync(file, 'utf8');
+    if (text.split('\n').includes(line)) return false;
+    writeFileSync(file, `${text.endsWith('\n') ? text : `${text}\n`}# The releases' own network namespaces (runplan-host).\n${line}\n`);
+    return true;
   }
 
   async create(_addon: AddonRef): Promise<CreatedAddon> {

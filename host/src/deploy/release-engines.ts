@@ -16,6 +16,8 @@ interface ReleaseExecutorInput {
   readonly sandbox?: AppSandbox;
   /** Its processes kept by s6 apart from serve, under this run's name (the local engine). */
   readonly lasting?: LastingRun;
+  /** The release's own network namespace (the local engine, with a sandbox). */
+  readonly network?: { readonly path: string; readonly address: string };
 }
 
 /**
@@ -47,7 +49,8 @@ export function localEngine(): ReleaseEngine {
     name: 'local',
     inPlace: false,
     addonServices: undefined,
-    executor: ({ appDir, registry, signal, sandbox, lasting }) => ENGINES.local.executor({ appDir, registry, signal, ...(sandbox ? { sandbox } : {}), ...(lasting ? { lasting } : {}) }),
+    executor: ({ appDir, registry, signal, sandbox, lasting, network }) =>
+      ENGINES.local.executor({ appDir, registry, signal, ...(sandbox ? { sandbox } : {}), ...(lasting ? { lasting } : {}), ...(network ? { network } : {}) }),
   };
 }
 

@@ -15,6 +15,8 @@ import {
   type LogLine,
   planDigest,
   planToCarryOut,
+  RELEASE_PORT,
+  type ReleaseNamespace,
   type RunPlan,
   type SupervisionTree,
 } from 'runplan';
@@ -43,7 +45,7 @@ export interface ReleaseRequest {
   readonly source: CommitSource;
   readonly variables: Readonly<Record<string, string>>;
   /** The variables of each linked add-on, weaker than the application's own (runplan reports which shadows which). */
-  readonly links: readonly LinkedVariables[];
+  readonly links: readonly ReleaseLink[];
   /** The plan whose defaults the new one keeps (runplan's `previous`): the running release's, or the one rolled back to. */
   readonly keepDefaultsOf?: RunPlan | undefined;
   /** Each line for whoever asked (the pusher's `remote:` lines), as it comes. */
@@ -83,10 +85,17 @@ interface RunningRelease {
   detach?(): Promise<void>;
 }
 
+/** A link as the host makes it; an add-on whose server is on this machine's loopback says its port, and its variables at another address. */
+export interface ReleaseLink extends LinkedVariables {
+  readonly loopback?: { readonly port: number; variablesAt(host: string): Readonly<Record<string, string>> };
+}
+
 /** A release answering now: its number, port, plan, and the running deployment. */
 interface Serving {
   readonly release: number;
   readonly port: number;
+  /** Where the edge dials it: `127.0.0.1:<port>`, or its namespace's `<address>:8080`. */
+  readonly upstream: string;
   readonly plan: RunPlan;
   readonly deployed: RunningRelease;
 }
@@ -224,13 +233,13 @@ export class Releases {
         // nor a switch (the file renamed) changes Caddy's configuration, whose reloads refuse TLS handshakes
         // meanwhile (caddyserver/caddy#5589). The first release of this serve has the name's certificate issued first.
         if (previous === undefined) await this.options.edge.serveApp(appHostName(this.options.settings, app.id));
-        await this.options.upstreams.point(app.id, `127.0.0.1:${started.port}`);
+        await this.options.upstreams.point(app.id, started.upstream);
       } catch (error) {
         await putBack();
         await started.deployed.stop();
         return end(await this.failed(app, release, error, [], say, logLines).finally(unlock));
       }
-      this.serving.set(app.id, { release: release.number, port: started.port, plan: started.plan, deployed: started.deployed });
+      this.serving.set(app.id, { release: release.number, port: started.port, upstream: started.upstream, plan: started.plan, deployed: started.deployed });
       await this.options.store.finishRelease(app.id, release.number, {
         status: 'succeeded',
         plan: started.plan,
@@ -264,11 +273,13 @@ export class Releases {
     request: ReleaseRequest,
     say: (line: string) => void,
     timings: DeployTimings,
-  ): Promise<{ port: number; plan: RunPlan; digest: string; deployed: RunningRelease } | { error: unknown; ownOutput: string[] }> {
+  ): Promise<{ port: number; upstream: string; plan: RunPlan; digest: string; deployed: RunningRelease } | { error: unknown; ownOutput: string[] }> {
     const { paths } = this.options;
     const ownOutput: string[] = [];
     let unguard: (() => Promise<void>) | undefined;
     let givePort: (() => void) | undefined;
+    let namespace: ReleaseNamespace | undefined;
+    const unlink: (() => Promise<void>)[] = [];
     try {
       timings.enter('checkout');
       const dir = join(paths.appsDir, app.id, 'source');
@@ -279,11 +290,22 @@ export class Releases {
       const sandbox = await this.options.tenancy?.sandbox(app.id);
       // A swarm's services are updated in place: the port their proxy publishes stays the application's.
       const servingPort = this.options.engine.inPlace ? this.serving.get(app.id)?.port : undefined;
-      const taken = servingPort === undefined ? await this.ports.take() : undefined;
+      // Its own namespace, when the host gives one: 8080 there, as the specification says, for every release.
+      const networks = sandbox && !this.options.engine.inPlace ? this.options.tenancy?.networks : undefined;
+      namespace = await networks?.create();
+      const taken = servingPort === undefined && namespace === undefined ? await this.ports.take() : undefined;
       givePort = taken?.give;
-      const port = servingPort ?? (taken?.port as number);
+      const port = namespace ? RELEASE_PORT : (servingPort ?? (taken?.port as number));
+      const upstream = namespace ? `${namespace.address}:${RELEASE_PORT}` : `127.0.0.1:${port}`;
       // Only the release's own user, of the applications' users, may connect to its port.
-      if (sandbox) unguard = await this.options.tenancy?.guard.guard(port, sandbox.user.uid);
+      if (sandbox && namespace === undefined) unguard = await this.options.tenancy?.guard.guard(port, sandbox.user.uid);
+      // From its namespace, each linked add-on at the gateway's address, and nothing else of the host.
+      let links: readonly LinkedVariables[] = request.links;
+      if (namespace && networks) {
+        for (const link of request.links) if (link.loopback) unlink.push(await namespace.allow({ port: link.loopback.port }));
+        const gateway = networks.settings.gateway;
+        links = request.links.map(({ name, kind, variables, loopback }) => ({ name, ...(kind ? { kind } : {}), variables: loopback ? loopback.variablesAt(gateway) : variables }));
+      }
       const keep = request.keepDefaultsOf ?? this.serving.get(app.id)?.plan;
       timings.enter('plan');
       const toCarryOut = await planToCarryOut({
@@ -292,7 +314,7 @@ export class Releases {
         type: app.type,
         env: {
           application: request.variables,
-          links: request.links,
+          links,
           service: { APP_ID: app.id, INSTANCE_ID: randomUUID(), COMMIT_ID: request.source.commit },
           secretNames: this.options.registry.secretVariables(),
         },
@@ -333,12 +355,14 @@ export class Releases {
         signal,
         ...(sandbox ? { sandbox } : {}),
         ...(tree ? { lasting: { tree, runId: runIdOf(app.id, releaseNumber) } } : {}),
+        ...(namespace ? { network: { path: namespace.path, address: namespace.address } } : {}),
       });
       const deployed = await deploy(toCarryOut, executor, { sink, signal });
-      const [release, give] = [unguard, givePort];
+      const [release, give, own, closeLinks] = [unguard, givePort, namespace, [...unlink]];
       const detach = deployed.running.detach;
       return {
         port,
+        upstream,
         plan,
         digest,
         deployed: {
@@ -346,6 +370,8 @@ export class Releases {
             deployed.stop().finally(async () => {
               await release?.();
               give?.();
+              for (const close of closeLinks) await close();
+              await own?.remove();
             }),
           ...(detach ? { detach: () => detach() } : {}),
         },
@@ -353,6 +379,8 @@ export class Releases {
     } catch (error) {
       await unguard?.();
       givePort?.();
+      for (const close of unlink) await close();
+      await namespace?.remove().catch(() => undefined);
       return { error, ownOutput: [...ownOutput] };
     }
   }
@@ -429,7 +457,8 @@ export class Releases {
     const logger = new Logger((line) => this.logs.push(app.id, formatLogLine(line)));
     const taken = await this.takeOver(app, current, logger);
     if ('problem' in taken) return { adopted: false, why: taken.problem };
-    const health = await new HttpHealthChecker().check({ baseUrl: `http://127.0.0.1:${current.port}`, check: { ...plan.healthCheck, port: current.port } }, logger);
+    const upstream = taken.upstream ?? `127.0.0.1:${current.port}`;
+    const health = await new HttpHealthChecker().check({ baseUrl: `http://${upstream}`, check: { ...plan.healthCheck, port: current.port } }, logger);
     if (!health.ok) {
       await taken.running.stop().catch(() => undefined);
       return {
@@ -437,16 +466,16 @@ export class Releases {
         why: `release ${current.number} runs but its health check failed (${health.results.map((r) => `GET ${r.path}: ${r.status}`).join(', ') || health.problem?.message || 'no answer'})`,
       };
     }
-    this.serving.set(app.id, { release: current.number, port: current.port, plan, deployed: taken.running });
+    this.serving.set(app.id, { release: current.number, port: current.port, upstream, plan, deployed: taken.running });
     // Allowed again: a release started by a runplan-host of the old app_ names has no certificate permission for its app- name yet.
     await this.options.edge.serveApp(appHostName(this.options.settings, app.id), { wait: false });
-    await this.options.upstreams.point(app.id, `127.0.0.1:${current.port}`);
+    await this.options.upstreams.point(app.id, upstream);
     out(`==> ${app.name}: release ${current.number} taken over as it runs${taken.since ? ` (started ${taken.since})` : ''}`);
     return { adopted: true };
   }
 
   /** The release found running where this engine keeps it: the local supervision tree, or the swarm's services. */
-  private async takeOver(app: AppRecord, current: ReleaseRecord, logger: Logger): Promise<{ running: RunningRelease; since?: string } | { problem: string }> {
+  private async takeOver(app: AppRecord, current: ReleaseRecord, logger: Logger): Promise<{ running: RunningRelease; since?: string; upstream?: string } | { problem: string }> {
     const { tree, engine, tenancy } = this.options;
     if (tree === undefined) {
       if (engine.takeOver === undefined) return { problem: 'this engine keeps no release apart from serve' };
@@ -463,9 +492,21 @@ export class Releases {
       await this.discard(runId);
       return { problem: `release ${current.number} could not be taken over: ${taken.problem}` };
     }
+    // In its own namespace: found again by the path its run recorded (the namespace's name says its address).
+    const path = taken.record.scope?.network?.path;
+    const namespace = path === undefined ? undefined : (await tenancy?.networks?.existing())?.find((n) => n.path === path);
+    if (path !== undefined && namespace === undefined) {
+      await taken.running.stop().catch(() => undefined);
+      return { problem: `release ${current.number} could not be taken over: its network namespace ${path} is gone` };
+    }
+    // Its links opened again: the walls' table was made anew, empty, at serve's start (connections open meanwhile stay).
+    const unlink: (() => Promise<void>)[] = [];
+    if (namespace) {
+      for (const addon of await this.options.store.linksOf(app.id)) if (/^\d+$/.test(addon.config.port ?? '')) unlink.push(await namespace.allow({ port: Number(addon.config.port) }));
+    }
     // Its port stays closed to the other applications: the table was made again with it (serve's start).
-    const unguard = sandbox && current.port !== null ? await tenancy?.guard.guard(current.port, sandbox.user.uid) : undefined;
-    const give = current.port === null ? undefined : this.ports.hold(current.port);
+    const unguard = sandbox && current.port !== null && namespace === undefined ? await tenancy?.guard.guard(current.port, sandbox.user.uid) : undefined;
+    const give = current.port === null || namespace !== undefined ? undefined : this.ports.hold(current.port);
     const detach = taken.running.detach;
     return {
       running: {
@@ -473,10 +514,13 @@ export class Releases {
           taken.running.stop().finally(async () => {
             await unguard?.();
             give?.();
+            for (const close of unlink) await close();
+            await namespace?.remove();
           }),
         ...(detach ? { detach: () => detach() } : {}),
       },
       since: taken.record.startedAt,
+      ...(namespace ? { upstream: `${namespace.address}:${RELEASE_PORT}` } : {}),
     };
   }
 

@@ -22,10 +22,13 @@ export class LoopbackGuard {
 
   /**
    * Makes the table (again: one left by an earlier serve is replaced in the same transaction), holding the
-   * ports of `held` (releases an earlier serve started, taken over now: they are never unguarded meanwhile).
+   * ports of `held` (releases an earlier serve started, taken over now: they are never unguarded meanwhile),
+   * and closing `releasesNetwork` (a CIDR) to the applications' users of the machine's network.
    */
-  async start(held: readonly { readonly port: number; readonly uid: number }[] = []): Promise<void> {
+  async start(held: readonly { readonly port: number; readonly uid: number }[] = [], releasesNetwork?: string): Promise<void> {
     const { first, last } = APP_UIDS;
+    // The releases' own namespaces (host-networks.ts): an application's build, which runs in the machine's network, never dials one.
+    const namespaces = releasesNetwork === undefined ? '' : `\n    ip daddr ${releasesNetwork} meta skuid ${first}-${last} reject`;
     const guarded = held.length === 0 ? '' : ` elements = { ${held.map((h) => h.port).join(', ')} };`;
     const allowed = held.length === 0 ? '' : ` elements = { ${held.map((h) => `${h.uid} . ${h.port}`).join(', ')} };`;
     await this.apply(`add table inet ${this.table}
@@ -36,7 +39,7 @@ table inet ${this.table} {
   chain output {
     type filter hook output priority 0; policy accept;
     oif "lo" meta skuid . tcp dport @allowed accept
-    oif "lo" tcp dport @guarded meta skuid ${first}-${last} reject with tcp reset
+    oif "lo" tcp dport @guarded meta skuid ${first}-${last} reject with tcp reset${namespaces}
   }
 }
 `);

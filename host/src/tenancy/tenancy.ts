@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AppSandbox } from 'runplan';
+import { AppSandbox, type ReleaseNetworks } from 'runplan';
 import { runProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import type { HostPaths } from '../paths.js';
@@ -7,6 +7,7 @@ import { DEFAULT_DATA_DIR } from '../paths.js';
 import type { HostSettings } from '../settings.js';
 import type { HostStore } from '../store/store.js';
 import { AppUsers } from './app-users.js';
+import { hostReleaseNetworks } from './host-networks.js';
 import { LoopbackGuard } from './loopback-guard.js';
 
 /**
@@ -22,6 +23,9 @@ export class Tenancy {
   readonly cgroup: string;
   /** The releases' loopback ports, closed to the other applications' users. */
   readonly guard: LoopbackGuard;
+  /** Each release's own network namespace, when the settings ask for it (startNetworks()). */
+  networks: ReleaseNetworks | undefined;
+  private readonly id: string;
 
   constructor(
     store: HostStore,
@@ -30,6 +34,7 @@ export class Tenancy {
   ) {
     this.users = new AppUsers(store);
     const id = createHash('sha256').update(paths.root).digest('hex').slice(0, 12);
+    this.id = id;
     this.cgroup = `runplan-host-${id}`;
     this.guard = new LoopbackGuard(`runplan_host_${id}`);
   }
@@ -43,6 +48,23 @@ export class Tenancy {
         fix: "Install Debian's nftables package (apt-get install nftables), then start serve again.",
       });
     }
+  }
+
+  /**
+   * Makes this host's bridge and walls' table (again: the namespaces of the
+   * releases an earlier serve started stay on it, and `held` are their links).
+   */
+  async startNetworks(held: Parameters<ReleaseNetworks['start']>[0] = []): Promise<ReleaseNetworks> {
+    const networks = await hostReleaseNetworks(this.id);
+    await networks.start(held);
+    this.networks = networks;
+    return networks;
+  }
+
+  /** Removes the bridge and the table, once every release has stopped (serve's stop-apps). */
+  async stopNetworks(): Promise<void> {
+    await this.networks?.stop();
+    this.networks = undefined;
   }
 
   /** Removes this host's cgroups once its releases have stopped (serve's stop): they are made again at the next start. */

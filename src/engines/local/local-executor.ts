@@ -225,6 +225,11 @@ export interface DeployOptions extends BuildAppOptions {
   readonly healthChecker?: HealthChecker;
   /** The processes kept by s6 in a supervision tree, so that they outlive runplan's process (docs/engines.md). */
   readonly lasting?: LastingRun;
+  /**
+   * The release's own network namespace (ReleaseNetworks.create()), with a
+   * sandbox: its processes run in it and are health-checked at its address.
+   */
+  readonly network?: { readonly path: string; readonly address: string };
 }
 
 /** A healthy deployment on this machine (deployApp): its build, its running processes and its health report. */
@@ -255,7 +260,7 @@ export async function deployApp(options: DeployOptions): Promise<Deployment> {
 type LocalBuild = Awaited<ReturnType<typeof buildCandidate>>;
 
 /** How this machine builds and runs a plan: where the application's files are, where lines go, and the parts a host may replace. */
-export type LocalExecutorOptions = Omit<LocalBuildOptions, 'sink'> & Pick<DeployOptions, 'runner' | 'lasting'>;
+export type LocalExecutorOptions = Omit<LocalBuildOptions, 'sink'> & Pick<DeployOptions, 'runner' | 'lasting' | 'network'>;
 
 /**
  * This machine as an executor: the build in a fresh copy of the source under
@@ -274,7 +279,7 @@ export class LocalExecutor implements Executor<LocalBuild> {
   }
 
   portInUse(built: LocalBuild): Promise<boolean> {
-    return probePort('127.0.0.1', built.plan.healthCheck.port, 1_000);
+    return probePort(this.address, built.plan.healthCheck.port, 1_000);
   }
 
   start(built: LocalBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
@@ -288,7 +293,13 @@ export class LocalExecutor implements Executor<LocalBuild> {
           ? {
               user: sandbox.user,
               // The release's own cgroup, sized for its instance; a draining release keeps its own meanwhile.
-              confine: (runDir: string) => sandbox.open({ name: `run-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [built.workspace.root, runDir] }),
+              confine: (runDir: string) =>
+                sandbox.open({
+                  name: `run-${built.buildId}`,
+                  limits: instanceLimits(built.host.instance),
+                  writable: [built.workspace.root, runDir],
+                  ...(this.options.network ? { network: this.options.network } : {}),
+                }),
             }
           : {}),
       });
@@ -305,7 +316,13 @@ export class LocalExecutor implements Executor<LocalBuild> {
   }
 
   healthTarget(built: LocalBuild): HealthTarget {
-    return { baseUrl: `http://127.0.0.1:${built.plan.healthCheck.port}`, check: built.plan.healthCheck, verifyListenAddress: true };
+    // In its own namespace a server bound to its loopback is simply not reached: there is no host's table to read that from.
+    return { baseUrl: `http://${this.address}:${built.plan.healthCheck.port}`, check: built.plan.healthCheck, verifyListenAddress: this.options.network === undefined };
+  }
+
+  /** Where the host reaches the release: its namespace's address, or the machine's loopback. */
+  private get address(): string {
+    return this.options.network?.address ?? '127.0.0.1';
   }
 
   // CC_RUN_FAILED_HOOK runs in the failed build, before it is removed.

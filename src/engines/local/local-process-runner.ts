@@ -100,7 +100,9 @@ export class LocalProcessRunner implements Runner {
           user: { name: user.name, uid: user.uid, gid: user.gid, dropped: user.dropped },
           marker: `runplan-${randomBytes(12).toString('hex')}`,
           secretRunFiles,
-          ...(scope ? { scope: { name: scope.phase.name, limits: scope.limits, writable: [...scope.phase.writable] } } : {}),
+          ...(scope
+            ? { scope: { name: scope.phase.name, limits: scope.limits, writable: [...scope.phase.writable], ...(scope.phase.network ? { network: { path: scope.phase.network.path } } : {}) } }
+            : {}),
           processes: lowered.processes.map((p) => ({ name: p.name, role: p.role, cwd: p.cwd, restart: p.restart, stopGraceMs: p.stopGraceMs })),
         })
       : undefined;

@@ -1,0 +1,101 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestHost } from './helpers/test-host.js';
+
+/**
+ * The local engine with `releaseNetwork: own` (docs/design/network-per-release.md):
+ * each release in its own network namespace, listening on 0.0.0.0:8080 with
+ * PORT=8080, reached by the edge at its namespace's address. B's release tries
+ * A's release, sshd and the host's services from inside: none answers; the
+ * outside world (npm's registry) does.
+ */
+describe('each release in its own network (local engine)', () => {
+  let host: TestHost;
+  let a: { id: string; gitRemote: string };
+  let b: { id: string; gitRemote: string };
+  let keyA: string;
+
+  /** The address the edge dials for an application: the name of the one file of its upstream folder. */
+  const upstreamOf = (appId: string) => readdirSync(join(host.data, 'run', 'apps', appId));
+
+  beforeAll(async () => {
+    host = await TestHost.create();
+    const settingsFile = join(host.data, 'settings.json');
+    writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), releaseNetwork: 'own', drainMs: 500 }), { mode: 0o600 });
+    await host.serve();
+    keyA = await host.key('alice', 'org-a');
+    const keyB = await host.key('bob', 'org-b');
+    a = await host.json(['create', '--type', 'node', 'hard-coded', '--region', 'par', '--org', 'org-a']);
+    b = await host.json(['create', '--type', 'node', 'neighbour', '--region', 'par', '--org', 'org-b']);
+    // A's own PostgreSQL add-on, linked to A only.
+    await host.json(['addon', 'create', 'postgresql', 'db-a', '--org', 'org-a']);
+    expect((await host.cli(['link-addon', 'db-a', '--app', a.id])).code).toBe(0);
+    for (const [app, key] of [
+      [a, keyA],
+      [b, keyB],
+    ] as const) {
+      expect((await host.cli(['env', 'set', 'CC_HEALTH_CHECK_PATH', '/health', '--app', app.id])).code).toBe(0);
+      const repo = await host.repository('host/listen-8080');
+      await host.git(repo, ['remote', 'add', 'runplan', app.gitRemote]);
+      const pushed = await host.push(repo, 'runplan', key);
+      expect(pushed.code, pushed.output).toBe(0);
+    }
+  }, 600_000);
+  afterAll(async () => {
+    await host?.dispose();
+  });
+
+  const fromB = async (target: string, port: number) => (await host.get(b.id, `/connect?host=${target}&port=${port}`)).json<{ result: string }>().result;
+
+  it('serves an application that hard-codes 0.0.0.0:8080 through the edge, from its namespace address', async () => {
+    const answer = await host.get(a.id, '/');
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toMatchObject({ port: '8080' });
+    const [addressA] = upstreamOf(a.id);
+    const [addressB] = upstreamOf(b.id);
+    expect(addressA).toMatch(/^10\.88\.\d+\.\d+:8080$/);
+    expect(addressB).toMatch(/^10\.88\.\d+\.\d+:8080$/);
+    expect(addressA).not.toBe(addressB);
+  });
+
+  it('gives A its linked add-on at an address it reaches from its namespace, where PostgreSQL lets it in', async () => {
+    const seen = (await host.get(a.id, '/postgresql')).json<{ host: string; port: string; answer: string }>();
+    expect(seen.host).toMatch(/^10\.88\.\d+\.1$/);
+    // 'R': the server asks for the role's password (pg_hba.conf lets the releases' network in).
+    expect(seen.answer).toBe('R');
+    // B, not linked, reaches it neither at the gateway nor on its own loopback.
+    expect(await fromB(seen.host, Number(seen.port))).not.toBe('connected');
+    expect(await fromB('127.0.0.1', Number(seen.port))).not.toBe('connected');
+  });
+
+  it("keeps B's release from A's release, sshd and the host's services, and lets it reach the outside world", async () => {
+    const [addressA] = upstreamOf(a.id);
+    const [hostA, portA] = (addressA as string).split(':');
+    expect(await fromB(hostA as string, Number(portA))).not.toBe('connected');
+    // The bridge's own address (the releases' gateway), the machine's loopback as B sees it, and the machine's address on its way out.
+    const gateway = (hostA as string).replace(/\.\d+$/, '.1');
+    const [route] = JSON.parse(execFileSync('ip', ['-j', '-4', 'route', 'show', 'default'], { encoding: 'utf8' })) as { dev: string }[];
+    const [link] = JSON.parse(execFileSync('ip', ['-j', '-4', 'address', 'show', 'dev', route?.dev as string], { encoding: 'utf8' })) as { addr_info: { local: string }[] }[];
+    const machine = (link?.addr_info ?? []).map((a) => a.local);
+    expect(machine.length).toBeGreaterThan(0);
+    for (const address of [gateway, '127.0.0.1', ...machine]) {
+      expect(await fromB(address, host.ports.ssh), `sshd at ${address}`).not.toBe('connected');
+      expect(await fromB(address, host.ports.https), `the edge at ${address}`).not.toBe('connected');
+    }
+    // The package registry npm is configured with stands in for the outside world.
+    const registry = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim());
+    expect(await fromB(registry.hostname, Number(registry.port || (registry.protocol === 'https:' ? 443 : 80)))).toBe('connected');
+  });
+
+  it('starts the next release in a namespace of its own while the previous one still serves on its 8080', async () => {
+    const before = upstreamOf(a.id);
+    expect((await host.cli(['env', 'set', 'RELEASE_MARK', 'second', '--app', a.id])).code).toBe(0);
+    const restarted = await host.cli(['restart', '--app', a.id]);
+    expect(restarted.code, `${restarted.stdout}${restarted.stderr}`).toBe(0);
+    await expect.poll(async () => (await host.get(a.id, '/')).json<{ mark: string | null }>().mark, { timeout: 120_000 }).toBe('second');
+    expect(upstreamOf(a.id)).not.toEqual(before);
+    expect(upstreamOf(a.id)[0]).toMatch(/:8080$/);
+  }, 180_000);
+});

@@ -24,7 +24,8 @@ describe('each release in its own network (local engine)', () => {
     host = await TestHost.create();
     const settingsFile = join(host.data, 'settings.json');
     writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), releaseNetwork: 'own', drainMs: 500 }), { mode: 0o600 });
-    await host.serve();
+    // Kept running when serve stops, as an operator's: the next serve takes each release over in its namespace.
+    await host.serve({ keepApps: true });
     keyA = await host.key('alice', 'org-a');
     const keyB = await host.key('bob', 'org-b');
     a = await host.json(['create', '--type', 'node', 'hard-coded', '--region', 'par', '--org', 'org-a']);
@@ -97,5 +98,16 @@ describe('each release in its own network (local engine)', () => {
     await expect.poll(async () => (await host.get(a.id, '/')).json<{ mark: string | null }>().mark, { timeout: 120_000 }).toBe('second');
     expect(upstreamOf(a.id)).not.toEqual(before);
     expect(upstreamOf(a.id)[0]).toMatch(/:8080$/);
+  }, 180_000);
+
+  it('takes each release over in its namespace when serve starts again, its links opened again', async () => {
+    const before = upstreamOf(a.id);
+    await host.stop();
+    // Meanwhile the edge still reaches the release: neither its namespace nor the bridge went with serve.
+    expect((await host.get(a.id, '/')).status).toBe(200);
+    await host.serve({ keepApps: true });
+    expect(host.serveOutput).toContain('taken over');
+    expect(upstreamOf(a.id)).toEqual(before);
+    expect((await host.get(a.id, '/postgresql')).json<{ answer: string }>().answer).toBe('R');
   }, 180_000);
 });

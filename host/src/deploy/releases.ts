@@ -86,7 +86,7 @@ interface RunningRelease {
 }
 
 /** A link as the host makes it; an add-on whose server is on this machine's loopback says its port, and its variables at another address. */
-export interface ReleaseLink extends LinkedVariables {
+interface ReleaseLink extends LinkedVariables {
   readonly loopback?: { readonly port: number; variablesAt(host: string): Readonly<Record<string, string>> };
 }
 

@@ -5,7 +5,7 @@
 # (0) the same server on the machine's loopback, as releases run without a namespace.
 # A plain Caddy proxies to each (HTTP, keep-alive on: the edge's path without TLS);
 # wrk loads the three in turn, ROUNDS times. Run as root; removes all it made.
-# Usage: bash bench/netns/compare.sh [ROUNDS] [SECONDS]
+# Usage: bash bench/netns-compare.sh [ROUNDS] [SECONDS]
 set -eu
 ROUNDS=${1:-4}
 SECONDS_EACH=${2:-8}

@@ -1,8 +1,8 @@
 // Setup time and kernel memory of N release namespaces (veth onto a bridge, ReleaseNetworks of dist/), then the
-// start time and memory of N pasta processes, each serving a namespace. Run as root: node bench/netns/setup-cost.mjs [N]
+// start time and memory of N pasta processes, each serving a namespace. Run as root: node bench/netns-setup-cost.mjs [N]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-const { ReleaseNetworks } = await import(new URL('../../dist/index.js', import.meta.url).href);
+const { ReleaseNetworks } = await import(new URL('../dist/index.js', import.meta.url).href);
 const N = Number(process.argv[2] ?? 20);
 const meminfo = () =>
   Object.fromEntries(

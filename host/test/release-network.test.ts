@@ -48,6 +48,15 @@ describe('each release in its own network (local engine)', () => {
     await host?.dispose();
   });
 
+  /** The ports of `address` that accept a connection from inside the application's release, all 65,535 tried (in parts: each is one request). */
+  const scanFrom = async (appId: string, address: string) => {
+    const open: number[] = [];
+    for (let from = 1; from <= 65535; from += 8192) {
+      const part = await host.get(appId, `/scan?host=${address}&from=${from}&to=${Math.min(from + 8191, 65535)}`);
+      open.push(...part.json<{ open: number[] }>().open);
+    }
+    return open;
+  };
   const fromB = async (target: string, port: number) => (await host.get(b.id, `/connect?host=${target}&port=${port}`)).json<{ result: string }>().result;
 
   it('serves an application that hard-codes 0.0.0.0:8080 through the edge, from its namespace address', async () => {
@@ -85,6 +94,17 @@ describe('each release in its own network (local engine)', () => {
       expect(await fromB(address, host.ports.ssh), `sshd at ${address}`).not.toBe('connected');
       expect(await fromB(address, host.ports.https), `the edge at ${address}`).not.toBe('connected');
     }
+    // Every port of every address B can see of the machine: none open, but its own 8080 on its own loopback.
+    const scanFromB = (address: string) => scanFrom(b.id, address);
+    expect(await scanFromB(gateway)).toEqual([]);
+    // Its own loopback holds its own sockets only: its 8080, and none of the host's (sshd, the edge, A's add-on).
+    const own = await scanFromB('127.0.0.1');
+    expect(own).toContain(8080);
+    const { port: addonPort } = (await host.get(a.id, '/postgresql')).json<{ port: string }>();
+    for (const port of [host.ports.ssh, host.ports.https, host.ports.http, Number(addonPort)]) expect(own).not.toContain(port);
+    for (const address of machine) expect(await scanFromB(address), address).toEqual([]);
+    // A sees, of the gateway, its linked add-on's port alone: reach is what the links say.
+    expect(await scanFrom(a.id, gateway)).toEqual([Number(addonPort)]);
     // The package registry npm is configured with stands in for the outside world.
     const registry = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim());
     expect(await fromB(registry.hostname, Number(registry.port || (registry.protocol === 'https:' ? 443 : 80)))).toBe('connected');
@@ -109,5 +129,22 @@ describe('each release in its own network (local engine)', () => {
     expect(host.serveOutput).toContain('taken over');
     expect(upstreamOf(a.id)).toEqual(before);
     expect((await host.get(a.id, '/postgresql')).json<{ answer: string }>().answer).toBe('R');
+  }, 180_000);
+
+  it('refuses an application that hard-codes another port, naming it', async () => {
+    const keyC = await host.key('carol', 'org-b');
+    const c: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', 'elsewhere', '--region', 'par', '--org', 'org-b']);
+    for (const [name, value] of [
+      ['CC_HEALTH_CHECK_PATH', '/health'],
+      ['FIXTURE_HARD_PORT', '3000'],
+    ])
+      expect((await host.cli(['env', 'set', name as string, value as string, '--app', c.id])).code).toBe(0);
+    const repo = await host.repository('host/listen-8080');
+    await host.git(repo, ['remote', 'add', 'runplan', c.gitRemote]);
+    const pushed = await host.push(repo, 'runplan', keyC);
+    expect(pushed.code).not.toBe(0);
+    // Read in the release's own namespace: the port it listens on instead, and the one PORT gives.
+    expect(pushed.output).toContain("the application's processes listen on 0.0.0.0:3000");
+    expect(pushed.output).toContain('PORT (8080 here)');
   }, 180_000);
 });

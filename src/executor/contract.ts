@@ -213,6 +213,11 @@ export interface HealthTarget {
   /** Also verify that the port is bound on all interfaces (only meaningful on this machine). */
   readonly verifyListenAddress?: boolean;
   /**
+   * When the port refuses, tell where the processes listen instead (read in /proc, each process in its own
+   * network namespace): processes of this machine only. Default: verifyListenAddress.
+   */
+  readonly whereItListens?: boolean;
+  /**
    * How "the port accepts connections" is told: a TCP connect (default), or any
    * HTTP answer, for ports published by a proxy that accepts connections before
    * the application listens (Docker's docker-proxy).

@@ -34,7 +34,10 @@ export async function healthGate(running: RunningApp, plan: RunPlan, logger: Log
     const signals = [options.signal, watch?.givenUp].filter((s): s is AbortSignal => s !== undefined);
     const health = await options.checker.check(options.target, logger, signals.length > 0 ? AbortSignal.any(signals) : undefined);
     if (options.signal?.aborted) return { error: interruptedDeployment() };
-    if (!health.ok) return { error: watch?.beforeReady(health, plan) ?? healthError(health, options.target.verifyListenAddress ? await listening(running, plan, health) : undefined) };
+    if (!health.ok)
+      return {
+        error: watch?.beforeReady(health, plan) ?? healthError(health, (options.target.whereItListens ?? options.target.verifyListenAddress) ? await listening(running, plan, health) : undefined),
+      };
     const unstable = await watch?.stableFor(options.windowMs, { clock: options.clock, logger, signal: options.signal });
     if (options.signal?.aborted) return { error: interruptedDeployment() };
     return unstable ? { error: unstable } : { health };

@@ -202,7 +202,9 @@ table inet ${table} {
   }
   chain forward {
     type filter hook forward priority 0; policy accept;
+    iifname ${br} oifname ${br} meta l4proto tcp reject with tcp reset
     iifname ${br} oifname ${br} reject
+    iifname ${br} ip daddr { ${this.subnet}, 169.254.0.0/16 } meta l4proto tcp reject with tcp reset
     iifname ${br} ip daddr { ${this.subnet}, 169.254.0.0/16 } reject
     iifname ${br} accept
     oifname ${br} ct state established,related accept
@@ -212,6 +214,8 @@ table inet ${table} {
     type filter hook input priority 0; policy accept;
     iifname ${br} ct state established,related accept
     iifname ${br} ip daddr 127.0.0.1 ip saddr . tcp dport @links ct status dnat accept
+    # A reset rather than ICMP, which the kernel sends at a limited rate: a scan is refused at once, port after port.
+    iifname ${br} meta l4proto tcp reject with tcp reset
     iifname ${br} reject
   }
   chain postrouting {

@@ -317,7 +317,7 @@ export class LocalExecutor implements Executor<LocalBuild> {
 
   healthTarget(built: LocalBuild): HealthTarget {
     // In its own namespace a server bound to its loopback is simply not reached: there is no host's table to read that from.
-    return { baseUrl: `http://${this.address}:${built.plan.healthCheck.port}`, check: built.plan.healthCheck, verifyListenAddress: this.options.network === undefined };
+    return { baseUrl: `http://${this.address}:${built.plan.healthCheck.port}`, check: built.plan.healthCheck, verifyListenAddress: this.options.network === undefined, whereItListens: true };
   }
 
   /** Where the host reaches the release: its namespace's address, or the machine's loopback. */

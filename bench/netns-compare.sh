@@ -75,6 +75,6 @@ for round in $(seq "$ROUNDS"); do
   for path in "0 18201" "A 18202" "B 18203"; do
     set -- $path
     out=$(wrk -t2 -c16 -d"${SECONDS_EACH}s" --latency "http://127.0.0.1:$2/")
-    echo "round $round ($1): $(echo "$out" | awk '/Requests\/sec/ {printf "%s req/s", $2} /^ +99%/ {printf ", p99 %s", $2}')"
+    echo "round $round ($1): $(echo "$out" | awk '/Requests\/sec/ {r = $2} /^ +99%/ {p = $2} END {printf "%s req/s, p99 %s", r, p}')"
   done
 done

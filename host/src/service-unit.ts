@@ -22,6 +22,33 @@ export interface UnitOptions {
   /** The folder node is in: on the unit's PATH, for the program's `#!/usr/bin/env node`. */
   readonly nodeDir?: string;
   readonly home?: string;
+  /** The environment install-service runs in: the machine's trust, proxies and Docker engine are taken from it. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * What serve needs of the machine besides PATH and HOME, when it is set where install-service runs: the
+ * certificate authorities and proxies it reaches the npm registry through (a build's npm fails on a private
+ * CA without them), and the Docker engine a swarm host drives. All are on serve's allow-list.
+ */
+const MACHINE_VARIABLES = [
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'DOCKER_HOST',
+  'DOCKER_TLS_VERIFY',
+  'DOCKER_CERT_PATH',
+];
+
+/** Whether a value carries a password (a proxy's `user:password@`): the unit is then root's alone. */
+function unitHoldsSecret(unit: string): boolean {
+  return /^Environment=".*:\/\/[^/\s"]*:[^/\s"]*@/m.test(unit);
 }
 
 /** This package's bin: the file npm links, in a clone and in a global install alike (dist/cli.js is beside it). */
@@ -35,8 +62,9 @@ function quoted(value: string): string {
 }
 
 /** The unit of `runplan-host serve` for this data folder (docs/operations.md, "The service"). */
-export function serviceUnit({ data, program = installedProgram(), nodeDir = dirname(process.execPath), home = homedir() }: UnitOptions): string {
+export function serviceUnit({ data, program = installedProgram(), nodeDir = dirname(process.execPath), home = homedir(), env = process.env }: UnitOptions): string {
   const path = [...SYSTEM_PATH, ...(SYSTEM_PATH.includes(nodeDir) ? [] : [nodeDir])].join(delimiter);
+  const machine = MACHINE_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '').map((name) => `Environment=${quoted(`${name}=${env[name]}`)}\n`);
   return `# runplan-host serve, as a systemd service: written by \`runplan-host install-service\`.
 # Start it now and at every boot: systemctl daemon-reload && systemctl enable --now runplan-host
 #
@@ -61,11 +89,12 @@ Wants=network-online.target
 [Service]
 Type=simple
 ExecStart=${quoted(program)} serve --data ${quoted(data)}
-# serve keeps only these (docs/host.md, "serve's environment"): another variable makes it start itself again without it.
+# serve's allow-list (docs/host.md, "serve's environment"), as install-service found it: the data folder, PATH, HOME, and the
+# machine's certificate authorities, proxies and Docker engine. Another variable makes serve start itself again without it.
 Environment=${quoted(`RUNPLAN_HOST_DATA=${data}`)}
 Environment=${quoted(`PATH=${path}`)}
 Environment=${quoted(`HOME=${home}`)}
-Restart=on-failure
+${machine.join('')}Restart=on-failure
 RestartSec=5s
 KillMode=process
 KillSignal=SIGTERM
@@ -87,7 +116,7 @@ export async function installServiceUnit(unitDir: string, unit: string): Promise
   try {
     // Never made: a machine without this folder is not run by systemd, or the folder was mistyped.
     if (!(await stat(unitDir)).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
-    await writeFileAtomic(file, unit, 0o644);
+    await writeFileAtomic(file, unit, unitHoldsSecret(unit) ? 0o600 : 0o644);
   } catch (error) {
     throw HostErrors.SERVICE_UNIT_DIR.create({
       message: `cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from 'runplan/process';
+import { MACHINE_VARIABLES } from './clean-environment.js';
 import { HostErrors } from './errors.js';
 
 /** The unit's name: one host per machine, as its ports 80, 443 and 22 are. */
@@ -26,26 +27,6 @@ export interface UnitOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-/**
- * What serve needs of the machine besides PATH and HOME, when it is set where install-service runs: the
- * certificate authorities and proxies it reaches the npm registry through (a build's npm fails on a private
- * CA without them), and the Docker engine a swarm host drives. All are on serve's allow-list.
- */
-const MACHINE_VARIABLES = [
-  'NODE_EXTRA_CA_CERTS',
-  'SSL_CERT_FILE',
-  'SSL_CERT_DIR',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'NO_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'no_proxy',
-  'DOCKER_HOST',
-  'DOCKER_TLS_VERIFY',
-  'DOCKER_CERT_PATH',
-];
-
 /** Whether a value carries a password (a proxy's `user:password@`): the unit is then root's alone. */
 function unitHoldsSecret(unit: string): boolean {
   return /^Environment=".*:\/\/[^/\s"]*:[^/\s"]*@/m.test(unit);
@@ -64,6 +45,7 @@ function quoted(value: string): string {
 /** The unit of `runplan-host serve` for this data folder (docs/operations.md, "The service"). */
 export function serviceUnit({ data, program = installedProgram(), nodeDir = dirname(process.execPath), home = homedir(), env = process.env }: UnitOptions): string {
   const path = [...SYSTEM_PATH, ...(SYSTEM_PATH.includes(nodeDir) ? [] : [nodeDir])].join(delimiter);
+  // The certificate authorities and proxies builds reach the npm registry through, and the Docker engine of a swarm host.
   const machine = MACHINE_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '').map((name) => `Environment=${quoted(`${name}=${env[name]}`)}\n`);
   return `# runplan-host serve, as a systemd service: written by \`runplan-host install-service\`.
 # Start it now and at every boot: systemctl daemon-reload && systemctl enable --now runplan-host

@@ -6,16 +6,8 @@
  * the builds: not npm's configuration (`npm run` exports every npm_config_* it has, and a
  * build's npm then warns `Unknown env config "nodedir"`), not tokens or cloud credentials.
  */
-const KEPT = new Set([
-  'PATH',
-  'HOME',
-  'USER',
-  'LOGNAME',
-  'LANG',
-  'LANGUAGE',
-  'TZ',
-  'TERM',
-  'TMPDIR',
+/** How the machine reaches the network (its certificate authorities and proxies) and the Docker engine a swarm host drives. */
+export const MACHINE_VARIABLES: readonly string[] = [
   'NODE_EXTRA_CA_CERTS',
   'SSL_CERT_FILE',
   'SSL_CERT_DIR',
@@ -28,7 +20,8 @@ const KEPT = new Set([
   'DOCKER_HOST',
   'DOCKER_TLS_VERIFY',
   'DOCKER_CERT_PATH',
-]);
+];
+const KEPT = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TZ', 'TERM', 'TMPDIR', ...MACHINE_VARIABLES]);
 const KEPT_PREFIXES = ['LC_', 'RUNPLAN_'];
 
 const kept = (name: string) => KEPT.has(name) || KEPT_PREFIXES.some((prefix) => name.startsWith(prefix));

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from 'runplan/process';
+import { MACHINE_VARIABLES } from './clean-environment.js';
 import { HostErrors } from './errors.js';
 
 /** The unit's name: one host per machine, as its ports 80, 443 and 22 are. */
@@ -22,6 +23,13 @@ export interface UnitOptions {
   /** The folder node is in: on the unit's PATH, for the program's `#!/usr/bin/env node`. */
   readonly nodeDir?: string;
   readonly home?: string;
+  /** The environment install-service runs in: the machine's trust, proxies and Docker engine are taken from it. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Whether a value carries a password (a proxy's `user:password@`): the unit is then root's alone. */
+function unitHoldsSecret(unit: string): boolean {
+  return /^Environment=".*:\/\/[^/\s"]*:[^/\s"]*@/m.test(unit);
 }
 
 /** This package's bin: the file npm links, in a clone and in a global install alike (dist/cli.js is beside it). */
@@ -35,8 +43,10 @@ function quoted(value: string): string {
 }
 
 /** The unit of `runplan-host serve` for this data folder (docs/operations.md, "The service"). */
-export function serviceUnit({ data, program = installedProgram(), nodeDir = dirname(process.execPath), home = homedir() }: UnitOptions): string {
+export function serviceUnit({ data, program = installedProgram(), nodeDir = dirname(process.execPath), home = homedir(), env = process.env }: UnitOptions): string {
   const path = [...SYSTEM_PATH, ...(SYSTEM_PATH.includes(nodeDir) ? [] : [nodeDir])].join(delimiter);
+  // The certificate authorities and proxies builds reach the npm registry through, and the Docker engine of a swarm host.
+  const machine = MACHINE_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '').map((name) => `Environment=${quoted(`${name}=${env[name]}`)}\n`);
   return `# runplan-host serve, as a systemd service: written by \`runplan-host install-service\`.
 # Start it now and at every boot: systemctl daemon-reload && systemctl enable --now runplan-host
 #
@@ -61,11 +71,12 @@ Wants=network-online.target
 [Service]
 Type=simple
 ExecStart=${quoted(program)} serve --data ${quoted(data)}
-# serve keeps only these (docs/host.md, "serve's environment"): another variable makes it start itself again without it.
+# serve's allow-list (docs/host.md, "serve's environment"), as install-service found it: the data folder, PATH, HOME, and the
+# machine's certificate authorities, proxies and Docker engine. Another variable makes serve start itself again without it.
 Environment=${quoted(`RUNPLAN_HOST_DATA=${data}`)}
 Environment=${quoted(`PATH=${path}`)}
 Environment=${quoted(`HOME=${home}`)}
-Restart=on-failure
+${machine.join('')}Restart=on-failure
 RestartSec=5s
 KillMode=process
 KillSignal=SIGTERM
@@ -87,7 +98,7 @@ export async function installServiceUnit(unitDir: string, unit: string): Promise
   try {
     // Never made: a machine without this folder is not run by systemd, or the folder was mistyped.
     if (!(await stat(unitDir)).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
-    await writeFileAtomic(file, unit, 0o644);
+    await writeFileAtomic(file, unit, unitHoldsSecret(unit) ? 0o600 : 0o644);
   } catch (error) {
     throw HostErrors.SERVICE_UNIT_DIR.create({
       message: `cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,

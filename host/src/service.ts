@@ -17,7 +17,7 @@ import type { HostPaths } from './paths.js';
 import { appUrl, gitRemoteUrl, type HostSettings } from './settings.js';
 import { authorizedKeysText, parsePublicKey, writeAuthorizedKeys } from './ssh/authorized-keys.js';
 import type { AddonRecord, AppRecord, DomainRecord, HostStore, ReleaseRecord, SshKeyRecord, VariableSet } from './store/store.js';
-import { checkAddonName, checkAppName, checkDomainName, checkOrg, checkType, checkVariable, checkZone } from './validate.js';
+import { checkAddonName, checkAppName, checkDomainName, checkOrg, checkType, checkVariable, checkZone, normalDomainName } from './validate.js';
 import type { Tenancy } from './tenancy/tenancy.js';
 
 /** An application as the API shows it: its record, remote, address and what serves. */
@@ -148,7 +148,7 @@ export class HostService {
 
   /** Stops serving the custom domain at once and forgets it; DOMAIN_NOT_FOUND when no application (of `org`, when given) has it. */
   async removeDomain(given: string, org?: string): Promise<DomainView> {
-    const name = given.trim().toLowerCase().replace(/\.$/, '');
+    const name = normalDomainName(given);
     const unlock = await this.domainLocks.acquire(name, 'remove', () => {});
     try {
       return await this.removeDomainUnlocked(name, given, org);

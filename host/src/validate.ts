@@ -53,13 +53,18 @@ export function checkAddonName(name: string): string {
   return name;
 }
 
+/** A domain as the host keeps it: lower case, without the root's trailing dot. */
+export function normalDomainName(given: string): string {
+  return given.trim().toLowerCase().replace(/\.$/, '');
+}
+
 /**
  * A custom domain as the host keeps it: lower case, an RFC 1123 host name of two labels at least, no wildcard
  * (each name gets its own certificate at its first TLS handshake), and none of the names the host's own domain
  * keeps: the domain itself, the console's (console.<domain>) and the applications' (app-… and app_….<domain>).
  */
 export function checkDomainName(given: string, hostDomain: string): string {
-  const name = given.trim().toLowerCase().replace(/\.$/, '');
+  const name = normalDomainName(given);
   const refuse = (why: string) => HostErrors.DOMAIN_INVALID.create({ message: `the custom domain ${shown(given)} ${why}.`, details: { domain: given.slice(0, 253) } });
   if (name.includes('*')) throw refuse('is a wildcard: each name is added by itself (a.example.com, b.example.com)');
   if (!isDnsHostName(name)) throw refuse('is not a host name: lower-case letters, digits and "-" in labels of 63 characters at most, two labels at least, 253 characters in all');

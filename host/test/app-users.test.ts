@@ -65,4 +65,17 @@ describe.runIf(process.getuid?.() === 0)("an application's own user", () => {
     });
     await store.close();
   });
+
+  it('gives two hosts of two stores on one machine, creating at once, two different uids (the one that loses the race takes the next)', async () => {
+    const stores = await Promise.all([0, 1].map(async () => openSqliteStore(join(await tempDir(), 'store.sqlite'))));
+    const apps = await Promise.all(stores.map((store, i) => store.createApp({ name: `race${i}`, org: 'acme', zone: 'par', type: 'node' })));
+    const users = await Promise.all(stores.map((store, i) => new AppUsers(store).ensure(apps[i]!.id)));
+    made.push(...users.map((u) => u.name));
+    expect(users[0]!.uid).not.toBe(users[1]!.uid);
+    for (const [i, user] of users.entries()) {
+      expect(await id('passwd', user.name)).toContain(`:${user.uid}:${user.uid}:runplan-host ${apps[i]!.id}:`);
+      expect(await stores[i]!.appUser(apps[i]!.id)).toMatchObject({ uid: user.uid });
+    }
+    await Promise.all(stores.map((store) => store.close()));
+  });
 });

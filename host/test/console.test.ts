@@ -204,7 +204,9 @@ describe('runplan-host console in a browser', () => {
     await shot(page, 'addon-create');
     await page.getByRole('button', { name: 'Create' }).click();
     // The form posts from /addons back to /addons: the notice is what says the new page came (PostgreSQL's cluster may be made first).
-    await page.getByRole('status').waitFor({ timeout: 120_000 });
+    // Either the notice or the form again with its error: an error is shown at once, not waited on.
+    await page.locator('[role=status], [role=alert]').first().waitFor({ timeout: 120_000 });
+    expect(await page.getByRole('alert').count(), (await page.getByRole('alert').allTextContents()).join('\n')).toBe(0);
     expect(page.url()).toBe(`${consoleUrl}addons`);
     expect(await page.getByRole('status').textContent()).toContain('each application toggled is being linked');
     await expect.poll(async () => (await host.get(facts.id, '/')).json<{ addonVariables: string[] }>().addonVariables, { timeout: 120_000, interval: 1_000 }).toContain('POSTGRESQL_ADDON_URI');

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,23 @@ describe('runplan-host install-service: a systemd unit for serve', () => {
     expect(unit).toContain(`Environment="RUNPLAN_HOST_DATA=${quoted}"`);
     const verified = await systemdVerify(file);
     expect(verified).toEqual({ code: 0, output: '' });
+  });
+
+  it("carries the machine's certificate authorities and proxies into the unit (a build's npm needs them), root's alone when a proxy holds a password", async () => {
+    const unitDir = await tempDir('runplan-host-units-');
+    const env = { NODE_EXTRA_CA_CERTS: '/etc/ssl/company-root.pem', HTTPS_PROXY: 'http://builder:s3cret@proxy.example:3128', PATH: '/usr/bin', NPM_TOKEN: 'npm_never' };
+    const r = await run(process.execPath, [CLI, 'install-service', '--data', '/var/lib/runplan-host', '--unit-dir', unitDir], { env }).then(
+      (out) => ({ code: 0, ...out }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? 1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const file = join(unitDir, 'runplan-host.service');
+    const unit = await readFile(file, 'utf8');
+    expect(unit).toContain('Environment="NODE_EXTRA_CA_CERTS=/etc/ssl/company-root.pem"');
+    expect(unit).toContain('Environment="HTTPS_PROXY=http://builder:s3cret@proxy.example:3128"');
+    expect(unit).not.toContain('NPM_TOKEN');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(await systemdVerify(file)).toEqual({ code: 0, output: '' });
   });
 
   it('prints the unit with --print and writes nothing', async () => {

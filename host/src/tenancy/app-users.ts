@@ -39,15 +39,27 @@ export class AppUsers {
     return user;
   }
 
-  /** A new uid: after the highest the store ever gave, skipping any this machine uses already. */
+  /**
+   * A new uid: after the highest the store ever gave, skipping any this machine
+   * uses already. The user is made on the machine before the store records it:
+   * groupadd and useradd refuse a number taken meanwhile (another host of
+   * another store on this machine chose the same one), and the next is tried.
+   */
   private async allocate(appId: string): Promise<AppUserRecord> {
     const name = appUserName(appId);
     let uid = Math.max(APP_UIDS.first, ((await this.store.highestAppUid()) ?? 0) + 1);
     for (; uid <= APP_UIDS.last; uid++) {
       if ((await passwdEntry(String(uid))) || (await groupEntry(String(uid)))) continue;
+      // A name the machine has already (a data folder moved) is kept: onThisMachine says what differs from the store.
+      const madeHere = !(await passwdEntry(name)) && !(await groupEntry(name));
+      if (madeHere && !(await makeOnMachine(appId, name, uid))) continue;
       const recorded = await this.store.recordAppUser({ uid, appId, name });
       if (recorded) return recorded;
-      // Another host of this store recorded it meanwhile: its user (or the next uid).
+      // Another host of this store recorded the uid meanwhile: ours goes, theirs (or the next uid) is used.
+      if (madeHere) {
+        await accountTool('userdel', [name], [6]);
+        await accountTool('groupdel', [name], [6]);
+      }
       const theirs = await this.store.appUser(appId);
       if (theirs) return theirs;
     }
@@ -72,31 +84,53 @@ export class AppUsers {
         fix: `Free uid and gid ${record.uid} on this machine (it is the application's in the store), then run the command again.`,
       });
     }
-    // Its own group, same number; no home, no login, no password: only runplan starts its processes.
-    await must('groupadd', ['--gid', String(record.uid), record.name]);
-    await must('useradd', [
-      '--uid',
-      String(record.uid),
-      '--gid',
-      String(record.uid),
-      '--no-create-home',
-      '--home-dir',
-      '/nonexistent',
-      '--shell',
-      '/usr/sbin/nologin',
-      '--comment',
-      `runplan-host ${record.appId}`,
-      record.name,
-    ]);
+    if (!(await makeOnMachine(record.appId, record.name, record.uid))) {
+      throw HostErrors.APP_USER_FAILED.create({
+        message: `the uid ${record.uid} that the store gave ${record.appId} was taken on this machine while its user was made.`,
+        fix: `Free uid and gid ${record.uid} on this machine (it is the application's in the store), then run the command again.`,
+      });
+    }
     return { name: record.name, uid: record.uid, gid: record.uid };
   }
 }
 
-async function must(program: string, args: string[]): Promise<void> {
-  const ran = await runProgram(program, args);
-  if (!ran?.ok) {
+/** Held while a number is checked and given: groupadd and useradd check a number before they lock /etc/group, so two at once can both take it. */
+const MACHINE_LOCK = '/run/runplan-host-app-users.lock';
+
+/**
+ * Checks that the number `uid` is free and makes the application's group and
+ * user with it, under flock(1) on MACHINE_LOCK (every host on this machine
+ * takes it, and the kernel lets go of it when a host dies). False when the
+ * number is taken, so the caller can choose another. Its own group, same
+ * number; no home, no login, no password: only runplan starts its processes.
+ */
+async function makeOnMachine(appId: string, name: string, uid: number): Promise<boolean> {
+  const script = [
+    'if getent passwd "$1" >/dev/null || getent group "$1" >/dev/null; then exit 4; fi',
+    'groupadd --gid "$1" "$2" || exit $?',
+    'useradd --uid "$1" --gid "$1" --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --comment "$3" "$2" || { s=$?; groupdel "$2"; exit $s; }',
+  ].join('\n');
+  const made = await accountTool('flock', [MACHINE_LOCK, 'sh', '-c', script, 'sh', String(uid), name, `runplan-host ${appId}`], [4], `groupadd and useradd ${name}`);
+  return made === 0;
+}
+
+/**
+ * Runs groupadd, useradd, groupdel or userdel: an exit code in `expected` is
+ * returned for the caller to decide; another process holding the lock of
+ * /etc/passwd or /etc/group (exit 1 or 10, "lock") is waited for.
+ */
+async function accountTool(program: string, args: string[], expected: readonly number[], what = `${program} ${args.at(-1)}`): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const ran = await runProgram(program, args);
+    if (ran?.ok) return 0;
+    if (ran && ran.exitCode !== null && ran.exitCode !== undefined && expected.includes(ran.exitCode)) return ran.exitCode;
+    const said = ran ? (ran.stderr || ran.stdout).trim() : '';
+    if (ran && attempt < 20 && /lock/i.test(said)) {
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+      continue;
+    }
     throw HostErrors.APP_USER_FAILED.create({
-      message: `${program} ${args[args.length - 1]} failed: ${ran ? (ran.stderr || ran.stdout).trim().split('\n').pop() : `${program} is not installed`}`,
+      message: `${what} failed: ${ran ? said.split('\n').pop() : `${program} is not installed`}`,
     });
   }
 }

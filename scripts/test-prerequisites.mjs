@@ -32,6 +32,8 @@ export const HOST_PACKAGES = [
   { name: 'nftables', command: 'test -x /usr/sbin/nft' },
   // The releases' processes kept by s6-supervise, apart from serve: they outlive it (src/supervision/).
   { name: 's6', command: 'test -x /usr/bin/s6-svscan' },
+  // Each application's own disk (diskMb): an ext4 image made with mkfs.ext4, mounted with util-linux's mount (src/sandbox/app-disk.ts).
+  { name: 'e2fsprogs', command: 'test -x /usr/sbin/mkfs.ext4 && test -x /usr/sbin/resize2fs' },
 ];
 
 /**

@@ -20,6 +20,7 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *                      tree/ (the releases' processes, kept by s6 apart from serve)
  *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
  *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
+ *   disks/<app_id>.ext4  each application's own disk (settings' diskMb), mounted over its workspace in runplan/work
  */
 export interface HostPaths {
   readonly root: string;
@@ -51,6 +52,8 @@ export interface HostPaths {
   /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
   readonly binDir: string;
   readonly addonsDir: string;
+  /** One image file per application, its own disk (settings' diskMb). */
+  readonly disksDir: string;
 }
 
 export function hostPaths(root: string): HostPaths {
@@ -80,6 +83,7 @@ export function hostPaths(root: string): HostPaths {
     treeDir: join(runDir, 'tree'),
     binDir: join(root, 'bin'),
     addonsDir: join(root, 'addons'),
+    disksDir: join(root, 'disks'),
   };
 }
 

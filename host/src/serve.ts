@@ -14,6 +14,7 @@ import { gitShellCommand, procReceiveHookCommand } from './git/commands.js';
 import { installProgram, makeDataFolders, readApiToken } from './host-files.js';
 import type { HostPaths } from './paths.js';
 import { HostService } from './service.js';
+import { DiskWatch } from './tenancy/disk-watch.js';
 import { Tenancy } from './tenancy/tenancy.js';
 import { consoleHostName, consoleUrl, readSettings } from './settings.js';
 import { Sshd } from './ssh/sshd.js';
@@ -108,6 +109,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
           await tenancy.guard.stop();
           await tenancy.stopNetworks();
           await tenancy.removeCgroups();
+          await tenancy.unmountDisks();
           await tree.close();
         },
       });
@@ -141,6 +143,12 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
       ...(tenancy ? { tenancy } : {}),
       ...(tree ? { tree } : {}),
     });
+    if (tenancy && settings.diskMb) {
+      // A full disk is said in the application's log: its writes fail, and it may go on running.
+      const watch = new DiskWatch(paths.disksDir, settings.diskMb, (appId, line) => releases.logs.push(appId, line));
+      watch.start();
+      undo.push(both(async () => watch.stop()));
+    }
     const self = await installProgram(paths, 'git-program.cjs');
     const service = new HostService({
       store,

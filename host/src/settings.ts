@@ -44,6 +44,12 @@ export interface HostSettings {
    * (default), each on a loopback port of the machine's network.
    */
   readonly releaseNetwork?: 'own' | 'shared';
+  /**
+   * With the local engine: each application's workspace (its builds and the
+   * files it writes there) on a disk of its own of this many MiB, a hard limit
+   * (docs/security.md, "Disk space"). Unset: the host's disk, without a limit.
+   */
+  readonly diskMb?: number;
   /** Where releases run (default local). */
   readonly engine: HostEngine;
   /** With the swarm engine: the Docker engine, a manager of the swarm (default: DOCKER_HOST of serve, else the local socket). */

@@ -247,6 +247,11 @@ export const CoreErrors = defineErrors({
     kind: 'deployment',
     fix: 'Find what starts so many processes or threads in the step (a fork loop, a tool run with unbounded parallelism) and bound it; the limit follows the instance size.',
   },
+  BUILD_DISK_LIMIT: {
+    title: "A build step failed because the application's disk is full",
+    kind: 'deployment',
+    fix: "Make the build write less (a download or a generated folder it does not need, a cache without bound; the files the application itself writes at run time count too), or give the application a larger disk (the host's diskMb setting).",
+  },
   BUILD_LOCKED: {
     title: 'Another build of the same application is running',
     kind: 'deployment',

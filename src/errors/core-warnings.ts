@@ -18,6 +18,10 @@ export const CoreWarnings = defineWarnings({
     title: 'An application reached its limit of processes',
     fix: 'Find what starts so many processes or threads (a fork loop, a pool without bound) and bound it; the limit follows the instance size, and new processes and threads are refused while it is reached.',
   },
+  RUN_DISK_LIMIT: {
+    title: "The application's disk is full",
+    fix: "Find what the application writes without bound (uploads kept on its own disk, a log file, a cache) and remove or bound it: keep files in an add-on (object storage, a database). Or give it a larger disk (the host's diskMb setting). Writes fail with ENOSPC (no space left on device) until room is made.",
+  },
   SSH_TRUST_ON_FIRST_USE: {
     title: 'An SSH host key is trusted on first use',
     fix: "Give the git servers' host keys explicitly, checked against the fingerprints their operators publish: CC_SSH_KNOWN_HOSTS (one `ssh-keyscan -p PORT HOST` line per server) or the host's known hosts file (--ssh-known-hosts FILE, RUNPLAN_SSH_KNOWN_HOSTS).",

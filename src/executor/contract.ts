@@ -159,7 +159,7 @@ export interface ProcessExit {
   /** Why it could not be started at all, when that is what happened (a program gone since the last start). */
   readonly error?: string;
   /** A limit of the application's instance that ended it (its walls said so): its memory, or its number of processes. */
-  readonly limit?: { readonly resource: 'memory' | 'processes'; readonly limit: string };
+  readonly limit?: { readonly resource: 'memory' | 'processes' | 'disk'; readonly limit: string };
   /** How long that run lasted. */
   readonly ranMs: number;
   /** How many times the process had been restarted before this exit. */

@@ -38,7 +38,12 @@ export function processExitError(exit: ProcessExit, phase: ExitPhase, results: r
   // A process restarted says the same again: each line is quoted once.
   const last = meaningful.filter((line, i) => line !== meaningful[i - 1]).slice(-QUOTED_LINES);
   const said = last.length === 0 ? 'it printed nothing' : `its last line${last.length === 1 ? '' : 's'}: ${last.map((l) => JSON.stringify(l)).join(' ')}`;
-  const limited = exit.limit === undefined ? '' : exit.limit.resource === 'processes' ? ` after the application reached its limit of ${exit.limit.limit}` : '';
+  const limited =
+    exit.limit?.resource === 'processes'
+      ? ` after the application reached its limit of ${exit.limit.limit}`
+      : exit.limit?.resource === 'disk'
+        ? ` while the application's disk was full (its ${exit.limit.limit})`
+        : '';
   // Killed for its memory: the limit is the cause, whatever it printed.
   const error = exit.limit?.resource === 'memory' ? CoreErrors.RUN_MEMORY_LIMIT : CoreErrors.RUN_PROCESS_EXITED;
   return error.create({

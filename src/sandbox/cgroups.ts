@@ -10,6 +10,8 @@ export interface ResourceLimits {
   readonly memoryMb: number;
   /** Processes and threads together (the kernel's pids controller counts tasks). */
   readonly processes: number;
+  /** The application's own disk (its workspace), when it has one. */
+  readonly diskMb?: number;
 }
 
 /** What the limits did since the scope was made: the kernel's own counters. */
@@ -18,6 +20,8 @@ export interface LimitCounters {
   readonly oomKills: number;
   /** Times a fork or a new thread was refused because the scope had `processes` tasks. */
   readonly processLimitHits: number;
+  /** Whether the application's own disk is full now (a reading, not a counter). */
+  readonly diskFull?: boolean;
 }
 
 type Controller = 'memory' | 'pids' | 'cpu';

@@ -5,7 +5,7 @@ import type { LimitCounters, ResourceLimits } from './cgroups.js';
 
 /** A limit that struck between two readings of a scope's counters. */
 export interface LimitStrike {
-  readonly resource: 'memory' | 'processes';
+  readonly resource: 'memory' | 'processes' | 'disk';
   /** The limit, in words: "1 GiB of memory", "1024 processes and threads". */
   readonly limit: string;
   /** How a process ended by it reads: "was killed: it used more than its 1 GiB of memory". */
@@ -43,6 +43,20 @@ export function limitStrike(limits: ResourceLimits, before: LimitCounters, after
         CoreErrors.BUILD_PROCESS_LIMIT.create({
           message: `step "${step}" (${description}) failed after the build reached its limit of ${limit}: new processes and threads were refused.`,
           details: { step, processes: limits.processes },
+        }),
+    };
+  }
+  if (after.diskFull) {
+    const limit = `${formatMemory(limits.diskMb ?? 0)} of disk`;
+    return {
+      resource: 'disk',
+      limit,
+      how: `failed while the application's disk was full (its ${limit})`,
+      warning: (process) => `${CoreWarnings.RUN_DISK_LIMIT.code}: ${process} ended while the application's disk was full: it has used its ${limit}, and writes fail with ENOSPC`,
+      buildError: (step, description) =>
+        CoreErrors.BUILD_DISK_LIMIT.create({
+          message: `step "${step}" (${description}) failed with the application's disk full: its builds and files have used its ${limit}.`,
+          details: { step, diskMb: limits.diskMb },
         }),
     };
   }

@@ -1,4 +1,5 @@
 import { access, readdir, rmdir } from 'node:fs/promises';
+import { AppDisk, type DiskSettings, diskIsFull, diskUsage } from './app-disk.js';
 import { join } from 'node:path';
 import { constants } from 'node:os';
 import { CoreErrors } from '../errors/core-errors.js';
@@ -30,6 +31,8 @@ export interface SandboxOptions {
   readonly hidden?: readonly string[];
   /** Shown read-only, also inside a hidden tree: runplan's cache, whose runtimes every build links to. */
   readonly readable?: readonly string[];
+  /** The application's own disk, mounted over its workspace by the local executor (mountDisk): a hard limit of what it writes there. */
+  readonly disk?: DiskSettings;
 }
 
 /** What AppSandbox.check() asks of the machine (a test gives another). */
@@ -135,6 +138,11 @@ export class AppSandbox {
     for (const mount of new Set(Object.values(layout.controllers).map((c) => c.mount))) await removeEmptyTree(join(mount, ...path));
   }
 
+  /** Mounts the application's own disk at `workspace` (made the first time); nothing when it has none. */
+  async mountDisk(workspace: string): Promise<AppDisk | undefined> {
+    return this.options.disk ? AppDisk.mount(this.options.disk, workspace) : undefined;
+  }
+
   /** Makes the phase's cgroup with its limits: every command wrapped by the scope runs in it. */
   async open(phase: SandboxPhase): Promise<SandboxScope> {
     const cgroup = await CgroupScope.create(this.layout(), [...this.options.cgroup, phase.name], phase.limits);
@@ -182,7 +190,8 @@ export class SandboxScope {
   ) {}
 
   get limits(): ResourceLimits {
-    return this.phase.limits;
+    const { disk } = this.options;
+    return disk ? { ...this.phase.limits, diskMb: disk.megabytes } : this.phase.limits;
   }
 
   /**
@@ -207,8 +216,16 @@ export class SandboxScope {
   }
 
   /** What the limits did since the scope was opened. */
-  counters(): Promise<LimitCounters> {
-    return this.cgroup.counters();
+  async counters(): Promise<LimitCounters> {
+    const [counted, diskFull] = await Promise.all([this.cgroup.counters(), this.diskFull()]);
+    return diskFull ? { ...counted, diskFull } : counted;
+  }
+
+  /** Whether the application's disk, where it is mounted now, is full (a serve that took the release over never mounted it itself). */
+  private async diskFull(): Promise<boolean> {
+    const image = this.options.disk?.image;
+    const point = image ? await AppDisk.mountedAt(image) : undefined;
+    return point ? diskIsFull(await diskUsage(point)) : false;
   }
 
   /** Kills whatever of the phase still runs and removes its cgroup. */

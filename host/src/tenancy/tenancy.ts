@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { AppSandbox, type ReleaseNetworks } from 'runplan';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppDisk, AppSandbox, type ReleaseNetworks } from 'runplan';
 import { runProgram } from 'runplan/process';
 import { HostErrors } from '../errors.js';
 import type { HostPaths } from '../paths.js';
@@ -79,6 +81,19 @@ export class Tenancy {
       cgroup: [this.cgroup, appId],
       hidden: [...new Set([this.paths.root, DEFAULT_DATA_DIR])],
       readable: [cacheDir],
+      ...(this.settings.diskMb ? { disk: { image: this.diskImage(appId), megabytes: this.settings.diskMb } } : {}),
     });
+  }
+
+  /** The image of the application's own disk. */
+  diskImage(appId: string): string {
+    return join(this.paths.disksDir, `${appId}.ext4`);
+  }
+
+  /** The applications' disks unmounted, their files kept (stop-apps, once every release has stopped). */
+  async unmountDisks(): Promise<void> {
+    for (const name of await readdir(this.paths.disksDir).catch(() => [])) {
+      if (name.endsWith('.ext4')) await AppDisk.unmount(join(this.paths.disksDir, name));
+    }
   }
 }

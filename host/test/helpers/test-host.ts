@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { AppDisk } from 'runplan';
 import { freePort } from '../../../test/helpers/ports.js';
 import { tempDir } from '../../../test/helpers/temp.js';
 import { removeAddonAccountsUnder } from './addon-accounts.js';
@@ -124,6 +125,8 @@ export class TestHost {
     if (this.userCreated) await removeSshUser(this.sshUser);
     await removeAddonAccountsUnder(join(this.data, 'addons'));
     await removeAppUsersOf(join(this.data, 'git'));
+    // What a serve that failed to stop left mounted: the temporary folder's removal must not meet a mount.
+    for (const name of await readdir(join(this.data, 'disks')).catch(() => [])) if (name.endsWith('.ext4')) await AppDisk.unmount(join(this.data, 'disks', name));
   }
 
   /** runplan-host with this data folder: exit status and output. */

@@ -104,6 +104,8 @@ async function buildCandidate(
   });
   // One application per folder: two folders of one repository (APP_FOLDER) are two applications.
   const workspace = appWorkspace(host.workDir, join(resolve(options.appDir), plan.app.folder ?? ''));
+  // The application's own disk under everything of its workspace (the build lock's file included).
+  await options.sandbox?.mountDisk(workspace.root);
   // Held until the build is promoted or discarded: two builds of one application
   // would otherwise promote over, and remove, each other's directories.
   const lock = await acquireBuildLock(workspace.root, {

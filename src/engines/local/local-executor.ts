@@ -105,7 +105,7 @@ async function buildCandidate(
   // One application per folder: two folders of one repository (APP_FOLDER) are two applications.
   const workspace = appWorkspace(host.workDir, join(resolve(options.appDir), plan.app.folder ?? ''));
   // The application's own disk under everything of its workspace (the build lock's file included).
-  await options.sandbox?.mountDisk(workspace.root);
+  const disk = await options.sandbox?.mountDisk(workspace.root);
   // Held until the build is promoted or discarded: two builds of one application
   // would otherwise promote over, and remove, each other's directories.
   const lock = await acquireBuildLock(workspace.root, {
@@ -128,7 +128,8 @@ async function buildCandidate(
   const { sandbox } = options;
   const user = sandbox?.user ?? (await appUser());
   const appKey = appCacheKey(workspace);
-  const npmCacheDir = join(host.cacheDir, 'npm-cache', appKey);
+  // On the application's own disk when it has one: what its builds download counts against it too.
+  const npmCacheDir = disk ? join(workspace.root, 'npm-cache') : join(host.cacheDir, 'npm-cache', appKey);
   let scope: SandboxScope | undefined;
   try {
     await closeWorkspace(workspace, user);

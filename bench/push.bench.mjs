@@ -9,7 +9,7 @@
 // receive: ssh, the pack, the hook, until serve's first line).
 // Then the same on a single-node Docker swarm (`init --engine swarm`, the fifty-apps
 // bench's swarm) wherever a Docker engine can be had: each release an image and services.
-//   npm run bench -- --only push [--changes 3] [--cache-dir DIR] [--host-root DIR] [--engine local|swarm] [--release-network own|shared]
+//   npm run bench -- --only push [--changes 3] [--cache-dir DIR] [--host-root DIR] [--engine local|swarm] [--release-network own|shared] [--disk-mb N]
 // --host-root: another checkout whose host/dist/cli.js to measure (a baseline).
 // Needs root, sshd, Caddy and git; the npm registry for the first push's install.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -154,9 +154,14 @@ async function runOn({ args, hostRoot, engine }) {
     };
     hostCli(hostRoot, data, ['init', ...Object.entries(options).flatMap(([name, value]) => [`--${name}`, `${value}`])]);
     // --release-network own: each release in its own network namespace (docs/design/network-per-release.md).
-    if (args['release-network'] !== undefined) {
+    // --disk-mb N: each application's workspace on a disk of its own of N MiB (docs/security.md, "Disk space").
+    const settingsChange = {
+      ...(args['release-network'] === undefined ? {} : { releaseNetwork: args['release-network'] }),
+      ...(args['disk-mb'] === undefined ? {} : { diskMb: Number(args['disk-mb']) }),
+    };
+    if (Object.keys(settingsChange).length > 0) {
       const file = join(data, 'settings.json');
-      writeFileSync(file, `${JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), releaseNetwork: args['release-network'] }, null, 2)}\n`, { mode: 0o600 });
+      writeFileSync(file, `${JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), ...settingsChange }, null, 2)}\n`, { mode: 0o600 });
     }
     // A host of before serve kept its applications running has no flag: its serve stops them anyway.
     const help = execFileSync(process.execPath, [join(hostRoot, 'host', 'dist', 'cli.js'), '--help'], { encoding: 'utf8' });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, TestHost } from './helpers/test-host.js';
@@ -44,9 +44,12 @@ async function p99(ask: () => Promise<Answer>, n: number): Promise<{ p99: number
  * into A's application that one user on a shared machine would have — A's
  * environment, files, checkout, build, /proc, signals, the host's data folder,
  * the operator's environment — and then uses more than its instance has.
- * Nothing may succeed, and A keeps answering.
+ * Nothing may succeed, and A keeps answering. Twice: with the releases on the
+ * machine's network (`releaseNetwork: shared`), and each in its own network
+ * namespace on a disk of its own (`own`, `diskMb`), where B also finds no way
+ * to A's address, the host's services or sshd.
  */
-describe('tenants apart on one runplan-host (local engine)', () => {
+describe.each([{ network: 'shared' as const }, { network: 'own' as const }])('tenants apart on one runplan-host (local engine, $network network)', ({ network }) => {
   let host: TestHost;
   let a: { id: string; gitRemote: string };
   let b: { id: string; gitRemote: string };
@@ -60,6 +63,10 @@ describe('tenants apart on one runplan-host (local engine)', () => {
 
   beforeAll(async () => {
     host = await TestHost.create();
+    if (network === 'own') {
+      const settingsFile = join(host.data, 'settings.json');
+      writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), releaseNetwork: 'own', diskMb: 512 }), { mode: 0o600 });
+    }
     // The operator's shell: npm's configuration and a token-like variable that no tenant may see.
     await host.serve({ env: { npm_config_marker_token: marker, RUNPLAN_OPERATOR_TOKEN: marker } });
     keyA = await host.key('alice', 'org-a');
@@ -157,14 +164,31 @@ describe('tenants apart on one runplan-host (local engine)', () => {
     const quiet = await p99(askA, 100);
     // B: two spinning CPUs, a fork loop, a /tmp filler, then its web process past its memory.
     for (const hog of ['cpu', 'cpu', 'fork', 'disk']) expect((await host.get(b.id, `/hog?kind=${hog}&amount=512`)).status).toBe(200);
-    // A connection flood at A's own loopback port, which B can find: the network is the machine's (docs/security.md, "Tenancy").
-    const { apps } = await host.json<{ apps: { id: string; serving: { port: number } | null }[] }>(['apps']);
-    const aPort = apps.find((x) => x.id === a.id)?.serving?.port as number;
-    expect(aPort).toBeGreaterThan(0);
-    // Its port is closed to B's user: reset before it reaches A (B may still reach A as anyone does, through the edge).
-    expect(await attempt(`op=connect&port=${aPort}`)).toMatchObject({ ok: false, code: 'ECONNREFUSED' });
-    expect(await attempt(`op=connect&port=${apps.find((x) => x.id === b.id)?.serving?.port}`)).toMatchObject({ ok: true });
-    expect((await host.get(b.id, `/hog?kind=flood&amount=${aPort}`)).status).toBe(200);
+    if (network === 'shared') {
+      // A connection flood at A's own loopback port, which B can find: the network is the machine's (docs/security.md, "Tenancy").
+      const { apps } = await host.json<{ apps: { id: string; serving: { port: number } | null }[] }>(['apps']);
+      const aPort = apps.find((x) => x.id === a.id)?.serving?.port as number;
+      expect(aPort).toBeGreaterThan(0);
+      // Its port is closed to B's user: reset before it reaches A (B may still reach A as anyone does, through the edge).
+      expect(await attempt(`op=connect&port=${aPort}`)).toMatchObject({ ok: false, code: 'ECONNREFUSED' });
+      expect(await attempt(`op=connect&port=${apps.find((x) => x.id === b.id)?.serving?.port}`)).toMatchObject({ ok: true });
+      expect((await host.get(b.id, `/hog?kind=flood&amount=${aPort}`)).status).toBe(200);
+    } else {
+      // A's address, as the edge dials it: refused from B's namespace, as are the host's services and sshd at B's gateway.
+      const [aAddress] = readdirSync(join(host.data, 'run', 'apps', a.id));
+      const [aHost, aPort] = (aAddress as string).split(':');
+      expect(aPort).toBe('8080');
+      expect(await attempt(`op=connect&host=${aHost}&port=8080`)).toMatchObject({ ok: false });
+      const [bAddress] = readdirSync(join(host.data, 'run', 'apps', b.id));
+      const gateway = (bAddress as string).replace(/\.\d+:8080$/, '.1');
+      expect(await attempt(`op=connect&host=${gateway}&port=${host.ports.ssh}`)).toMatchObject({ ok: false });
+      for (const port of [host.ports.ssh, host.ports.https, host.ports.http]) expect(await attempt(`op=connect&port=${port}`)).toMatchObject({ ok: false });
+      // The edge is public: B reaches it at its gateway, as anyone reaches it from the internet (and A through it, by A's name only).
+      expect(await attempt(`op=connect&host=${gateway}&port=${host.ports.https}`)).toMatchObject({ ok: true });
+      // B floods its own 8080, in its own namespace.
+      expect(await attempt('op=connect&port=8080')).toMatchObject({ ok: true });
+      expect((await host.get(b.id, '/hog?kind=flood&amount=8080')).status).toBe(200);
+    }
     await host.get(b.id, '/hog-self');
     const noisy = await p99(askA, 100);
     console.log(`A's p99 through the edge: quiet ${quiet.p99.toFixed(1)} ms, B noisy ${noisy.p99.toFixed(1)} ms`);

@@ -18,6 +18,13 @@ export interface NetworkSettings {
   readonly prefix: number;
   /** The nftables table (inet) holding the walls: letters, digits and "_". */
   readonly table: string;
+  /**
+   * The host's public ports (the edge's HTTPS and HTTP) that every release
+   * reaches, as anyone on the internet does: at the gateway's address (to the
+   * host's loopback, where an edge tried on one machine listens) and at the
+   * machine's own addresses. Another application is reached there, by name.
+   */
+  readonly publicPorts?: readonly number[];
 }
 
 /**
@@ -191,14 +198,18 @@ export class ReleaseNetworks {
     const { bridge, table } = this.settings;
     const links = held.length === 0 ? '' : ` elements = { ${held.map((h) => `${h.from} . ${h.to.port}`).join(', ')} };`;
     const br = JSON.stringify(bridge);
-    const { gateway } = this.settings;
+    const { gateway, publicPorts = [] } = this.settings;
+    for (const port of publicPorts) if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`not a TCP port: ${port}`);
+    const ports = publicPorts.length === 0 ? '' : `{ ${publicPorts.join(', ')} }`;
+    const toPublic = ports === '' ? '' : `\n    iifname ${br} ip daddr ${gateway} tcp dport ${ports} dnat ip to 127.0.0.1`;
+    const publicIn = ports === '' ? '' : `\n    iifname ${br} tcp dport ${ports} fib daddr type local accept`;
     return `add table inet ${table}
 delete table inet ${table}
 table inet ${table} {
   set links { type ipv4_addr . inet_service;${links} }
   chain prerouting {
     type nat hook prerouting priority dstnat; policy accept;
-    iifname ${br} ip daddr ${gateway} ip saddr . tcp dport @links dnat ip to 127.0.0.1
+    iifname ${br} ip daddr ${gateway} ip saddr . tcp dport @links dnat ip to 127.0.0.1${toPublic}
   }
   chain forward {
     type filter hook forward priority 0; policy accept;
@@ -213,7 +224,7 @@ table inet ${table} {
   chain input {
     type filter hook input priority 0; policy accept;
     iifname ${br} ct state established,related accept
-    iifname ${br} ip daddr 127.0.0.1 ip saddr . tcp dport @links ct status dnat accept
+    iifname ${br} ip daddr 127.0.0.1 ip saddr . tcp dport @links ct status dnat accept${publicIn}
     # A reset rather than ICMP, which the kernel sends at a limited rate: a scan is refused at once, port after port.
     iifname ${br} meta l4proto tcp reject with tcp reset
     iifname ${br} reject

@@ -29,7 +29,7 @@ const FETCH = `fetch(process.argv[1], { signal: AbortSignal.timeout(20000) }).th
 describe.runIf(asRoot)("a release's network namespace", () => {
   // A bridge and a network of this test's own: two test runs on one machine never share one.
   const tag = process.pid % 250;
-  const networks = new ReleaseNetworks({ bridge: `rt${process.pid % 100000}`, gateway: `10.86.${tag}.1`, prefix: 24, table: `runplan_test_net_${process.pid}` });
+  let networks: ReleaseNetworks;
   const cgroupRoot = `runplan-test-net-${process.pid}`;
   let user: TestUser;
   let sandbox: AppSandbox;
@@ -41,12 +41,13 @@ describe.runIf(asRoot)("a release's network namespace", () => {
   let hostPort: number;
   let wideService: Server;
   let widePort: number;
+  let edgeService: Server;
+  let edgePort: number;
 
   beforeAll(async () => {
     user = await makeTestUser();
     dir = await tempDir('runplan-net-');
     sandbox = new AppSandbox({ user, cgroup: [cgroupRoot, 'app'] });
-    await networks.start();
     // A service of the host's on its loopback (as an add-on's server): only a link opens it to a release, at the gateway's address.
     hostService = createServer((_req, res) => res.end('host\n'));
     await new Promise<void>((resolve) => hostService.listen(0, '127.0.0.1', resolve));
@@ -55,13 +56,20 @@ describe.runIf(asRoot)("a release's network namespace", () => {
     wideService = createServer((_req, res) => res.end('wide\n'));
     await new Promise<void>((resolve) => wideService.listen(0, '0.0.0.0', resolve));
     widePort = (wideService.address() as { port: number }).port;
+    // The edge's public port, on the loopback as a host tried on one machine has it: open to every release, at the gateway.
+    edgeService = createServer((_req, res) => res.end('edge\n'));
+    await new Promise<void>((resolve) => edgeService.listen(0, '127.0.0.1', resolve));
+    edgePort = (edgeService.address() as { port: number }).port;
+    networks = new ReleaseNetworks({ bridge: `rt${process.pid % 100000}`, gateway: `10.86.${tag}.1`, prefix: 24, table: `runplan_test_net_${process.pid}`, publicPorts: [edgePort] });
+    await networks.start();
   });
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
     for (const scope of scopes) await scope.close().catch(() => undefined);
     for (const namespace of namespaces) await namespace.remove().catch(() => undefined);
-    await networks.stop();
+    await networks?.stop();
     hostService?.close();
+    edgeService?.close();
     wideService?.close();
     await AppSandbox.removeCgroups([cgroupRoot]);
     await user?.remove();
@@ -99,6 +107,9 @@ describe.runIf(asRoot)("a release's network namespace", () => {
     expect(await inside(b.scope, CONNECT, networks.settings.gateway, String(hostPort))).not.toBe('connected');
     expect(await inside(b.scope, CONNECT, '127.0.0.1', String(hostPort))).not.toBe('connected');
     expect(await inside(b.scope, CONNECT, networks.settings.gateway, String(widePort))).not.toBe('connected');
+    // The edge's public port: reached by every release, at the gateway, as from the internet.
+    expect(await inside(b.scope, CONNECT, networks.settings.gateway, String(edgePort))).toBe('connected');
+    expect(await inside(a.scope, FETCH, `http://${networks.settings.gateway}:${edgePort}/`)).toBe('200');
 
     // A link opens that port of the host's loopback, at the bridge's address, to that release only.
     const close = await b.namespace.allow({ port: hostPort });

@@ -9,14 +9,15 @@ const RELEASES_NETWORK = { first: 10, second: 88 };
  * This host's releases' networks (docs/design/network-per-release.md): a
  * bridge and an nftables table named after the host (two hosts of one
  * machine, as tests run them, have two), on a /24 of 10.88.0.0/16 that no
- * route of the machine covers. A bridge an earlier serve left keeps its
+ * route of the machine covers; the edge's ports (`publicPorts`) open to every
+ * release, as to the internet. A bridge an earlier serve left keeps its
  * address: the releases it took over are on it.
  */
-export async function hostReleaseNetworks(id: string): Promise<ReleaseNetworks> {
+export async function hostReleaseNetworks(id: string, publicPorts: readonly number[]): Promise<ReleaseNetworks> {
   const bridge = `rp${id.slice(0, 7)}`;
   const table = `runplan_net_${id}`;
   const kept = await bridgeAddress(bridge);
-  if (kept) return new ReleaseNetworks({ bridge, table, gateway: kept.address, prefix: kept.prefix });
+  if (kept) return new ReleaseNetworks({ bridge, table, gateway: kept.address, prefix: kept.prefix, publicPorts });
   const routes = await routedNetworks();
   // The host's own /24 first (from its id), so that two hosts seldom try the same one.
   const start = Number.parseInt(id.slice(0, 2), 16);
@@ -24,7 +25,7 @@ export async function hostReleaseNetworks(id: string): Promise<ReleaseNetworks> 
     const third = (start + i) % 256;
     const low = toNumber(`${RELEASES_NETWORK.first}.${RELEASES_NETWORK.second}.${third}.0`);
     if (routes.some((r) => r.low <= low + 255 && low <= r.high)) continue;
-    return new ReleaseNetworks({ bridge, table, gateway: `${RELEASES_NETWORK.first}.${RELEASES_NETWORK.second}.${third}.1`, prefix: 24 });
+    return new ReleaseNetworks({ bridge, table, gateway: `${RELEASES_NETWORK.first}.${RELEASES_NETWORK.second}.${third}.1`, prefix: 24, publicPorts });
   }
   throw HostErrors.HOST_PART_FAILED.create({
     message: `every /24 of ${RELEASES_NETWORK.first}.${RELEASES_NETWORK.second}.0.0/16 is routed on this machine: the releases' network namespaces have no network of their own.`,

@@ -57,7 +57,8 @@ export class Tenancy {
    * releases an earlier serve started stay on it, and `held` are their links).
    */
   async startNetworks(held: Parameters<ReleaseNetworks['start']>[0] = []): Promise<ReleaseNetworks> {
-    const networks = await hostReleaseNetworks(this.id);
+    // The edge is as public to a release as to the internet: the way to another application, by its name.
+    const networks = await hostReleaseNetworks(this.id, [this.settings.httpsPort, this.settings.httpPort]);
     await networks.start(held);
     this.networks = networks;
     return networks;

@@ -131,6 +131,26 @@ export function describeHostOnSwarm(): void {
       }
     }, 900_000);
 
+    it('serves an application that hard-codes 0.0.0.0:8080: every web task listens on 8080 in its container, PORT=8080, the proxy publishes the host port', async () => {
+      const host = await TestHost.create({ initArgs: ['--engine', 'swarm', '--docker-host', dockerHost, '--store', await (server as StoreServer).newDatabase('hp')] });
+      try {
+        await host.serve();
+        const key = await host.key('alice', 'acme');
+        const app = await host.json<{ id: string; gitRemote: string }>(['create', '--type', 'node', 'hard-coded', '--region', 'par', '--org', 'acme']);
+        expect((await host.cli(['env', 'set', 'CC_HEALTH_CHECK_PATH', '/health', '--app', app.id])).code).toBe(0);
+        const repo = await host.repository('host/listen-8080');
+        await host.git(repo, ['remote', 'add', 'runplan', app.gitRemote]);
+        const pushed = await host.push(repo, 'runplan', key);
+        expect(pushed.code, pushed.output).toBe(0);
+        expect((await host.get(app.id, '/')).json()).toMatchObject({ port: '8080' });
+        // The proxy publishes another port on the node, the application's: 8080 is the tasks' own.
+        const published = await docker(['service', 'inspect', '--format', '{{json .Endpoint.Ports}}', swarmName(app.id)]);
+        expect(published).not.toMatch(/"PublishedPort":8080\b/);
+      } finally {
+        await host.dispose();
+      }
+    }, 900_000);
+
     describeHost({
       name: 'swarm on PostgreSQL',
       initArgs: async () => ['--engine', 'swarm', '--docker-host', dockerHost, '--store', await (server as StoreServer).newDatabase('he')],

@@ -226,8 +226,8 @@ async function imageDigest(docker: DockerCli, image: string): Promise<string> {
  * 127.0.0.1. docker-proxy accepts connections before the application listens,
  * so "the port accepts connections" is told by an HTTP answer.
  */
-export function containerHealthTarget(plan: RunPlan): HealthTarget {
-  return { baseUrl: `http://127.0.0.1:${plan.healthCheck.port}`, check: plan.healthCheck, portProbe: 'http' };
+export function containerHealthTarget(plan: RunPlan, publishedPort = plan.healthCheck.port): HealthTarget {
+  return { baseUrl: `http://127.0.0.1:${publishedPort}`, check: plan.healthCheck, portProbe: 'http' };
 }
 
 /** Whether anything answers HTTP on the web port already (another program would answer the health check). */

@@ -35,6 +35,13 @@ export interface SwarmDeployOptions extends Omit<ImageOptions, 'out' | 'oci'> {
   readonly name?: string;
   /** Attachable overlay networks the application's processes join besides its own, which must exist (a host's add-on servers', say): their servers are then reached by service name. */
   readonly networks?: readonly string[];
+  /**
+   * The port the application's proxy publishes on each node (default: the
+   * plan's port). The web processes listen on the plan's port in their own
+   * containers (8080 for a host that gives every release that port, as the
+   * specification says); the proxy, in front, listens here.
+   */
+  readonly publishPort?: number;
   /** Clock of the waits: convergence, the stability window, the health check's retries. */
   readonly clock?: Clock;
   readonly healthChecker?: HealthChecker;
@@ -127,7 +134,7 @@ export async function deployToSwarm(options: SwarmDeployOptions): Promise<SwarmD
     services: release.services,
     changed: release.changed,
     health,
-    url: web ? `http://127.0.0.1:${plan.healthCheck.port}/` : undefined,
+    url: web ? `http://127.0.0.1:${options.publishPort ?? plan.healthCheck.port}/` : undefined,
   };
 }
 
@@ -176,6 +183,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
       ownImages: choice.ownImages,
       replicas: this.options.replicas ?? 2,
       networks: this.options.networks ?? [],
+      ...(this.options.publishPort === undefined ? {} : { publishPort: this.options.publishPort }),
       // Each task held to the instance the plan was made for, as on this machine (src/sandbox/).
       limits: instanceLimits(host.instance),
       logger,
@@ -193,7 +201,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
   async portInUse({ plan, docker, app }: SwarmBuild): Promise<boolean> {
     if (!plan.processes.some((p) => p.role === 'web')) return false;
     if ((await inspectService(docker, swarmNames(app).proxy)) !== undefined) return false;
-    return portAnswers(plan.healthCheck.port);
+    return portAnswers(this.options.publishPort ?? plan.healthCheck.port);
   }
 
   start(built: SwarmBuild, { signal }: ExecutorStartOptions): Promise<RunningApp> {
@@ -202,7 +210,7 @@ export class SwarmExecutor implements Executor<SwarmBuild> {
 
   // Through the proxy on 127.0.0.1, the port told open by an HTTP answer, as for a container.
   healthTarget(built: SwarmBuild): HealthTarget {
-    return containerHealthTarget(built.plan);
+    return containerHealthTarget(built.plan, this.options.publishPort);
   }
 
   runHook(built: SwarmBuild, hook: LoweredStep, { signal, timeoutMs }: HookRunOptions): Promise<void> {

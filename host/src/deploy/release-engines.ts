@@ -18,6 +18,8 @@ interface ReleaseExecutorInput {
   readonly lasting?: LastingRun;
   /** The release's own network namespace (the local engine, with a sandbox). */
   readonly network?: { readonly path: string; readonly address: string };
+  /** On a swarm: the port the application's proxy publishes on the node (its processes listen on 8080 in their containers). */
+  readonly publishPort?: number;
 }
 
 /**
@@ -71,12 +73,12 @@ export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
     name: 'swarm',
     inPlace: true,
     addonServices,
-    executor: async ({ appId, appDir, registry, signal }) => {
+    executor: async ({ appId, appDir, registry, signal, publishPort }) => {
       // Its services and image named after the application, not its checkout folder (every application's is "source").
       const name = swarmName(appId);
       // Every application joins the add-ons network, linked or not: a link is then a new release, not a new network.
       const networks = [await addonServices.network()];
-      return ENGINES.swarm.executor({ appDir, registry, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks });
+      return ENGINES.swarm.executor({ appDir, registry, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks, ...(publishPort === undefined ? {} : { publishPort }) });
     },
     takeOver: async (appId, planDigest) => {
       const docker = await connect();

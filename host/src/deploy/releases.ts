@@ -295,7 +295,9 @@ export class Releases {
       namespace = await networks?.create();
       const taken = servingPort === undefined && namespace === undefined ? await this.ports.take() : undefined;
       givePort = taken?.give;
+      // Where the host reaches it (recorded), and where it listens: 8080 in its own namespace or container, as the specification says.
       const port = namespace ? RELEASE_PORT : (servingPort ?? (taken?.port as number));
+      const listenPort = this.options.engine.inPlace ? RELEASE_PORT : port;
       const upstream = namespace ? `${namespace.address}:${RELEASE_PORT}` : `127.0.0.1:${port}`;
       // Only the release's own user, of the applications' users, may connect to its port.
       if (sandbox && namespace === undefined) unguard = await this.options.tenancy?.guard.guard(port, sandbox.user.uid);
@@ -319,7 +321,7 @@ export class Releases {
           secretNames: this.options.registry.secretVariables(),
         },
         host: {
-          port,
+          port: listenPort,
           workDir: paths.workDir,
           cacheDir: this.options.settings.cacheDir ?? paths.cacheDir,
           instance: this.options.settings.instance,
@@ -356,6 +358,7 @@ export class Releases {
         ...(sandbox ? { sandbox } : {}),
         ...(tree ? { lasting: { tree, runId: runIdOf(app.id, releaseNumber) } } : {}),
         ...(namespace ? { network: { path: namespace.path, address: namespace.address } } : {}),
+        ...(listenPort === port ? {} : { publishPort: port }),
       });
       const deployed = await deploy(toCarryOut, executor, { sink, signal });
       const [release, give, own, closeLinks] = [unguard, givePort, namespace, [...unlink]];

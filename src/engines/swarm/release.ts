@@ -38,6 +38,8 @@ export interface ReleaseInput {
   readonly replicas: number;
   /** Networks the processes join besides the application's own. */
   readonly networks: readonly string[];
+  /** The port the proxy publishes on the node, when not the plan's (the web processes listen on the plan's). */
+  readonly publishPort?: number;
   /** Each task's instance: its memory, CPU and processes. */
   readonly limits?: ResourceLimits;
   readonly logger: Logger;
@@ -128,8 +130,9 @@ export class SwarmRelease {
     if (web) {
       const proxyImage = await ensureStackImage(docker, STACKS.proxy!, { log: (line) => logger.emit({ kind: 'step', name: 'stack', stream: 'stdout' }, line) });
       const proxyImageId = (await docker.ok(['image', 'inspect', '--format', '{{.Id}}', proxyImage])).trim();
-      const config = await ensureObject(docker, 'config', app, 'proxy', proxyConfig({ upstreamHost: names.service(web.name), port: plan.healthCheck.port }));
-      specs.push(proxyService({ app, image: proxyImage, imageId: proxyImageId, port: plan.healthCheck.port, config }));
+      const published = this.input.publishPort ?? plan.healthCheck.port;
+      const config = await ensureObject(docker, 'config', app, 'proxy', proxyConfig({ upstreamHost: names.service(web.name), port: plan.healthCheck.port, listen: published }));
+      specs.push(proxyService({ app, image: proxyImage, imageId: proxyImageId, port: published, config }));
     }
     this.specs = specs;
     const webSpec = this.webSpec();

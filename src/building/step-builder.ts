@@ -19,7 +19,7 @@ import { removeBuildCredentials } from './build-credentials.js';
 import { assertReachable, handOver, mkdirOwned } from '../process/ownership.js';
 import { UserFiles } from '../process/user-files.js';
 import { isolateNpm, systemEnvironment } from '../process/process-env.js';
-import { runCommandStep } from '../process/command-step.js';
+import { runCommandStep } from '../steps/command-step.js';
 import type { SandboxScope } from '../sandbox/sandbox.js';
 import { type OutputWarning, reportWarnings } from '../process/output-warnings.js';
 

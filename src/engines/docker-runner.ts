@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import type { RestartPolicy, RunPlan } from '../plan/schema.js';
 import type { DockerCli } from './docker-cli.js';
 import { CoreErrors } from '../errors/core-errors.js';
-import { explainFailure, stepTimeoutError } from '../process/command-step.js';
+import { explainFailure, stepTimeoutError } from '../steps/command-step.js';
 import type { LoweredStep } from '../lowering/lower.js';
 import { describeStep } from '../plan/describe.js';
 import { IMAGE_BINDINGS } from './image/scripts.js';

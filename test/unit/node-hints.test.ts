@@ -9,7 +9,7 @@ import type { PackageJson } from '../../buildpacks/node/package-json.js';
 import type { PackageManager } from '../../buildpacks/node/resolve-build-tool.js';
 import { MemorySource } from '../../src/files/memory-source.js';
 import type { BuildStep } from '../../src/plan/schema.js';
-import { explainFailure } from '../../src/process/command-step.js';
+import { explainFailure } from '../../src/steps/command-step.js';
 import { createPlan } from '../../src/planning/create-plan.js';
 import { TEST_PLAN_INVENTORY, testRegistry } from '../helpers/inventory.js';
 import { tempDir } from '../helpers/temp.js';

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NATIVE_MODULES_SCRIPT, NATIVE_UNBUILT_MARK, OPTIONAL_SKIPPED_MARK, PREBUILT_MARK } from '../../buildpacks/node/build-checks.js';
 import { lockInstallsOldNodeGyp } from '../../buildpacks/node/node-gyp-readers.js';
-import { explainFailure } from '../../src/process/command-step.js';
+import { explainFailure } from '../../src/steps/command-step.js';
 import { OutputWarnings } from '../../src/process/output-warnings.js';
 import type { BuildStep } from '../../src/plan/schema.js';
 import { MemorySource } from '../../src/files/memory-source.js';

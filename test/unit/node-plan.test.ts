@@ -9,7 +9,7 @@ import { staticInventory } from '../../buildpacks/node/inventory.js';
 import { parsePackageJson, type PackageJson } from '../../buildpacks/node/package-json.js';
 import { resolveStart } from '../../buildpacks/node/resolve-start.js';
 import { lifecycleReplay } from '../../buildpacks/node/plan.js';
-import { explainFailure } from '../../src/process/command-step.js';
+import { explainFailure } from '../../src/steps/command-step.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { DirectorySource } from '../../src/files/directory-source.js';
 import { MemorySource } from '../../src/files/memory-source.js';

@@ -9,7 +9,7 @@ import { findNginx, resolveRubyOptions, rubyInventoryProvider, RubyInventorySche
 import { systemRubies } from '../../buildpacks/ruby/rubies.js';
 import { BuildpackRegistry } from '../../src/buildpack/registry.js';
 import { defaultRegistry } from '../../src/compose/default-registry.js';
-import { explainFailure } from '../../src/process/command-step.js';
+import { explainFailure } from '../../src/steps/command-step.js';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { DirectorySource } from '../../src/files/directory-source.js';
 import { MemorySource } from '../../src/files/memory-source.js';

@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { prepareSsh } from '../../src/building/ssh-setup.js';
-import { explainFailure } from '../../src/process/command-step.js';
+import { explainFailure } from '../../src/steps/command-step.js';
 import { assembleEnvironment } from '../../src/env/assemble.js';
 import { parseKnownHosts } from '../../src/env/known-hosts.js';
 import { parsePrivateKey } from '../../src/env/ssh-key.js';

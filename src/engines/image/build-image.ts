@@ -21,7 +21,7 @@ import type { LoweredPlan } from '../../lowering/lower.js';
 import { DockerCli, labelArgs } from '../docker-cli.js';
 import { hostCertificateFile, hostNetworkBuildArgs } from '../host-network.js';
 import { ensureStackImage, forgetStackImageIfGone, stackForType } from '../stack-images.js';
-import { explainFailure, stepTimeoutError } from '../../process/command-step.js';
+import { explainFailure, stepTimeoutError } from '../../steps/command-step.js';
 import { OutputWarnings } from '../../process/output-warnings.js';
 import { describeStep } from '../../plan/describe.js';
 import { HOST_CA_TARGET, renderDockerfile, STEP_MARKER, STEP_TIMED_OUT } from './dockerfile.js';

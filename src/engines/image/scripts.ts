@@ -7,7 +7,7 @@ import { STACK_IMAGE_PROGRAMS } from '../stack-images.js';
 import { readinessTest } from '../../health/readiness.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';
 import { REFUSAL_PREFIX } from '../../executor/refusal.js';
-import { stepTimeoutError } from '../../process/command-step.js';
+import { stepTimeoutError } from '../../steps/command-step.js';
 
 /** Where the plan's placeholders point inside an image: its directories, and its stack's programs. */
 export const IMAGE_BINDINGS = { APP_HOME: '/app', RUN_DIR: '/run/runplan', ...STACK_IMAGE_PROGRAMS } as const satisfies Bindings;

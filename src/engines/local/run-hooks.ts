@@ -1,5 +1,5 @@
 import { systemEnvironment } from '../../process/process-env.js';
-import { runCommandStep } from '../../process/command-step.js';
+import { runCommandStep } from '../../steps/command-step.js';
 import type { Environment } from '../../env/assemble.js';
 import { type AppUser, userEnvironment } from '../../process/app-user.js';
 import { DEFAULT_BUILD_STEP_TIMEOUT_MS } from '../../host/host-settings.js';

@@ -1,15 +1,15 @@
 import { CoreErrors } from '../errors/core-errors.js';
 import { RunplanError } from '../errors/runplan-error.js';
 import { formatSeconds } from '../health/probes.js';
-import { type AppUser, spawnIdentity } from './app-user.js';
+import { type AppUser, spawnIdentity } from '../process/app-user.js';
 import type { Logger } from '../log/logger.js';
 import { OutputBudget } from '../log/line-splitter.js';
 import { describeStep as describe } from '../plan/describe.js';
 import type { BuildStep, StepFailureRule } from '../plan/schema.js';
 import type { LoweredStep } from '../lowering/lower.js';
-import { newTreeTag, type ProcessTree, terminateTree } from './process-tree.js';
-import { startProgram } from './run-program.js';
-import { type OutputWarning, OutputWarnings } from './output-warnings.js';
+import { newTreeTag, type ProcessTree, terminateTree } from '../process/process-tree.js';
+import { startProgram } from '../process/run-program.js';
+import { type OutputWarning, OutputWarnings } from '../process/output-warnings.js';
 import { type SandboxScope, unwrapExit } from '../sandbox/sandbox.js';
 import { limitStrike } from '../sandbox/limit-strike.js';
 

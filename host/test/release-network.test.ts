@@ -9,7 +9,7 @@ import { TestHost } from './helpers/test-host.js';
  * each release in its own network namespace, listening on 0.0.0.0:8080 with
  * PORT=8080, reached by the edge at its namespace's address. B's release tries
  * A's release, sshd and the host's services from inside: none answers; the
- * outside world (npm's registry) does.
+ * edge's public ports and the outside world (npm's registry) do.
  */
 describe('each release in its own network (local engine)', () => {
   let host: TestHost;
@@ -90,21 +90,22 @@ describe('each release in its own network (local engine)', () => {
     const [link] = JSON.parse(execFileSync('ip', ['-j', '-4', 'address', 'show', 'dev', route?.dev as string], { encoding: 'utf8' })) as { addr_info: { local: string }[] }[];
     const machine = (link?.addr_info ?? []).map((a) => a.local);
     expect(machine.length).toBeGreaterThan(0);
-    for (const address of [gateway, '127.0.0.1', ...machine]) {
-      expect(await fromB(address, host.ports.ssh), `sshd at ${address}`).not.toBe('connected');
-      expect(await fromB(address, host.ports.https), `the edge at ${address}`).not.toBe('connected');
-    }
-    // Every port of every address B can see of the machine: none open, but its own 8080 on its own loopback.
+    for (const address of [gateway, '127.0.0.1', ...machine]) expect(await fromB(address, host.ports.ssh), `sshd at ${address}`).not.toBe('connected');
+    // The edge is public: at the gateway (it listens on the machine's loopback here), as from the internet; not on B's own loopback.
+    expect(await fromB(gateway, host.ports.https)).toBe('connected');
+    expect(await fromB('127.0.0.1', host.ports.https)).not.toBe('connected');
+    const edgePorts = [host.ports.https, host.ports.http].sort((x, y) => x - y);
+    // Every port of every address B can see of the machine: none open but the edge's, and its own 8080 on its own loopback.
     const scanFromB = (address: string) => scanFrom(b.id, address);
-    expect(await scanFromB(gateway)).toEqual([]);
+    expect(await scanFromB(gateway)).toEqual(edgePorts);
     // Its own loopback holds its own sockets only: its 8080, and none of the host's (sshd, the edge, A's add-on).
     const own = await scanFromB('127.0.0.1');
     expect(own).toContain(8080);
     const { port: addonPort } = (await host.get(a.id, '/postgresql')).json<{ port: string }>();
     for (const port of [host.ports.ssh, host.ports.https, host.ports.http, Number(addonPort)]) expect(own).not.toContain(port);
     for (const address of machine) expect(await scanFromB(address), address).toEqual([]);
-    // A sees, of the gateway, its linked add-on's port alone: reach is what the links say.
-    expect(await scanFrom(a.id, gateway)).toEqual([Number(addonPort)]);
+    // A sees, of the gateway, its linked add-on's port and the edge's: reach is what the links say.
+    expect(await scanFrom(a.id, gateway)).toEqual([Number(addonPort), ...edgePorts].sort((x, y) => x - y));
     // The package registry npm is configured with stands in for the outside world.
     const registry = new URL(execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim());
     expect(await fromB(registry.hostname, Number(registry.port || (registry.protocol === 'https:' ? 443 : 80)))).toBe('connected');

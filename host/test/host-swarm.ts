@@ -116,6 +116,12 @@ export function describeHostOnSwarm(): void {
         expect(facts.envNames.filter((n) => /marker|API_TOKEN/i.test(n))).toEqual([]);
         const tryOne = async (t: Record<string, string>) => (await host.get(b.id, `/try?${new URLSearchParams(t)}`)).json<{ ok: boolean; value?: unknown }>();
         for (const target of targets.slice(0, 3)) expect(await tryOne(target), JSON.stringify(target)).toMatchObject({ ok: false });
+        // No network in common: B, linked to no add-on, does not even resolve A's web service (both were on the add-ons' network before).
+        const toA = (await host.get(b.id, `/try?${new URLSearchParams({ op: 'connect', host: `${swarmName(a.id)}-web`, port: '8080' })}`)).json<{ ok: boolean; code?: string }>();
+        expect(toA).toMatchObject({ ok: false });
+        expect(await docker(['service', 'inspect', '--format', '{{json .Spec.TaskTemplate.Networks}}', `${swarmName(b.id)}-web`])).not.toContain(
+          (await docker(['network', 'inspect', '--format', '{{.ID}}', 'runplan-host-addons'])).trim() || 'no add-ons network',
+        );
         // Its own secrets only: none of A's is mounted in B's task.
         expect(JSON.stringify(await tryOne(targets[3] as Record<string, string>))).not.toContain('API_TOKEN');
         // Held to its instance, as the local engine's cgroups hold it.

@@ -18,6 +18,8 @@ interface ReleaseExecutorInput {
   readonly lasting?: LastingRun;
   /** The release's own network namespace (the local engine, with a sandbox). */
   readonly network?: { readonly path: string; readonly address: string };
+  /** Whether the release is linked to an add-on: on a swarm, only then do its tasks join the add-ons' network. */
+  readonly linkedToAddons?: boolean;
   /** On a swarm: the port the application's proxy publishes on the node (its processes listen on 8080 in their containers). */
   readonly publishPort?: number;
 }
@@ -73,11 +75,12 @@ export function swarmEngine(dockerHost: string | undefined): ReleaseEngine {
     name: 'swarm',
     inPlace: true,
     addonServices,
-    executor: async ({ appId, appDir, registry, signal, publishPort }) => {
+    executor: async ({ appId, appDir, registry, signal, publishPort, linkedToAddons = false }) => {
       // Its services and image named after the application, not its checkout folder (every application's is "source").
       const name = swarmName(appId);
-      // Every application joins the add-ons network, linked or not: a link is then a new release, not a new network.
-      const networks = [await addonServices.network()];
+      // Only an application linked to an add-on joins the add-ons' network (a link or an unlink changes it at the next
+      // release, as it changes the variables): one with none shares no network with another application.
+      const networks = linkedToAddons ? [await addonServices.network()] : [];
       return ENGINES.swarm.executor({ appDir, registry, signal, docker: await connect(), name, replicas: SWARM_REPLICAS, networks, ...(publishPort === undefined ? {} : { publishPort }) });
     },
     takeOver: async (appId, planDigest) => {

@@ -359,6 +359,7 @@ export class Releases {
         ...(tree ? { lasting: { tree, runId: runIdOf(app.id, releaseNumber) } } : {}),
         ...(namespace ? { network: { path: namespace.path, address: namespace.address } } : {}),
         ...(listenPort === port ? {} : { publishPort: port }),
+        linkedToAddons: request.links.some((link) => link.kind === 'addon'),
       });
       const deployed = await deploy(toCarryOut, executor, { sink, signal });
       const [release, give, own, closeLinks] = [unguard, givePort, namespace, [...unlink]];

@@ -12,6 +12,7 @@
 //   RUNPLAN_BENCH_APPS=5 npm run bench -- --only fifty  fewer on both (also --apps 5)
 //   npm run bench -- --only fifty --engine swarm --apps 20   one engine only (also RUNPLAN_BENCH_ENGINE)
 //   --restarts 3 (RUNPLAN_BENCH_RESTARTS=3)             the restart timed 3 times on the same applications
+//   --release-network own --disk-mb 512                 each release in its own network, each application on its own disk
 // Everything runs on 127.0.0.1; the bench stops what it started and removes what it made.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -141,6 +142,11 @@ async function runOn({ args, engine, n }) {
       initArgs: swarm ? ['--engine', 'swarm', '--docker-host', swarm.host] : [],
       // An operator's serve: its stop leaves the applications serving (the restart below stops them with stop-apps).
       keepApps: true,
+      // --release-network own, --disk-mb N: the walls of issue 47 (docs/security.md, "Tenancy").
+      settings: {
+        ...(args['release-network'] === undefined ? {} : { releaseNetwork: args['release-network'] }),
+        ...(args['disk-mb'] === undefined ? {} : { diskMb: Number(args['disk-mb']) }),
+      },
     });
     const serveJustStarted = rssMb(host.serve.pid);
     console.log(

@@ -5,7 +5,7 @@
 // user and the per-application entries it added to runplan's cache.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -53,12 +53,17 @@ export class BenchHost {
    * `runplan-host init` on free loopback ports, its cache the bench's (`initArgs`: more of init's options, e.g. the engine); and a client key allowed to push to `org`.
    * `hostRoot`: another checkout whose runplan-host to run (a baseline), built. `keepApps`: serve's stops leave the applications serving (dispose() stops them).
    */
-  static async create({ cacheDir, serveEnv = {}, org, initArgs = [], hostRoot, keepApps = false }) {
+  static async create({ cacheDir, serveEnv = {}, org, initArgs = [], hostRoot, keepApps = false, settings = {} }) {
     const host = new BenchHost({ scratch: reachableTemp('/tmp/runplan-bench-host-'), cacheDir, serveEnv, hostRoot });
     host.ports = { ssh: await freePort(), https: await freePort(), http: await freePort() };
     const p = host.ports;
     await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir, ...initArgs]);
     host.keepApps = keepApps;
+    // Settings init has no flag for (releaseNetwork, diskMb): written into settings.json before serve starts.
+    if (Object.keys(settings).length > 0) {
+      const file = join(host.data, 'settings.json');
+      writeFileSync(file, `${JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), ...settings }, null, 2)}\n`, { mode: 0o600 });
+    }
     await host.start();
     await run('mkdir', ['-m', '700', '-p', host.client]);
     host.key = join(host.client, 'id_ed25519');

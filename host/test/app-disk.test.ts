@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestHost } from './helpers/test-host.js';
@@ -46,6 +47,13 @@ describe.runIf(process.getuid?.() === 0)("each application's own disk (local eng
     const pushed = await host.push(repo, 'runplan', keyA);
     expect(pushed.code, pushed.output).toBe(0);
     expect((await host.get(a.id, '/')).json()).toEqual({ ok: true, size: 0 });
+    // Its run directory (sockets, pid files), in the machine's temporary folder, has a size too: a tmpfs of 16 MiB, its user's.
+    const uid = await host.appUid(a.id);
+    const runDirs = execFileSync('findmnt', ['-rn', '-t', 'tmpfs', '-o', 'TARGET,SIZE'])
+      .toString()
+      .split('\n')
+      .filter((line) => line.startsWith(join(tmpdir(), 'runplan-run-')));
+    expect(runDirs.filter((line) => statSync(line.split(' ')[0] as string).uid === uid).map((line) => line.split(' ')[1])).toEqual(['16M']);
   }, 300_000);
 
   it('stops a release writing until its disk is full at its quota, says so in its log, and leaves the others and the host room', async () => {

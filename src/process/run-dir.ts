@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { StackBindings } from '../buildpack/contract.js';
 import type { Bindings } from '../plan/placeholders.js';
+import { runProgram } from './run-program.js';
 
 /**
  * The local executor's ${RUN_DIR} for a built application: short (unix socket
@@ -56,4 +57,29 @@ export function localBindings(appDir: string, stack: StackBindings = {}): Bindin
     });
   }
   return { ...stack, APP_HOME: appDir, RUN_DIR: localRunDir(appDir) };
+}
+
+/** The room of a confined run's directory: sockets and pid files take kilobytes. */
+export const CONFINED_RUN_DIR_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Mounts a tmpfs of CONFINED_RUN_DIR_BYTES over a confined run's directory,
+ * the user's (0700): it lies in the machine's temporary folder, outside the
+ * application's own disk, so what the application writes there is bounded
+ * too (and counted in its memory, as its private /tmp is).
+ */
+export async function boundRunDir(runDir: string, user: { readonly uid: number; readonly gid: number }): Promise<void> {
+  const options = `size=${CONFINED_RUN_DIR_BYTES},mode=0700,uid=${user.uid},gid=${user.gid},nosuid,nodev`;
+  const ran = await runProgram('mount', ['-t', 'tmpfs', '-o', options, 'runplan-run', runDir]);
+  if (!ran?.ok) {
+    throw CoreErrors.HOST_SANDBOX_UNAVAILABLE.create({
+      message: `the run directory ${runDir} could not be given a size: mount -t tmpfs ${ran ? `failed: ${(ran.stderr || ran.stdout).trim()}` : 'is not installed'}.`,
+    });
+  }
+}
+
+/** Unmounts what boundRunDir mounted over `runDir`; nothing when nothing is mounted there. */
+export async function unboundRunDir(runDir: string): Promise<void> {
+  // umount says "not mounted" (exit 32) when nothing (more) is: a run started twice over one path stacked two at most.
+  for (let i = 0; i < 3; i++) if (!(await runProgram('umount', [runDir]))?.ok) return;
 }

@@ -7,6 +7,7 @@ import type { LoweredProcess } from '../lowering/lower.js';
 import { DEFAULT_RESTART, DEFAULT_STOP_GRACE_MS } from '../plan/restart-policy.js';
 import { useBuild } from '../process/builds-in-use.js';
 import { removeUserDirectory, UserFiles } from '../process/user-files.js';
+import { unboundRunDir } from '../process/run-dir.js';
 import type { AppSandbox, SandboxScope } from '../sandbox/sandbox.js';
 import { LastingProcess } from './lasting-process.js';
 import { readRunRecord, type RunRecord } from './run-record.js';
@@ -113,6 +114,7 @@ export async function discardRun(tree: SupervisionTree, runId: string, logger: L
   }
   const left = 'problem' in record ? record.leftovers : record;
   if (left !== undefined) {
+    await unboundRunDir(left.runDir);
     await removeUserDirectory(left.runDir, new UserFiles({ ...left.user })).catch(() => undefined);
     // The shared parent goes with the last run (another one starting now makes it again).
     await rmdir(dirname(left.runDir)).catch(() => undefined);

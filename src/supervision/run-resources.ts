@@ -1,6 +1,7 @@
 import { rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { removeUserDirectory, type UserFiles } from '../process/user-files.js';
+import { unboundRunDir } from '../process/run-dir.js';
 import type { SandboxScope } from '../sandbox/sandbox.js';
 import type { SupervisionTree } from './supervision-tree.js';
 
@@ -29,6 +30,7 @@ export interface RunResources {
 export async function releaseRun(run: RunResources): Promise<void> {
   await Promise.all(run.secretRunFiles.map((path) => run.files.remove(join(run.appDir, path)).catch(() => undefined)));
   await run.scope?.close().catch(() => undefined);
+  await unboundRunDir(run.runDir);
   await removeUserDirectory(run.runDir, run.files).catch(() => undefined);
   // The shared parent goes with the last run (another one starting now makes it again).
   await rmdir(dirname(run.runDir)).catch(() => undefined);

@@ -9,7 +9,7 @@ import { ownPath } from '../../process/ownership.js';
 import { removeUserDirectory, UserFiles } from '../../process/user-files.js';
 import { systemClock, type Clock } from '../../time/clock.js';
 import { describeReadiness, waitUntilReady } from '../../health/readiness.js';
-import { ensureRunDirParent, localBindings } from '../../process/run-dir.js';
+import { boundRunDir, ensureRunDirParent, localBindings, unboundRunDir } from '../../process/run-dir.js';
 import { runHookSteps } from './run-hooks.js';
 import { SupervisedProcess } from './supervised-process.js';
 import { useBuild } from '../../process/builds-in-use.js';
@@ -75,7 +75,7 @@ export class LocalProcessRunner implements Runner {
     const files = new UserFiles(user);
     // A run that was killed may have left its sockets: start from an empty directory,
     // private to the processes' user (Puma's socket, nginx's way to it, HOME).
-    await makeRunDir(runDir, user, files);
+    await makeRunDir(runDir, user, files, this.confine !== undefined);
     // Until its processes stopped, no promotion of another build removes this one (a release draining beside the next deploy).
     const unuse = useBuild(appDir);
     let scope: SandboxScope | undefined;
@@ -83,6 +83,7 @@ export class LocalProcessRunner implements Runner {
       scope = await this.confine?.(runDir);
     } catch (error) {
       unuse();
+      await unboundRunDir(runDir);
       await removeUserDirectory(runDir, files).catch(() => undefined);
       throw error;
     }
@@ -200,13 +201,15 @@ export class LocalProcessRunner implements Runner {
 }
 
 /** A fresh, empty run directory (0700, the user's) in its checked parent, which a run stopping at the same moment may remove once. */
-async function makeRunDir(runDir: string, user: AppUser, files: UserFiles): Promise<void> {
+async function makeRunDir(runDir: string, user: AppUser, files: UserFiles, confined: boolean): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     await ensureRunDirParent(runDir);
+    await unboundRunDir(runDir);
     await removeUserDirectory(runDir, files);
     try {
       await mkdir(runDir, { mode: 0o700 });
       await ownPath(runDir, user);
+      if (confined) await boundRunDir(runDir, user);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw error;

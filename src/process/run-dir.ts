@@ -60,7 +60,7 @@ export function localBindings(appDir: string, stack: StackBindings = {}): Bindin
 }
 
 /** The room of a confined run's directory: sockets and pid files take kilobytes. */
-export const CONFINED_RUN_DIR_BYTES = 16 * 1024 * 1024;
+const CONFINED_RUN_DIR_BYTES = 16 * 1024 * 1024;
 
 /**
  * Mounts a tmpfs of CONFINED_RUN_DIR_BYTES over a confined run's directory,

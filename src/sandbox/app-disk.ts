@@ -68,6 +68,14 @@ export class AppDisk {
     return (await mountsOf(image))[0];
   }
 
+  /** Every image of `dir` mounted now, and where (the first place): one reading of the loop devices and mounts for all. */
+  static async mountedIn(dir: string): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const points = await mountPoints((await loopDevices()).filter((d) => dirname(d.backingFile) === dir));
+    for (const [image, point] of points) if (!found.has(image)) found.set(image, point);
+    return found;
+  }
+
   /** Unmounts the image wherever it is mounted and removes it: the application is gone. */
   static async remove(image: string): Promise<void> {
     for (const point of await mountsOf(image)) await must('umount', [point]);
@@ -145,15 +153,20 @@ async function mountImage(image: string, point: string): Promise<void> {
 
 /** The mount points of the loop devices backed by `image`, from /proc/self/mountinfo and /sys/block/loop*. */
 async function mountsOf(image: string): Promise<string[]> {
-  const devices = new Set((await loopDevices()).filter((d) => d.backingFile === image).map((d) => d.device));
-  if (devices.size === 0) return [];
+  return (await mountPoints((await loopDevices()).filter((d) => d.backingFile === image))).map(([, point]) => point);
+}
+
+/** The mount points of `devices`, from /proc/self/mountinfo, each with its device's image. */
+async function mountPoints(devices: readonly { device: string; backingFile: string }[]): Promise<[string, string][]> {
+  if (devices.length === 0) return [];
+  const imageOf = new Map(devices.map((d) => [d.device, d.backingFile]));
   const info = await readFile('/proc/self/mountinfo', 'utf8');
-  const points: string[] = [];
+  const points: [string, string][] = [];
   for (const line of info.split('\n')) {
     const [left, right] = line.split(' - ');
-    const source = right?.split(' ')[1];
+    const image = imageOf.get(right?.split(' ')[1] ?? '');
     const point = left?.split(' ')[4];
-    if (source && point && devices.has(source)) points.push(point.replace(/\\(\d{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8))));
+    if (image && point) points.push([image, point.replace(/\\(\d{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)))]);
   }
   return points;
 }

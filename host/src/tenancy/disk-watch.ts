@@ -1,5 +1,4 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename } from 'node:path';
 import { AppDisk, diskFullLine, diskIsFull, diskUsage } from 'runplan';
 
 /** How often the applications' disks are read: statfs(2) of each, a few microseconds. */
@@ -42,11 +41,11 @@ export class DiskWatch {
 
   /** One reading of every mounted disk. */
   async check(): Promise<void> {
-    for (const name of await readdir(this.disksDir).catch(() => [])) {
+    // One reading of the loop devices for every disk: this runs every 2 s, with one image per application.
+    for (const [image, point] of await AppDisk.mountedIn(this.disksDir)) {
+      const name = basename(image);
       if (!name.endsWith('.ext4')) continue;
       const appId = name.slice(0, -'.ext4'.length);
-      const point = await AppDisk.mountedAt(join(this.disksDir, name));
-      if (!point) continue;
       const usage = await diskUsage(point);
       if (diskIsFull(usage)) {
         if (!this.full.has(appId)) this.say(appId, diskFullLine(this.megabytes));

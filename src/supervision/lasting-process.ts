@@ -18,7 +18,7 @@ import type { ProcessKeeper } from './process-keeper.js';
 import { type KeptLine, LogFollower } from './log-follower.js';
 import { S6 } from './s6-programs.js';
 import { envFileText, finishScript, finishTimeoutMs, logRunScript, runScript, type ServiceScriptInput } from './service-scripts.js';
-import { readServiceStatus, type ServiceStatus } from './service-status.js';
+import { latestStatus, readServiceStatus, type ServiceStatus } from './service-status.js';
 import type { SupervisionTree } from './supervision-tree.js';
 
 /** Where a lasting process is kept: its tree, its run, and the run's marker of supervisor lines. */
@@ -148,7 +148,8 @@ export class LastingProcess implements ProcessKeeper {
 
   /** Reads s6's status of it again. */
   async refresh(): Promise<ServiceStatus | undefined> {
-    this.status = (await readServiceStatus(this.serviceDir)) ?? this.status;
+    // Reads overlap (each change in supervise/ starts one): the one that ends last may have read first.
+    this.status = latestStatus(this.status, await readServiceStatus(this.serviceDir));
     return this.status;
   }
 

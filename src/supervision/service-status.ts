@@ -52,3 +52,13 @@ export async function readServiceStatus(serviceDir: string): Promise<ServiceStat
   const bytes = await readFile(join(serviceDir, 'supervise', 'status')).catch(() => undefined);
   return bytes === undefined ? undefined : parseServiceStatus(bytes);
 }
+
+/**
+ * Of the status kept and one just read, the later: a read that began before
+ * another may end after it, and must not put an older status back (a process
+ * up, seen down until the next change). s6 stamps every change of up or down.
+ */
+export function latestStatus(kept: ServiceStatus | undefined, read: ServiceStatus | undefined): ServiceStatus | undefined {
+  if (read === undefined) return kept;
+  return kept === undefined || read.since >= kept.since ? read : kept;
+}

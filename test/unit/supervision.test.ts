@@ -8,7 +8,7 @@ import { DEFAULT_RESTART } from '../../src/plan/restart-policy.js';
 import type { RestartPolicy } from '../../src/plan/schema.js';
 import { checkS6 } from '../../src/supervision/s6-programs.js';
 import { envFileText, finishScript, runScript, type ServiceScriptInput } from '../../src/supervision/service-scripts.js';
-import { parseServiceStatus } from '../../src/supervision/service-status.js';
+import { latestStatus, parseServiceStatus } from '../../src/supervision/service-status.js';
 import { tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
@@ -63,6 +63,15 @@ describe('the s6 supervision of a lasting run (src/supervision/)', () => {
     expect(parseServiceStatus(statusBytes({ wstat: 3 << 8, flags: 0b1000 }))).toMatchObject({ up: false, pid: undefined, exitCode: 3, signal: undefined, wantUp: false });
     expect(parseServiceStatus(statusBytes({ wstat: 9, flags: 0b110 }))).toMatchObject({ up: false, exitCode: undefined, signal: 9, wantUp: true, finishing: true });
     expect(parseServiceStatus(Buffer.alloc(10))).toBeUndefined();
+  });
+
+  it('keeps the later of two overlapping status reads: one that began first and ended last does not put a process that went up back down', () => {
+    const down = parseServiceStatus(statusBytes({ seconds: 100, flags: 0b100 }));
+    const up = parseServiceStatus(statusBytes({ seconds: 101, pid: 4242, flags: 0b100 }));
+    expect(latestStatus(up, down)).toBe(up);
+    expect(latestStatus(down, up)).toBe(up);
+    expect(latestStatus(up, undefined)).toBe(up);
+    expect(latestStatus(undefined, down)).toBe(down);
   });
 
   it('refuses a machine without s6 with RUNPLAN_E_HOST_SUPERVISOR_UNAVAILABLE, naming the program and the package', async () => {

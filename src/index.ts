@@ -54,5 +54,5 @@ export { buildApp, deployApp, LocalExecutor, type LocalExecutorOptions, type Bui
 export { Logger, memorySink, type LineOrigin, type LogLine, type LogSink } from './log/logger.js';
 export { formatLogLine } from './log/format-line.js';
 export { type NetworkSettings, type NetworkTarget, RELEASE_PORT, ReleaseNamespace, ReleaseNetworks } from './sandbox/release-network.js';
-export { AppDisk, type DiskSettings, type DiskUsage, diskFullLine, diskIsFull, diskUsage } from './sandbox/app-disk.js';
+export { AppDisk, type DiskSettings, type DiskUsage, diskFullLine, diskIsFull, diskUsage, MIN_DISK_MB } from './sandbox/app-disk.js';
 export { AppSandbox, type LimitCounters, type ResourceLimits, type SandboxMachine, type SandboxOptions, type SandboxPhase, type SandboxScope, type SandboxUser } from './sandbox/sandbox.js';

@@ -5,7 +5,8 @@ import { isAbsolute } from 'node:path';
 import { HostErrors } from './errors.js';
 import { makeApiToken, makeDataFolders } from './host-files.js';
 import type { HostPaths } from './paths.js';
-import { DEFAULT_SETTINGS, HOST_ENGINES, type HostSettings, writeSettings } from './settings.js';
+import { MIN_DISK_MB } from 'runplan';
+import { DEFAULT_SETTINGS, HOST_ENGINES, type HostSettings, LOCAL_WALLS, readSettings, RELEASE_NETWORK_MODES, writeSettings } from './settings.js';
 import { ensureSshUser } from './ssh/ssh-user.js';
 import { openHostStore, usesPostgres } from './store/open-store.js';
 import { openPostgresStore } from './store/postgres-store.js';
@@ -13,7 +14,7 @@ import { openSqliteStore } from './store/sqlite-store.js';
 
 /** `runplan-host init`: the data folder, its settings, the store, the API token and the SSH user. Run again, it keeps the store and the token. */
 export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>, { store }: { store?: string } = {}): Promise<{ settings: HostSettings; created: boolean }> {
-  const settings: HostSettings = { ...DEFAULT_SETTINGS, ...chosen };
+  const settings: HostSettings = withoutZeroDisk({ ...DEFAULT_SETTINGS, ...(await wallsOf(paths, chosen)), ...chosen });
   for (const [name, port] of [
     ['--ssh-port', settings.sshPort],
     ['--https-port', settings.httpsPort],
@@ -28,6 +29,14 @@ export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>, 
     throw HostErrors.INPUT_USAGE.create({ message: `--engine takes ${HOST_ENGINES.join(' or ')}, not ${JSON.stringify(String(settings.engine).slice(0, 40))}.` });
   if (settings.dockerHost !== undefined && settings.engine !== 'swarm')
     throw HostErrors.INPUT_USAGE.create({ message: '--docker-host names the engine of --engine swarm; this host runs its releases locally.' });
+  if (settings.engine === 'swarm' && (chosen.releaseNetwork !== undefined || chosen.diskMb !== undefined))
+    throw HostErrors.INPUT_USAGE.create({ message: '--release-network and --disk-mb wall in the releases of the local engine; a swarm gives each task its own container.' });
+  if (settings.releaseNetwork !== undefined && !RELEASE_NETWORK_MODES.includes(settings.releaseNetwork))
+    throw HostErrors.INPUT_USAGE.create({ message: `--release-network takes ${RELEASE_NETWORK_MODES.join(' or ')}, not ${JSON.stringify(String(settings.releaseNetwork).slice(0, 40))}.` });
+  if (chosen.diskMb !== undefined && (!Number.isInteger(chosen.diskMb) || (chosen.diskMb !== 0 && chosen.diskMb < MIN_DISK_MB)))
+    throw HostErrors.INPUT_USAGE.create({
+      message: `--disk-mb takes a number of MiB, ${MIN_DISK_MB} at least, or 0 for no disk of its own; not ${JSON.stringify(String(chosen.diskMb).slice(0, 40))}.`,
+    });
   if (settings.acme !== undefined && (settings.domain === 'localhost' || settings.domain.endsWith('.localhost')))
     throw HostErrors.INPUT_USAGE.create({
       message: `no ACME certificate authority issues certificates for ${settings.domain}: give --domain a name of yours with --acme-email, or leave --acme-email out.`,
@@ -41,6 +50,28 @@ export async function initHost(paths: HostPaths, chosen: Partial<HostSettings>, 
   if (store !== undefined) await chooseStore(paths, store);
   await (await openHostStore(paths)).close();
   return { settings, created };
+}
+
+/**
+ * The walls of the local engine a setting does not choose: a new host's are
+ * LOCAL_WALLS; a host initialised again keeps its own (one made before init
+ * wrote them has none: its running releases stay as they are).
+ */
+async function wallsOf(paths: HostPaths, chosen: Partial<HostSettings>): Promise<Partial<HostSettings>> {
+  if ((chosen.engine ?? DEFAULT_SETTINGS.engine) !== 'local') return {};
+  if (!existsSync(paths.settings)) return LOCAL_WALLS;
+  const current = await readSettings(paths);
+  return {
+    ...(current.releaseNetwork === undefined ? {} : { releaseNetwork: current.releaseNetwork }),
+    ...(current.diskMb === undefined ? {} : { diskMb: current.diskMb }),
+  };
+}
+
+/** `--disk-mb 0`: no disk of its own, as a setting left out. */
+function withoutZeroDisk(settings: HostSettings): HostSettings {
+  if (settings.diskMb !== 0) return settings;
+  const { diskMb: _none, ...rest } = settings;
+  return rest;
 }
 
 /**

@@ -93,7 +93,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     // The releases' processes, kept by s6 apart from serve: an earlier serve's are taken over as they run.
     const tree = settings.engine === 'swarm' ? undefined : new SupervisionTree(paths.treeDir);
     if (tenancy && tree) {
-      await Tenancy.check();
+      await Tenancy.check(settings);
       const opened = await tree.open();
       if (opened.adopted) log('==> the supervision tree of an earlier serve runs: its releases are taken over');
       // What each left (its run directory) goes; its cgroup, empty, goes with the host's at stop-apps.

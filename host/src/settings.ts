@@ -39,15 +39,17 @@ export interface HostSettings {
    */
   readonly cacheDir?: string;
   /**
-   * With the local engine: `own`, each release in its own network namespace
-   * listening on 0.0.0.0:8080 (docs/design/network-per-release.md); `shared`
-   * (default), each on a loopback port of the machine's network.
+   * With the local engine: `own` (what init writes), each release in its own
+   * network namespace listening on 0.0.0.0:8080 (docs/design/network-per-release.md);
+   * `shared` (and unset, a host made before init wrote it), each on a loopback
+   * port of the machine's network.
    */
-  readonly releaseNetwork?: 'own' | 'shared';
+  readonly releaseNetwork?: ReleaseNetworkMode;
   /**
    * With the local engine: each application's workspace (its builds and the
    * files it writes there) on a disk of its own of this many MiB, a hard limit
-   * (docs/security.md, "Disk space"). Unset: the host's disk, without a limit.
+   * (docs/security.md, "Disk space"); init writes LOCAL_WALLS' size. Unset: the
+   * host's disk, without a limit.
    */
   readonly diskMb?: number;
   /** Where releases run (default local). */
@@ -75,6 +77,17 @@ export interface AcmeSettings {
   /** A PEM file of the root that signs the directory's own HTTPS certificate, for a private ACME server (pebble, a company's CA). */
   readonly caRoot?: string;
 }
+
+export type ReleaseNetworkMode = 'own' | 'shared';
+export const RELEASE_NETWORK_MODES: readonly ReleaseNetworkMode[] = ['own', 'shared'];
+
+/**
+ * The walls `init` gives a new host of the local engine unless told otherwise:
+ * a network per release, and a disk per application of 4 GiB (a sparse file:
+ * the host's disk holds what the application wrote, plus ext4's journal).
+ * Not in DEFAULT_SETTINGS: a host made before keeps how its releases run.
+ */
+export const LOCAL_WALLS = { releaseNetwork: 'own', diskMb: 4096 } as const satisfies Partial<HostSettings>;
 
 export const DEFAULT_SETTINGS: HostSettings = {
   domain: 'localhost',

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, TestHost } from './helpers/test-host.js';
@@ -62,11 +62,8 @@ describe.each([{ network: 'shared' as const }, { network: 'own' as const }])('te
   let aBuildFile: string;
 
   beforeAll(async () => {
-    host = await TestHost.create();
-    if (network === 'own') {
-      const settingsFile = join(host.data, 'settings.json');
-      writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(readFileSync(settingsFile, 'utf8')), releaseNetwork: 'own', diskMb: 512 }), { mode: 0o600 });
-    }
+    // own: what init gives a new host, with a smaller disk; shared: a host made before, on the machine's network without a disk.
+    host = await TestHost.create({ initArgs: network === 'own' ? ['--disk-mb', '512'] : ['--release-network', 'shared', '--disk-mb', '0'] });
     // The operator's shell: npm's configuration and a token-like variable that no tenant may see.
     await host.serve({ env: { npm_config_marker_token: marker, RUNPLAN_OPERATOR_TOKEN: marker } });
     keyA = await host.key('alice', 'org-a');

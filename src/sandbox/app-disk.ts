@@ -98,9 +98,12 @@ export async function diskUsage(path: string): Promise<DiskUsage> {
   return { sizeBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
 }
 
+/** The smallest disk: ext4 with a journal still holds the build of a small application. */
+export const MIN_DISK_MB = 16;
+
 async function mountDisk(settings: DiskSettings, mountPoint: string): Promise<AppDisk> {
-  if (!Number.isInteger(settings.megabytes) || settings.megabytes < 16) {
-    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `an application's disk must hold 16 MiB at least, and ${settings.megabytes} MiB was given.` });
+  if (!Number.isInteger(settings.megabytes) || settings.megabytes < MIN_DISK_MB) {
+    throw CoreErrors.HOST_INVALID_SETTING.create({ message: `an application's disk must hold ${MIN_DISK_MB} MiB at least, and ${settings.megabytes} MiB was given.` });
   }
   const disk = new AppDisk(settings, mountPoint);
   const mounted = await mountsOf(settings.image);

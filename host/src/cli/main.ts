@@ -33,6 +33,8 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
 
   runplan-host init [--domain localhost] [--listen 127.0.0.1] [--ssh-port 2222] [--https-port 8443] [--http-port 8080] [--ssh-user git] [--cache-dir DIR] [--store sqlite|postgres://…]
                     [--engine local|swarm] [--docker-host URL]   releases as local processes, or as the services of a Docker swarm
+                    [--release-network own|shared] [--disk-mb 4096]   the local engine's walls: each release its own network
+                                          (0.0.0.0:8080), each application a disk of that many MiB (0: none); a new host's default
                     [--acme-email EMAIL [--acme-directory URL] [--acme-ca-root FILE]]   certificates from an ACME CA (default
                                           Let's Encrypt) instead of the edge's own CA; init again with every option to change them
   runplan-host migrate-store --to postgres://…   copy the SQLite store into an empty PostgreSQL database, then use it
@@ -84,6 +86,8 @@ const OPTIONS = {
   store: { type: 'string' },
   engine: { type: 'string' },
   'docker-host': { type: 'string' },
+  'release-network': { type: 'string' },
+  'disk-mb': { type: 'string' },
   'acme-email': { type: 'string' },
   'acme-directory': { type: 'string' },
   'acme-ca-root': { type: 'string' },
@@ -150,6 +154,8 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
           cacheDir: values['cache-dir'] === undefined ? undefined : resolve(values['cache-dir']),
           engine: values.engine,
           dockerHost: values['docker-host'],
+          releaseNetwork: values['release-network'],
+          diskMb: values['disk-mb'] === undefined ? undefined : Number(values['disk-mb']),
           acme: acmeSettings({ email: values['acme-email'], directory: values['acme-directory'], caRoot: values['acme-ca-root'] }),
         }).filter(([, v]) => v !== undefined),
       );

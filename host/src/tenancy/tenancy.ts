@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppDisk, AppSandbox, type ReleaseNetworks } from 'runplan';
@@ -42,12 +43,24 @@ export class Tenancy {
   }
 
   /** Refuses a machine that cannot confine applications (RUNPLAN_E_HOST_SANDBOX_UNAVAILABLE), before anything is deployed. */
-  static async check(): Promise<void> {
+  static async check(settings: Pick<HostSettings, 'releaseNetwork' | 'diskMb'>): Promise<void> {
     await AppSandbox.check();
     if (!(await runProgram('nft', ['--version']))?.ok) {
       throw HostErrors.HOST_PART_FAILED.create({
         message: "nft is not installed: the host closes each release's port to the other applications with the kernel's nftables.",
         fix: "Install Debian's nftables package (apt-get install nftables), then start serve again.",
+      });
+    }
+    if (settings.releaseNetwork === 'own' && !(await runProgram('ip', ['-V']))?.ok) {
+      throw HostErrors.HOST_PART_FAILED.create({
+        message: 'ip is not installed: each release gets its own network namespace, link and address with it (settings.json: "releaseNetwork": "own").',
+        fix: 'Install Debian\'s iproute2 package (apt-get install iproute2), or set "releaseNetwork": "shared" in settings.json; then start serve again.',
+      });
+    }
+    if (settings.diskMb && (!(await runProgram('mkfs.ext4', ['-V']))?.ok || !existsSync('/dev/loop-control'))) {
+      throw HostErrors.HOST_PART_FAILED.create({
+        message: `each application's disk (settings.json: "diskMb": ${settings.diskMb}) is an ext4 file system in a file, loop-mounted: ${existsSync('/dev/loop-control') ? 'mkfs.ext4 is not installed' : 'this machine has no loop devices (/dev/loop-control)'}.`,
+        fix: 'Install Debian\'s e2fsprogs package (apt-get install e2fsprogs) on a machine with loop devices (modprobe loop), or remove "diskMb" from settings.json; then start serve again.',
       });
     }
   }

@@ -34,6 +34,8 @@ export const HOST_PACKAGES = [
   { name: 's6', command: 'test -x /usr/bin/s6-svscan' },
   // Each application's own disk (diskMb): an ext4 image made with mkfs.ext4, mounted with util-linux's mount (src/sandbox/app-disk.ts).
   { name: 'e2fsprogs', command: 'test -x /usr/sbin/mkfs.ext4 && test -x /usr/sbin/resize2fs' },
+  // Each release's own network (releaseNetwork own, init's default): ip netns, veth pairs and a bridge (src/sandbox/release-network.ts).
+  { name: 'iproute2', command: 'test -x /usr/sbin/ip || test -x /usr/bin/ip' },
 ];
 
 /**

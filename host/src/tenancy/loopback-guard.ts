@@ -27,7 +27,7 @@ export class LoopbackGuard {
    */
   async start(held: readonly { readonly port: number; readonly uid: number }[] = [], releasesNetwork?: string): Promise<void> {
     const { first, last } = APP_UIDS;
-    // The releases' own namespaces (host-networks.ts): an application's build, which runs in the machine's network, never dials one.
+    // The releases' own namespaces (host-networks.ts): no application's process of the machine's network (a host's in shared mode) dials one.
     const namespaces = releasesNetwork === undefined ? '' : `\n    ip daddr ${releasesNetwork} meta skuid ${first}-${last} reject`;
     const guarded = held.length === 0 ? '' : ` elements = { ${held.map((h) => h.port).join(', ')} };`;
     const allowed = held.length === 0 ? '' : ` elements = { ${held.map((h) => `${h.uid} . ${h.port}`).join(', ')} };`;

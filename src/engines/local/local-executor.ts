@@ -93,7 +93,7 @@ type LocalBuildOptions = Pick<BuildAppOptions, 'appDir' | 'registry' | 'sink' | 
 
 /** A finished build that is not current yet: a deployment promotes it only once healthy. */
 async function buildCandidate(
-  options: Omit<LocalBuildOptions, 'sink'>,
+  options: Omit<LocalBuildOptions, 'sink'> & Pick<DeployOptions, 'network'>,
   { plan, environment, host, inventory }: PlanToCarryOut,
   logger: Logger,
 ): Promise<BuiltApp & { workspace: AppWorkspace; buildId: string; promote(): Promise<{ settled: Promise<void> }>; discard(): Promise<void> }> {
@@ -142,7 +142,13 @@ async function buildCandidate(
       await mkdirOwned(npmCacheDir, user, 0o700);
       await handOver(npmCacheDir, user);
       // The build is sized for its build instance (the steps are told that size too).
-      scope = await sandbox.open({ name: `build-${basename(buildDir.dir)}`, limits: instanceLimits(host.buildInstance ?? host.instance), writable: [workspace.root, npmCacheDir] });
+      // In the release's own network when it has one: the build reaches what the release will, and nothing more.
+      scope = await sandbox.open({
+        name: `build-${basename(buildDir.dir)}`,
+        limits: instanceLimits(host.buildInstance ?? host.instance),
+        writable: [workspace.root, npmCacheDir],
+        ...(options.network ? { network: options.network } : {}),
+      });
     }
   } catch (error) {
     await released(async () => buildDir?.discard().catch(() => undefined))();
@@ -330,7 +336,7 @@ export class LocalExecutor implements Executor<LocalBuild> {
 
   // CC_RUN_FAILED_HOOK runs in the failed build, before it is removed.
   runHook(built: LocalBuild, hook: LoweredStep, options: HookRunOptions): Promise<void> {
-    return runLocalHook(built, hook, { ...options, sandbox: this.options.sandbox });
+    return runLocalHook(built, hook, { ...options, sandbox: this.options.sandbox, network: this.options.network });
   }
 
   accept(built: LocalBuild): Promise<{ settled: Promise<void> }> {
@@ -349,13 +355,17 @@ export class LocalExecutor implements Executor<LocalBuild> {
  * has them; bounded by the step timeout, stopped by SIGINT/SIGTERM, rejecting
  * with its coded error (the deploy flow warns of it).
  */
-async function runLocalHook(built: LocalBuild, hook: LoweredStep, { timeoutMs, signal, sandbox }: HookRunOptions & { readonly sandbox: AppSandbox | undefined }): Promise<void> {
+async function runLocalHook(
+  built: LocalBuild,
+  hook: LoweredStep,
+  { timeoutMs, signal, sandbox, network }: HookRunOptions & { readonly sandbox: AppSandbox | undefined; readonly network: DeployOptions['network'] },
+): Promise<void> {
   let temp: Awaited<ReturnType<typeof workspaceTempDir>> | undefined;
   let scope: SandboxScope | undefined;
   try {
     const user = sandbox?.user ?? (await appUser());
     temp = await workspaceTempDir(built.workspace, `hook-${hook.name}-${basename(built.appDir)}`, user);
-    scope = await sandbox?.open({ name: `${hook.name}-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [built.workspace.root] });
+    scope = await sandbox?.open({ name: `${hook.name}-${built.buildId}`, limits: instanceLimits(built.host.instance), writable: [built.workspace.root], ...(network ? { network } : {}) });
     await runHookSteps([hook], { env: built.environment.bound(built.lowered.bindings), logger: built.logger, user, scope, home: temp.dir, timeoutMs, signal });
   } finally {
     await scope?.close();

@@ -100,6 +100,10 @@ describe.each([{ network: 'shared' as const }, { network: 'own' as const }])('te
       { op: 'read', path: join(host.data, 'api-token') },
       { op: 'list', path: join(host.data, 'runplan', 'work') },
       { op: 'read', path: join(host.data, 'store.sqlite') },
+      // A's release where the edge dials it: its namespace's 8080, or its loopback port (closed to other applications' users).
+      ...readdirSync(join(host.data, 'run', 'apps', a.id)).map((upstream) => ({ op: 'connect', host: upstream.split(':')[0], port: upstream.split(':')[1] })),
+      // From its namespace, a build has no way to the host's loopback (sshd); on the machine's network it reaches it, as anyone does.
+      ...(network === 'own' ? [{ op: 'connect', host: '127.0.0.1', port: String(host.ports.ssh) }] : []),
     ];
     for (const [name, value] of [
       ['CC_HEALTH_CHECK_PATH', '/health'],
@@ -126,10 +130,10 @@ describe.each([{ network: 'shared' as const }, { network: 'own' as const }])('te
     expect(facts.visiblePids).toBeLessThan(10);
   });
 
-  it("gives B's build no way into A: environ, cwd, signals, A's build, A's checkout, the data folder", async () => {
-    const build = (await host.get(b.id, '/build-probe')).json<{ results: { op: string; path?: string; result: Attempt }[] }>();
-    expect(build.results.length).toBe(12);
-    expect(build.results.filter((r) => r.result.ok).map((r) => `${r.op} ${r.path ?? ''}`)).toEqual([]);
+  it("gives B's build no way into A: environ, cwd, signals, A's build, A's checkout, the data folder, A's release (and in its own network the host's sshd)", async () => {
+    const build = (await host.get(b.id, '/build-probe')).json<{ results: { op: string; path?: string; host?: string; port?: string; result: Attempt }[] }>();
+    expect(build.results.length).toBe(network === 'own' ? 14 : 13);
+    expect(build.results.filter((r) => r.result.ok).map((r) => `${r.op} ${r.path ?? `${r.host}:${r.port}`}`)).toEqual([]);
   });
 
   it("gives B's running process no way into A either, and never A's secret", async () => {

@@ -59,10 +59,12 @@ export class BenchHost {
     const p = host.ports;
     await host.cli(['init', '--ssh-port', `${p.ssh}`, '--https-port', `${p.https}`, '--http-port', `${p.http}`, '--ssh-user', host.sshUser, '--cache-dir', cacheDir, ...initArgs]);
     host.keepApps = keepApps;
-    // Settings init has no flag for (releaseNetwork, diskMb): written into settings.json before serve starts.
+    // releaseNetwork, diskMb: written into settings.json before serve starts, not given to init (a baseline's older init has no such flag).
     if (Object.keys(settings).length > 0) {
       const file = join(host.data, 'settings.json');
-      writeFileSync(file, `${JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), ...settings }, null, 2)}\n`, { mode: 0o600 });
+      // diskMb 0: no disk of its own, as init --disk-mb 0 leaves it out.
+      const { diskMb, ...kept } = { ...JSON.parse(readFileSync(file, 'utf8')), ...settings };
+      writeFileSync(file, `${JSON.stringify({ ...kept, ...(diskMb ? { diskMb } : {}) }, null, 2)}\n`, { mode: 0o600 });
     }
     await host.start();
     await run('mkdir', ['-m', '700', '-p', host.client]);

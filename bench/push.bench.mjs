@@ -153,15 +153,17 @@ async function runOn({ args, hostRoot, engine }) {
       ...(swarm ? { engine: 'swarm', 'docker-host': swarm.host } : {}),
     };
     hostCli(hostRoot, data, ['init', ...Object.entries(options).flatMap(([name, value]) => [`--${name}`, `${value}`])]);
-    // --release-network own: each release in its own network namespace (docs/design/network-per-release.md).
-    // --disk-mb N: each application's workspace on a disk of its own of N MiB (docs/security.md, "Disk space").
+    // --release-network own|shared: each release in its own network namespace (docs/design/network-per-release.md), or not.
+    // --disk-mb N: each application's workspace on a disk of its own of N MiB, 0 for none (docs/security.md, "Disk space").
+    // Left out: what the host's init gives (this version's: own, 4096; an older baseline's: shared, none).
     const settingsChange = {
       ...(args['release-network'] === undefined ? {} : { releaseNetwork: args['release-network'] }),
       ...(args['disk-mb'] === undefined ? {} : { diskMb: Number(args['disk-mb']) }),
     };
     if (Object.keys(settingsChange).length > 0) {
       const file = join(data, 'settings.json');
-      writeFileSync(file, `${JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), ...settingsChange }, null, 2)}\n`, { mode: 0o600 });
+      const { diskMb, ...kept } = { ...JSON.parse(readFileSync(file, 'utf8')), ...settingsChange };
+      writeFileSync(file, `${JSON.stringify({ ...kept, ...(diskMb ? { diskMb } : {}) }, null, 2)}\n`, { mode: 0o600 });
     }
     // A host of before serve kept its applications running has no flag: its serve stops them anyway.
     const help = execFileSync(process.execPath, [join(hostRoot, 'host', 'dist', 'cli.js'), '--help'], { encoding: 'utf8' });

@@ -10,7 +10,7 @@ import { DEFAULT_DATA_DIR } from '../paths.js';
 import type { HostSettings } from '../settings.js';
 import type { HostStore } from '../store/store.js';
 import { AppUsers } from './app-users.js';
-import { hostReleaseNetworks } from './host-networks.js';
+import { startHostReleaseNetworks } from './host-networks.js';
 import { LoopbackGuard } from './loopback-guard.js';
 
 /**
@@ -71,8 +71,7 @@ export class Tenancy {
    */
   async startNetworks(held: Parameters<ReleaseNetworks['start']>[0] = []): Promise<ReleaseNetworks> {
     // The edge is as public to a release as to the internet: the way to another application, by its name.
-    const networks = await hostReleaseNetworks(this.id, [this.settings.httpsPort, this.settings.httpPort]);
-    await networks.start(held);
+    const networks = await startHostReleaseNetworks(this.id, [this.settings.httpsPort, this.settings.httpPort], held);
     this.networks = networks;
     return networks;
   }

@@ -148,4 +148,16 @@ describe('each release in its own network (local engine)', () => {
     expect(pushed.output).toContain("the application's processes listen on 0.0.0.0:3000");
     expect(pushed.output).toContain('PORT (8080 here)');
   }, 180_000);
+
+  it('refuses an application that listens on 127.0.0.1:8080 in its namespace with RUNPLAN_E_HEALTH_LOOPBACK_ONLY', async () => {
+    const keyD = await host.key('dave', 'org-b');
+    const d: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', 'loopback', '--region', 'par', '--org', 'org-b']);
+    expect((await host.cli(['env', 'set', 'FIXTURE_HARD_HOST', '127.0.0.1', '--app', d.id])).code).toBe(0);
+    const repo = await host.repository('host/listen-8080');
+    await host.git(repo, ['remote', 'add', 'runplan', d.gitRemote]);
+    const pushed = await host.push(repo, 'runplan', keyD);
+    expect(pushed.code).not.toBe(0);
+    expect(pushed.output).toContain('RUNPLAN_E_HEALTH_LOOPBACK_ONLY');
+    expect(pushed.output).toContain("the application's processes listen on 127.0.0.1:8080");
+  }, 180_000);
 });

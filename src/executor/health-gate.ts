@@ -72,6 +72,10 @@ async function listening(running: RunningApp, plan: RunPlan, health: HealthRepor
  */
 export function healthError(health: HealthReport, where?: WhereItListens): RunplanError {
   const details = { results: health.results };
+  if (health.problem?.kind === 'not-listening' && where?.loopbackOnly) {
+    // In its own network the port refuses the host: what the application's own sockets show is why.
+    return CoreErrors.HEALTH_LOOPBACK_ONLY.create({ message: `the deployment failed: ${health.problem.message}${where.message}.`, details, fix: where.fix });
+  }
   if (health.problem?.kind === 'not-listening') {
     return CoreErrors.HEALTH_NOT_LISTENING.create({ message: `the deployment failed: ${health.problem.message}${where?.message ?? ''}.`, details, ...(where ? { fix: where.fix } : {}) });
   }

@@ -158,7 +158,11 @@ export interface WhereItListens {
   /** Appended to the failure's message: "; the application's processes listen on …". */
   readonly message: string;
   readonly fix: string;
+  /** The port is the right one, bound to loopback addresses only (read in the application's own network, where nothing else tells it). */
+  readonly loopbackOnly?: boolean;
 }
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
 /**
  * The facts a "not listening" failure lacks: the ports the application's
@@ -176,6 +180,14 @@ export function whereItListens(sockets: readonly ListeningSocket[], pids: readon
     return {
       message: `; the application's processes (pid ${pids.join(', ')}) listen on no TCP port`,
       fix: `Start a web server that listens on 0.0.0.0 at the port in PORT (${port} here): ${read}. A process that serves no HTTP belongs in a worker (CC_WORKER_COMMAND).`,
+    };
+  }
+  const onPort = sockets.filter((s) => s.port === port);
+  if (onPort.length > 0 && onPort.every((s) => LOOPBACK.test(s.address))) {
+    return {
+      message: `; the application's processes listen on ${describeSockets(onPort)}, the loopback interface only`,
+      fix: `Listen on 0.0.0.0 (all interfaces) at the port in PORT (${port} here); the service reaches the application from outside its instance.`,
+      loopbackOnly: true,
     };
   }
   return {

@@ -43,6 +43,10 @@ describe('the sockets an application process tree listens on', () => {
     expect(await listeningSockets([loopback.pid])).toEqual([{ address: '::1', port: Number(loopback.line), pid: loopback.pid, command: 'node' }]);
     const idle = await start('echo started; exec sleep 30');
     expect(await listeningSockets([idle.pid])).toEqual([]);
+    // The right port on the loopback interface only: in its own network namespace, nothing but its own sockets tells it.
+    const bound = whereItListens([{ address: '127.0.0.1', port: 8080, pid: idle.pid, command: 'node' }], [idle.pid], 8080, 'node');
+    expect(bound).toMatchObject({ loopbackOnly: true, message: expect.stringContaining('127.0.0.1:8080 (node'), fix: expect.stringContaining('Listen on 0.0.0.0 (all interfaces)') });
+    expect(whereItListens([{ address: '::', port: 8080, pid: idle.pid, command: 'node' }], [idle.pid], 8080, 'node').loopbackOnly).toBeUndefined();
     expect(whereItListens([], [idle.pid], 8080, 'ruby')).toEqual({
       message: `; the application's processes (pid ${idle.pid}) listen on no TCP port`,
       fix: expect.stringContaining('Start a web server that listens on 0.0.0.0 at the port in PORT (8080 here): read it from ENV["PORT"]'),

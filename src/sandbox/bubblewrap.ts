@@ -15,6 +15,8 @@ export interface MountView {
   readonly tmpBytes: number;
   /** The folder the command starts in. */
   readonly cwd: string;
+  /** Files shown in place of the machine's, read-only (a namespace's /etc/resolv.conf). */
+  readonly files?: readonly { readonly source: string; readonly target: string }[];
 }
 
 /** Folders every user may write on a Debian machine: private to the sandbox instead. */
@@ -52,6 +54,7 @@ export function bubblewrapArgs(view: MountView): string[] {
   }
   for (const dir of sortedByDepth([...parents])) args.push('--perms', '0711', '--dir', dir);
   for (const { path, writable } of binds) args.push(writable ? '--bind' : '--ro-bind', path, path);
+  for (const { source, target } of view.files ?? []) args.push('--ro-bind', source, target);
   // Read-only once the folders bound inside them have their mount points.
   for (const dir of hidden) args.push('--remount-ro', dir);
   args.push('--chdir', view.cwd, '--');

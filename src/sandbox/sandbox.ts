@@ -5,6 +5,7 @@ import { constants } from 'node:os';
 import { CoreErrors } from '../errors/core-errors.js';
 import type { InstanceSize } from '../host/host-settings.js';
 import { HIDDEN_BY_DEFAULT, bubblewrapArgs } from './bubblewrap.js';
+import { namespaceResolver } from './resolver.js';
 import { CgroupScope, cgroupsUsable, type LimitCounters, machineCgroups, type ResourceLimits } from './cgroups.js';
 
 export type { LimitCounters, ResourceLimits };
@@ -175,7 +176,8 @@ export class AppSandbox {
         ? [path]
         : [];
     const hidden = (await Promise.all([...HIDDEN_BY_DEFAULT, ...(this.options.hidden ?? []), '/sys/fs/cgroup'].map(present))).flat();
-    return new SandboxScope(this.user, { ...this.options, hidden }, phase, cgroup);
+    const resolver = phase.network ? await namespaceResolver() : undefined;
+    return new SandboxScope(this.user, { ...this.options, hidden }, phase, cgroup, resolver ? [resolver] : []);
   }
 }
 
@@ -187,6 +189,8 @@ export class SandboxScope {
     private readonly options: SandboxOptions,
     readonly phase: SandboxPhase,
     private readonly cgroup: CgroupScope,
+    /** Files shown in place of the machine's (in its own network, a resolv.conf it can use). */
+    private readonly files: readonly { readonly source: string; readonly target: string }[] = [],
   ) {}
 
   get limits(): ResourceLimits {
@@ -209,6 +213,7 @@ export class SandboxScope {
       writable: this.phase.writable,
       tmpBytes: this.phase.limits.memoryMb * 1024 * 1024,
       cwd,
+      files: this.files,
     });
     const drop = [SETPRIV, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
     const network = this.phase.network ? [NSENTER, `--net=${this.phase.network.path}`] : [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CoreErrors } from '../../src/errors/core-errors.js';
 import { bubblewrapArgs } from '../../src/sandbox/bubblewrap.js';
+import { reachableFromNamespace } from '../../src/sandbox/resolver.js';
 import { cgroupLayout } from '../../src/sandbox/cgroups.js';
 import { formatMemory } from '../../src/sandbox/limit-strike.js';
 import { AppSandbox, instanceLimits, unwrapExit } from '../../src/sandbox/sandbox.js';
@@ -66,6 +67,16 @@ describe('the mount view', () => {
   it('gives the application its own PID, IPC and UTS namespaces, a private /tmp sized by its memory, and dies with its parent', () => {
     expect(args).toEqual(expect.arrayContaining(['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--proc', '/proc']));
     expect(args.join(' ')).toContain('--perms 1777 --size 1024 --tmpfs /tmp');
+  });
+
+  it("shows a release in its own network systemd-resolved's upstream resolvers when the machine's resolv.conf names its loopback stub only", () => {
+    const stub = 'nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n';
+    expect(reachableFromNamespace(stub)).toBe(false);
+    expect(reachableFromNamespace('# none\n')).toBe(false);
+    expect(reachableFromNamespace('nameserver 127.0.0.53\nnameserver 10.255.255.53\n')).toBe(true);
+    const files = [{ source: '/run/systemd/resolve/resolv.conf', target: '/run/systemd/resolve/stub-resolv.conf' }];
+    const view = bubblewrapArgs({ hidden: [], readable: [], writable: [], tmpBytes: 1024, cwd: '/', files });
+    expect(view.join(' ')).toContain('--ro-bind /run/systemd/resolve/resolv.conf /run/systemd/resolve/stub-resolv.conf --chdir');
   });
 });
 

@@ -370,14 +370,32 @@ export class HostService {
       kind: 'addon' as const,
       variables: this.o.addons.variables(addon),
       // A release in its own namespace reaches an add-on server of this machine at its gateway, on the same port.
-      ...(this.o.addons.engine === 'local' && /^\d+$/.test(addon.config.port ?? '')
-        ? { loopback: { port: Number(addon.config.port), variablesAt: (host: string) => this.o.addons.variables({ ...addon, config: { ...addon.config, host } }) } }
-        : {}),
+      ...(this.onLoopback(addon) ? { loopback: { port: Number(addon.config.port), variablesAt: (host: string) => this.variablesAt(addon, host) } } : {}),
     }));
     const apps = await Promise.all(
       (await this.o.store.appLinksOf(app.id)).map(async (target) => ({ name: target.name, kind: 'application' as const, variables: await this.o.store.variables(target.id, 'exposed') })),
     );
     return [...addons, ...apps];
+  }
+
+  /** Whether the add-on's server listens on this machine's loopback (the local engine's servers, each on a port of its own). */
+  private onLoopback(addon: AddonRecord): boolean {
+    return this.o.addons.engine === 'local' && /^\d+$/.test(addon.config.port ?? '');
+  }
+
+  private variablesAt(addon: AddonRecord, host: string): Record<string, string> {
+    return this.o.addons.variables({ ...addon, config: { ...addon.config, host } });
+  }
+
+  /**
+   * The add-on's variables as the customer reads them (addon env, the console): with releases in their
+   * own networks, at the releases' gateway, which a linked release and the machine's own programs both
+   * reach (release-network.ts translates it to the loopback); a value the customer copies (the storage
+   * endpoint) then works in the release.
+   */
+  private shownVariables(addon: AddonRecord): Record<string, string> {
+    const gateway = this.o.tenancy?.networks?.settings.gateway;
+    return gateway && this.onLoopback(addon) ? this.variablesAt(addon, gateway) : this.o.addons.variables(addon);
   }
 
   private async addonView(addon: AddonRecord): Promise<AddonView> {
@@ -436,7 +454,7 @@ export class HostService {
   async addonVariables(idOrName: string, org: string | undefined, show: boolean): Promise<{ name: string; value: string; secret: boolean }[]> {
     const addon = await this.addon(idOrName, org);
     const secrets = new Set(this.o.registry.secretVariables());
-    return Object.entries(this.o.addons.variables(addon)).map(([name, value]) => {
+    return Object.entries(this.shownVariables(addon)).map(([name, value]) => {
       const secret = secretReason(name, value, secrets) !== undefined;
       return { name, value: secret && !show ? '***' : value, secret };
     });

@@ -229,6 +229,12 @@ table inet ${table} {
     iifname ${br} meta l4proto tcp reject with tcp reset
     iifname ${br} reject
   }
+  chain output {
+    type nat hook output priority -100; policy accept;
+    # The machine's own programs reach at the gateway what they reach on its loopback: the address add-on variables
+    # name for a linked release (what the customer reads and copies) serves on the machine too.
+    ip daddr ${gateway} meta l4proto tcp dnat ip to 127.0.0.1
+  }
   chain postrouting {
     type nat hook postrouting priority srcnat; policy accept;
     ip saddr ${this.subnet} oifname != ${br} masquerade

@@ -83,7 +83,12 @@ export class WebWatch {
     const { clock, logger, signal } = options;
     const since = clock.now();
     const seen = this.exits.length;
-    const before = this.state();
+    let before = this.state();
+    // Down without an exit told: what the runner read last may be older than the check that just passed.
+    if (before?.running === false && this.exits.length === seen) {
+      await this.running.refresh?.();
+      before = this.state();
+    }
     logger.info(`health check passed; the deployment is accepted once ${this.web} has stayed up ${formatSeconds(windowMs)} (stability window)`);
     const exited = new AbortController();
     const wake = () => exited.abort();

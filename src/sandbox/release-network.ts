@@ -237,6 +237,10 @@ table inet ${table} {
   }
   chain postrouting {
     type nat hook postrouting priority srcnat; policy accept;
+    # The machine's own connection to the gateway, translated above, comes from the loopback too (before the
+    # masquerade, which would give it the machine's outside address): a server's rules for local clients
+    # (PostgreSQL's pg_hba.conf) apply.
+    oifname "lo" ct original ip daddr ${gateway} snat ip to 127.0.0.1
     ip saddr ${this.subnet} oifname != ${br} masquerade
   }
 }

@@ -172,6 +172,10 @@ export class LocalProcessRunner implements Runner {
     let stopping: Promise<void> | undefined;
     return {
       processes: () => processes.map((p) => p.state()),
+      // s6's status read again now (a lasting run's state follows it as its changes are seen).
+      refresh: async () => {
+        await Promise.all(processes.map((p) => (p instanceof LastingProcess ? p.refresh() : undefined)));
+      },
       onExit: (listener) => {
         const stops = processes.map((p) => p.onExit(listener));
         return () => {

@@ -56,7 +56,9 @@ describe('runplan-host console in a browser', () => {
   };
 
   beforeAll(async () => {
-    host = await TestHost.create();
+    // On the machine's network: a browser on the host's own machine sees each release's own network come
+    // (a veth pair) and aborts what it is loading (Chromium's ERR_NETWORK_CHANGED); the console is what is tried here.
+    host = await TestHost.create({ initArgs: ['--release-network', 'shared'] });
     await host.serve();
     key = await host.key('dev', 'acme');
     consoleUrl = `https://console.localhost:${host.ports.https}/`;

@@ -132,17 +132,18 @@ describe('each release in its own network (local engine)', () => {
     expect((await host.get(a.id, '/postgresql')).json<{ answer: string }>().answer).toBe('R');
   }, 180_000);
 
-  it('refuses an application that hard-codes another port, naming it', async () => {
-    const keyC = await host.key('carol', 'org-b');
-    const c: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', 'elsewhere', '--region', 'par', '--org', 'org-b']);
-    for (const [name, value] of [
-      ['CC_HEALTH_CHECK_PATH', '/health'],
-      ['FIXTURE_HARD_PORT', '3000'],
-    ])
-      expect((await host.cli(['env', 'set', name as string, value as string, '--app', c.id])).code).toBe(0);
+  /** A push of fixtures/host/listen-8080 as a new application of org-b, pushed by `user`, with `variables`. */
+  const pushListener = async (user: string, name: string, variables: Record<string, string>) => {
+    const key = await host.key(user, 'org-b');
+    const app: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', name, '--region', 'par', '--org', 'org-b']);
+    for (const [variable, value] of Object.entries(variables)) expect((await host.cli(['env', 'set', variable, value, '--app', app.id])).code).toBe(0);
     const repo = await host.repository('host/listen-8080');
-    await host.git(repo, ['remote', 'add', 'runplan', c.gitRemote]);
-    const pushed = await host.push(repo, 'runplan', keyC);
+    await host.git(repo, ['remote', 'add', 'runplan', app.gitRemote]);
+    return host.push(repo, 'runplan', key);
+  };
+
+  it('refuses an application that hard-codes another port, naming it', async () => {
+    const pushed = await pushListener('carol', 'elsewhere', { CC_HEALTH_CHECK_PATH: '/health', FIXTURE_HARD_PORT: '3000' });
     expect(pushed.code).not.toBe(0);
     // Read in the release's own namespace: the port it listens on instead, and the one PORT gives.
     expect(pushed.output).toContain("the application's processes listen on 0.0.0.0:3000");
@@ -150,12 +151,7 @@ describe('each release in its own network (local engine)', () => {
   }, 180_000);
 
   it('refuses an application that listens on 127.0.0.1:8080 in its namespace with RUNPLAN_E_HEALTH_LOOPBACK_ONLY', async () => {
-    const keyD = await host.key('dave', 'org-b');
-    const d: { id: string; gitRemote: string } = await host.json(['create', '--type', 'node', 'loopback', '--region', 'par', '--org', 'org-b']);
-    expect((await host.cli(['env', 'set', 'FIXTURE_HARD_HOST', '127.0.0.1', '--app', d.id])).code).toBe(0);
-    const repo = await host.repository('host/listen-8080');
-    await host.git(repo, ['remote', 'add', 'runplan', d.gitRemote]);
-    const pushed = await host.push(repo, 'runplan', keyD);
+    const pushed = await pushListener('dave', 'loopback', { FIXTURE_HARD_HOST: '127.0.0.1' });
     expect(pushed.code).not.toBe(0);
     expect(pushed.output).toContain('RUNPLAN_E_HEALTH_LOOPBACK_ONLY');
     expect(pushed.output).toContain("the application's processes listen on 127.0.0.1:8080");

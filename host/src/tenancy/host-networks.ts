@@ -24,11 +24,13 @@ export async function startHostReleaseNetworks(id: string, publicPorts: readonly
   }
   // The host's own /24 first (from its id), so that two hosts seldom try the same one.
   const start = Number.parseInt(id.slice(0, 2), 16);
+  // Read once: a /24 another host takes meanwhile is found by the check after start, and given up.
+  const routes = await routedNetworks();
   const given = new Set<number>();
   for (let i = 0; i < 256; i++) {
     const third = (start + i) % 256;
     const low = toNumber(`${RELEASES_NETWORK.first}.${RELEASES_NETWORK.second}.${third}.0`);
-    if (given.has(third) || (await routedNetworks()).some((r) => r.low <= low + 255 && low <= r.high)) continue;
+    if (given.has(third) || routes.some((r) => r.low <= low + 255 && low <= r.high)) continue;
     const networks = new ReleaseNetworks({ bridge, table, gateway: `${RELEASES_NETWORK.first}.${RELEASES_NETWORK.second}.${third}.1`, prefix: 24, publicPorts });
     await networks.start(held);
     // Two hosts starting at once (on one machine, or two roots sharing its network) may both have found it free:

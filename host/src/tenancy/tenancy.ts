@@ -57,9 +57,10 @@ export class Tenancy {
         fix: 'Install Debian\'s iproute2 package (apt-get install iproute2), or set "releaseNetwork": "shared" in settings.json; then start serve again.',
       });
     }
-    if (settings.diskMb && (!(await runProgram('mkfs.ext4', ['-V']))?.ok || !existsSync('/dev/loop-control'))) {
+    const loopDevices = existsSync('/dev/loop-control');
+    if (settings.diskMb && (!loopDevices || !(await runProgram('mkfs.ext4', ['-V']))?.ok)) {
       throw HostErrors.HOST_PART_FAILED.create({
-        message: `each application's disk (settings.json: "diskMb": ${settings.diskMb}) is an ext4 file system in a file, loop-mounted: ${existsSync('/dev/loop-control') ? 'mkfs.ext4 is not installed' : 'this machine has no loop devices (/dev/loop-control)'}.`,
+        message: `each application's disk (settings.json: "diskMb": ${settings.diskMb}) is an ext4 file system in a file, loop-mounted: ${loopDevices ? 'mkfs.ext4 is not installed' : 'this machine has no loop devices (/dev/loop-control)'}.`,
         fix: 'Install Debian\'s e2fsprogs package (apt-get install e2fsprogs) on a machine with loop devices (modprobe loop), or remove "diskMb" from settings.json; then start serve again.',
       });
     }

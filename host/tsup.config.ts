@@ -15,6 +15,4 @@ export default defineConfig([
   // Nothing of runplan (host/test/host-structure.test.ts): sshd and git start it twice per push, so it stays ≈ 30 kB.
   // CommonJS: the name serve installs (bin/git-program.cjs) and the forced commands and hooks already written run.
   { ...shared, format: ['cjs'], entry: { 'git-program': 'src/git/git-main.ts' }, noExternal: [/.*/], splitting: false },
-  // A storage add-on's server (src/addons/storage-main.ts), s3rver included, run as the storage account from the data folder's bin/.
-  { ...shared, format: ['cjs'], entry: { 'storage-server': 'src/addons/storage-main.ts' }, noExternal: [/.*/], splitting: false },
 ]);

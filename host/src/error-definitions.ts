@@ -86,9 +86,19 @@ export const HOST_ERROR_DEFINITIONS = {
     fix: 'Link applications of one organization only: their exposed variables never cross organizations.',
   },
   ADDON_SERVER_FAILED: {
-    title: 'An add-on server (PostgreSQL, Redis, storage) did not start or answer',
+    title: 'An add-on server (PostgreSQL, Redis, Ceph) did not start or answer',
     kind: 'deployment',
-    fix: 'Read the end of its log quoted in the message; install its Debian package (apt-get install postgresql redis-server passwd) and free the port it names.',
+    fix: 'Read the end of its log quoted in the message; install its Debian package (apt-get install postgresql redis-server passwd, or --no-install-recommends ceph-mon ceph-osd radosgw) and free the port it names.',
+  },
+  ADDON_STORE_UNHEALTHY: {
+    title: "The storage add-ons' Ceph cluster reports a health that would fail writes",
+    kind: 'deployment',
+    fix: 'Read the checks the message names (`ceph -c <data>/addons/storage/ceph/ceph.conf -n client.admin -k <data>/addons/storage/ceph/client.admin.keyring health detail`): free disk space for the monitor (MON_DISK_CRIT) or give the OSD a larger file or another disk (OSD_FULL), then try again.',
+  },
+  ADDON_STORAGE_MOVE: {
+    title: "Storage add-ons still keep their objects in an earlier host's s3rver folders",
+    kind: 'deployment',
+    fix: 'Move them into the Ceph gateway: stop serve, run `runplan-host storage move` (it copies each bucket and object, compares counts and ETags, then removes the old folder), and start serve again.',
   },
   ENGINE_ADDON_UNREACHABLE: {
     title: 'The application is linked to an add-on its engine cannot reach',

@@ -56,9 +56,9 @@ export async function makeDataFolders(paths: HostPaths): Promise<void> {
  * A program the host runs as another account, copied from dist/ into the data
  * folder's bin/ (root's, 0755), which that account can read wherever this
  * checkout is; run by this Node.js. `git-program.cjs`: what sshd's forced command
- * and git's hook run as the SSH account; `storage-server.cjs`: a storage add-on's server.
+ * and git's hook run as the SSH account.
  */
-export async function installProgram(paths: HostPaths, name: 'git-program.cjs' | 'storage-server.cjs'): Promise<string[]> {
+export async function installProgram(paths: HostPaths, name: 'git-program.cjs'): Promise<string[]> {
   // Bundled, this module is dist/cli.js; from the sources (tests), the built program beside them.
   const here = dirname(fileURLToPath(import.meta.url));
   const built = resolve(basename(here) === 'dist' ? here : join(here, '..', 'dist'), name);

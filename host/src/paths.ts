@@ -18,8 +18,8 @@ export const DEFAULT_DATA_DIR = '/var/lib/runplan-host';
  *   run/               the API socket, the git socket, the console's socket, serve.pid, apps/<app_id>/<address>,
  *                      domains/<name> (a custom domain: a link to its application's apps/<app_id>/),
  *                      tree/ (the releases' processes, kept by s6 apart from serve)
- *   bin/               the programs the SSH account runs (forced command, hook) and the storage add-ons' server
- *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance)
+ *   bin/               the programs the SSH account runs (forced command, hook)
+ *   addons/<kind>/     the add-on servers' data (a PostgreSQL cluster, one folder per Redis instance, storage/ceph/: the Ceph cluster)
  *   disks/<app_id>.ext4  each application's own disk (settings' diskMb), mounted over its workspace in runplan/work
  */
 export interface HostPaths {
@@ -49,7 +49,7 @@ export interface HostPaths {
   readonly serveManager: string;
   /** The supervision tree of the local engine's releases (s6-svscan's scan directory and each release's services): they outlive serve. */
   readonly treeDir: string;
-  /** The programs the host runs as other accounts (copies of dist/git-program.cjs, dist/storage-server.cjs). */
+  /** The programs the host runs as other accounts (a copy of dist/git-program.cjs). */
   readonly binDir: string;
   readonly addonsDir: string;
   /** One image file per application, its own disk (settings' diskMb). */

@@ -116,7 +116,7 @@ export async function startHost(paths: HostPaths, echo: (line: string) => void, 
     }
     const engine = settings.engine === 'swarm' ? swarmEngine(settings.dockerHost) : localEngine();
     // Started before any release (apps connect to them at start) and stopped after the last one.
-    const addons = new AddonServers(paths.addonsDir, { storageServer: await installProgram(paths, 'storage-server.cjs') }, engine.addonServices, supervisor, tenancy?.networks?.subnet);
+    const addons = new AddonServers(paths.addonsDir, settings.storage ?? {}, engine.addonServices, supervisor, tenancy?.networks?.subnet);
     undo.push({ apps: () => addons.stop(), leave: () => addons.detach() });
     await addons.start(await store.listAddons());
     const edge = new CaddyEdge(

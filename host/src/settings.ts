@@ -52,6 +52,12 @@ export interface HostSettings {
    * host's disk, without a limit.
    */
   readonly diskMb?: number;
+  /**
+   * The storage add-ons' Ceph cluster: `osdMb`, the size of its one OSD's sparse file
+   * (default DEFAULT_OSD_MB of host/src/addons/ceph-cluster.ts), fixed when the
+   * cluster is made with the first storage add-on.
+   */
+  readonly storage?: { readonly osdMb?: number };
   /** Where releases run (default local). */
   readonly engine: HostEngine;
   /** With the swarm engine: the Docker engine, a manager of the swarm (default: DOCKER_HOST of serve, else the local socket). */

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { formatIdentity, identifyProcess, type ProcessIdentity } from 'runplan/process';
@@ -11,7 +11,7 @@ import { tempDir } from '../../test/helpers/temp.js';
 import { removeAddonAccount } from '../src/addons/addon-accounts.js';
 import { PostgresqlProvider } from '../src/addons/postgresql.js';
 import { RedisProvider } from '../src/addons/redis.js';
-import { StorageProvider } from '../src/addons/storage.js';
+import { StorageProvider, tenantOf } from '../src/addons/storage.js';
 import { removeAddonAccountsUnder } from './helpers/addon-accounts.js';
 import { s3 } from './helpers/s3-client.js';
 import { HostErrors } from '../src/errors.js';
@@ -254,64 +254,87 @@ describe('Redis add-ons (one redis-server per add-on)', () => {
   });
 });
 
-describe('storage add-ons (one S3-compatible server per add-on)', () => {
+describe('storage add-ons (an RGW tenant each on one Ceph cluster)', () => {
   let root: string;
   let dir: string;
-  let program: string[];
   let provider: StorageProvider;
   const a = { id: newId(), name: 'files-a' };
   const b = { id: newId(), name: 'files-b' };
-  let configA: Record<string, string>;
   let va: Record<string, string>;
   let vb: Record<string, string>;
+  let configB: Record<string, string>;
 
   beforeAll(async () => {
     root = await tempDir('runplan-host-addons-storage-');
     dir = join(root, 'data', 'addons', 'storage');
-    // As serve does: the program copied where the storage account can read it (a checkout under /root is closed to it).
-    mkdirSync(join(root, 'bin'), { mode: 0o755 });
-    copyFileSync(join(import.meta.dirname, '..', 'dist', 'storage-server.cjs'), join(root, 'bin', 'storage-server.cjs'));
-    program = [process.execPath, join(root, 'bin', 'storage-server.cjs')];
-    provider = new StorageProvider({ dir, program });
-  });
+    provider = new StorageProvider({ dir, osdMb: 4096 });
+  }, 180_000);
   afterAll(async () => {
     await provider.stop();
-    await removeAddonAccountsUnder(join(root, 'data', 'addons'));
   });
 
-  it('creates a server an S3 client reaches with the injected key pair: a bucket made, an object put and read back', async () => {
+  it('makes the cluster on first use, run as ceph, its keyrings 0600 and the administrator’s root’s; an S3 client reaches it with the injected key pair', async () => {
+    await provider.start();
     const created = await provider.create(a);
-    configA = created.config;
     va = created.variables;
     expect(va).toEqual({
       STORAGE_ADDON_HOST: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
-      STORAGE_ADDON_KEY_ID: expect.stringMatching(/^RP[0-9A-F]{18}$/),
-      STORAGE_ADDON_KEY_SECRET: expect.stringMatching(/^[\w-]{40}$/),
+      STORAGE_ADDON_KEY_ID: expect.stringMatching(/^[A-Z0-9]{20}$/),
+      STORAGE_ADDON_KEY_SECRET: expect.stringMatching(/^[A-Za-z0-9]{40}$/),
     });
     expect(await s3(va, 'PUT', '/photos')).toMatchObject({ status: 200 });
     expect(await s3(va, 'PUT', '/photos/cat.txt', 'meow')).toMatchObject({ status: 200 });
     expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
-  });
+    const ceph = join(dir, 'ceph');
+    const owners = provider.cluster.pids.map((pid) => statSync(`/proc/${pid}`).uid);
+    expect(new Set(owners).size).toBe(1);
+    expect(owners[0]).not.toBe(0);
+    for (const name of readdirSync(ceph).filter((n) => n.endsWith('.keyring'))) {
+      const st = statSync(join(ceph, name));
+      expect(st.mode & 0o077, name).toBe(0);
+      expect(st.uid, name).toBe(name === 'client.admin.keyring' ? 0 : owners[0]);
+    }
+  }, 180_000);
 
-  it('refuses an unsigned request, a wrong secret, and another add-on’s key pair, with S3’s codes', async () => {
-    vb = (await provider.create(b)).variables;
-    expect(await s3(va, 'GET', '/photos/cat.txt', undefined, { sign: false })).toMatchObject({ status: 403, body: expect.stringContaining('<Code>AccessDenied</Code>') });
+  it('refuses an unsigned request, a wrong secret, and another add-on’s bucket of the same name, with S3’s codes', async () => {
+    const created = await provider.create(b);
+    vb = created.variables;
+    configB = created.config;
+    // Unsigned, a request is the anonymous user's, of no tenant: A's bucket is not even named by it, and named with A's tenant it is refused.
+    expect(await s3(va, 'GET', '/photos/cat.txt', undefined, { sign: false })).toMatchObject({ status: 404, body: expect.stringContaining('<Code>NoSuchBucket</Code>') });
+    expect(await s3(va, 'GET', `/${tenantOf(a.id)}:photos/cat.txt`, undefined, { sign: false })).toMatchObject({ status: 403, body: expect.stringContaining('<Code>AccessDenied</Code>') });
     expect(await s3({ ...va, STORAGE_ADDON_KEY_SECRET: 'x'.repeat(40) }, 'GET', '/photos/cat.txt')).toMatchObject({ status: 403, body: expect.stringContaining('SignatureDoesNotMatch') });
-    const crossed = { ...vb, STORAGE_ADDON_HOST: va.STORAGE_ADDON_HOST ?? '' };
-    expect(await s3(crossed, 'GET', '/photos/cat.txt')).toMatchObject({ status: 403, body: expect.stringContaining('InvalidAccessKeyId') });
-    expect(await s3(vb, 'GET', '/photos/cat.txt')).toMatchObject({ status: 404 });
-    await provider.remove(b);
-    expect(existsSync(provider.folder(b.id))).toBe(false);
+    // B's own namespace: its "photos" is not A's.
+    expect(await s3(vb, 'GET', '/photos/cat.txt')).toMatchObject({ status: 404, body: expect.stringContaining('NoSuchBucket') });
+    expect(await s3(vb, 'PUT', '/photos')).toMatchObject({ status: 200 });
+    expect(await s3(vb, 'GET', '/photos/cat.txt')).toMatchObject({ status: 404, body: expect.stringContaining('NoSuchKey') });
+    expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
   });
 
-  it('stops by PID leaving no process and the port free; start on a new provider finds the objects', async () => {
-    const pid = provider.pid(a.id) as number;
+  it('remove() takes the add-on’s user with its buckets and objects: its keys answer InvalidAccessKeyId', async () => {
+    expect(await s3(vb, 'PUT', '/photos/dog.txt', 'woof')).toMatchObject({ status: 200 });
+    await provider.remove(b, configB);
+    expect(await s3(vb, 'GET', '/photos/dog.txt')).toMatchObject({ status: 403, body: expect.stringContaining('InvalidAccessKeyId') });
+    const buckets = (await provider.cluster.rgwAdmin(['bucket', 'list'])) as string[];
+    expect(buckets).toContain(`${configB.tenant === undefined ? '' : tenantOf(a.id)}/photos`);
+    expect(buckets.filter((name) => name.startsWith(`${configB.tenant}/`))).toEqual([]);
+    // Removed twice (a remove stopped half-way): nothing left, no error.
+    await provider.remove(b, configB);
+  });
+
+  it('stops by PID leaving no process; a new provider starts the made cluster again and finds the objects', async () => {
+    const pids = provider.cluster.pids;
+    expect(pids).toHaveLength(3);
     await provider.stop();
-    expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
     expect(processesUnder(dir)).toEqual([]);
-    expect(await portFree(Number(configA.port))).toBe(true);
-    provider = new StorageProvider({ dir, program });
-    await provider.start([{ id: a.id, config: configA }]);
+    provider = new StorageProvider({ dir });
+    await provider.start([{ id: a.id, config: { tenant: 'x' } }]);
     expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
+  }, 120_000);
+
+  it('refuses to start over add-ons an earlier host kept in s3rver’s folders, naming the command that moves them', async () => {
+    const older = new StorageProvider({ dir: join(root, 'older') });
+    await expect(older.start([{ id: newId(), config: { port: '1', keyId: 'RPABC', secret: 's' } }])).rejects.toMatchObject({ code: HostErrors.ADDON_STORAGE_MOVE.code });
   });
 });

@@ -22,18 +22,18 @@ export class AddonServers {
   readonly engine: 'local' | 'swarm';
 
   /**
-   * `programs.storageServer`: how to run a storage add-on's server (serve installs it in the data folder's bin/).
+   * `storage.osdMb`: the size of the storage add-ons' OSD file (settings.json), fixed when their cluster is made.
    * `swarm`: the host's releases run on a swarm, so its add-on servers do too (PostgreSQL and Redis; the storage
-   * server is not offered there yet). `supervisor`: the host's, which starts a local server again when it dies
+   * add-ons are not offered there yet). `supervisor`: the host's, which starts a local server again when it dies
    * (a swarm restarts its own services).
    */
-  constructor(dir: string, programs: { readonly storageServer: readonly string[] }, swarm?: SwarmAddonServices, supervisor?: Supervisor, releasesNetwork?: string) {
+  constructor(dir: string, storage: { readonly osdMb?: number }, swarm?: SwarmAddonServices, supervisor?: Supervisor, releasesNetwork?: string) {
     const providers: AddonProvider[] = swarm
       ? [new SwarmPostgresqlProvider(swarm), new SwarmRedisProvider(swarm)]
       : [
           new PostgresqlProvider({ dir: join(dir, 'postgresql'), supervisor, ...(releasesNetwork ? { releasesNetwork } : {}) }),
           new RedisProvider({ dir: join(dir, 'redis'), supervisor }),
-          new StorageProvider({ dir: join(dir, 'storage'), program: programs.storageServer, supervisor }),
+          new StorageProvider({ dir: join(dir, 'storage'), supervisor, ...storage }),
         ];
     this.engine = swarm ? 'swarm' : 'local';
     this.providers = new Map(providers.map((p) => [p.kind, p]));

@@ -27,12 +27,15 @@ export async function serverAccount(name: string): Promise<ServerAccount | undef
   } catch (error) {
     throw HostErrors.ADDON_SERVER_FAILED.create({
       message: `the system account ${name} does not exist; the add-on server runs as it`,
-      fix: `Install the Debian package that makes it (apt-get install ${name === 'postgres' ? 'postgresql' : 'redis-server'}).`,
+      fix: `Install the Debian package that makes it (apt-get install ${PACKAGE_OF_ACCOUNT[name] ?? name}).`,
       details: { account: name },
       cause: error,
     });
   }
 }
+
+/** The Debian packages that make each server's account. */
+const PACKAGE_OF_ACCOUNT: Readonly<Record<string, string>> = { postgres: 'postgresql', redis: 'redis-server', ceph: '--no-install-recommends ceph-mon ceph-osd radosgw' };
 
 export interface StartServerOptions {
   /** What it is, for messages: "PostgreSQL", "Redis add-on addon_…". */

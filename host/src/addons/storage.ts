@@ -1,43 +1,67 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
-import { type AddonServer, ServerPerAddon, type ServerPerAddonOptions } from './server-per-addon.js';
+import { ADDON_ID } from '../store/store.js';
+import type { Supervisor } from '../supervision/supervisor.js';
+import { CephCluster, type CephHealth } from './ceph-cluster.js';
+import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
+import type { ServerAccount } from './server-process.js';
 
 const LOOPBACK = '127.0.0.1';
+/** The one user of each add-on's tenant: the tenant is what keeps add-ons apart. */
+const OWNER = 'owner';
+/** Health checks that mean a write would fail: a new add-on is refused while one holds. */
+const BLOCKING_CHECKS = /^(OSD_FULL|POOL_FULL|MON_DISK_CRIT|OSD_DOWN|PG_AVAILABILITY)\b/;
 
-export interface StorageProviderOptions extends ServerPerAddonOptions {
-  /** How to run the server: `[node, <data>/bin/storage-server.cjs]` (serve installs it). */
-  readonly program: readonly string[];
+export interface StorageProviderOptions {
+  /** `<data>/addons/storage`: the cluster is made in its `ceph/` folder. */
+  readonly dir: string;
+  /** The OSD's file size in MiB (settings.json's `storage.osdMb`), fixed when the cluster is made. */
+  readonly osdMb?: number;
+  readonly account?: ServerAccount | null;
+  readonly supervisor?: Supervisor;
 }
 
 /**
- * Object storage add-ons, S3-compatible: one server per add-on (s3rver, with the
- * add-on's own key pair, every request's names and SigV4 signature checked: see
- * storage-main.ts), on its own loopback port, its objects in its own folder (0700),
- * run as the add-on's own account (addon-accounts.ts), so that not even a path bug
- * of the server reaches another add-on's objects. The folders, accounts and servers'
- * lifecycle: server-per-addon.ts.
- * The link injects the key pair and the endpoint's host; the customer names the
- * bucket (STORAGE_ADDON_BUCKET_NAME) and the endpoint (STORAGE_ADDON_ENDPOINT), as
- * the specification's Active Storage recipe does.
+ * Object storage add-ons on Ceph's S3 gateway (ceph-cluster.ts): each add-on is the one
+ * user of an RGW tenant of its own, made by radosgw-admin, which generates its keys.
+ * A tenant's buckets are its own namespace, so two add-ons may each have a bucket of
+ * one name, and another tenant's bucket answers AccessDenied; keys are object names,
+ * never file paths. The link injects the key pair and the gateway's address; the
+ * customer names the bucket and the endpoint, as the specification's Active Storage
+ * recipe does, and makes the bucket with any S3 client.
  */
-export class StorageProvider extends ServerPerAddon {
-  constructor(private readonly options: StorageProviderOptions) {
-    super('storage', 'objects', options);
+export class StorageProvider implements AddonProvider {
+  readonly kind = 'storage' as const;
+  readonly cluster: CephCluster;
+
+  constructor(options: StorageProviderOptions) {
+    this.cluster = new CephCluster({
+      dir: join(options.dir, 'ceph'),
+      ...(options.osdMb === undefined ? {} : { osdMb: options.osdMb }),
+      ...(options.account === undefined ? {} : { account: options.account }),
+      ...(options.supervisor ? { supervisor: options.supervisor } : {}),
+    });
   }
 
-  protected async newConfig(): Promise<Record<string, string>> {
-    // An access key id as S3's look (20 upper-case letters and digits), a 40-character secret.
-    const keyId = `RP${randomBytes(9).toString('hex').toUpperCase()}`;
-    return { host: LOOPBACK, port: String(await freePort()), keyId, secret: randomBytes(30).toString('base64url') };
-  }
-
-  protected checkConfig(id: string, config: Readonly<Record<string, string>>): void {
-    const { port = '', keyId = '', secret = '' } = config;
-    if (!/^\d+$/.test(port) || !/^RP[0-9A-F]{18}$/.test(keyId) || !/^[\w-]{40}$/.test(secret)) {
-      throw HostErrors.INPUT_USAGE.create({ message: `the storage add-on ${id} has no port or key pair the host made`, details: { addonId: id } });
+  async start(existing: readonly ExistingAddon[] = []): Promise<void> {
+    const older = existing.filter((a) => a.config.tenant === undefined);
+    if (older.length > 0) {
+      throw HostErrors.ADDON_STORAGE_MOVE.create({
+        message: `the storage add-ons ${older.map((a) => a.id).join(', ')} keep their objects in the files of the fake S3 server an earlier runplan-host ran (s3rver), which this one no longer runs`,
+        details: { addons: older.map((a) => a.id) },
+      });
     }
+    await this.cluster.start();
+  }
+
+  async create(addon: AddonRef): Promise<CreatedAddon> {
+    await this.assertWritable();
+    const tenant = tenantOf(addon.id);
+    const made = (await this.cluster.rgwAdmin(['user', 'create', '--tenant', tenant, '--uid', OWNER, '--display-name', addon.id])) as RgwUser;
+    const key = made.keys?.find((k) => k.user === `${tenant}$${OWNER}`);
+    if (!key) throw new Error(`radosgw-admin made the user ${tenant}$${OWNER} without a key`);
+    const config = { host: LOOPBACK, port: String(this.cluster.gatewayPort), tenant, keyId: key.access_key, secret: key.secret_key };
+    return { config, variables: this.variables(config) };
   }
 
   variables(config: Readonly<Record<string, string>>): Record<string, string> {
@@ -45,24 +69,50 @@ export class StorageProvider extends ServerPerAddon {
     return { STORAGE_ADDON_HOST: `${host}:${port}`, STORAGE_ADDON_KEY_ID: keyId, STORAGE_ADDON_KEY_SECRET: secret };
   }
 
-  protected addonServer(id: string, config: Readonly<Record<string, string>>, objects: string): AddonServer {
-    const { port = '', keyId = '', secret = '' } = config;
-    const [command = process.execPath, ...args] = this.options.program;
-    return {
-      configFile: { name: 'storage.json', text: `${JSON.stringify({ port: Number(port), directory: objects, keyId, secret })}\n` },
-      server: {
-        what: `storage add-on ${id}`,
-        command,
-        // Relative to its working folder: the add-on's id (in the folder's name) is on no command line `ps` shows.
-        args: [...args, 'storage.json'],
-        logFile: join(this.folder(id), 'storage.log'),
-        // Any HTTP answer will do: an unsigned request is refused with 403 once it listens.
-        ready: () =>
-          fetch(`http://${LOOPBACK}:${port}/`, { signal: AbortSignal.timeout(2000) }).then(
-            (r) => r.status === 403,
-            () => false,
-          ),
-      },
-    };
+  /** Removes the add-on's user with its buckets and objects (radosgw-admin's --purge-data). */
+  async remove(addon: AddonRef, config: Readonly<Record<string, string>>): Promise<void> {
+    const tenant = config.tenant ?? tenantOf(addon.id);
+    if (tenant !== tenantOf(addon.id)) throw HostErrors.INPUT_USAGE.create({ message: `the storage add-on ${addon.id} names the tenant ${tenant}, not its own`, details: { addonId: addon.id } });
+    try {
+      await this.cluster.rgwAdmin(['user', 'rm', '--tenant', tenant, '--uid', OWNER, '--purge-data']);
+    } catch (error) {
+      // Removed already (an earlier remove stopped after radosgw-admin): nothing is left to remove.
+      if (!/could not remove user: unable to remove user, user does not exist|user does not exist/.test(String((error as { stderr?: string }).stderr ?? ''))) throw error;
+    }
   }
+
+  /** Ceph's health: `status` shows it, and create() refuses while a write would fail. */
+  health(): Promise<CephHealth> {
+    return this.cluster.health();
+  }
+
+  async stop(): Promise<void> {
+    await this.cluster.stop();
+  }
+
+  async detach(): Promise<void> {
+    this.cluster.detach();
+  }
+
+  private async assertWritable(): Promise<void> {
+    const health = await this.cluster.health();
+    const blocking = health.checks.filter((c) => BLOCKING_CHECKS.test(c));
+    if (health.status === 'HEALTH_ERR' || blocking.length > 0) {
+      throw HostErrors.ADDON_STORE_UNHEALTHY.create({
+        message: `the storage add-ons' Ceph cluster reports ${health.status}: ${(blocking.length > 0 ? blocking : health.checks).join('; ')}`,
+        file: this.cluster.dir,
+        details: { status: health.status, checks: health.checks },
+      });
+    }
+  }
+}
+
+interface RgwUser {
+  readonly keys?: readonly { readonly user: string; readonly access_key: string; readonly secret_key: string }[];
+}
+
+/** The add-on's tenant: its id, whose `-` RGW's tenant names do not take. */
+export function tenantOf(addonId: string): string {
+  if (!ADDON_ID.test(addonId)) throw HostErrors.INPUT_USAGE.create({ message: `${addonId} is not an add-on id (addon_<uuid>)`, details: { addonId } });
+  return addonId.replaceAll('-', '_');
 }

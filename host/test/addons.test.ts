@@ -15,6 +15,7 @@ import { StorageProvider, tenantOf } from '../src/addons/storage.js';
 import { removeAddonAccountsUnder } from './helpers/addon-accounts.js';
 import { s3 } from './helpers/s3-client.js';
 import { HostErrors } from '../src/errors.js';
+import { Supervisor } from '../src/supervision/supervisor.js';
 
 /**
  * The add-on providers against the real servers (Debian's PostgreSQL and redis-server):
@@ -263,11 +264,12 @@ describe('storage add-ons (an RGW tenant each on one Ceph cluster)', () => {
   let va: Record<string, string>;
   let vb: Record<string, string>;
   let configB: Record<string, string>;
+  const supervisor = new Supervisor({ log: () => {} });
 
   beforeAll(async () => {
     root = await tempDir('runplan-host-addons-storage-');
     dir = join(root, 'data', 'addons', 'storage');
-    provider = new StorageProvider({ dir, osdMb: 4096 });
+    provider = new StorageProvider({ dir, osdMb: 4096, supervisor });
   }, 180_000);
   afterAll(async () => {
     await provider.stop();
@@ -294,6 +296,11 @@ describe('storage add-ons (an RGW tenant each on one Ceph cluster)', () => {
       expect(st.mode & 0o077, name).toBe(0);
       expect(st.uid, name).toBe(name === 'client.admin.keyring' ? 0 : owners[0]);
     }
+    // status: each daemon, the gateway checked with a signed request and Ceph's health.
+    const health = await supervisor.health();
+    expect(health.map((h) => h.part)).toEqual(['ceph-mon', 'ceph-osd', 'radosgw']);
+    expect(health.every((h) => h.up)).toBe(true);
+    expect(health.find((h) => h.part === 'radosgw')?.detail).toMatch(/^answers a signed request \(radosgw\); Ceph HEALTH_(OK|WARN)/);
   }, 180_000);
 
   it('refuses an unsigned request, a wrong secret, and another add-on’s bucket of the same name, with S3’s codes', async () => {
@@ -321,6 +328,19 @@ describe('storage add-ons (an RGW tenant each on one Ceph cluster)', () => {
     // Removed twice (a remove stopped half-way): nothing left, no error.
     await provider.remove(b, configB);
   });
+
+  it('refuses a new add-on with a coded error while Ceph reports a full OSD, instead of failing its writes in silence', async () => {
+    // Ceph's own fault injection: the OSD takes itself for full and reports it to the monitor, as it does when its file fills.
+    const inject = (state: string) => run('ceph', ['--admin-daemon', join(dir, 'ceph', 'run', 'osd.0.asok'), 'injectfull', state, '-1']);
+    expect((await inject('full')).ok).toBe(true);
+    try {
+      await expect.poll(async () => (await provider.health()).checks.join('\n'), { timeout: 60_000, interval: 1000 }).toContain('OSD_FULL');
+      await expect(provider.create({ id: newId(), name: 'files-c' })).rejects.toMatchObject({ code: HostErrors.ADDON_STORE_UNHEALTHY.code, message: expect.stringContaining('OSD_FULL') });
+    } finally {
+      expect((await inject('none')).ok).toBe(true);
+    }
+    await expect.poll(async () => (await provider.health()).checks.join('\n'), { timeout: 60_000, interval: 1000 }).not.toContain('OSD_FULL');
+  }, 150_000);
 
   it('stops by PID leaving no process; a new provider starts the made cluster again and finds the objects', async () => {
     const pids = provider.cluster.pids;

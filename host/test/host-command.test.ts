@@ -108,7 +108,7 @@ describe('runplan-host as a command', () => {
     expect(hostTarball).toBe(join(out, `runplan-host-${version}.tgz`));
     expect(await filesOf(sdk)).toEqual(expect.arrayContaining(['package.json', 'dist/cli.js', 'dist/index.js', 'docs/plan.schema.json']));
     const hostFiles = await filesOf(hostTarball);
-    expect(hostFiles).toEqual(expect.arrayContaining(['package.json', 'bin/runplan-host.js', 'dist/cli.js', 'dist/git-program.cjs', 'dist/storage-server.cjs', 'LICENSE']));
+    expect(hostFiles).toEqual(expect.arrayContaining(['package.json', 'bin/runplan-host.js', 'dist/cli.js', 'dist/git-program.cjs', 'LICENSE']));
     expect(hostFiles.filter((f) => /^(src|test)\//.test(f))).toEqual([]);
     // The workspace's "file:.." becomes the version packed beside it.
     const { stdout: manifest } = await run('tar', ['-xzOf', hostTarball, 'package/package.json']);

@@ -21,7 +21,7 @@ describe('runplan-host structure', () => {
       imports(file)
         .filter((spec) => {
           // The host's own dependencies (package.json), not runplan's.
-          if (spec.startsWith('node:') || spec === 'better-sqlite3' || spec === 'pg' || spec === 's3rver' || spec.startsWith('s3rver/') || spec === 'tar') return false;
+          if (spec.startsWith('node:') || spec === 'better-sqlite3' || spec === 'pg' || spec === 'aws4' || spec === 'tar') return false;
           if (spec.startsWith('.')) return !resolve(dirname(file), spec).startsWith(`${SRC}/`);
           return !entries.has(spec);
         })

@@ -6,7 +6,8 @@ import { freePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { runChecked } from '../programs.js';
 import type { Supervisor } from '../supervision/supervisor.js';
-import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+import { type ServerAccount, ServerProcess, type StartServerOptions, serverAccount } from './server-process.js';
+import aws4 from 'aws4';
 
 const LOOPBACK = '127.0.0.1';
 /** The packages the cluster's programs come from (the fix of every error that finds one missing). */
@@ -80,10 +81,11 @@ export class CephCluster {
     this.account = this.options.account === undefined ? await serverAccount('ceph') : (this.options.account ?? undefined);
     this.made_ = existsSync(this.madeFile) ? (JSON.parse(readFileSync(this.madeFile, 'utf8')) as Made) : await this.make();
     const made = this.made_;
-    const daemon = (name: string, what: string, command: string, args: string[], ready: () => Promise<boolean>) =>
+    const daemon = (name: string, what: string, command: string, args: string[], ready: () => Promise<boolean>, check?: StartServerOptions['check']) =>
       ServerProcess.start({
         supervisor: this.options.supervisor,
         what,
+        partId: command,
         command,
         args: ['-f', '-c', this.conf, ...args],
         cwd: this.daemonDir(name),
@@ -93,10 +95,21 @@ export class CephCluster {
         timeoutMs: 90_000,
         pollMs: 250,
         ready,
+        ...(check ? { check } : {}),
       });
     this.servers.push(await daemon('mon.a', 'Ceph monitor', 'ceph-mon', ['-i', 'a'], () => this.daemonState('mon.a', 'mon_status', /"state":\s*"leader"/)));
     this.servers.push(await daemon(`osd.${made.osdId}`, 'Ceph OSD', 'ceph-osd', ['-i', String(made.osdId)], () => this.daemonState(`osd.${made.osdId}`, 'status', /"state":\s*"active"/)));
-    this.servers.push(await daemon('client.rgw.a', 'Ceph S3 gateway', 'radosgw', ['-n', 'client.rgw.a'], () => this.gatewayAnswers()));
+    this.servers.push(
+      await daemon(
+        'client.rgw.a',
+        'Ceph S3 gateway',
+        'radosgw',
+        ['-n', 'client.rgw.a'],
+        () => this.gatewayAnswers(),
+        () => this.gatewayCheck(),
+      ),
+    );
+    await this.ensureStatusUser();
   }
 
   /** radosgw-admin as the cluster's administrator: its JSON output parsed. Never given a secret: it makes them. */
@@ -140,6 +153,40 @@ export class CephCluster {
   private async gatewayAnswers(): Promise<boolean> {
     // Any S3 answer will do: an unsigned listing is answered (an anonymous owner's empty list) once it serves.
     const response = await fetch(`http://${LOOPBACK}:${this.gatewayPort}/`, { signal: AbortSignal.timeout(5000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  }
+
+  /** `status`: a signed listing answered (the gateway reads its users from the OSD), and Ceph's health not an error. */
+  private async gatewayCheck(): Promise<{ up: boolean; detail: string }> {
+    const [answers, health] = await Promise.all([this.signedListing().catch(() => false), this.health().catch(() => undefined)]);
+    const words = health ? `Ceph ${health.status}${health.checks.length > 0 ? ` (${health.checks.join('; ')})` : ''}` : "Ceph's monitor does not answer";
+    return {
+      up: answers && health !== undefined && health.status !== 'HEALTH_ERR',
+      detail: `${answers ? 'answers a signed request' : 'does not answer a signed request'} (radosgw); ${words}; its logs: ${join(this.dir, 'log')}`,
+    };
+  }
+
+  private get statusFile(): string {
+    return join(this.dir, 'status-user.json');
+  }
+
+  /** The user status signs its request with: alone in a tenant of its own, it owns nothing. */
+  private async ensureStatusUser(): Promise<void> {
+    if (existsSync(this.statusFile)) return;
+    const made = (await this.rgwAdmin(['user', 'create', '--tenant', 'runplan_host', '--uid', 'status', '--display-name', 'runplan-host status'])) as {
+      keys?: { access_key: string; secret_key: string }[];
+    };
+    const key = made.keys?.[0];
+    if (!key) throw new Error('radosgw-admin made the status user without a key');
+    writeFileSync(this.statusFile, `${JSON.stringify({ accessKeyId: key.access_key, secretAccessKey: key.secret_key })}\n`, { mode: 0o600 });
+  }
+
+  private async signedListing(): Promise<boolean> {
+    const keys = JSON.parse(readFileSync(this.statusFile, 'utf8')) as { accessKeyId: string; secretAccessKey: string };
+    const host = `${LOOPBACK}:${this.gatewayPort}`;
+    const signed = aws4.sign({ host, path: '/', service: 's3', region: 'us-east-1', method: 'GET' }, keys) as { headers: Record<string, string> };
+    const response = await fetch(`http://${host}/`, { headers: signed.headers, signal: AbortSignal.timeout(5000) });
     await response.arrayBuffer();
     return response.status === 200;
   }

@@ -55,6 +55,10 @@ export interface StartServerOptions {
   readonly stopSignal?: NodeJS.Signals;
   /** The host's supervisor: each death and restart in the host's log too, and the server in `status` (by default one of its own, whose lines go to the server's log only). */
   readonly supervisor?: Supervisor;
+  /** Its key in `status --json`, when its name does not make one ("Ceph OSD": ceph-osd). */
+  readonly partId?: string;
+  /** What `status` says of it, when more than whether ready() answers (Ceph's own health). */
+  readonly check?: () => Promise<{ readonly up: boolean; readonly detail: string }>;
 }
 
 /** One run of a server: its PID once started, why it exited once it has, and how to signal it. */
@@ -195,7 +199,7 @@ export class ServerProcess {
     const { options } = this;
     return {
       // "Redis add-on addon_…" → "redis:addon_…", "PostgreSQL" → "postgresql": the key of status --json.
-      id: options.what.toLowerCase().replace(/ add-on /, ':'),
+      id: options.partId ?? options.what.toLowerCase().replace(/ add-on /, ':'),
       name: options.what,
       start: async (): Promise<PartRun> => {
         const run = this.takeOver ?? launch(options);
@@ -209,6 +213,7 @@ export class ServerProcess {
       },
       detach: () => this.run?.release(),
       check: async () => {
+        if (options.check) return options.check();
         const up = await options.ready().catch(() => false);
         return { up, detail: up ? `answers (${options.command})` : `does not answer (${options.command}); its log: ${options.logFile}` };
       },

@@ -353,6 +353,16 @@ describe('storage add-ons (an RGW tenant each on one Ceph cluster)', () => {
     expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
   }, 120_000);
 
+  it('detach() leaves the daemons serving (serve exits); the next provider takes them over as they run', async () => {
+    const pids = provider.cluster.pids;
+    await provider.detach();
+    expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
+    provider = new StorageProvider({ dir });
+    await provider.start();
+    expect(provider.cluster.pids).toEqual(pids);
+    expect(await s3(va, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
+  }, 60_000);
+
   it('refuses to start over add-ons an earlier host kept in s3rver’s folders, naming the command that moves them', async () => {
     const older = new StorageProvider({ dir: join(root, 'older') });
     await expect(older.start([{ id: newId(), config: { port: '1', keyId: 'RPABC', secret: 's' } }])).rejects.toMatchObject({ code: HostErrors.ADDON_STORAGE_MOVE.code });

@@ -11,9 +11,9 @@ import aws4 from 'aws4';
 
 const LOOPBACK = '127.0.0.1';
 /** The packages the cluster's programs come from (the fix of every error that finds one missing). */
-export const CEPH_PACKAGES = 'ceph-mon ceph-osd radosgw';
+const CEPH_PACKAGES = 'ceph-mon ceph-osd radosgw';
 /** The OSD's file, when settings.json names no size: sparse, so it takes on disk only what is stored. */
-export const DEFAULT_OSD_MB = 20_480;
+const DEFAULT_OSD_MB = 20_480;
 const MIN_OSD_MB = 2048;
 
 export interface CephClusterOptions {

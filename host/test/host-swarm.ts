@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import aws4 from 'aws4';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DockerCli } from '../../src/engines/docker-cli.js';
 import { ensureStackImage, STACKS } from '../../src/engines/stack-images.js';
@@ -67,10 +68,6 @@ export function describeHostOnSwarm(): void {
         const container = (await docker(['ps', '--quiet', '--filter', `label=com.docker.swarm.service.name=${name}`])).trim();
         expect(await docker(['exec', '--env', `REDISCLI_AUTH=${password}`, container, 'redis-cli', 'ping'])).toBe('PONG\n');
         expect(await docker(['exec', container, 'redis-cli', 'ping'])).toMatch(/NOAUTH/);
-        // Storage add-ons are not offered on a swarm (yet): said with the kinds that are.
-        const storage = await host.cli(['addon', 'create', 'storage', 'files', '--org', 'acme']);
-        expect(storage.stdout + storage.stderr).toContain('RUNPLAN_HOST_E_ADDON_PROVIDER_UNKNOWN');
-        expect(storage.stdout + storage.stderr).toContain('postgresql, redis');
         expect((await host.cli(['addon', 'rm', 'cache', '--org', 'acme'])).code).toBe(0);
         expect(await docker(['service', 'ls', '--quiet', '--filter', `name=${name}`])).toBe('');
         expect(await docker(['volume', 'ls', '--quiet', '--filter', `name=${name}`])).toBe('');
@@ -79,6 +76,59 @@ export function describeHostOnSwarm(): void {
         await host.dispose();
       }
     }, 600_000);
+
+    it('runs the storage add-ons’ Ceph cluster as a service of the swarm: a client on the add-ons network stores and reads with the injected keys, each add-on in its own tenant', async () => {
+      const host = await TestHost.create({ initArgs: ['--engine', 'swarm', '--docker-host', dockerHost, '--store', await (server as StoreServer).newDatabase('hst')] });
+      try {
+        await host.serve();
+        const env = async (name: string) =>
+          Object.fromEntries((await host.json<{ variables: { name: string; value: string }[] }>(['addon', 'env', name, '--show'])).variables.map((v) => [v.name, v.value]));
+        const made: Record<string, string> = {};
+        for (const name of ['files', 'others']) made[name] = (await host.json<{ addon: { id: string } }>(['addon', 'create', 'storage', name, '--org', 'acme'])).addon.id;
+        const [files, others] = [await env('files'), await env('others')];
+        expect(files).toMatchObject({ STORAGE_ADDON_HOST: 'runplan-addon-storage:7480' });
+        expect(await docker(['service', 'inspect', 'runplan-addon-storage'])).not.toContain(files.STORAGE_ADDON_KEY_SECRET);
+        // An S3 client where a release is: a container on the add-ons network. The test signs (aws4); the container gets the signed headers, never a secret.
+        const image = await ensureStackImage(await DockerCli.connect({ host: dockerHost }), SWARM_ADDON_STACKS.storage, { log: () => {} });
+        const s3 = async (v: Record<string, string>, method: string, path: string, body?: string) => {
+          const signed = aws4.sign(
+            { host: v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, ...(body === undefined ? {} : { body }) },
+            { accessKeyId: v.STORAGE_ADDON_KEY_ID ?? '', secretAccessKey: v.STORAGE_ADDON_KEY_SECRET ?? '' },
+          ) as { headers: Record<string, string> };
+          const headers = Object.entries(signed.headers)
+            .filter(([name]) => !/^(host|content-length)$/i.test(name))
+            .flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+          const out = await docker([
+            'run',
+            '--rm',
+            '--network',
+            'runplan-host-addons',
+            image,
+            'curl',
+            '-s',
+            '-X',
+            method,
+            ...headers,
+            ...(body === undefined ? [] : ['--data-binary', body]),
+            '-w',
+            '\n%{http_code}',
+            `http://${v.STORAGE_ADDON_HOST}${path}`,
+          ]);
+          const lines = out.split('\n');
+          return { status: Number(lines.pop()), body: lines.join('\n') };
+        };
+        expect(await s3(files, 'PUT', '/photos')).toMatchObject({ status: 200 });
+        expect(await s3(files, 'PUT', '/photos/cat.txt', 'meow')).toMatchObject({ status: 200 });
+        expect(await s3(files, 'GET', '/photos/cat.txt')).toEqual({ status: 200, body: 'meow' });
+        // The other add-on's own namespace: its "photos" is not files', and files' named with its tenant is refused.
+        expect(await s3(others, 'GET', '/photos/cat.txt')).toMatchObject({ status: 404, body: expect.stringContaining('NoSuchBucket') });
+        expect(await s3(others, 'GET', `/${(made.files as string).replaceAll('-', '_')}:photos/cat.txt`)).toMatchObject({ status: 403, body: expect.stringContaining('AccessDenied') });
+        expect((await host.cli(['addon', 'rm', 'files', '--org', 'acme'])).code).toBe(0);
+        expect(await s3(files, 'GET', '/photos/cat.txt')).toMatchObject({ status: 403, body: expect.stringContaining('InvalidAccessKeyId') });
+      } finally {
+        await host.dispose();
+      }
+    }, 900_000);
 
     it("keeps tenants apart on a swarm: B's task sees nothing of the host or of A, runs without capability, held to its instance, and never gets A's secret", async () => {
       const host = await TestHost.create({ initArgs: ['--engine', 'swarm', '--docker-host', dockerHost, '--store', await (server as StoreServer).newDatabase('ht')] });

@@ -7,6 +7,7 @@ import { RedisProvider } from './redis.js';
 import { StorageProvider } from './storage.js';
 import { SwarmPostgresqlProvider, SwarmRedisProvider } from './swarm-providers.js';
 import type { SwarmAddonServices } from './swarm-services.js';
+import { SwarmStorageProvider } from './swarm-storage.js';
 import type { Supervisor } from '../supervision/supervisor.js';
 
 /**
@@ -23,13 +24,12 @@ export class AddonServers {
 
   /**
    * `storage.osdMb`: the size of the storage add-ons' OSD file (settings.json), fixed when their cluster is made.
-   * `swarm`: the host's releases run on a swarm, so its add-on servers do too (PostgreSQL and Redis; the storage
-   * add-ons are not offered there yet). `supervisor`: the host's, which starts a local server again when it dies
+   * `swarm`: the host's releases run on a swarm, so its add-on servers do too. `supervisor`: the host's, which starts a local server again when it dies
    * (a swarm restarts its own services).
    */
   constructor(dir: string, storage: { readonly osdMb?: number }, swarm?: SwarmAddonServices, supervisor?: Supervisor, releasesNetwork?: string) {
     const providers: AddonProvider[] = swarm
-      ? [new SwarmPostgresqlProvider(swarm), new SwarmRedisProvider(swarm)]
+      ? [new SwarmPostgresqlProvider(swarm), new SwarmRedisProvider(swarm), new SwarmStorageProvider(swarm, storage.osdMb)]
       : [
           new PostgresqlProvider({ dir: join(dir, 'postgresql'), supervisor, ...(releasesNetwork ? { releasesNetwork } : {}) }),
           new RedisProvider({ dir: join(dir, 'redis'), supervisor }),

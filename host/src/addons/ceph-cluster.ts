@@ -7,6 +7,7 @@ import { runChecked } from '../programs.js';
 import type { Supervisor } from '../supervision/supervisor.js';
 import { adminArgs, CEPH_DAEMONS, CEPH_PACKAGES, checkOsdMb, DEFAULT_OSD_MB, daemonArgs, type Made, makeScript } from './ceph-making.js';
 import { type ServerAccount, ServerProcess, serverAccount } from './server-process.js';
+import type { CephHealth, StorageGateway } from './storage-gateway.js';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -20,13 +21,6 @@ export interface CephClusterOptions {
   readonly supervisor?: Supervisor;
 }
 
-/** Ceph's health as `ceph health` reports it. */
-export interface CephHealth {
-  readonly status: 'HEALTH_OK' | 'HEALTH_WARN' | 'HEALTH_ERR' | string;
-  /** Each check's code and summary ("MON_DISK_LOW: mon a is low on available space"). */
-  readonly checks: readonly string[];
-}
-
 /**
  * A one-node Ceph cluster for the storage add-ons: a monitor, one OSD (BlueStore on a
  * sparse file) and the S3 gateway radosgw, all on loopback, made once under `dir` and
@@ -36,7 +30,7 @@ export interface CephHealth {
  * socket, which says what the process is doing now (the monitor's map keeps a killed
  * OSD "up" for minutes when no other OSD reports it).
  */
-export class CephCluster {
+export class CephCluster implements StorageGateway {
   private readonly servers: ServerProcess[] = [];
   private made_: Made | undefined;
   private account: ServerAccount | undefined;
@@ -50,6 +44,12 @@ export class CephCluster {
   get gatewayPort(): number {
     if (!this.made_) throw new Error('CephCluster: start() first');
     return Number(this.made_.gatewayEndpoint.split(':')[1]);
+  }
+  get where(): string {
+    return this.dir;
+  }
+  address(): { host: string; port: string } {
+    return { host: LOOPBACK, port: String(this.gatewayPort) };
   }
   /** The daemons' PIDs (monitor, OSD, gateway) while they run. */
   get pids(): number[] {

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import { HostErrors } from '../errors.js';
 import { ADDON_ID } from '../store/store.js';
 import type { Supervisor } from '../supervision/supervisor.js';
-import { CephCluster, type CephHealth } from './ceph-cluster.js';
+import { CephCluster } from './ceph-cluster.js';
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import type { ServerAccount } from './server-process.js';
+import type { CephHealth, StorageGateway } from './storage-gateway.js';
 
 const LOOPBACK = '127.0.0.1';
 /** The one user of each add-on's tenant: the tenant is what keeps add-ons apart. */
@@ -22,26 +23,19 @@ export interface StorageProviderOptions {
 }
 
 /**
- * Object storage add-ons on Ceph's S3 gateway (ceph-cluster.ts): each add-on is the one
- * user of an RGW tenant of its own, made by radosgw-admin, which generates its keys.
- * A tenant's buckets are its own namespace, so two add-ons may each have a bucket of
- * one name, and another tenant's bucket answers AccessDenied; keys are object names,
- * never file paths. The link injects the key pair and the gateway's address; the
- * customer names the bucket and the endpoint, as the specification's Active Storage
- * recipe does, and makes the bucket with any S3 client.
+ * Object storage add-ons on Ceph's S3 gateway: each add-on is the one user of an RGW
+ * tenant of its own, made by radosgw-admin, which generates its keys. A tenant's
+ * buckets are its own namespace, so two add-ons may each have a bucket of one name,
+ * and another tenant's bucket answers AccessDenied; keys are object names, never file
+ * paths. The link injects the key pair and the gateway's address; the customer names
+ * the bucket and the endpoint, as the specification's Active Storage recipe does, and
+ * makes the bucket with any S3 client. Where the gateway runs is the subclass's.
  */
-export class StorageProvider implements AddonProvider {
+export abstract class TenantStorage implements AddonProvider {
   readonly kind = 'storage' as const;
-  readonly cluster: CephCluster;
-
-  constructor(options: StorageProviderOptions) {
-    this.cluster = new CephCluster({
-      dir: join(options.dir, 'ceph'),
-      ...(options.osdMb === undefined ? {} : { osdMb: options.osdMb }),
-      ...(options.account === undefined ? {} : { account: options.account }),
-      ...(options.supervisor ? { supervisor: options.supervisor } : {}),
-    });
-  }
+  protected abstract readonly gateway: StorageGateway;
+  /** What each add-on's config records besides its tenant and keys (a swarm's: its engine). */
+  protected readonly extraConfig: Readonly<Record<string, string>> = {};
 
   async start(existing: readonly ExistingAddon[] = []): Promise<void> {
     const older = existing.filter((a) => a.config.tenant === undefined);
@@ -51,16 +45,18 @@ export class StorageProvider implements AddonProvider {
         details: { addons: older.map((a) => a.id) },
       });
     }
-    await this.cluster.start();
+    await this.gateway.start();
   }
 
   async create(addon: AddonRef): Promise<CreatedAddon> {
+    await this.gateway.start();
     await this.assertWritable();
     const tenant = tenantOf(addon.id);
-    const made = (await this.cluster.rgwAdmin(['user', 'create', '--tenant', tenant, '--uid', OWNER, '--display-name', addon.id])) as RgwUser;
+    const made = (await this.gateway.rgwAdmin(['user', 'create', '--tenant', tenant, '--uid', OWNER, '--display-name', addon.id])) as RgwUser;
     const key = made.keys?.find((k) => k.user === `${tenant}$${OWNER}`);
     if (!key) throw new Error(`radosgw-admin made the user ${tenant}$${OWNER} without a key`);
-    const config = { host: LOOPBACK, port: String(this.cluster.gatewayPort), tenant, keyId: key.access_key, secret: key.secret_key };
+    const { host, port } = this.gateway.address();
+    const config = { ...this.extraConfig, host, port, tenant, keyId: key.access_key, secret: key.secret_key };
     return { config, variables: this.variables(config) };
   }
 
@@ -73,37 +69,55 @@ export class StorageProvider implements AddonProvider {
   async remove(addon: AddonRef, config: Readonly<Record<string, string>>): Promise<void> {
     const tenant = config.tenant ?? tenantOf(addon.id);
     if (tenant !== tenantOf(addon.id)) throw HostErrors.INPUT_USAGE.create({ message: `the storage add-on ${addon.id} names the tenant ${tenant}, not its own`, details: { addonId: addon.id } });
+    await this.gateway.start();
     try {
-      await this.cluster.rgwAdmin(['user', 'rm', '--tenant', tenant, '--uid', OWNER, '--purge-data']);
+      await this.gateway.rgwAdmin(['user', 'rm', '--tenant', tenant, '--uid', OWNER, '--purge-data']);
     } catch (error) {
       // Removed already (an earlier remove stopped after radosgw-admin): nothing is left to remove.
-      if (!/could not remove user: unable to remove user, user does not exist|user does not exist/.test(String((error as { stderr?: string }).stderr ?? ''))) throw error;
+      if (!/user does not exist/.test(String((error as { stderr?: string }).stderr ?? (error as Error).message))) throw error;
     }
   }
 
   /** Ceph's health: `status` shows it, and create() refuses while a write would fail. */
   health(): Promise<CephHealth> {
-    return this.cluster.health();
+    return this.gateway.health();
   }
 
   async stop(): Promise<void> {
-    await this.cluster.stop();
+    await this.gateway.stop();
   }
 
   async detach(): Promise<void> {
-    this.cluster.detach();
+    this.gateway.detach();
   }
 
   private async assertWritable(): Promise<void> {
-    const health = await this.cluster.health();
+    const health = await this.gateway.health();
     const blocking = health.checks.filter((c) => BLOCKING_CHECKS.test(c));
     if (health.status === 'HEALTH_ERR' || blocking.length > 0) {
       throw HostErrors.ADDON_STORE_UNHEALTHY.create({
         message: `the storage add-ons' Ceph cluster reports ${health.status}: ${(blocking.length > 0 ? blocking : health.checks).join('; ')}`,
-        file: this.cluster.dir,
+        file: this.gateway.where,
         details: { status: health.status, checks: health.checks },
       });
     }
+  }
+}
+
+/** Storage add-ons on this machine: the Ceph cluster under `<data>/addons/storage/ceph/`, on loopback. */
+export class StorageProvider extends TenantStorage {
+  readonly cluster: CephCluster;
+  protected readonly gateway: StorageGateway;
+
+  constructor(options: StorageProviderOptions) {
+    super();
+    this.cluster = new CephCluster({
+      dir: join(options.dir, 'ceph'),
+      ...(options.osdMb === undefined ? {} : { osdMb: options.osdMb }),
+      ...(options.account === undefined ? {} : { account: options.account }),
+      ...(options.supervisor ? { supervisor: options.supervisor } : {}),
+    });
+    this.gateway = this.cluster;
   }
 }
 

@@ -5,6 +5,7 @@ import { createDatabaseSql, dropDatabaseSql, madeDatabase, newSqlName, postgresq
 import type { AddonProvider, AddonRef, CreatedAddon, ExistingAddon } from './provider.js';
 import { redisConf, redisVariables } from './redis.js';
 import { swarmName, type SwarmAddonServices } from './swarm-services.js';
+import { STORAGE_STACK } from './swarm-storage.js';
 
 /** What a swarm provider writes in each add-on's config: the engine whose tasks reach its server. */
 const SWARM_CONFIG = { engine: 'swarm' } as const;
@@ -13,6 +14,7 @@ const SWARM_CONFIG = { engine: 'swarm' } as const;
 export const SWARM_ADDON_STACKS = {
   postgresql: { name: 'addon-postgresql', packages: ['postgresql'], description: "PostgreSQL add-on servers: Debian's PostgreSQL" },
   redis: { name: 'addon-redis', packages: ['redis-server'], description: "Redis add-on servers: Debian's redis-server" },
+  storage: STORAGE_STACK,
 } as const satisfies Record<string, StackDefinition>;
 
 const POSTGRESQL_SERVICE = 'runplan-addon-postgresql';

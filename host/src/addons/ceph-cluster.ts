@@ -266,6 +266,8 @@ fsid = ${fsid}
 mon host = [v2:${LOOPBACK}:${made.monPort}]
 mon initial members = a
 public addr = ${LOOPBACK}
+# Without it the OSD binds its cluster and back heartbeat ports on every interface.
+cluster addr = ${LOOPBACK}
 ms bind msgr1 = false
 ms bind ipv6 = false
 auth cluster required = cephx

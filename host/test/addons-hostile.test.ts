@@ -50,8 +50,9 @@ const uidOf = (pid: number) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/
 
 /** The S3 error code of an answer's XML body. */
 const codeOf = (body: string) => /<Code>([^<]+)<\/Code>/.exec(body)?.[1];
-/** The keys of a ListObjectsV2 answer, and the bucket names of a ListBuckets one (XML's escapes undone). */
+/** XML's five escapes undone: a key is compared as the client wrote it. */
 const unescapeXml = (text: string) => text.replaceAll('&quot;', '"').replaceAll('&apos;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+/** The keys of a ListObjectsV2 answer, and the bucket names of a ListBuckets one. */
 const keysOf = (listing: string) => [...listing.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unescapeXml(m[1] as string));
 const bucketsOf = (listing: string) => [...listing.matchAll(/<Name>([^<]*)<\/Name>/g)].map((m) => m[1]);
 const uploadIdOf = (body: string) => /<UploadId>([^<]+)<\/UploadId>/.exec(body)?.[1] ?? '';

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import aws4 from 'aws4';
 
 export interface S3Options {
@@ -10,6 +10,8 @@ export interface S3Options {
   readonly host?: string;
 }
 
+const credentials = (v: Record<string, string>) => ({ accessKeyId: v.STORAGE_ADDON_KEY_ID ?? '', secretAccessKey: v.STORAGE_ADDON_KEY_SECRET ?? '' });
+
 /**
  * An S3 request as an app's SDK makes it, signed with a storage add-on's variables (or told not to sign).
  * The path is sent as given, byte for byte: a hostile client's `..` and percent-encodings reach the server as written.
@@ -17,10 +19,10 @@ export interface S3Options {
 export function s3(v: Record<string, string>, method: string, path: string, body?: string, { sign = true, headers = {}, host: hostHeader }: S3Options = {}): Promise<{ status: number; body: string }> {
   const [host = '', port = ''] = (v.STORAGE_ADDON_HOST ?? '').split(':');
   const signed = sign
-    ? (aws4.sign(
-        { host: hostHeader ?? v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body, headers: { ...headers } },
-        { accessKeyId: v.STORAGE_ADDON_KEY_ID ?? '', secretAccessKey: v.STORAGE_ADDON_KEY_SECRET ?? '' },
-      ) as { path: string; headers: Record<string, string> })
+    ? (aws4.sign({ host: hostHeader ?? v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body, headers: { ...headers } }, credentials(v)) as {
+        path: string;
+        headers: Record<string, string>;
+      })
     : { path, headers: { ...headers, ...(hostHeader ? { Host: hostHeader } : {}) } };
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host, port: Number(port), method, path: signed.path, headers: signed.headers }, (res) => {
@@ -32,5 +34,36 @@ export function s3(v: Record<string, string>, method: string, path: string, body
     });
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/** A presigned URL's path and query (SigV4 in the query, as SDKs' getSignedUrl make it): anyone holding it sends it unsigned. */
+export function presign(v: Record<string, string>, method: string, path: string): string {
+  return (aws4.sign({ host: v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, signQuery: true }, credentials(v)) as { path: string }).path;
+}
+
+/** A body sent in pieces: made again for each read (once to hash it, once to send it), never held whole. */
+export interface S3StreamBody {
+  readonly chunks: () => Iterable<Buffer>;
+  readonly length: number;
+  /** Its SHA-256 in hex: the signed x-amz-content-sha256. */
+  readonly sha256: string;
+}
+
+/** A signed request whose body is streamed and whose answer is handed back unread (a large GET is hashed as it arrives). */
+export function s3Stream(v: Record<string, string>, method: string, path: string, body?: S3StreamBody, { timeoutMs = 120_000 } = {}): Promise<IncomingMessage> {
+  const [host = '', port = ''] = (v.STORAGE_ADDON_HOST ?? '').split(':');
+  const headers: Record<string, string> = body ? { 'Content-Length': String(body.length), 'x-amz-content-sha256': body.sha256 } : {};
+  const signed = aws4.sign({ host: v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, headers }, credentials(v)) as { path: string; headers: Record<string, string> };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host, port: Number(port), method, path: signed.path, headers: signed.headers, timeout: timeoutMs }, resolve);
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    void (async () => {
+      for (const chunk of body?.chunks() ?? []) {
+        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+      }
+      req.end();
+    })().catch(reject);
   });
 }

@@ -30,8 +30,8 @@ describe('add-on servers and the engine', () => {
   const onSwarm = record('db-swarm', { engine: 'swarm', host: 'runplan-addon-postgresql', port: '5432' });
 
   it('refuses, with RUNPLAN_HOST_E_ENGINE_ADDON_UNREACHABLE, a loopback add-on for swarm releases and a swarm add-on for local ones', () => {
-    const local = new AddonServers(join(dir, 'local'), { storageServer: [] });
-    const swarm = new AddonServers(join(dir, 'swarm'), { storageServer: [] }, new SwarmAddonServices(unreachableDocker));
+    const local = new AddonServers(join(dir, 'local'), {});
+    const swarm = new AddonServers(join(dir, 'swarm'), {}, new SwarmAddonServices(unreachableDocker));
     expect(() => local.assertReachable({ name: 'shop' }, [onLoopback])).not.toThrow();
     expect(() => swarm.assertReachable({ name: 'shop' }, [onSwarm])).not.toThrow();
     for (const [servers, addon, engine] of [
@@ -50,7 +50,7 @@ describe('add-on servers and the engine', () => {
   });
 
   it('gives a link the variables of where the server is: a service name on the add-ons network on a swarm', () => {
-    const swarm = new AddonServers(join(dir, 'swarm'), { storageServer: [] }, new SwarmAddonServices(unreachableDocker));
+    const swarm = new AddonServers(join(dir, 'swarm'), {}, new SwarmAddonServices(unreachableDocker));
     const variables = swarm.variables({ ...onSwarm, config: { ...onSwarm.config, database: 'd', user: 'u', password: 'p' } });
     expect(variables).toMatchObject({ POSTGRESQL_ADDON_HOST: 'runplan-addon-postgresql', POSTGRESQL_ADDON_URI: 'postgresql://u:p@runplan-addon-postgresql:5432/d' });
   });

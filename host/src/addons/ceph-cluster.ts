@@ -118,6 +118,15 @@ export class CephCluster {
     this.servers.length = 0;
   }
 
+  /**
+   * The cluster, stopped, found in `to` from now on (a restore makes it in a folder it renames): its config
+   * names its folders; nothing else in it holds a path (the monitor's map holds addresses, the OSD its data's own).
+   */
+  relocate(to: string): void {
+    if (this.servers.length > 0) throw new Error('CephCluster: stop() before relocate()');
+    writeFileSync(this.conf, readFileSync(this.conf, 'utf8').replaceAll(`${this.dir}/`, `${to}/`), { mode: 0o600 });
+  }
+
   /** Lets go of the daemons, which keep serving: the next serve takes them over. */
   detach(): void {
     for (const server of this.servers) server.detach();

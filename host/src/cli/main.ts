@@ -237,6 +237,7 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
         [
           `restored ${result.apps} application(s) and ${result.addons} add-on(s) into ${paths.root}`,
           ...result.movedAddons.map((m) => `  the add-on ${m.name} moved from port ${m.from} (taken here) to ${m.to}: its applications get the new one when serve deploys them`),
+          ...result.newKeys.map((name) => `  the storage add-on ${name} has new keys in this host's S3 gateway: its applications get them when serve deploys them`),
           `start it with: runplan-host serve --data ${paths.root} (it deploys every application's current release again)`,
         ].join('\n'),
       );

@@ -40,7 +40,7 @@ export interface FetchedObject {
 }
 
 /** The gateway answered a request with an error: S3's code and message. */
-export class GatewayError extends Error {
+class GatewayError extends Error {
   constructor(
     message: string,
     readonly status: number,

@@ -14,7 +14,7 @@ import { gatewayAccess } from './gateway-objects.js';
 import { readS3rverFolder } from './s3rver-folder.js';
 import { StorageProvider } from './storage.js';
 
-export interface MovedAddon extends CopyTotals {
+interface MovedAddon extends CopyTotals {
   readonly id: string;
   readonly name: string;
   readonly org: string;

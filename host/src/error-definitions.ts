@@ -100,6 +100,11 @@ export const HOST_ERROR_DEFINITIONS = {
     kind: 'deployment',
     fix: 'Move them into the Ceph gateway: stop serve, run `runplan-host storage move` (it copies each bucket and object, compares counts and ETags, then removes the old folder), and start serve again.',
   },
+  ADDON_STORAGE_MOVE_FAILED: {
+    title: 'A storage add-on could not be moved into the Ceph gateway',
+    kind: 'deployment',
+    fix: "Correct what the message names (a bucket name the gateway refuses: rename that bucket's folder to a name S3 allows; the Ceph cluster's health; free space), then run `runplan-host storage move` again: the add-on's s3rver folder is as it was, and what was copied already is not copied twice.",
+  },
   ENGINE_ADDON_UNREACHABLE: {
     title: 'The application is linked to an add-on its engine cannot reach',
     kind: 'input',

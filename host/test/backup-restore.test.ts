@@ -7,7 +7,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp.js';
 import { openPostgresStore } from '../src/store/postgres-store.js';
-import { s3 } from './helpers/s3-client.js';
+import { processesUnder } from '../../test/helpers/processes.js';
+import { keyPath, s3, s3Bytes } from './helpers/s3-client.js';
 import { type StoreServer, startStoreServer } from './helpers/store-server.js';
 import { TestHost } from './helpers/test-host.js';
 
@@ -22,6 +23,8 @@ const run = promisify(execFile);
  */
 
 type Env = Record<string, string>;
+/** A key no file name could be: a `..` segment, unicode, a space. */
+const UNICODE_KEY = 'a/../ünï cödé.txt';
 const codeOf = (r: { stdout: string; stderr: string }) => /RUNPLAN_HOST_E_[A-Z_]+/.exec(r.stderr + r.stdout)?.[0];
 
 describe('runplan-host backup and restore', () => {
@@ -71,6 +74,7 @@ describe('runplan-host backup and restore', () => {
     const files = await addonEnv('files');
     expect((await s3(files, 'PUT', '/photos')).status).toBe(200);
     expect((await s3(files, 'PUT', '/photos/cat.txt', 'a cat, in a bucket')).status).toBe(200);
+    expect((await s3(files, 'PUT', keyPath('photos', UNICODE_KEY), 'ünïcödé, in a bucket', { headers: { 'Content-Type': 'text/plain; charset=utf-8' } })).status).toBe(200);
     expect((await s3(files, 'PUT', '/empty-bucket')).status).toBe(200);
     secrets.push(db.POSTGRESQL_ADDON_PASSWORD ?? '', cache.REDIS_PASSWORD ?? '', files.STORAGE_ADDON_KEY_SECRET ?? '', (await readFile(join(host.data, 'api-token'), 'utf8')).trim());
     const pushed = await host.push(repo, 'runplan', key);
@@ -119,7 +123,12 @@ describe('runplan-host backup and restore', () => {
       expect(paths).toContain(expected);
     expect(paths.some((p) => /^addons\/postgresql\/addon_[0-9a-f-]+\.pgdump$/.test(p))).toBe(true);
     expect(paths.some((p) => /^addons\/redis\/addon_[0-9a-f-]+\.rdb$/.test(p))).toBe(true);
-    expect(paths.some((p) => /^addons\/storage\/addon_[0-9a-f-]+\/photos\//.test(p))).toBe(true);
+    // A storage add-on: an index of its buckets and objects and one numbered file per object, read from the gateway.
+    const storageIndex = paths.find((p) => /^addons\/storage\/addon_[0-9a-f-]+\/index\.json$/.test(p)) ?? '';
+    const index = JSON.parse((await run('tar', ['-xzOf', archive, storageIndex])).stdout) as { buckets: { name: string; objects: { key: string; file: string }[] }[] };
+    expect(index.buckets.map((b) => b.name).sort()).toEqual(['empty-bucket', 'photos']);
+    expect(index.buckets.flatMap((b) => b.objects.map((o) => o.key)).sort()).toEqual(['cat.txt', UNICODE_KEY].sort());
+    expect(paths).toContain(storageIndex.replace(/index\.json$/, 'objects/0'));
     for (const e of manifest.entries) expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
 
     // Encrypted with the operator's key file, in OpenSSL's format: openssl alone decrypts it.
@@ -191,6 +200,9 @@ describe('runplan-host backup and restore', () => {
     restored = r.host;
     expect(r.code, r.output).toBe(0);
     for (const secret of secrets) expect(r.output).not.toContain(secret);
+    // The Ceph cluster restore made to put the objects back is stopped: serve starts it.
+    expect(processesUnder(join(restored.data, '..'))).toEqual([]);
+    expect(r.output).toMatch(/the storage add-on files: 2 bucket\(s\), 2 object\(s\)/);
     await restored.serve();
     console.log(`restore and serve took ${Date.now() - started} ms`);
     const about = (await restored.get(app.id, '/')).json();
@@ -198,9 +210,15 @@ describe('runplan-host backup and restore', () => {
     expect((await restored.get(app.id, '/rows')).json()).toEqual({ rows: ['first row', 'second row'] });
     expect((await restored.get(app.id, '/redis?key=greeting')).json()).toEqual({ value: 'kept by redis' });
     expect((await restored.get(app.id, '/object?bucket=photos&key=cat.txt')).json()).toEqual({ status: 200, body: 'a cat, in a bucket' });
-    // A bucket without objects is an empty folder: it is kept too.
-    const storage = (await restored.json<{ addons: { id: string; name: string }[] }>(['addons'])).addons.find((a) => a.name === 'files');
-    expect(existsSync(join(restored.data, 'addons', 'storage', storage?.id ?? '', 'objects', 'empty-bucket'))).toBe(true);
+    // Through S3 with the restored add-on's variables (its user made again in the restored host's gateway: new keys): each object byte-identical, the empty bucket kept.
+    const files = Object.fromEntries((await restored.json<{ variables: { name: string; value: string }[] }>(['addon', 'env', 'files', '--show'])).variables.map((v) => [v.name, v.value]));
+    expect(files.STORAGE_ADDON_KEY_ID).not.toBe((await addonEnv('files')).STORAGE_ADDON_KEY_ID);
+    const cat = await s3Bytes(files, 'GET', '/photos/cat.txt');
+    expect({ status: cat.status, same: cat.bytes.equals(Buffer.from('a cat, in a bucket')) }).toEqual({ status: 200, same: true });
+    const unicode = await s3Bytes(files, 'GET', keyPath('photos', UNICODE_KEY));
+    expect({ same: unicode.bytes.equals(Buffer.from('ünïcödé, in a bucket')), type: unicode.headers['content-type'] }).toEqual({ same: true, type: 'text/plain; charset=utf-8' });
+    expect((await s3(files, 'GET', '/')).body).toContain('<Name>empty-bucket</Name>');
+    expect(await s3(files, 'GET', '/empty-bucket?list-type=2')).toMatchObject({ status: 200, body: expect.not.stringContaining('<Contents>') });
     // Its own add-on servers answer, not the original host's: a row added to the original is not seen.
     const db = await addonEnv('db');
     const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI });

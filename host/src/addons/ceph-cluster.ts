@@ -103,6 +103,16 @@ export class CephCluster implements StorageGateway {
     this.servers.length = 0;
   }
 
+  /**
+   * The cluster, stopped, found in `to` from now on (a restore makes it in a folder it renames): its config
+   * names its folders; nothing else in it holds a path (the monitor's map holds addresses, the OSD its data's own).
+   */
+  relocate(to: string): void {
+    if (this.servers.length > 0) throw new Error('CephCluster: stop() before relocate()');
+    const conf = join(this.dir, 'ceph.conf');
+    writeFileSync(conf, readFileSync(conf, 'utf8').replaceAll(`${this.dir}/`, `${to}/`), { mode: 0o600 });
+  }
+
   /** Lets go of the daemons, which keep serving: the next serve takes them over. */
   detach(): void {
     for (const server of this.servers) server.detach();

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 export const CEPH_PACKAGES = ['ceph-mon', 'ceph-osd', 'radosgw'] as const;
 /** The OSD's file, when settings.json names no size: sparse, so it takes on disk only what is stored. */
 export const DEFAULT_OSD_MB = 20_480;
-export const MIN_OSD_MB = 2048;
+const MIN_OSD_MB = 2048;
 const LOOPBACK = '127.0.0.1';
 
 /** What making the cluster chose, kept in `cluster.json`: the monitor's address is in its map for good. */
@@ -49,7 +49,7 @@ export function checkOsdMb(osdMb: number): string | undefined {
  * the 250 an OSD takes); the monitor on loopback, msgr2 only; the OSD's memory target
  * at Ceph's least; the gateway path-style only (no DNS name: a Host header cannot pick a bucket).
  */
-export function cephConf(dir: string, fsid: string, made: Made, osdMb: number): string {
+function cephConf(dir: string, fsid: string, made: Made, osdMb: number): string {
   return `# Made by runplan-host for the storage add-ons (host/src/addons/ceph-making.ts).
 [global]
 fsid = ${fsid}

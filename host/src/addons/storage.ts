@@ -52,8 +52,28 @@ export abstract class TenantStorage implements AddonProvider {
     await this.gateway.start();
     await this.assertWritable();
     const tenant = tenantOf(addon.id);
-    const made = (await this.gateway.rgwAdmin(['user', 'create', '--tenant', tenant, '--uid', OWNER, '--display-name', addon.id])) as RgwUser;
-    const key = made.keys?.find((k) => k.user === `${tenant}$${OWNER}`);
+    return this.made(tenant, (await this.gateway.rgwAdmin(['user', 'create', '--tenant', tenant, '--uid', OWNER, '--display-name', addon.id])) as RgwUser);
+  }
+
+  /**
+   * The add-on's user as create() makes it, or, when it is there already (a `storage move` run again
+   * after it stopped half-way), its keys as they are: what it stored in the gateway stays its.
+   */
+  async ensure(addon: AddonRef): Promise<CreatedAddon> {
+    const tenant = tenantOf(addon.id);
+    await this.gateway.start();
+    let found: RgwUser;
+    try {
+      found = (await this.gateway.rgwAdmin(['user', 'info', '--tenant', tenant, '--uid', OWNER])) as RgwUser;
+    } catch (error) {
+      if (/no user info saved/.test(String((error as { stderr?: string }).stderr ?? ''))) return this.create(addon);
+      throw error;
+    }
+    return this.made(tenant, found);
+  }
+
+  private made(tenant: string, user: RgwUser): CreatedAddon {
+    const key = user.keys?.find((k) => k.user === `${tenant}$${OWNER}`);
     if (!key) throw new Error(`radosgw-admin made the user ${tenant}$${OWNER} without a key`);
     const { host, port } = this.gateway.address();
     const config = { ...this.extraConfig, host, port, tenant, keyId: key.access_key, secret: key.secret_key };

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, cp, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gatewayAccess } from '../addons/gateway-objects.js';
+import { madeDatabase } from '../addons/postgresql.js';
 import { runChecked } from '../programs.js';
 import type { AddonRecord } from '../store/store.js';
-import { madeDatabase } from '../addons/postgresql.js';
+import { dumpStorage } from './storage-archive.js';
 
 const LOOPBACK = '127.0.0.1';
 const machineEnv = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' });
@@ -15,7 +17,8 @@ function addonFolders(addonsDir: string) {
     postgresql,
     postgresqlSocket: join(postgresql, 'run'),
     redisData: (id: string) => join(addonsDir, 'redis', id, 'data'),
-    storageObjects: (id: string) => join(addonsDir, 'storage', id, 'objects'),
+    /** A storage add-on of before Ceph, not moved yet (runplan-host storage move): s3rver's folder. */
+    s3rverObjects: (id: string) => join(addonsDir, 'storage', id, 'objects'),
   };
 }
 
@@ -28,9 +31,11 @@ function clusterPort(addonsDir: string): number | undefined {
 /**
  * One add-on's data written to `out`, from its running server: a PostgreSQL database with pg_dump (custom
  * format, one consistent snapshot) over the cluster's socket as its superuser; a Redis instance's RDB
- * with redis-cli --rdb (a snapshot the server makes for it); a storage add-on's objects copied from its folder.
+ * with redis-cli --rdb (a snapshot the server makes for it); a storage add-on's buckets and objects read from the
+ * S3 gateway with its own keys (storage-archive.ts), or, not moved into the gateway yet, s3rver's folder as it is
+ * (restore moves it in).
  */
-export async function dumpAddon(addon: AddonRecord, addonsDir: string, out: string): Promise<void> {
+export async function dumpAddon(addon: AddonRecord, addonsDir: string, out: string): Promise<string | undefined> {
   const folders = addonFolders(addonsDir);
   if (addon.provider === 'postgresql') {
     const port = clusterPort(addonsDir);
@@ -40,12 +45,17 @@ export async function dumpAddon(addon: AddonRecord, addonsDir: string, out: stri
     // The password through REDISCLI_AUTH, never argv (which every user of the machine can read).
     const env = { ...machineEnv(), REDISCLI_AUTH: addon.config.password ?? '' };
     await runChecked('redis-cli', ['-h', LOOPBACK, '-p', addon.config.port ?? '', '--rdb', out], { env, timeoutMs: 0 });
+  } else if (addon.config.tenant !== undefined) {
+    const dumped = await dumpStorage(gatewayAccess(addon.config), out);
+    return `${dumped.buckets} bucket(s), ${dumped.objects} object(s), ${dumped.bytes} bytes`;
   } else {
     await mkdir(out, { recursive: true, mode: 0o700 });
-    const objects = folders.storageObjects(addon.id);
+    const objects = folders.s3rverObjects(addon.id);
     if (existsSync(objects)) await cp(objects, out, { recursive: true, verbatimSymlinks: true });
+    return "s3rver's folder as it is: not moved into the S3 gateway yet";
   }
-  if (addon.provider !== 'storage') await chmod(out, 0o600);
+  await chmod(out, 0o600);
+  return undefined;
 }
 
 /** The archive's file (or folder) of an add-on's data. */
@@ -59,34 +69,17 @@ export function dumpName(addon: Pick<AddonRecord, 'id' | 'provider'>): string {
  */
 export async function placeRedisData(rdb: string, addonsDir: string, id: string): Promise<void> {
   const data = addonFolders(addonsDir).redisData(id);
-  await kindFolder(addonsDir, 'redis');
+  // addons/redis/ as its provider makes it: searchable, not listable, so each add-on's account reaches its own folder.
+  await mkdir(join(addonsDir, 'redis'), { recursive: true, mode: 0o711 });
+  await chmod(join(addonsDir, 'redis'), 0o711);
   await mkdir(data, { recursive: true, mode: 0o700 });
   await chmod(join(data, '..'), 0o700);
   await cp(rdb, join(data, 'appendonly.aof'));
   await chmod(join(data, 'appendonly.aof'), 0o600);
 }
 
-export async function placeStorageObjects(objects: string, addonsDir: string, id: string): Promise<void> {
-  const target = addonFolders(addonsDir).storageObjects(id);
-  await kindFolder(addonsDir, 'storage');
-  await mkdir(target, { recursive: true, mode: 0o700 });
-  await chmod(join(target, '..'), 0o700);
-  await cp(objects, target, { recursive: true });
-}
-
-/** addons/<kind>/ as its provider makes it: searchable, not listable, so each add-on's account reaches its own folder. */
-async function kindFolder(addonsDir: string, kind: 'redis' | 'storage'): Promise<void> {
-  await mkdir(join(addonsDir, kind), { recursive: true, mode: 0o711 });
-  await chmod(join(addonsDir, kind), 0o711);
-}
-
 /** pg_restore of one add-on's dump into its database (made again, empty, with its role and password), over the cluster's socket. */
 export async function loadPostgresDump(dump: string, addonsDir: string, port: number, database: string): Promise<void> {
   const socket = addonFolders(addonsDir).postgresqlSocket;
   await runChecked('pg_restore', ['--exit-on-error', '-h', socket, '-p', String(port), '-U', 'postgres', '-d', database, dump], { env: machineEnv(), timeoutMs: 0 });
-}
-
-export async function writeSecretFile(file: string, text: string | Buffer): Promise<void> {
-  await writeFile(file, text, { mode: 0o600 });
-  await chmod(file, 0o600);
 }

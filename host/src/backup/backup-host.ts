@@ -14,7 +14,8 @@ import { openHostStore, usesPostgres } from '../store/open-store.js';
 import { openSqliteStore } from '../store/sqlite-store.js';
 import type { AddonRecord, AppRecord, HostStore } from '../store/store.js';
 import { encryption, readKeyFile } from './archive-cipher.js';
-import { dumpAddon, dumpName, writeSecretFile } from './addon-data.js';
+import { dumpAddon, dumpName } from './addon-data.js';
+import { writeSecretFile } from './secret-file.js';
 import { emptyFoldersUnder, MANIFEST, makeManifest } from './manifest.js';
 import { pgEnvironment } from './pg-environment.js';
 
@@ -123,8 +124,8 @@ export async function backupHost(paths: HostPaths, to: string, log: (line: strin
       }
       const out = join(staging, dumpName(addon));
       await mkdir(dirname(out), { recursive: true, mode: 0o700 });
-      await step(`the ${addon.provider} add-on ${addon.name}`, () => dumpAddon(addon, paths.addonsDir, out));
-      log(`==> the ${addon.provider} add-on ${addon.name}`);
+      const detail = await step(`the ${addon.provider} add-on ${addon.name}`, () => dumpAddon(addon, paths.addonsDir, out));
+      log(`==> the ${addon.provider} add-on ${addon.name}${detail === undefined ? '' : ` (${detail})`}`);
     }
     const manifest = await makeManifest(staging, postgresStore ? 'postgresql' : 'sqlite', options.now ?? new Date());
     await writeSecretFile(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -132,7 +133,7 @@ export async function backupHost(paths: HostPaths, to: string, log: (line: strin
       'the archive',
       async () => {
         const output = createWriteStream(temporary, { mode: 0o600, flags: 'wx' });
-        // Each entry by name (noDirRecurse: no file twice), and the empty folders too (an empty bucket is one).
+        // Each entry by name (noDirRecurse: no file twice), and the empty folders too (an empty bucket in s3rver's folder is one).
         const names = [MANIFEST, ...manifest.entries.map((e) => e.path), ...(await emptyFoldersUnder(staging))];
         const packed = createTar({ gzip: true, cwd: staging, portable: true, noDirRecurse: true }, names);
         if (passphrase === undefined) await pipeline(packed, output);

@@ -52,7 +52,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return found;
 }
 
-/** The folders under `dir` that hold nothing (a storage add-on's empty bucket): archived as folders of their own. */
+/** The folders under `dir` that hold nothing (an empty bucket in s3rver's folder, an add-on without objects): archived as folders of their own. */
 export async function emptyFoldersUnder(dir: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (folder: string) => {

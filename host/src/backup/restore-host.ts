@@ -4,7 +4,10 @@ import { chmod, chown, cp, lstat, mkdir, readdir, rename, rm, rmdir } from 'node
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { extract as extractTar } from 'tar';
+import { copyIntoGateway } from '../addons/bucket-copy.js';
+import { gatewayAccess } from '../addons/gateway-objects.js';
 import { PostgresqlProvider } from '../addons/postgresql.js';
+import { StorageProvider } from '../addons/storage.js';
 import { keptOrFreePort } from '../deploy/free-port.js';
 import { HostErrors } from '../errors.js';
 import { makeDataFolders } from '../host-files.js';
@@ -15,9 +18,11 @@ import { ensureSshUser } from '../ssh/ssh-user.js';
 import { openHostStore } from '../store/open-store.js';
 import type { AddonRecord, HostStore } from '../store/store.js';
 import { decryption, isEncrypted, readKeyFile } from './archive-cipher.js';
-import { dumpName, loadPostgresDump, placeRedisData, placeStorageObjects, writeSecretFile } from './addon-data.js';
+import { dumpName, loadPostgresDump, placeRedisData } from './addon-data.js';
 import { type BackupManifest, verifiedManifest } from './manifest.js';
 import { pgEnvironment } from './pg-environment.js';
+import { writeSecretFile } from './secret-file.js';
+import { archivedBuckets } from './storage-archive.js';
 
 /** What a restore may change of the archived host: its ports and SSH account (to try it beside the one running), its store's database. */
 export interface RestoreOptions {
@@ -38,14 +43,18 @@ export interface RestoreResult {
   readonly addons: number;
   /** Add-on servers given another port than the archived one (that one was taken on this machine): their links follow at the next deploy. */
   readonly movedAddons: readonly { readonly name: string; readonly from: string; readonly to: string }[];
+  /** Storage add-ons whose user the restored host's gateway made again: new keys and port, which their applications get at the next deploy. */
+  readonly newKeys: readonly string[];
 }
 
 /**
  * `runplan-host restore FILE --data DIR`: a backup made by `runplan-host backup` made a host again in a
  * new data folder. Every entry is checked against the manifest before anything is written; the host is
  * built in a folder beside DIR and renamed to DIR once whole, so a restore that fails leaves nothing.
- * Add-on servers get their data back (PostgreSQL: the cluster made and each database loaded; Redis and
- * storage: their files, which their servers read at serve's start); serve then deploys every application's
+ * Add-on servers get their data back (PostgreSQL: the cluster made and each database loaded; Redis: its
+ * file, which its server reads at serve's start; storage: the Ceph cluster made, each add-on's user made
+ * again with new keys, its buckets and objects put and checked, from this host's archive or an s3rver-era
+ * one); every server restore started is stopped before it ends. Serve then deploys every application's
  * current release again from its repository, with the release's variables.
  */
 export async function restoreHost(archive: string, paths: HostPaths, options: RestoreOptions, log: (line: string) => void): Promise<RestoreResult> {
@@ -56,6 +65,7 @@ export async function restoreHost(archive: string, paths: HostPaths, options: Re
   const build = hostPaths(join(parent, `.${basename(paths.root)}.${randomBytes(6).toString('hex')}.restoring`));
   let store: HostStore | undefined;
   let cluster: PostgresqlProvider | undefined;
+  let storage: StorageProvider | undefined;
   const failed = (part: string, cause: unknown) =>
     HostErrors.RESTORE_FAILED.create({
       message: `${part} could not be restored: ${String((cause as { stderr?: string }).stderr || (cause as Error).message || cause)
@@ -155,15 +165,35 @@ export async function restoreHost(archive: string, paths: HostPaths, options: Re
       movedAddons.push({ name: addon.name, from: addon.config.port ?? '', to: String(port) });
       await (store as HostStore).changeAddonConfig(addon.id, { ...addon.config, port: String(port) });
     };
-    for (const addon of addons.filter((a) => a.provider !== 'postgresql')) {
+    for (const addon of addons.filter((a) => a.provider === 'redis')) {
       const data = join(unpack, dumpName(addon));
-      await step(`the ${addon.provider} add-on ${addon.name}`, async () => {
-        if (addon.provider === 'redis') {
-          if (existsSync(data)) await placeRedisData(data, build.addonsDir, addon.id);
-        } else if (existsSync(data)) await placeStorageObjects(data, build.addonsDir, addon.id);
+      await step(`the redis add-on ${addon.name}`, async () => {
+        if (existsSync(data)) await placeRedisData(data, build.addonsDir, addon.id);
         await movePort(addon, await keptOrFreePort(Number(addon.config.port)));
       });
-      log(`==> the ${addon.provider} add-on ${addon.name}`);
+      log(`==> the redis add-on ${addon.name}`);
+    }
+    const storageAddons = addons.filter((a) => a.provider === 'storage');
+    const newKeys: string[] = [];
+    if (storageAddons.length > 0) {
+      const provider = new StorageProvider({ dir: join(build.addonsDir, 'storage'), ...(settings.storage ?? {}) });
+      storage = provider;
+      await step('the storage add-ons’ Ceph cluster', () => provider.start());
+      for (const addon of storageAddons) {
+        // Its user made again, with new keys (a gateway's keys cannot be given): the releases get them when serve deploys them.
+        const copied = await step(`the storage add-on ${addon.name}`, async () => {
+          const made = await provider.create(addon);
+          const totals = await copyIntoGateway(gatewayAccess(made.config), await archivedBuckets(join(unpack, dumpName(addon))));
+          await (store as HostStore).changeAddonConfig(addon.id, made.config);
+          return totals;
+        });
+        newKeys.push(addon.name);
+        log(`==> the storage add-on ${addon.name}: ${copied.buckets} bucket(s), ${copied.objects} object(s), ${copied.bytes} bytes, each object's ETag checked`);
+      }
+      await provider.stop();
+      storage = undefined;
+      // Made in the folder being built: its config names the folder it will be in once renamed.
+      provider.cluster.relocate(join(paths.addonsDir, 'storage', 'ceph'));
     }
     const databases = addons.filter((a) => a.provider === 'postgresql');
     if (databases.length > 0) {
@@ -188,9 +218,10 @@ export async function restoreHost(archive: string, paths: HostPaths, options: Re
     if (existsSync(paths.root)) await rmdir(paths.root);
     await rename(build.root, paths.root);
     const { entries: _, ...about } = manifest;
-    return { manifest: about, settings, apps: apps.length, addons: addons.length, movedAddons };
+    return { manifest: about, settings, apps: apps.length, addons: addons.length, movedAddons, newKeys };
   } finally {
     await cluster?.stop().catch(() => undefined);
+    await storage?.stop().catch(() => undefined);
     await store?.close().catch(() => undefined);
     await rm(unpack, { recursive: true, force: true });
     await rm(`${unpack}.tar.gz`, { force: true });

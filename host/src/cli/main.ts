@@ -11,6 +11,7 @@ import { readApiToken } from '../host-files.js';
 import { initHost } from '../init.js';
 import { backupHost } from '../backup/backup-host.js';
 import { restoreHost } from '../backup/restore-host.js';
+import { moveStorageAddons } from '../addons/storage-move.js';
 import { acmeSettings } from '../acme-settings.js';
 import { DEFAULT_DATA_DIR, hostPaths, type HostPaths } from '../paths.js';
 import { startHost } from '../serve.js';
@@ -43,6 +44,8 @@ const USAGE = `runplan-host: a small hosting service on runplan (git push, healt
   runplan-host backup --to FILE [--encrypt-with KEYFILE]   one archive of the whole host (store, keys, repositories, edge, add-ons' data), made while it serves
   runplan-host restore FILE [--decrypt-with KEYFILE] [--ssh-port N] [--https-port N] [--http-port N] [--ssh-user NAME] [--store postgres://…]
                                           that archive made a host again in a new --data folder; then runplan-host serve
+  runplan-host storage move               with serve stopped: move the storage add-ons an earlier host kept in s3rver's folders
+                                          into the Ceph gateway (counts and ETags checked); then redeploy the applications it names
   runplan-host stop-apps                  with serve stopped: stop every release, the edge, sshd and the add-on servers
   runplan-host install-service [--unit-dir ${DEFAULT_UNIT_DIR}] [--print]   a systemd unit that runs serve (stopping it stops serve alone)
   runplan-host status                     every part checked now (the edge, sshd, add-on servers); exit 1 when one is down
@@ -237,7 +240,29 @@ async function run(positionals: string[], values: Values, paths: HostPaths, io: 
         [
           `restored ${result.apps} application(s) and ${result.addons} add-on(s) into ${paths.root}`,
           ...result.movedAddons.map((m) => `  the add-on ${m.name} moved from port ${m.from} (taken here) to ${m.to}: its applications get the new one when serve deploys them`),
+          ...result.newKeys.map((name) => `  the storage add-on ${name} has new keys in this host's S3 gateway: its applications get them when serve deploys them`),
           `start it with: runplan-host serve --data ${paths.root} (it deploys every application's current release again)`,
+        ].join('\n'),
+      );
+      return 0;
+    }
+    case 'storage': {
+      if (rest[0] !== 'move' || rest.length > 1) throw usage('storage move');
+      await refuseWhileServing(paths);
+      const result = await moveStorageAddons(paths, (line) => io.err(`${line}\n`));
+      const redeploy = result.moved.filter((m) => m.apps.length > 0);
+      print(result, () =>
+        [
+          result.moved.length === 0
+            ? `no storage add-on to move: every one is in the S3 gateway${result.cleared.length > 0 ? ` (the s3rver folders of ${result.cleared.join(', ')} removed)` : ''}`
+            : `moved ${result.moved.length} storage add-on(s) into the S3 gateway:`,
+          ...result.moved.map((m) => `  ${m.org}/${m.name}: ${m.buckets} bucket(s), ${m.objects} object(s), ${m.bytes} bytes`),
+          ...(redeploy.length > 0
+            ? [
+                'their keys and port are new: redeploy the applications linked to them once serve runs again, for instance with runplan-host restart --app APP:',
+                ...redeploy.map((m) => `  ${m.org}/${m.name}: ${m.apps.join(', ')}`),
+              ]
+            : []),
         ].join('\n'),
       );
       return 0;

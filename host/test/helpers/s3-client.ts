@@ -16,7 +16,19 @@ const credentials = (v: Record<string, string>) => ({ accessKeyId: v.STORAGE_ADD
  * An S3 request as an app's SDK makes it, signed with a storage add-on's variables (or told not to sign).
  * The path is sent as given, byte for byte: a hostile client's `..` and percent-encodings reach the server as written.
  */
-export function s3(v: Record<string, string>, method: string, path: string, body?: string, { sign = true, headers = {}, host: hostHeader }: S3Options = {}): Promise<{ status: number; body: string }> {
+export async function s3(v: Record<string, string>, method: string, path: string, body?: string, options: S3Options = {}): Promise<{ status: number; body: string }> {
+  const answer = await s3Bytes(v, method, path, body, options);
+  return { status: answer.status, body: answer.bytes.toString() };
+}
+
+/** The same request, its answer kept as bytes with its headers: an object read back byte for byte, with its Content-Type. */
+export function s3Bytes(
+  v: Record<string, string>,
+  method: string,
+  path: string,
+  body?: string,
+  { sign = true, headers = {}, host: hostHeader }: S3Options = {},
+): Promise<{ status: number; bytes: Buffer; headers: Record<string, string | string[] | undefined> }> {
   const [host = '', port = ''] = (v.STORAGE_ADDON_HOST ?? '').split(':');
   const signed = sign
     ? (aws4.sign({ host: hostHeader ?? v.STORAGE_ADDON_HOST, service: 's3', region: 'us-east-1', method, path, body, headers: { ...headers } }, credentials(v)) as {
@@ -26,11 +38,9 @@ export function s3(v: Record<string, string>, method: string, path: string, body
     : { path, headers: { ...headers, ...(hostHeader ? { Host: hostHeader } : {}) } };
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host, port: Number(port), method, path: signed.path, headers: signed.headers }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => {
-        text += c.toString();
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -66,4 +76,10 @@ export function s3Stream(v: Record<string, string>, method: string, path: string
       req.end();
     })().catch(reject);
   });
+}
+
+/** A key as a path-style request names it: each segment percent-encoded as SigV4 wants it (any key, `..` and `%2F` included). */
+export function keyPath(bucket: string, key: string): string {
+  const encode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `/${encode(bucket)}/${key.split('/').map(encode).join('/')}`;
 }
